@@ -1,0 +1,163 @@
+# GPU memory lessons - build, run, test, benchmark, plot.
+#
+#   make              build every lesson into build/ (CUDA versions too when nvcc is found)
+#   make lesson-1     build and run lesson 1 at its default size
+#   make test         install Check if missing (apt, as root), build and run every test suite
+#   make bench-1      size sweep of lesson 1 -> $(BENCH_DIR)/lesson1_sweep.csv
+#   make plots        draw docs/img/*.png from the sweep CSVs (installs matplotlib if missing)
+#   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
+#   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
+#   make clean
+
+# ---- toolchain -------------------------------------------------------------------------------------------
+CC       := gcc
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+CUDA     ?= $(if $(NVCC),1,0)
+DEBUG    ?= 0
+SANITIZE ?= 0
+PYTHON   ?= python3
+BENCH_DIR ?= docs/results/cpu
+
+ifeq ($(SANITIZE),1)
+CUDA := 0
+endif
+
+MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)
+OBJ      := build/obj/$(MODE)
+OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
+CFLAGS   := -std=c11 $(OPT) -Wall -Wextra -MMD -MP
+LDLIBS   := -lm
+ifeq ($(SANITIZE),1)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=address,undefined
+endif
+
+ifeq ($(CUDA),1)
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
+# sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it.
+NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA \
+             -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra -MMD -MP
+LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
+endif
+
+# ---- sources ---------------------------------------------------------------------------------------------
+RUNTIME_C  := kernels/dtype.c kernels/track.c kernels/arena.c kernels/rng.c kernels/timer.c kernels/compare.c \
+              kernels/gradcheck.c kernels/gemm_cpu.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c
+RUNTIME_CU := kernels/cuda_track.cu
+
+L1_C  := naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_session.c
+L1_CU := optimized/bmm_grouped.cu
+
+objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
+       $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(OBJ)/%.cu.o,$(filter %.cu,$(1))))
+
+RUNTIME_OBJ := $(call objs,$(RUNTIME_C) $(RUNTIME_CU))
+L1_OBJ      := $(call objs,$(L1_C) $(L1_CU))
+
+LESSONS := build/lesson1
+
+# ---- Check (tests) ---------------------------------------------------------------------------------------
+# STATIC_CHECK=1 links Check and subunit statically, for test binaries carried to a machine without them.
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+ifeq ($(STATIC_CHECK),1)
+CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lm -pthread
+else
+CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm -pthread)
+endif
+TESTS := build/test_runtime build/test_lesson1
+ifeq ($(CUDA),1)
+TESTS += build/test_cuda
+endif
+
+# ---- top-level targets -----------------------------------------------------------------------------------
+.PHONY: all lessons lesson-1 test test-build check-deps bench-1 plots plot-deps debug clean cuda-status
+.DEFAULT_GOAL := all
+
+all: cuda-status $(LESSONS)
+lessons: $(LESSONS)
+
+cuda-status:
+ifeq ($(CUDA),1)
+	@echo "CUDA build: nvcc at $(NVCC) (sm_80, sm_90); the CUDA implementations are linked in"
+else
+	@echo "CPU-only build: $(if $(NVCC),CUDA=0 given,nvcc not found on PATH or in /usr/local/cuda); the 'cuda' implementations are left out"
+endif
+
+lesson-1: all
+	./build/lesson1
+
+debug:
+	$(MAKE) DEBUG=1 all test-build
+
+test: check-deps
+	$(MAKE) test-build
+	@status=0; for t in $(TESTS); do echo "== $$t"; ./$$t || status=1; done; \
+	if [ $$status -ne 0 ]; then echo "make test: some suites FAILED"; else echo "make test: all suites passed"; fi; \
+	exit $$status
+
+test-build: cuda-status $(TESTS) $(LESSONS)
+
+check-deps:
+	@if ! pkg-config --exists check 2>/dev/null && ! test -f /usr/include/check.h; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Check (libcheck) is missing: installing it with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq check pkg-config || exit 1; \
+	  else \
+	    echo "Check (libcheck) is missing. Install it with:  sudo apt-get install -y check pkg-config"; exit 1; \
+	  fi; \
+	fi
+
+BENCH_B := 256 512 1024 2048 4096 8192 16384
+bench-1: all
+	@mkdir -p $(BENCH_DIR)
+	rm -f $(BENCH_DIR)/lesson1_sweep.csv
+	@for b in $(BENCH_B); do \
+	  ./build/lesson1 --dims B=$$b,G=8,K=64,N=64 --csv $(BENCH_DIR)/lesson1_sweep.csv > /dev/null || exit 1; \
+	  echo "B=$$b done"; done
+	@echo "wrote $(BENCH_DIR)/lesson1_sweep.csv"
+
+plot-deps:
+	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || { \
+	  echo "matplotlib is missing: trying pip, then apt"; \
+	  $(PYTHON) -m pip install --quiet matplotlib 2>/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq python3-matplotlib; } || \
+	  { echo "could not install matplotlib. Install it with:  python3 -m pip install matplotlib"; exit 1; }; }
+
+plots: plot-deps
+	$(PYTHON) plots/plot_lesson1.py --csv $(BENCH_DIR)/lesson1_sweep.csv --out docs/img
+
+clean:
+	rm -rf build
+
+# ---- rules -----------------------------------------------------------------------------------------------
+build/lesson1: $(OBJ)/lessons/lesson1.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+
+build/test_runtime: $(OBJ)/tests/test_runtime.o $(RUNTIME_OBJ) build/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+
+build/test_lesson1: $(OBJ)/tests/test_lesson1.o $(OBJ)/tests/bmm_reference.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+
+build/test_cuda: $(OBJ)/tests/test_cuda.o $(OBJ)/tests/bmm_reference.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+
+# The binaries land in build/ whatever the mode; this stamp relinks them when the mode changes.
+build/.mode-$(MODE):
+	@mkdir -p build && rm -f build/.mode-* && touch $@
+
+$(OBJ)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(OBJ)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+
+-include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)

@@ -1,0 +1,120 @@
+/* cuda_track.cu - tracked device memory, cuBLAS handle and workspace, event timers. */
+#include "cuda_check.h"
+#include "cuda_track.h"
+#include "track.h"
+
+#include <stdint.h>
+
+extern "C" int cuda_device_count(const char **why)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        if (why) *why = cudaGetErrorString(e);
+        (void)cudaGetLastError(); /* clear the sticky "no device" error so later checks start clean */
+        return 0;
+    }
+    if (n == 0 && why) *why = "no CUDA device found";
+    return n;
+}
+
+extern "C" const char *cuda_device_name(void)
+{
+    static char name[256];
+    if (cuda_device_count(NULL) == 0) return "none";
+    if (!name[0]) {
+        cudaDeviceProp p;
+        CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+        snprintf(name, sizeof name, "%s", p.name);
+    }
+    return name;
+}
+
+extern "C" void *dev_alloc(size_t bytes, const char *label)
+{
+    void *p = NULL;
+    /* cudaMalloc(0) may return NULL; ask for one byte so the pointer is unique and trackable. */
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        fprintf(stderr, "error: out of device memory allocating %zu bytes for '%s' (%s)\n", bytes,
+                label ? label : "(unlabelled)", cudaGetErrorString(e));
+        exit(3);
+    }
+    if (track_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
+    track_register(MEM_DEVICE, p, bytes, label);
+    return p;
+}
+
+extern "C" void *dev_alloc_array(size_t count, dtype t, const char *label)
+{
+    size_t es = dtype_size(t);
+    if (es && count > SIZE_MAX / es) {
+        fprintf(stderr, "error: %zu elements of %s for '%s' overflow size_t\n", count, dtype_name(t), label);
+        exit(3);
+    }
+    return dev_alloc(count * es, label);
+}
+
+extern "C" void dev_free(void *p)
+{
+    if (!p) return;
+    track_unregister(MEM_DEVICE, p);
+    CUDA_CHECK(cudaFree(p));
+}
+
+extern "C" void dev_upload(void *dst_dev, const void *src_host, size_t bytes)
+{
+    CUDA_CHECK(cudaMemcpy(dst_dev, src_host, bytes, cudaMemcpyHostToDevice));
+}
+
+extern "C" void dev_download(void *dst_host, const void *src_dev, size_t bytes)
+{
+    CUDA_CHECK(cudaMemcpy(dst_host, src_dev, bytes, cudaMemcpyDeviceToHost));
+}
+
+extern "C" void dev_synchronize(void) { CUDA_CHECK(cudaDeviceSynchronize()); }
+
+static cublasHandle_t handle;
+static void *workspace;
+
+extern "C" void *cublas_handle(void)
+{
+    if (!handle) CUBLAS_CHECK(cublasCreate(&handle));
+    return (void *)handle;
+}
+
+extern "C" void cublas_workspace_attach(void)
+{
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    workspace = dev_alloc(CUBLAS_WORKSPACE_BYTES, "cuBLAS workspace");
+    CUBLAS_CHECK(cublasSetWorkspace(h, workspace, CUBLAS_WORKSPACE_BYTES));
+}
+
+extern "C" void cublas_workspace_detach(void)
+{
+    /* cuBLAS may still have work queued that uses the workspace: finish it before freeing. */
+    dev_synchronize();
+    CUBLAS_CHECK(cublasSetWorkspace((cublasHandle_t)cublas_handle(), NULL, 0));
+    dev_free(workspace);
+    workspace = NULL;
+}
+
+static cudaEvent_t ev_start, ev_stop;
+
+extern "C" void gpu_timer_begin(void)
+{
+    if (!ev_start) {
+        CUDA_CHECK(cudaEventCreate(&ev_start));
+        CUDA_CHECK(cudaEventCreate(&ev_stop));
+    }
+    CUDA_CHECK(cudaEventRecord(ev_start, 0));
+}
+
+extern "C" double gpu_timer_end_ms(void)
+{
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventRecord(ev_stop, 0));
+    CUDA_CHECK(cudaEventSynchronize(ev_stop));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, ev_start, ev_stop));
+    return ms;
+}

@@ -1,0 +1,48 @@
+/* cuda_track.h - the device side of the runtime, callable from C: device discovery, the tracked device
+ * allocator (the twin of host_alloc), copies, the cuBLAS handle with a tracked workspace, and event timers.
+ *
+ * Built only when CUDA is on (HAVE_CUDA). Nothing here aborts when there is no GPU: cuda_device_count()
+ * answers 0 and the lessons skip their CUDA implementation with a message.
+ */
+#ifndef KERNELS_CUDA_TRACK_H
+#define KERNELS_CUDA_TRACK_H
+
+#include <stddef.h>
+#include "dtype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Devices usable by this process; 0 when there is none or no driver (the reason goes to *why if non-NULL). */
+int cuda_device_count(const char **why);
+const char *cuda_device_name(void); /* e.g. "NVIDIA H100 80GB HBM3"; "none" without a device */
+
+/* Tracked cudaMalloc / cudaFree (MEM_DEVICE in track.h). Poisoned with 0xFF bytes like host_alloc. */
+void *dev_alloc(size_t bytes, const char *label);
+void *dev_alloc_array(size_t count, dtype t, const char *label);
+void dev_free(void *p);
+void dev_upload(void *dst_dev, const void *src_host, size_t bytes);
+void dev_download(void *dst_host, const void *src_dev, size_t bytes);
+void dev_synchronize(void);
+
+/* cuBLAS: one handle for the process, created on first use (its small internal state is cuBLAS's own and not
+ * tracked). Its workspace is explicit: attach allocates CUBLAS_WORKSPACE_BYTES through dev_alloc under the
+ * label "cuBLAS workspace" and hands it to cublasSetWorkspace, so the tracker counts it; detach frees it.
+ * 32 MiB is the size NVIDIA documents for Hopper (4 MiB suffices on older GPUs); one size everywhere keeps the
+ * memory formula the same on every device. */
+#define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20)
+void *cublas_handle(void); /* a cublasHandle_t, as void* for C callers */
+void cublas_workspace_attach(void);
+void cublas_workspace_detach(void);
+
+/* Event timer on the default stream: begin records a start event, end records a stop event, waits for it and
+ * returns the elapsed milliseconds. */
+void gpu_timer_begin(void);
+double gpu_timer_end_ms(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

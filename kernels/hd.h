@@ -1,0 +1,17 @@
+/* hd.h - one macro that lets a function compile for both the CPU and the GPU.
+ *
+ * Each lesson keeps the arithmetic of its CUDA kernels in small functions marked HD. nvcc compiles them as
+ * __host__ __device__ (callable from kernels and from host code); gcc sees plain `static inline` C. The CPU
+ * implementation calls the very same functions, so the CPU tests exercise the GPU's math on a machine without
+ * a GPU.
+ */
+#ifndef KERNELS_HD_H
+#define KERNELS_HD_H
+
+#ifdef __CUDACC__
+#define HD __host__ __device__ static inline
+#else
+#define HD static inline
+#endif
+
+#endif

@@ -1,0 +1,14 @@
+/* impl_gate.h - the decision every lesson driver makes before running an implementation: is there a device
+ * for it, and does its predicted peak fit under --mem-limit? When the answer is no, the row gets a note that
+ * the table prints as "skipped: ..." and nothing is allocated. */
+#ifndef LESSONS_IMPL_GATE_H
+#define LESSONS_IMPL_GATE_H
+
+#include <stddef.h>
+#include "report.h"
+
+/* Returns 1 if the implementation may run. needs_cuda: it is a CUDA implementation (then the build must have
+ * CUDA and a device must exist; otherwise a message goes to stderr and the rest of the lesson runs). */
+int impl_gate(const char *program, impl_row *row, int needs_cuda, size_t predicted_peak, size_t mem_limit);
+
+#endif

@@ -1,0 +1,110 @@
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void format_bytes_exact(size_t bytes, char *buf, size_t len)
+{
+    char digits[32];
+    int nd = snprintf(digits, sizeof digits, "%zu", bytes);
+    size_t o = 0;
+    for (int i = 0; i < nd && o + 2 < len; i++) {
+        if (i && (nd - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
+void format_bytes_human(size_t bytes, char *buf, size_t len)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0) snprintf(buf, len, "%zu B", bytes);
+    else snprintf(buf, len, "%.2f %s", v, units[u]);
+}
+
+void report_table(FILE *f, const impl_row *rows, int n, const char *reference_impl)
+{
+    fprintf(f, "%-6s %28s %28s %7s %11s %11s %13s  %s\n", "impl", "peak bytes", "live after forward", "allocs",
+            "forward ms", "backward ms", "max rel err", "device");
+    char rel_header[64];
+    snprintf(rel_header, sizeof rel_header, "(vs %s)", reference_impl);
+    fprintf(f, "%-6s %28s %28s %7s %11s %11s %13s\n", "", "", "", "", "", "", rel_header);
+    for (int i = 0; i < n; i++) {
+        const impl_row *r = &rows[i];
+        if (!r->ran) {
+            fprintf(f, "%-6s skipped: %s\n", r->impl, r->note);
+            continue;
+        }
+        char peak[32], live[32], hp[16], hl[16], pk[64], lv[64], rel[24];
+        format_bytes_exact(r->peak_bytes, peak, sizeof peak);
+        format_bytes_exact(r->forward_live_bytes, live, sizeof live);
+        format_bytes_human(r->peak_bytes, hp, sizeof hp);
+        format_bytes_human(r->forward_live_bytes, hl, sizeof hl);
+        snprintf(pk, sizeof pk, "%s (%s)", peak, hp);
+        snprintf(lv, sizeof lv, "%s (%s)", live, hl);
+        if (isnan(r->max_rel_err)) snprintf(rel, sizeof rel, "n/a");
+        else snprintf(rel, sizeof rel, "%.2e", r->max_rel_err);
+        fprintf(f, "%-6s %28s %28s %7zu %11.2f %11.2f %13s  %s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
+                r->backward_ms, rel, r->device);
+    }
+}
+
+int report_predictions(FILE *f, const impl_row *rows, int n)
+{
+    int mismatches = 0;
+    fprintf(f, "%-6s %-20s %18s %18s  %s\n", "impl", "quantity", "formula", "tracker", "");
+    for (int i = 0; i < n; i++) {
+        const impl_row *r = &rows[i];
+        const char *what[2] = {"peak", "live after forward"};
+        size_t pred[2] = {r->predicted_peak, r->predicted_forward_live};
+        size_t meas[2] = {r->peak_bytes, r->forward_live_bytes};
+        for (int q = 0; q < 2; q++) {
+            char p[32], m[32];
+            format_bytes_exact(pred[q], p, sizeof p);
+            if (!r->ran) {
+                fprintf(f, "%-6s %-20s %18s %18s  %s\n", r->impl, what[q], p, "-", "(not run)");
+                continue;
+            }
+            format_bytes_exact(meas[q], m, sizeof m);
+            int ok = pred[q] == meas[q];
+            mismatches += !ok;
+            fprintf(f, "%-6s %-20s %18s %18s  %s\n", r->impl, what[q], p, m, ok ? "equal" : "MISMATCH");
+        }
+    }
+    return mismatches;
+}
+
+int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n)
+{
+    struct stat st;
+    int need_header = stat(path, &st) != 0 || st.st_size == 0;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "error: cannot open %s for appending: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (need_header)
+        fprintf(f, "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,"
+                   "device\n");
+    for (int i = 0; i < n; i++) {
+        const impl_row *r = &rows[i];
+        if (!r->ran) continue;
+        fprintf(f, "%d,%s,%s,\"%s\",%zu,%zu,%zu,%.4f,%.4f,", lesson, r->impl, size, dims, r->peak_bytes,
+                r->forward_live_bytes, r->allocs, r->forward_ms, r->backward_ms);
+        if (!isnan(r->max_rel_err)) fprintf(f, "%.6e", r->max_rel_err);
+        fprintf(f, ",%s\n", r->device);
+    }
+    if (fclose(f) != 0) {
+        fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* report.h - what a lesson prints: the side-by-side table, predicted vs measured memory, and the CSV.
+ *
+ * CSV columns (exactly; plot scripts and other tools read them):
+ *   lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device
+ * One row per implementation that ran (skipped ones are only in the table). dims is quoted because it holds
+ * commas ("B=8192,G=8,K=64,N=64"). max_rel_err is empty when the reference implementation did not run.
+ */
+#ifndef LESSONS_REPORT_H
+#define LESSONS_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct {
+    const char *impl;
+    int ran;                    /* 0: skipped, see note */
+    char note[200];             /* why it was skipped */
+    size_t predicted_peak, predicted_forward_live;
+    size_t peak_bytes;          /* measured: highest live bytes during forward + backward, inputs included */
+    size_t forward_live_bytes;  /* measured: live right after forward, inputs included, dout not yet allocated */
+    size_t allocs;              /* tracked allocations during the run */
+    double forward_ms, backward_ms;
+    double max_rel_err;         /* vs the reference implementation; NAN when it did not run */
+    char device[64];            /* "cpu" or the GPU's name */
+} impl_row;
+
+/* "1,107,427,328" */
+void format_bytes_exact(size_t bytes, char *buf, size_t len);
+/* "1.03 GiB" */
+void format_bytes_human(size_t bytes, char *buf, size_t len);
+
+void report_table(FILE *f, const impl_row *rows, int n, const char *reference_impl);
+/* Prints "predicted vs measured" per implementation; returns the number of mismatches. */
+int report_predictions(FILE *f, const impl_row *rows, int n);
+/* Appends rows to path, writing the header first if the file is new or empty. 0 on success. */
+int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n);
+
+#endif
