@@ -58,6 +58,14 @@ L1_OBJ      := $(call objs,$(L1_C) $(L1_CU))
 
 LESSONS := build/lesson1
 
+# Lesson 2 (log-space matrix chain). Its sources are listed here; the block is active once lessons/lesson2.c exists.
+L2_C  := naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_session.c
+L2_CU := optimized/logchain_forward.cu
+ifneq ($(wildcard lessons/lesson2.c),)
+L2_OBJ  := $(call objs,$(L2_C) $(L2_CU))
+LESSONS += build/lesson2
+endif
+
 # ---- Check (tests) ---------------------------------------------------------------------------------------
 # STATIC_CHECK=1 links Check and subunit statically, for test binaries carried to a machine without them.
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
@@ -67,12 +75,15 @@ else
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm -pthread)
 endif
 TESTS := build/test_runtime build/test_lesson1
+ifneq ($(wildcard lessons/lesson2.c),)
+TESTS += build/test_lesson2
+endif
 ifeq ($(CUDA),1)
 TESTS += build/test_cuda
 endif
 
 # ---- top-level targets -----------------------------------------------------------------------------------
-.PHONY: all lessons lesson-1 test test-build check-deps bench-1 plots plot-deps debug clean cuda-status
+.PHONY: all lessons lesson-1 lesson-2 bench-2 test test-build check-deps bench-1 plots plot-deps debug clean cuda-status
 .DEFAULT_GOAL := all
 
 all: cuda-status $(LESSONS)
@@ -87,6 +98,9 @@ endif
 
 lesson-1: all
 	./build/lesson1
+
+lesson-2: all
+	./build/lesson2
 
 debug:
 	$(MAKE) DEBUG=1 all test-build
@@ -135,13 +149,21 @@ clean:
 build/lesson1: $(OBJ)/lessons/lesson1.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
+build/lesson2: $(OBJ)/lessons/lesson2.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+
+build/test_lesson2: $(OBJ)/tests/test_lesson2.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+
 build/test_runtime: $(OBJ)/tests/test_runtime.o $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 build/test_lesson1: $(OBJ)/tests/test_lesson1.o $(OBJ)/tests/bmm_reference.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-build/test_cuda: $(OBJ)/tests/test_cuda.o $(OBJ)/tests/bmm_reference.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+CUDA_TEST_OBJ := $(OBJ)/tests/test_cuda.o $(OBJ)/tests/cuda_lesson1.o $(OBJ)/tests/bmm_reference.o \
+                 $(if $(wildcard tests/cuda_lesson2.c),$(OBJ)/tests/cuda_lesson2.o $(L2_OBJ))
+build/test_cuda: $(CUDA_TEST_OBJ) $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 # The binaries land in build/ whatever the mode; this stamp relinks them when the mode changes.

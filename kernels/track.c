@@ -141,11 +141,12 @@ size_t track_size_of(mem_domain d, const void *p)
 
 void *host_alloc(size_t bytes, const char *label)
 {
-    /* aligned_alloc wants a multiple of the alignment; the extra tail is not counted (the tracker counts the
+    /* 256-byte alignment, as cudaMalloc gives, so an arena carved from host memory lays out exactly like
+     * one carved from device memory. aligned_alloc wants a multiple of the alignment; the extra tail is not counted (the tracker counts the
      * tensor's bytes, as PyTorch's memory_allocated counts a tensor's storage). */
-    size_t rounded = (bytes + 63) & ~(size_t)63;
+    size_t rounded = (bytes + 255) & ~(size_t)255;
     if (rounded < bytes) rounded = SIZE_MAX; /* overflow: let aligned_alloc refuse it below */
-    void *p = rounded == SIZE_MAX ? NULL : aligned_alloc(64, rounded ? rounded : 64);
+    void *p = rounded == SIZE_MAX ? NULL : aligned_alloc(256, rounded ? rounded : 256);
     if (!p) {
         fprintf(stderr, "error: out of host memory allocating %zu bytes for '%s'\n", bytes,
                 label ? label : "(unlabelled)");

@@ -41,7 +41,8 @@ typedef struct {
 /* --- host allocator ------------------------------------------------------------------------------------
  * host_alloc never returns NULL: when the system refuses, it prints the size and label and exits with status
  * 3 (the lessons check sizes against --mem-limit before they allocate, so this is a last line of defence).
- * Zero bytes is allowed and returns a unique, tracked, non-NULL pointer. Alignment is 64 bytes. */
+ * Zero bytes is allowed and returns a unique, tracked, non-NULL pointer. Alignment is 256 bytes
+ * (cudaMalloc's). */
 void *host_alloc(size_t bytes, const char *label);
 /* count * dtype_size(t) bytes, with the multiplication checked for overflow. */
 void *host_alloc_array(size_t count, dtype t, const char *label);

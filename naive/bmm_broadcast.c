@@ -56,6 +56,12 @@ void naive_bmm_backward(const bmm_dims *d, const float *x, naive_bmm_saved *save
     *dW = gW;
 }
 
+void naive_bmm_discard(naive_bmm_saved *saved)
+{
+    host_free(saved->W_expanded);
+    saved->W_expanded = NULL;
+}
+
 bmm_memory naive_bmm_memory(const bmm_dims *d)
 {
     size_t f = sizeof(float);

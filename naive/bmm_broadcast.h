@@ -23,6 +23,10 @@ float *naive_bmm_forward(const bmm_dims *d, const float *x, const float *W, naiv
 void naive_bmm_backward(const bmm_dims *d, const float *x, naive_bmm_saved *saved, const float *dout, float **dx,
                         float **dW);
 
+/* Frees what forward saved without running backward (a graph dropped before backward; the gradient checks
+ * evaluate the forward pass alone). */
+void naive_bmm_discard(naive_bmm_saved *saved);
+
 /* 4 bytes per element:
  *   forward_live = x + W + W_expanded + out
  *   peak         = forward_live + dout + dx + dW_expanded   (reached at the end of bmm's backward, before the

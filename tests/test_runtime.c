@@ -1,0 +1,435 @@
+/* test_runtime.c - the shared runtime: tracker, arena, bf16, RNG, CPU GEMM, comparisons, gradient checker,
+ * .npy writer and size parsing. Each test draws random data from a fixed seed. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../kernels/arena.h"
+#include "../kernels/bf16.h"
+#include "../kernels/compare.h"
+#include "../kernels/gemm_cpu.h"
+#include "../kernels/gradcheck.h"
+#include "../kernels/rng.h"
+#include "../kernels/track.h"
+#include "../lessons/cli.h"
+#include "../lessons/npy.h"
+
+/* ---- tracker ------------------------------------------------------------------------------------------- */
+
+START_TEST(track_counts_live_peak_and_allocs)
+{
+    mem_counters base = track_counters(MEM_HOST);
+    track_scope s;
+    track_scope_begin(&s);
+    void *a = host_alloc(1000, "a");
+    void *b = host_alloc(24, "b");
+    host_free(a);
+    void *c = host_alloc(500, "a");
+    mem_counters r = track_scope_read(&s, MEM_HOST);
+    ck_assert_uint_eq(r.live_bytes, 524);
+    ck_assert_uint_eq(r.peak_bytes, 1024);
+    ck_assert_uint_eq(r.allocs, 3);
+    ck_assert_uint_eq(r.frees, 1);
+    ck_assert_uint_eq(track_label_peak(MEM_HOST, "a"), 1000);
+    ck_assert_uint_eq(track_size_of(MEM_HOST, c), 500);
+    ck_assert_uint_eq(track_size_of(MEM_HOST, a == c ? NULL : a), 0);
+    host_free(b);
+    host_free(c);
+    ck_assert_uint_eq(track_counters(MEM_HOST).live_bytes, base.live_bytes);
+    host_free(NULL); /* a no-op, like free */
+}
+END_TEST
+
+START_TEST(track_scope_resets_peak)
+{
+    void *big = host_alloc(1 << 20, "big");
+    host_free(big);
+    track_scope s;
+    track_scope_begin(&s);
+    void *p = host_alloc(64, "small");
+    ck_assert_uint_eq(track_scope_read(&s, MEM_HOST).peak_bytes, 64); /* the earlier 1 MiB does not count */
+    host_free(p);
+}
+END_TEST
+
+START_TEST(track_poisons_new_memory)
+{
+    float *f = host_alloc_array(100, DT_F32, "poisoned");
+    for (int i = 0; i < 100; i++) ck_assert(isnan(f[i]));
+    bf16 *h = host_alloc_array(10, DT_BF16, "poisoned bf16");
+    ck_assert(isnan(bf16_to_f32(h[3])));
+    host_free(f);
+    host_free(h);
+}
+END_TEST
+
+START_TEST(track_zero_bytes_is_a_unique_pointer)
+{
+    void *a = host_alloc(0, "empty"), *b = host_alloc(0, "empty");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_ne(a, b);
+    host_free(a);
+    host_free(b);
+}
+END_TEST
+
+START_TEST(track_many_small_allocations)
+{
+    /* lesson 4's pattern: thousands of small tensors per step, freed out of order */
+    enum { N = 20000 };
+    static void *p[N];
+    static size_t sz[N];
+    rng r;
+    rng_seed(&r, 7);
+    size_t base = track_counters(MEM_HOST).live_bytes, expect = 0;
+    for (int i = 0; i < N; i++) {
+        sz[i] = 1 + rng_u64(&r) % 300;
+        p[i] = host_alloc(sz[i], (i & 1) ? "odd" : "even");
+        expect += sz[i];
+    }
+    ck_assert_uint_eq(track_counters(MEM_HOST).live_bytes - base, expect);
+    for (int i = 0; i < N; i += 3) {
+        host_free(p[i]);
+        expect -= sz[i];
+        p[i] = NULL;
+    }
+    ck_assert_uint_eq(track_counters(MEM_HOST).live_bytes - base, expect);
+    for (int i = 0; i < N; i++) {
+        if (p[i]) ck_assert_uint_eq(track_size_of(MEM_HOST, p[i]), sz[i]); /* lookups survive deletions */
+        host_free(p[i]);
+    }
+    ck_assert_uint_eq(track_counters(MEM_HOST).live_bytes, base);
+}
+END_TEST
+
+/* Death tests run in Check's forked child; their expected messages go to /dev/null to keep the log clean. */
+static void quiet_stderr(void) { (void)!freopen("/dev/null", "w", stderr); }
+
+START_TEST(track_double_free_aborts)
+{
+    quiet_stderr();
+    void *p = host_alloc(8, "x");
+    host_free(p);
+    host_free(p);
+}
+END_TEST
+
+START_TEST(track_array_overflow_exits)
+{
+    quiet_stderr();
+    host_alloc_array(SIZE_MAX / 2, DT_F32, "too big");
+}
+END_TEST
+
+/* ---- arena --------------------------------------------------------------------------------------------- */
+
+static void carve(arena *a, float **x, int32_t **idx, bf16 **h)
+{
+    *x = arena_take(a, 1000, DT_F32, "x");
+    *idx = arena_take(a, 3, DT_I32, "idx");
+    *h = arena_take(a, 77, DT_BF16, "h");
+}
+
+START_TEST(arena_plan_matches_carving)
+{
+    arena plan;
+    arena_plan(&plan);
+    float *x;
+    int32_t *idx;
+    bf16 *h;
+    carve(&plan, &x, &idx, &h);
+    ck_assert_ptr_null(x);
+    ck_assert_uint_eq(plan.used, 4096 + 256 + 154); /* 4000 -> 4096, 12 -> 256, then 154 */
+
+    void *block = host_alloc(plan.used, "arena");
+    arena a;
+    arena_init(&a, block, plan.used);
+    carve(&a, &x, &idx, &h);
+    ck_assert_uint_eq(a.used, plan.used);
+    ck_assert_uint_eq((uintptr_t)idx % ARENA_ALIGN, 0);
+    ck_assert_uint_eq((uintptr_t)h % ARENA_ALIGN, 0);
+    ck_assert_ptr_eq(x, block);
+    arena_reset(&a);
+    ck_assert_uint_eq(a.used, 0);
+    host_free(block);
+}
+END_TEST
+
+START_TEST(arena_overrun_aborts)
+{
+    quiet_stderr();
+    void *block = host_alloc(100, "arena");
+    arena a;
+    arena_init(&a, block, 100);
+    arena_take(&a, 26, DT_F32, "one float too many");
+}
+END_TEST
+
+/* ---- bf16 ---------------------------------------------------------------------------------------------- */
+
+START_TEST(bf16_rounds_to_nearest_even)
+{
+    ck_assert_uint_eq(bf16_from_f32(1.0f), 0x3F80);
+    ck_assert_uint_eq(bf16_from_f32(-2.0f), 0xC000);
+    /* 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1.0) */
+    ck_assert_uint_eq(bf16_from_f32(1.0f + 0x1p-8f), 0x3F80);
+    /* 1 + 3*2^-8 is halfway between 1 + 2^-7 (odd) and 1 + 2^-6 (even): up */
+    ck_assert_uint_eq(bf16_from_f32(1.0f + 3 * 0x1p-8f), 0x3F82);
+    ck_assert_uint_eq(bf16_from_f32(1.0f + 0x1p-8f + 0x1p-20f), 0x3F81); /* above halfway: up */
+    ck_assert(isinf(bf16_to_f32(bf16_from_f32(INFINITY))));
+    ck_assert(isnan(bf16_to_f32(bf16_from_f32(NAN))));
+    ck_assert(isinf(bf16_to_f32(bf16_from_f32(3.4e38f)))); /* above bf16's largest finite value */
+
+    rng r;
+    rng_seed(&r, 3);
+    for (int i = 0; i < 100000; i++) {
+        float f = (float)(rng_normal(&r) * 1000.0);
+        float back = bf16_to_f32(bf16_from_f32(f));
+        ck_assert(fabsf(back - f) <= fabsf(f) * 0x1p-8f); /* half an ulp of an 8-bit significand */
+    }
+}
+END_TEST
+
+START_TEST(dtype_load_store_round_trip)
+{
+    double buf[4];
+    dtype types[] = {DT_F32, DT_F64, DT_BF16, DT_I32, DT_I64};
+    for (int t = 0; t < 5; t++) {
+        dtype_store(buf, types[t], 1, -3.0);
+        ck_assert(dtype_load(buf, types[t], 1) == -3.0);
+    }
+    ck_assert_uint_eq(dtype_size(DT_BF16), 2);
+    ck_assert_str_eq(dtype_npy_descr(DT_I64), "<i8");
+}
+END_TEST
+
+/* ---- RNG ----------------------------------------------------------------------------------------------- */
+
+START_TEST(rng_is_deterministic_and_normal)
+{
+    rng a, b;
+    rng_seed(&a, 42);
+    rng_seed(&b, 42);
+    for (int i = 0; i < 1000; i++) ck_assert_uint_eq(rng_u64(&a), rng_u64(&b));
+    rng_seed(&b, 43);
+    ck_assert_uint_ne(rng_u64(&a), rng_u64(&b));
+
+    enum { N = 200000 };
+    double sum = 0, sq = 0, umin = 1, umax = 0;
+    for (int i = 0; i < N; i++) {
+        double z = rng_normal(&a), u = rng_uniform(&a);
+        sum += z;
+        sq += z * z;
+        umin = fmin(umin, u);
+        umax = fmax(umax, u);
+    }
+    /* mean has standard error 1/sqrt(N) = 0.0022; the variance estimate sqrt(2/N) = 0.0032: 5 sigma bounds */
+    ck_assert(fabs(sum / N) < 0.012);
+    ck_assert(fabs(sq / N - 1.0) < 0.016);
+    ck_assert(umin >= 0.0 && umax < 1.0 && umin < 1e-3 && umax > 0.999);
+}
+END_TEST
+
+/* ---- CPU GEMM ------------------------------------------------------------------------------------------ */
+
+START_TEST(sgemm_all_transposes_against_double)
+{
+    enum { M = 7, N = 5, K = 9, PAD = 3, BATCH = 2 };
+    rng r;
+    rng_seed(&r, 9);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int beta_case = 0; beta_case < 2; beta_case++) {
+                /* padded leading dimensions, so a stride bug cannot hide */
+                size_t lda = (ta ? M : K) + PAD, ldb = (tb ? K : N) + PAD, ldc = N + PAD;
+                size_t sa = (ta ? K : M) * lda, sb = (tb ? N : K) * ldb, sc = M * ldc;
+                float A[BATCH * 20 * 20], B[BATCH * 20 * 20], C[BATCH * 20 * 20], C0[BATCH * 20 * 20];
+                rng_fill_normal_f32(&r, A, BATCH * sa, 0, 1);
+                rng_fill_normal_f32(&r, B, BATCH * sb, 0, 1);
+                float beta = beta_case ? 0.5f : 0.0f;
+                if (beta_case) rng_fill_normal_f32(&r, C, BATCH * sc, 0, 1);
+                else for (size_t i = 0; i < BATCH * sc; i++) C[i] = NAN; /* beta = 0 must not read C */
+                memcpy(C0, C, sizeof C);
+                sgemm_cpu_strided_batched(ta, tb, M, N, K, 2.0f, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, BATCH);
+                for (int bt = 0; bt < BATCH; bt++)
+                    for (int i = 0; i < M; i++)
+                        for (int j = 0; j < N; j++) {
+                            double s = 0, abs = 0;
+                            for (int k = 0; k < K; k++) {
+                                double a = ta ? A[bt * sa + k * lda + i] : A[bt * sa + i * lda + k];
+                                double b = tb ? B[bt * sb + j * ldb + k] : B[bt * sb + k * ldb + j];
+                                s += a * b;
+                                abs += fabs(a * b);
+                            }
+                            double c0 = beta_case ? C0[bt * sc + i * ldc + j] : 0.0;
+                            double want = 2.0 * s + beta * c0;
+                            double got = C[bt * sc + i * ldc + j];
+                            /* float32: 2*(K+2)*2^-24 relative to the absolute sum */
+                            ck_assert_msg(fabs(got - want) <= 2 * (K + 2) * 0x1p-24 * (2 * abs + fabs(c0)),
+                                          "ta=%d tb=%d beta=%g [%d,%d,%d]: %g vs %g", ta, tb, beta, bt, i, j, got,
+                                          want);
+                        }
+                /* padding columns untouched */
+                for (int bt = 0; bt < BATCH; bt++)
+                    for (int i = 0; i < M; i++)
+                        for (size_t j = N; j < ldc; j++) {
+                            float a = C[bt * sc + i * ldc + j], b = C0[bt * sc + i * ldc + j];
+                            ck_assert(memcmp(&a, &b, sizeof a) == 0);
+                        }
+            }
+}
+END_TEST
+
+/* ---- comparisons and gradient checker ------------------------------------------------------------------- */
+
+START_TEST(compare_rule_and_nan)
+{
+    float x[3] = {1.0f, 2.0f, 3.0f};
+    double ref[3] = {1.0, 2.001, 3.0};
+    compare_result r = compare_buffers(x, DT_F32, ref, DT_F64, 3, 0.0, 1e-3);
+    ck_assert_uint_eq(r.failures, 0); /* 0.001 <= 1e-3 * 2.001 */
+    r = compare_buffers(x, DT_F32, ref, DT_F64, 3, 0.0, 1e-4);
+    ck_assert_uint_eq(r.failures, 1);
+    ck_assert_uint_eq(r.worst, 1);
+    x[2] = NAN;
+    r = compare_buffers(x, DT_F32, ref, DT_F64, 3, 1e9, 1e9);
+    ck_assert_uint_eq(r.failures, 1); /* NaN never passes, however loose the tolerance */
+    ck_assert(isnan(r.max_rel));
+}
+END_TEST
+
+typedef struct {
+    double *p;
+    const double *w;
+    int n;
+} sin_ctx;
+
+static double sin_loss(void *vc)
+{
+    sin_ctx *c = vc;
+    double s = 0;
+    for (int i = 0; i < c->n; i++) s += c->w[i] * sin(c->p[i]);
+    return s;
+}
+
+START_TEST(gradcheck_accepts_right_and_rejects_wrong)
+{
+    double p[16], w[16], g[16];
+    rng r;
+    rng_seed(&r, 5);
+    rng_fill_normal_f64(&r, p, 16, 0, 1);
+    rng_fill_normal_f64(&r, w, 16, 0, 1);
+    for (int i = 0; i < 16; i++) g[i] = w[i] * cos(p[i]);
+    sin_ctx c = {p, w, 16};
+    /* h = 1e-5: truncation h^2/6 |f'''| ~ 2e-11, rounding 1e-16 / 1e-5 ~ 1e-11 */
+    gradcheck_result ok = gradcheck(sin_loss, &c, p, DT_F64, g, DT_F64, 16, 1, 1e-5, 1e-8, 1e-7);
+    ck_assert_uint_eq(ok.checked, 16);
+    ck_assert_uint_eq(ok.failed, 0);
+    g[7] *= 1.001;
+    gradcheck_result bad = gradcheck(sin_loss, &c, p, DT_F64, g, DT_F64, 16, 1, 1e-5, 1e-8, 1e-7);
+    ck_assert_uint_eq(bad.failed, 1);
+    ck_assert_uint_eq(bad.worst, 7);
+    gradcheck_result strided = gradcheck(sin_loss, &c, p, DT_F64, g, DT_F64, 16, 5, 1e-5, 1e-8, 1e-7);
+    ck_assert_uint_eq(strided.checked, 4); /* 0, 5, 10, 15 */
+}
+END_TEST
+
+/* ---- .npy and sizes ------------------------------------------------------------------------------------ */
+
+START_TEST(npy_header_and_data)
+{
+    char path[] = "/tmp/npy_test_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    int32_t v[6] = {1, -2, 3, -4, 5, -6};
+    size_t shape[2] = {2, 3};
+    ck_assert_int_eq(npy_write(path, v, DT_I32, 2, shape), 0);
+    FILE *f = fopen(path, "rb");
+    unsigned char buf[256];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    unlink(path);
+    size_t data_at = 10 + (size_t)(buf[8] | buf[9] << 8); /* header padded to a multiple of 64 bytes */
+    ck_assert_uint_eq(data_at % 64, 0);
+    ck_assert_uint_eq(n, data_at + 24);
+    ck_assert(memcmp(buf, "\x93NUMPY\x01\x00", 8) == 0);
+    ck_assert_uint_eq(buf[data_at - 1], '\n');
+    ck_assert(strstr((char *)buf + 10, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }") != NULL);
+    ck_assert(memcmp(buf + data_at, v, sizeof v) == 0);
+
+    size_t one[1] = {4};
+    float fv[4] = {1, 2, 3, 4};
+    ck_assert_int_eq(npy_write(path, fv, DT_F32, 1, one), 0);
+    f = fopen(path, "rb");
+    n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    unlink(path);
+    ck_assert(strstr((char *)buf + 10, "'shape': (4,)") != NULL); /* a 1-tuple needs its comma */
+}
+END_TEST
+
+START_TEST(parse_byte_sizes)
+{
+    size_t v;
+    ck_assert_int_eq(cli_parse_bytes("4G", &v), 0);
+    ck_assert_uint_eq(v, (size_t)4 << 30);
+    ck_assert_int_eq(cli_parse_bytes("512M", &v), 0);
+    ck_assert_uint_eq(v, (size_t)512 << 20);
+    ck_assert_int_eq(cli_parse_bytes("64KiB", &v), 0);
+    ck_assert_uint_eq(v, 65536);
+    ck_assert_int_eq(cli_parse_bytes("1000", &v), 0);
+    ck_assert_uint_eq(v, 1000);
+    const char *bad[] = {"", "0", "-1", "+5", "4X", "G", "4GG", "99999999999999999999", "20000000000T"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(cli_parse_bytes(bad[i], &v) != 0, "'%s' was accepted", bad[i]);
+}
+END_TEST
+
+static Suite *runtime_suite(void)
+{
+    Suite *s = suite_create("runtime");
+    TCase *t = tcase_create("tracker");
+    tcase_add_test(t, track_counts_live_peak_and_allocs);
+    tcase_add_test(t, track_scope_resets_peak);
+    tcase_add_test(t, track_poisons_new_memory);
+    tcase_add_test(t, track_zero_bytes_is_a_unique_pointer);
+    tcase_add_test(t, track_many_small_allocations);
+    tcase_add_test_raise_signal(t, track_double_free_aborts, SIGABRT);
+    tcase_add_exit_test(t, track_array_overflow_exits, 3);
+    suite_add_tcase(s, t);
+
+    TCase *a = tcase_create("arena");
+    tcase_add_test(a, arena_plan_matches_carving);
+    tcase_add_test_raise_signal(a, arena_overrun_aborts, SIGABRT);
+    suite_add_tcase(s, a);
+
+    TCase *n = tcase_create("numbers");
+    tcase_add_test(n, bf16_rounds_to_nearest_even);
+    tcase_add_test(n, dtype_load_store_round_trip);
+    tcase_add_test(n, rng_is_deterministic_and_normal);
+    tcase_add_test(n, sgemm_all_transposes_against_double);
+    tcase_add_test(n, compare_rule_and_nan);
+    tcase_add_test(n, gradcheck_accepts_right_and_rejects_wrong);
+    suite_add_tcase(s, n);
+
+    TCase *io = tcase_create("io");
+    tcase_add_test(io, npy_header_and_data);
+    tcase_add_test(io, parse_byte_sizes);
+    suite_add_tcase(s, io);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(runtime_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
