@@ -140,7 +140,7 @@ plot-deps:
 	  { echo "could not install matplotlib. Install it with:  python3 -m pip install matplotlib"; exit 1; }; }
 
 plots: plot-deps
-	$(PYTHON) plots/plot_lesson1.py --csv $(BENCH_DIR)/lesson1_sweep.csv --out docs/img
+	$(PYTHON) plots/plot_lesson1.py --csv $(BENCH_DIR)/lesson1_sweep.csv --out docs/img --doc docs/lesson-1.md
 
 clean:
 	rm -rf build
