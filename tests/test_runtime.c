@@ -14,6 +14,7 @@
 #include "../kernels/bf16.h"
 #include "../kernels/compare.h"
 #include "../kernels/gemm_cpu.h"
+#include "../kernels/gemm_layout.h"
 #include "../kernels/gradcheck.h"
 #include "../kernels/rng.h"
 #include "../kernels/track.h"
@@ -286,6 +287,58 @@ START_TEST(sgemm_all_transposes_against_double)
 }
 END_TEST
 
+/* BLAS's column-major SGEMM, by definition: C(i,j) at C[i + j*ldc], op(A) is (m x k), op(B) is (k x n). */
+static void colmajor_sgemm_reference(const colmajor_gemm *g, const float *C0, float *C, int ldc, long long strideC,
+                                     int batch, float alpha, float beta)
+{
+    for (int bt = 0; bt < batch; bt++) {
+        const float *A = g->A + bt * g->strideA, *B = g->B + bt * g->strideB;
+        for (int j = 0; j < g->n; j++)
+            for (int i = 0; i < g->m; i++) {
+                double s = 0;
+                for (int k = 0; k < g->k; k++) {
+                    double a = g->transa ? A[k + (long)i * g->lda] : A[i + (long)k * g->lda];
+                    double b = g->transb ? B[j + (long)k * g->ldb] : B[k + (long)j * g->ldb];
+                    s += a * b;
+                }
+                long at = bt * strideC + i + (long)j * ldc;
+                C[at] = (float)(alpha * s + (beta == 0 ? 0.0 : beta * C0[at]));
+            }
+    }
+}
+
+START_TEST(rowmajor_to_cublas_mapping)
+{
+    /* What the .cu files hand cuBLAS must compute what the CPU GEMM computes, for every transpose pair and
+     * padded leading dimensions. */
+    enum { M = 6, N = 4, K = 5, PAD = 2, BATCH = 3 };
+    rng r;
+    rng_seed(&r, 12);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            int lda = (ta ? M : K) + PAD, ldb = (tb ? K : N) + PAD, ldc = N + PAD;
+            long long sa = (ta ? K : M) * lda, sb = (tb ? N : K) * ldb, sc = M * ldc;
+            float A[BATCH * 64], B[BATCH * 64], C0[BATCH * 64], Crow[BATCH * 64], Ccol[BATCH * 64];
+            rng_fill_normal_f32(&r, A, BATCH * sa, 0, 1);
+            rng_fill_normal_f32(&r, B, BATCH * sb, 0, 1);
+            rng_fill_normal_f32(&r, C0, BATCH * sc, 0, 1);
+            memcpy(Crow, C0, sizeof C0);
+            memcpy(Ccol, C0, sizeof C0);
+            sgemm_cpu_strided_batched(ta, tb, M, N, K, 1.5f, A, lda, sa, B, ldb, sb, 0.25f, Crow, ldc, sc, BATCH);
+            colmajor_gemm g = rowmajor_as_colmajor(ta, tb, M, N, K, A, lda, sa, B, ldb, sb);
+            colmajor_sgemm_reference(&g, C0, Ccol, ldc, sc, BATCH, 1.5f, 0.25f);
+            for (int bt = 0; bt < BATCH; bt++)
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        long at = bt * sc + i * ldc + j;
+                        ck_assert_msg(fabsf(Crow[at] - Ccol[at]) <= 1e-5f * (1 + fabsf(Ccol[at])),
+                                      "ta=%d tb=%d [%d,%d,%d]: row-major %g, via cuBLAS mapping %g", ta, tb, bt, i, j,
+                                      Crow[at], Ccol[at]);
+                    }
+        }
+}
+END_TEST
+
 /* ---- comparisons and gradient checker ------------------------------------------------------------------- */
 
 START_TEST(compare_rule_and_nan)
@@ -414,6 +467,7 @@ static Suite *runtime_suite(void)
     tcase_add_test(n, dtype_load_store_round_trip);
     tcase_add_test(n, rng_is_deterministic_and_normal);
     tcase_add_test(n, sgemm_all_transposes_against_double);
+    tcase_add_test(n, rowmajor_to_cublas_mapping);
     tcase_add_test(n, compare_rule_and_nan);
     tcase_add_test(n, gradcheck_accepts_right_and_rejects_wrong);
     suite_add_tcase(s, n);
