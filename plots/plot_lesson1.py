@@ -1,128 +1,28 @@
 #!/usr/bin/env python3
 """Lesson 1 plots: peak memory and time against the batch size B, one line per implementation.
 
-Reads the CSV that `make bench-1` writes (columns: lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,
-forward_ms,backward_ms,max_rel_err,device), draws docs/img/lesson1_memory.png and docs/img/lesson1_time.png, and,
-with --doc, rewrites the table between the markers <!-- lesson1-sweep:begin --> and <!-- lesson1-sweep:end -->
-so the doc never drifts from the data.
+Reads the CSV that `make bench-1` writes, draws docs/img/lesson1_memory.png and docs/img/lesson1_time.png, and,
+with --doc, regenerates the table between <!-- lesson1-sweep:begin --> and <!-- lesson1-sweep:end --> so the doc
+never drifts from the data.
 
     python3 plots/plot_lesson1.py --csv docs/results/cpu/lesson1_sweep.csv --out docs/img --doc docs/lesson-1.md
 """
 import argparse
-import csv
 import os
-import re
-import sys
 
-import matplotlib
+import plot_common as pc
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-STYLE = {"naive": ("tab:red", "o"), "cpu": ("tab:blue", "s"), "cuda": ("tab:green", "^")}
+XLABEL = "batch size B  (G=8, K=N=64)"
 
 
-def parse_dims(s):
-    return {k: int(v) for k, v in (kv.split("=") for kv in s.split(","))}
-
-
-def load(paths):
-    rows = []
-    for path in paths:
-        with open(path, newline="") as f:
-            for r in csv.DictReader(f):
-                if r["lesson"] != "1":
-                    continue
-                r["dims"] = parse_dims(r["dims"])
-                for k in ("peak_bytes", "forward_live_bytes", "allocs"):
-                    r[k] = int(r[k])
-                for k in ("forward_ms", "backward_ms"):
-                    r[k] = float(r[k])
-                rows.append(r)
-    if not rows:
-        sys.exit("plot_lesson1: no lesson-1 rows in " + ", ".join(paths))
-    return rows
-
-
-def series(rows):
-    """{(impl, device): sorted [(B, row)]}"""
-    out = {}
-    for r in rows:
-        out.setdefault((r["impl"], r["device"]), []).append((r["dims"]["B"], r))
-    return {k: sorted(v, key=lambda t: t[0]) for k, v in out.items()}
-
-
-def label(impl, device):
-    return impl if device == "cpu" else f"{impl} ({device})"
-
-
-def plot_memory(ser, out_dir):
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for (impl, dev), pts in sorted(ser.items()):
-        color, marker = STYLE.get(impl, ("black", "x"))
-        bs = [b for b, _ in pts]
-        ax.plot(bs, [r["peak_bytes"] / 2**20 for _, r in pts], color=color, marker=marker,
-                label=label(impl, dev) + " peak")
-        ax.plot(bs, [r["forward_live_bytes"] / 2**20 for _, r in pts], color=color, marker=marker,
-                linestyle="--", label=label(impl, dev) + " live after forward")
-        if impl == "naive":  # the forum's figure, where the sweep has it
-            for b, r in pts:
-                if b == 8192:
-                    ax.annotate(f"{r['forward_live_bytes']:,} B\n(the forum's figure)",
-                                (b, r["forward_live_bytes"] / 2**20), textcoords="offset points", xytext=(-150, 10),
-                                fontsize=8, arrowprops={"arrowstyle": "->"})
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("batch size B  (G=8, K=N=64)")
-    ax.set_ylabel("MiB (tracked, exact)")
-    ax.set_title("Lesson 1: memory of x(B,G,1,K) @ W(G,K,N)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    path = os.path.join(out_dir, "lesson1_memory.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
-
-
-def plot_time(ser, out_dir):
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for (impl, dev), pts in sorted(ser.items()):
-        color, marker = STYLE.get(impl, ("black", "x"))
-        bs = [b for b, _ in pts]
-        ax.plot(bs, [r["forward_ms"] for _, r in pts], color=color, marker=marker, label=label(impl, dev) + " forward")
-        ax.plot(bs, [r["backward_ms"] for _, r in pts], color=color, marker=marker, linestyle="--",
-                label=label(impl, dev) + " backward")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("batch size B  (G=8, K=N=64)")
-    ax.set_ylabel("milliseconds (one run)")
-    ax.set_title("Lesson 1: time")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    path = os.path.join(out_dir, "lesson1_time.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return path
-
-
-def markdown_table(ser):
-    lines = ["| impl | device | B | peak bytes | live after forward | allocs | forward ms | backward ms |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for (impl, dev), pts in sorted(ser.items()):
-        for b, r in pts:
-            lines.append(f"| {impl} | {dev} | {b} | {r['peak_bytes']:,} | {r['forward_live_bytes']:,} | "
-                         f"{r['allocs']} | {r['forward_ms']:.1f} | {r['backward_ms']:.1f} |")
-    return "\n".join(lines)
-
-
-def update_doc(doc, table, source):
-    begin, end = "<!-- lesson1-sweep:begin -->", "<!-- lesson1-sweep:end -->"
-    text = open(doc).read()
-    if begin not in text or end not in text:
-        sys.exit(f"plot_lesson1: {doc} has no {begin} ... {end} markers")
-    body = f"{begin}\n_Generated by plots/plot_lesson1.py from `{source}`._\n\n{table}\n{end}"
-    text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: body, text, flags=re.S)
-    open(doc, "w").write(text)
+def note_forum_figure(ax, impl, pts):
+    """Point at the forum's 1,107,427,328 bytes where the sweep has B=8192."""
+    if impl != "naive":
+        return
+    for b, r in pts:
+        if b == 8192:
+            ax.annotate(f"{r['forward_live_bytes']:,} B\n(the forum's figure)", (b, r["forward_live_bytes"] / 2**20),
+                        textcoords="offset points", xytext=(-150, 10), fontsize=8, arrowprops={"arrowstyle": "->"})
 
 
 def main():
@@ -131,13 +31,14 @@ def main():
     ap.add_argument("--out", default="docs/img", help="directory for the PNG files")
     ap.add_argument("--doc", help="markdown file whose lesson1-sweep table to regenerate")
     a = ap.parse_args()
-    ser = series(load(a.csv))
-    os.makedirs(a.out, exist_ok=True)
-    for p in (plot_memory(ser, a.out), plot_time(ser, a.out)):
-        print("wrote", p)
+    ser = pc.series(pc.load_rows(a.csv, 1), "B")
+    pc.panel(ser, os.path.join(a.out, "lesson1_memory.png"), "Lesson 1: memory of x(B,G,1,K) @ W(G,K,N)", XLABEL,
+             "MiB (tracked, exact)", ("peak_bytes", "peak"), ("forward_live_bytes", "live after forward"),
+             scale=1 / 2**20, annotate=note_forum_figure)
+    pc.panel(ser, os.path.join(a.out, "lesson1_time.png"), "Lesson 1: time", XLABEL, "milliseconds (one run)",
+             ("forward_ms", "forward"), ("backward_ms", "backward"))
     if a.doc:
-        update_doc(a.doc, markdown_table(ser), ", ".join(a.csv))
-        print("updated", a.doc)
+        pc.update_doc(a.doc, "lesson1-sweep", pc.markdown_table(ser, "B"), ", ".join(a.csv))
 
 
 if __name__ == "__main__":
