@@ -44,7 +44,7 @@ endif
 
 # ---- sources ---------------------------------------------------------------------------------------------
 RUNTIME_C  := kernels/dtype.c kernels/track.c kernels/arena.c kernels/rng.c kernels/timer.c kernels/compare.c \
-              kernels/gradcheck.c kernels/gemm_cpu.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c
+              kernels/gradcheck.c kernels/gemm_cpu.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c
 RUNTIME_CU := kernels/cuda_track.cu
 
 L1_C  := naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_session.c
@@ -59,7 +59,7 @@ L1_OBJ      := $(call objs,$(L1_C) $(L1_CU))
 LESSONS := build/lesson1
 
 # Lesson 2 (log-space matrix chain). Its sources are listed here; the block is active once lessons/lesson2.c exists.
-L2_C  := naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_session.c
+L2_C  := naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_session.c lessons/logchain_reference.c
 L2_CU := optimized/logchain_forward.cu
 ifneq ($(wildcard lessons/lesson2.c),)
 L2_OBJ  := $(call objs,$(L2_C) $(L2_CU))
@@ -152,7 +152,7 @@ build/lesson1: $(OBJ)/lessons/lesson1.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(M
 build/lesson2: $(OBJ)/lessons/lesson2.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
-build/test_lesson2: $(OBJ)/tests/test_lesson2.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+build/test_lesson2: $(OBJ)/tests/test_lesson2.o $(OBJ)/tests/logchain_bruteforce.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 build/test_runtime: $(OBJ)/tests/test_runtime.o $(RUNTIME_OBJ) build/.mode-$(MODE)

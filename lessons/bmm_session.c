@@ -5,6 +5,7 @@
 #include "../kernels/track.h"
 #include "../naive/bmm_broadcast.h"
 #include "../optimized/bmm_grouped.h"
+#include "tensor_copy.h"
 #ifdef HAVE_CUDA
 #include "../kernels/cuda_track.h"
 #endif
@@ -28,21 +29,14 @@ bmm_memory bmm_predict(bmm_impl impl, const bmm_dims *d)
     return cpu_bmm_memory(d);
 }
 
-static float *host_copy(const float *src, size_t n, const char *label)
-{
-    float *p = host_alloc_array(n, DT_F32, label);
-    memcpy(p, src, n * sizeof(float));
-    return p;
-}
-
 static void run_host(bmm_impl impl, const bmm_dims *d, const bmm_inputs *in, bmm_outputs *res, impl_row *row)
 {
     size_t nx = bmm_x_count(d), nw = bmm_w_count(d), nout = bmm_out_count(d);
     track_scope scope;
     track_scope_begin(&scope);
 
-    float *x = host_copy(in->x, nx, "x (B,G*K) input");
-    float *W = host_copy(in->W, nw, "W (G,K,N) input");
+    float *x = host_copy(in->x, nx, DT_F32, "x (B,G*K) input");
+    float *W = host_copy(in->W, nw, DT_F32, "W (G,K,N) input");
     naive_bmm_saved saved = {NULL};
     float *out, *dx, *dW;
 
@@ -51,7 +45,7 @@ static void run_host(bmm_impl impl, const bmm_dims *d, const bmm_inputs *in, bmm
     double t1 = host_time_ms();
     row->forward_live_bytes = track_scope_read(&scope, MEM_HOST).live_bytes;
 
-    float *dout = host_copy(in->dout, nout, "dout (B,G,N) upstream gradient");
+    float *dout = host_copy(in->dout, nout, DT_F32, "dout (B,G,N) upstream gradient");
     double t2 = host_time_ms();
     if (impl == BMM_NAIVE) naive_bmm_backward(d, x, &saved, dout, &dx, &dW);
     else cpu_bmm_backward(d, x, W, dout, &dx, &dW);
@@ -76,21 +70,14 @@ static void run_host(bmm_impl impl, const bmm_dims *d, const bmm_inputs *in, bmm
 }
 
 #ifdef HAVE_CUDA
-static float *dev_copy(const float *src, size_t n, const char *label)
-{
-    float *p = dev_alloc_array(n, DT_F32, label);
-    dev_upload(p, src, n * sizeof(float));
-    return p;
-}
-
 static void run_cuda_once(const bmm_dims *d, const bmm_inputs *in, bmm_outputs *res, impl_row *row)
 {
     size_t nx = bmm_x_count(d), nw = bmm_w_count(d), nout = bmm_out_count(d);
     track_scope scope;
     track_scope_begin(&scope);
 
-    float *x = dev_copy(in->x, nx, "x (B,G*K) input");
-    float *W = dev_copy(in->W, nw, "W (G,K,N) input");
+    float *x = dev_copy(in->x, nx, DT_F32, "x (B,G*K) input");
+    float *W = dev_copy(in->W, nw, DT_F32, "W (G,K,N) input");
     cublas_workspace_attach();
     float *dx, *dW;
 
@@ -99,7 +86,7 @@ static void run_cuda_once(const bmm_dims *d, const bmm_inputs *in, bmm_outputs *
     row->forward_ms = gpu_timer_end_ms();
     row->forward_live_bytes = track_scope_read(&scope, MEM_DEVICE).live_bytes;
 
-    float *dout = dev_copy(in->dout, nout, "dout (B,G,N) upstream gradient");
+    float *dout = dev_copy(in->dout, nout, DT_F32, "dout (B,G,N) upstream gradient");
     gpu_timer_begin();
     cuda_bmm_backward(d, x, W, dout, &dx, &dW);
     row->backward_ms = gpu_timer_end_ms();
