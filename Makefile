@@ -5,6 +5,7 @@
 #   make test         install Check if missing (apt, as root), build and run every test suite
 #   make bench-1      size sweep of lesson 1 -> $(BENCH_DIR)/lesson1_sweep.csv
 #   make plots        draw docs/img/*.png from the sweep CSVs (installs matplotlib if missing)
+#   make docs         re-run the lessons and paste their output into docs/lesson-N.md
 #   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
 #   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
 #   make clean
@@ -83,7 +84,7 @@ TESTS += build/test_cuda
 endif
 
 # ---- top-level targets -----------------------------------------------------------------------------------
-.PHONY: all lessons lesson-1 lesson-2 bench-2 test test-build check-deps bench-1 plots plot-deps debug clean cuda-status
+.PHONY: all lessons lesson-1 lesson-2 bench-2 docs test test-build check-deps bench-1 plots plot-deps debug clean cuda-status
 .DEFAULT_GOAL := all
 
 all: cuda-status $(LESSONS)
@@ -141,6 +142,10 @@ plot-deps:
 
 plots: plot-deps
 	$(PYTHON) plots/plot_lesson1.py --csv $(BENCH_DIR)/lesson1_sweep.csv --out docs/img --doc docs/lesson-1.md
+
+# Re-run each lesson at the size its doc shows and paste the output into the doc (between markers).
+docs: all plot-deps
+	$(PYTHON) plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./build/lesson1 --size forum
 
 clean:
 	rm -rf build
