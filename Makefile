@@ -4,6 +4,7 @@
 #   make lesson-1     build and run lesson 1 at its default size
 #   make test         install Check if missing (apt, as root), build and run every test suite
 #   make bench-1      size sweep of lesson 1 -> $(BENCH_DIR)/lesson1_sweep.csv
+#   make bench-2      v and c sweeps of lesson 2 -> $(BENCH_DIR)/lesson2_sweep_v.csv, lesson2_sweep_c.csv
 #   make plots        draw docs/img/*.png from the sweep CSVs (installs matplotlib if missing)
 #   make docs         re-run the lessons and paste their output into docs/lesson-N.md
 #   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
@@ -133,6 +134,29 @@ bench-1: all
 	  echo "B=$$b done"; done
 	@echo "wrote $(BENCH_DIR)/lesson1_sweep.csv"
 
+# Lesson 2: memory and time against the chain length v and the hidden size c (n=100, t=1). naive runs up to the
+# sizes where its O(n v c^3) tree takes under a minute on 2 cores; cpu (and cuda on a GPU) continue beyond.
+BENCH2_V       := 4 8 16 32 64 128
+BENCH2_V_LARGE := 256 512
+BENCH2_C       := 16 32 64 128
+BENCH2_C_LARGE := 256 512
+bench-2: all
+	@mkdir -p $(BENCH_DIR)
+	rm -f $(BENCH_DIR)/lesson2_sweep_v.csv $(BENCH_DIR)/lesson2_sweep_c.csv
+	@for v in $(BENCH2_V); do \
+	  ./build/lesson2 --dims n=100,t=1,v=$$v,c=64 --csv $(BENCH_DIR)/lesson2_sweep_v.csv > /dev/null || exit 1; \
+	  echo "v=$$v done"; done
+	@for v in $(BENCH2_V_LARGE); do \
+	  ./build/lesson2 --dims n=100,t=1,v=$$v,c=64 --impl cpu,cuda --csv $(BENCH_DIR)/lesson2_sweep_v.csv > /dev/null || exit 1; \
+	  echo "v=$$v done (cpu, cuda)"; done
+	@for c in $(BENCH2_C); do \
+	  ./build/lesson2 --dims n=100,t=1,v=40,c=$$c --csv $(BENCH_DIR)/lesson2_sweep_c.csv > /dev/null || exit 1; \
+	  echo "c=$$c done"; done
+	@for c in $(BENCH2_C_LARGE); do \
+	  ./build/lesson2 --dims n=100,t=1,v=40,c=$$c --impl cpu,cuda --csv $(BENCH_DIR)/lesson2_sweep_c.csv > /dev/null || exit 1; \
+	  echo "c=$$c done (cpu, cuda)"; done
+	@echo "wrote $(BENCH_DIR)/lesson2_sweep_v.csv and $(BENCH_DIR)/lesson2_sweep_c.csv"
+
 plot-deps:
 	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || { \
 	  echo "matplotlib is missing: trying pip, then apt"; \
@@ -142,10 +166,13 @@ plot-deps:
 
 plots: plot-deps
 	$(PYTHON) plots/plot_lesson1.py --csv $(BENCH_DIR)/lesson1_sweep.csv --out docs/img --doc docs/lesson-1.md
+	$(PYTHON) plots/plot_lesson2.py --csv $(BENCH_DIR)/lesson2_sweep_v.csv --csv $(BENCH_DIR)/lesson2_sweep_c.csv --out docs/img --doc docs/lesson-2.md
 
 # Re-run each lesson at the size its doc shows and paste the output into the doc (between markers).
 docs: all plot-deps
 	$(PYTHON) plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./build/lesson1 --size forum
+	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-medium -- ./build/lesson2 --size medium
+	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-forum -- ./build/lesson2 --size forum
 
 clean:
 	rm -rf build

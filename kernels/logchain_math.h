@@ -1,0 +1,35 @@
+/* logchain_math.h - the arithmetic of lesson 2's recursions, shared by the CPU code and the CUDA kernels (HD).
+ *
+ * Every step of the forward algorithm is a log-space vector x matrix product:
+ *     out[k] = add[k] + log sum_j exp(a[j]) P[j, k]
+ * computed as  add[k] + m + log sum_j exp(a[j] - m) P[j, k]  with m >= max_j a[j]: the exponentials are in
+ * (0, 1], P is in (0, 1), so the sum neither overflows nor (for the largest term) underflows. This is the
+ * logsumexp over j of a[j] + log P[j, k] without taking the log of P at all: valid because P is positive and
+ * finite (a general log-semiring matrix with -inf entries would need log P and a per-element online max).
+ *
+ * The GPU kernel reads j in tiles and keeps a running maximum (an online logsumexp, as flash attention does):
+ * when a tile raises the maximum from m_old to m_new, the partial sums are multiplied by exp(m_old - m_new).
+ */
+#ifndef KERNELS_LOGCHAIN_MATH_H
+#define KERNELS_LOGCHAIN_MATH_H
+
+#include <math.h>
+#include "hd.h"
+
+/* exp(a - m), the weight of a log value a under the shift m (m is the running max, so the result is in (0, 1]) */
+HD float lc_weight(float a, float m) { return expf(a - m); }
+
+/* The step's log result from the shifted sum s = sum_j exp(a[j] - m) P[j, k]. */
+HD float lc_finish(float add, float m, float s) { return add + m + logf(s); }
+
+/* Factor that rescales partial sums taken under the old max when the max grows (0 when nothing was summed). */
+HD float lc_rescale(float m_old, float m_new) { return m_old == -INFINITY ? 0.0f : expf(m_old - m_new); }
+
+/* Posterior marginal exp(alpha + beta - log Z): the probability that a path passes through this state. */
+HD float lc_posterior(float alpha, float beta, float logz) { return expf(alpha + beta - logz); }
+
+/* One term of the transition gradient: exp(alpha_i[j] + x_{i+1}[k] + beta_{i+1}[k] - log Z), i.e. the expected
+ * count of the transition j -> k divided by P[j, k] (the P of the path weight cancels against d/dP). */
+HD float lc_transition_term(float alpha_j, float g_k, float logz) { return expf(alpha_j + g_k - logz); }
+
+#endif

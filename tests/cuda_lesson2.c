@@ -1,0 +1,119 @@
+/* cuda_lesson2.c - lesson 2 on the GPU: the CUDA recursions within the float32 bound of the double reference,
+ * and the device memory formula equal to the tracker. Run by test_cuda without fork.
+ *
+ * NOT YET RUN: written and compiled on a machine without a GPU (see docs/lesson-2.md).
+ *
+ * Tolerances (the model of tests/test_lesson2.c): log Z within err_lz = 2 v eps (max|lz| + sqrt(c)); each
+ * gradient element within delta = 3 err_lz relative to a per-element scale. For dx (one chain per element) the
+ * scale is |ref|. dbulk and dp0 sum dout-weighted terms of both signs over the batch, so their scale is the same
+ * sum with |dout|: the reference run once more with dout replaced by |dout| gives exactly sum_b |term_b|. The
+ * kernels use expf/logf without fast math; the online logsumexp adds one rescale per 32-wide tile, i.e. c/32
+ * more roundings per step, inside the sqrt(c) term. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "../kernels/rng.h"
+#include "../kernels/track.h"
+#include "../lessons/logchain_reference.h"
+#include "../lessons/logchain_session.h"
+#include "../optimized/logchain_forward.h"
+
+#define EPS32 1.1920928955078125e-07
+
+/* elements with |x - ref| > tol * scale (NaN included) */
+static size_t outside(const float *x, const double *ref, const double *scale, size_t n, double tol)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double s = scale ? scale[i] + 1e-30 : 1.0;
+        if (!(fabs((double)x[i] - ref[i]) <= tol * s)) bad++;
+    }
+    return bad;
+}
+
+static void run_case(lc_dims d, uint64_t seed)
+{
+    ck_assert(cuda_lc_dims_fit(&d));
+    rng r;
+    rng_seed(&r, seed);
+    float *x = host_alloc_array(lc_x_count(&d), DT_F32, "test x");
+    float *bulk = host_alloc_array(lc_bulk_count(&d), DT_F32, "test bulk");
+    float *p0 = host_alloc_array(lc_p0_count(&d), DT_F32, "test p0");
+    float *dout = host_alloc_array(lc_out_count(&d), DT_F32, "test dout");
+    float *adout = host_alloc_array(lc_out_count(&d), DT_F32, "test |dout|");
+    rng_fill_normal_f32(&r, x, lc_x_count(&d), -2.0f, 1.0f);
+    rng_fill_uniform_f32(&r, bulk, lc_bulk_count(&d), 1e-3f, 1.0f);
+    rng_fill_uniform_f32(&r, p0, lc_p0_count(&d), 1e-3f, 1.0f);
+    rng_fill_normal_f32(&r, dout, lc_out_count(&d), 0.0f, 1.0f);
+    for (size_t i = 0; i < lc_out_count(&d); i++) adout[i] = fabsf(dout[i]);
+    lc_outputs res = {host_alloc_array(lc_out_count(&d), DT_F32, "result out"),
+                      host_alloc_array(lc_x_count(&d), DT_F32, "result dx"),
+                      host_alloc_array(lc_bulk_count(&d), DT_F32, "result dbulk"),
+                      host_alloc_array(lc_p0_count(&d), DT_F32, "result dp0")};
+    lc_inputs in = {x, bulk, p0, dout};
+    impl_row row;
+    memset(&row, 0, sizeof row);
+    size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
+    lc_run(LC_CUDA, &d, &in, &res, &row, 0);
+    ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
+
+    lc_memory m = lc_predict(LC_CUDA, &d);
+    ck_assert_uint_eq(row.peak_bytes, m.peak);
+    ck_assert_uint_eq(row.forward_live_bytes, m.forward_live);
+    ck_assert_uint_eq(row.allocs, 11); /* x, bulk, p0, alpha, out | dout, dx, dbulk, dp0, beta x2 */
+
+    lc_ref_result ref, aref;
+    lc_reference(&d, x, bulk, p0, dout, &ref);
+    lc_reference(&d, x, bulk, p0, adout, &aref); /* sum_b |dout_b term_b|: the scale of dbulk and dp0 */
+    double max_lz = 0.0;
+    for (size_t i = 0; i < lc_out_count(&d); i++) max_lz = fmax(max_lz, fabs(ref.out[i]));
+    double err = 2.0 * (double)d.v * EPS32 * (max_lz + sqrt((double)d.c)), delta = 3.0 * err;
+    double *dx_scale = host_alloc_array(lc_x_count(&d), DT_F64, "test |dx ref|");
+    for (size_t i = 0; i < lc_x_count(&d); i++) dx_scale[i] = fabs(ref.dx[i]);
+    size_t bo = outside(res.out, ref.out, NULL, lc_out_count(&d), err);
+    size_t bx = outside(res.dx, ref.dx, dx_scale, lc_x_count(&d), delta);
+    size_t bb = outside(res.dbulk, ref.dbulk, aref.dbulk, lc_bulk_count(&d), delta);
+    size_t bp = outside(res.dp0, ref.dp0, aref.dp0, lc_p0_count(&d), delta);
+    ck_assert_msg(bo == 0 && bx == 0 && bb == 0 && bp == 0,
+                  "cuda at n=%zu t=%zu v=%zu c=%zu outside the bound: out %zu dx %zu dbulk %zu dp0 %zu", d.n, d.t,
+                  d.v, d.c, bo, bx, bb, bp);
+    host_free(dx_scale);
+    lc_reference_free(&ref);
+    lc_reference_free(&aref);
+    host_free(res.out);
+    host_free(res.dx);
+    host_free(res.dbulk);
+    host_free(res.dp0);
+    host_free(x);
+    host_free(bulk);
+    host_free(p0);
+    host_free(dout);
+    host_free(adout);
+}
+
+START_TEST(cuda_lc_tiny) { run_case((lc_dims){2, 1, 5, 3}, 201); }
+END_TEST
+START_TEST(cuda_lc_small) { run_case((lc_dims){10, 1, 6, 40}, 202); }
+END_TEST
+/* n not a multiple of 8, c not a multiple of 32, t > 1: every tile edge and the chain-position stride */
+START_TEST(cuda_lc_odd_sizes) { run_case((lc_dims){37, 2, 9, 45}, 203); }
+END_TEST
+START_TEST(cuda_lc_medium) { run_case((lc_dims){100, 1, 40, 100}, 204); }
+END_TEST
+START_TEST(cuda_lc_forum) { run_case((lc_dims){500, 1, 40, 200}, 205); }
+END_TEST
+
+Suite *cuda_lesson2_suite(void)
+{
+    Suite *s = suite_create("cuda-lesson2");
+    TCase *t = tcase_create("log-space-recursions");
+    tcase_add_test(t, cuda_lc_tiny);
+    tcase_add_test(t, cuda_lc_small);
+    tcase_add_test(t, cuda_lc_odd_sizes);
+    tcase_add_test(t, cuda_lc_medium);
+    tcase_add_test(t, cuda_lc_forum);
+    tcase_set_timeout(t, 120);
+    suite_add_tcase(s, t);
+    return s;
+}
