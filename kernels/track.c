@@ -12,6 +12,7 @@
 typedef struct {
     const char *name; /* interned: labels are string literals or outlive the program's allocations */
     size_t live, peak, allocs;
+    int touched;      /* allocated into or relabelled to since the scope began: printed by track_print_labels */
 } label_stats;
 
 typedef struct {
@@ -117,6 +118,20 @@ void track_register(mem_domain d, void *p, size_t bytes, const char *label)
     label_stats *l = &labels[d][s.label];
     l->live += bytes;
     l->allocs++;
+    l->touched = 1;
+    if (l->live > l->peak) l->peak = l->live;
+}
+
+void track_relabel(mem_domain d, void *p, const char *label)
+{
+    size_t i = table_find(d, (uintptr_t)p);
+    if (i == SIZE_MAX) die("relabelling a pointer that is not live", p);
+    unsigned short to = label_index(d, label);
+    labels[d][table[i].label].live -= table[i].bytes;
+    table[i].label = to;
+    label_stats *l = &labels[d][to];
+    l->live += table[i].bytes;
+    l->touched = 1;
     if (l->live > l->peak) l->peak = l->live;
 }
 
@@ -185,6 +200,7 @@ void track_scope_begin(track_scope *s)
         for (int i = 0; i < nlabels[d]; i++) {
             labels[d][i].peak = labels[d][i].live;
             labels[d][i].allocs = 0;
+            labels[d][i].touched = 0;
         }
     }
 }
@@ -207,7 +223,7 @@ void track_print_labels(FILE *f, mem_domain d)
     fprintf(f, "    %-44s %18s %7s %18s\n", "tensor (label)", "peak bytes", "allocs", "still live");
     for (int i = 0; i < nlabels[d]; i++) {
         const label_stats *l = &labels[d][i];
-        if (l->allocs == 0) continue; /* not touched in this scope */
+        if (!l->touched) continue; /* not touched in this scope */
         fprintf(f, "    %-44s %18zu %7zu %18zu\n", l->name, l->peak, l->allocs, l->live);
     }
 }

@@ -52,6 +52,10 @@ void host_free(void *p); /* NULL is a no-op; a pointer the tracker never gave ou
 void track_register(mem_domain d, void *p, size_t bytes, const char *label);
 /* Forgets p and returns its size; aborts with a message if p is unknown (a double free). */
 size_t track_unregister(mem_domain d, void *p);
+/* A buffer that changes role without being reallocated (lesson 2's backward writes dx over the saved alphas):
+ * its bytes move from the old label to the new one, so the per-tensor table names what the memory holds. Live
+ * and peak totals do not change. Aborts if p is not live. */
+void track_relabel(mem_domain d, void *p, const char *label);
 /* The size recorded for a live pointer, or 0 if it is not live. */
 size_t track_size_of(mem_domain d, const void *p);
 

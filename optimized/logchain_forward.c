@@ -69,7 +69,11 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
                      const float *out, const float *dout, float **dx_out, float **dbulk_out, float **dp0_out)
 {
     size_t n = d->n, t = d->t, v = d->v, c = d->c, C2 = c * c, V1 = v - 1, ld = t * v * c;
-    float *dx = falloc(lc_x_count(d), "dx (n,t,v,c)");
+    /* dx is written over the saved alphas: step i reads alpha_i for the last time when it writes dx_i (dbulk_i
+     * and beta_i have used it by then, and step i-1 needs alpha_{i-1}, not alpha_i). The buffer changes role;
+     * no (n,t,v,c) gradient is allocated. */
+    float *dx = alpha;
+    track_relabel(MEM_HOST, dx, "dx (n,t,v,c) written over alpha");
     float *dbulk = falloc(lc_bulk_count(d), "dbulk (1,t,v-1,c,c)");
     float *dp0 = falloc(lc_p0_count(d), "dp0 (1,t,c)");
     float *beta = falloc(n * c, "bwd scratch: beta_i (n,c)");
@@ -80,7 +84,8 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
     float *mb = falloc(n, "bwd scratch: x + beta row maxima (n)");
 
     for (size_t s = 0; s < t; s++) {
-        const float *xs = x + s * v * c, *as = alpha + s * v * c;
+        const float *xs = x + s * v * c;
+        const float *as = alpha + s * v * c; /* alpha_i, until dx_i replaces it */
         float *dxs = dx + s * v * c;
         /* beta_{v-1} = 0: the last variable's posterior is softmax(alpha_{v-1}) */
         for (size_t b = 0; b < n; b++) {
@@ -130,8 +135,7 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
     host_free(S);
     host_free(ma);
     host_free(mb);
-    host_free(alpha); /* the node has run: its saved tensor is released */
-    *dx_out = dx;
+    *dx_out = dx; /* alpha's storage: the saved tensor lives on as the gradient */
     *dbulk_out = dbulk;
     *dp0_out = dp0;
 }
@@ -145,7 +149,7 @@ lc_memory cpu_lc_memory(const lc_dims *d)
 {
     size_t F = 4, nc = size_mul(d->n, d->c);
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
-    size_t grads = size_add(xb, size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d)))); /* dx, dbulk, dp0 */
+    size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dbulk, dp0; dx reuses alpha */
     lc_memory m;
     m.forward_live = size_add(size_add(inputs_bytes(d), xb), ob); /* + alpha + out */
     size_t fwd_peak = size_add(m.forward_live, size_mul(F, size_add(size_mul(2, nc), d->n)));
@@ -161,7 +165,7 @@ lc_memory cuda_lc_memory(const lc_dims *d)
 {
     size_t F = 4, nc = size_mul(d->n, d->c);
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
-    size_t grads = size_add(xb, size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))));
+    size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha, as on the CPU */
     lc_memory m;
     m.forward_live = size_add(size_add(inputs_bytes(d), xb), ob);
     m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, size_mul(F, size_mul(2, nc))));

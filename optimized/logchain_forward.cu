@@ -24,6 +24,7 @@
 #include "../kernels/cuda_check.h"
 #include "../kernels/cuda_track.h"
 #include "../kernels/logchain_math.h"
+#include "../kernels/track.h"
 
 #define TILE 32 /* j and k tile: one warp spans a tile row */
 #define ROWS 8  /* batch rows per block in log_vecmat_kernel; blockDim = (TILE, ROWS) = 256 threads */
@@ -196,7 +197,10 @@ extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *
     int n = (int)d->n, c = (int)d->c;
     size_t t = d->t, v = d->v, V1 = v - 1, C2 = d->c * d->c;
     long long ld = (long long)(t * v * d->c), ldr = (long long)t;
-    float *dx = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "dx (n,t,v,c)");
+    /* dx overwrites alpha in place (see cpu_lc_backward): posterior_kernel reads alpha_i[b, j] and writes
+     * dx_i[b, j] from the same thread, after dbulk_kernel for step i has read alpha_i (same stream, in order). */
+    float *dx = alpha;
+    track_relabel(MEM_DEVICE, dx, "dx (n,t,v,c) written over alpha");
     float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
     float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
     float *bcur = (float *)dev_alloc_array(d->n * d->c, DT_F32, "backward: beta_{i+1} (n,c)");
@@ -226,8 +230,7 @@ extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *
     }
     dev_free(bcur);
     dev_free(bnext);
-    dev_free(alpha); /* the node has run: its saved tensor is released */
-    *dx_out = dx;
+    *dx_out = dx; /* alpha's storage */
     *dbulk_out = dbulk;
     *dp0_out = dp0;
 }

@@ -31,24 +31,27 @@ extern "C" {
  * before it returns: weights (n,c), sums (n,c), row maxima (n). */
 float *cpu_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 
-/* Allocates *dx (n,t,v,c), *dbulk (1,t,v-1,c,c), *dp0 (1,t,c); frees alpha when done (the node's saved
- * tensor). Scratch for its duration: beta (n,c), weights W (n,c), U (n,c), sums (n,c), two row-max vectors (n). */
+/* Allocates *dbulk (1,t,v-1,c,c) and *dp0 (1,t,c); *dx (n,t,v,c) is alpha's buffer, overwritten in place as
+ * the beta recursion walks back (alpha_i is dead once dx_i is written), so the caller frees *dx and not alpha.
+ * Scratch for its duration: beta (n,c), weights W (n,c), U (n,c), sums (n,c), two row-max vectors (n). */
 void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                      const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 
 /* 4 bytes per element, R = n*t rows:
  *   forward_live = x + bulk + p0 + alpha + out
- *   peak         = forward_live + dout + dx + dbulk + dp0 + (4 n c + 2 n) backward scratch
+ *   peak         = forward_live + dout + dbulk + dp0 + (4 n c + 2 n) backward scratch   (dx reuses alpha)
  *                  (the forward's scratch, 2 n c + n, is smaller and gone before backward) */
 lc_memory cpu_lc_memory(const lc_dims *d);
 
 /* CUDA (built when HAVE_CUDA): the same recursions as kernels; device pointers from dev_alloc, same shapes. */
 float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+/* Same contract as cpu_lc_backward: *dx is alpha's buffer. */
 void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                       const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 
 /* Device bytes: forward_live = x + bulk + p0 + alpha + out;
- *               peak = forward_live + dout + dx + dbulk + dp0 + beta ping-pong 2 (n,c). No cuBLAS. */
+ *               peak = forward_live + dout + dbulk + dp0 + beta ping-pong 2 (n,c) (dx reuses alpha, as on
+ *               the CPU). No cuBLAS. */
 lc_memory cuda_lc_memory(const lc_dims *d);
 
 /* 1 if n, c and the grid dimensions fit the kernels' int arithmetic and launch limits. */

@@ -367,8 +367,13 @@ START_TEST(test_memory_forum_cpu)
     lc_memory nm = naive_lc_memory(&FORUM), cm = cpu_lc_memory(&FORUM);
     ck_assert_uint_eq(nm.peak, 15683840800u);
     ck_assert_uint_eq(nm.forward_live, 15363842800u);
-    ck_assert_uint_eq(cm.peak, 62089600u);
+    ck_assert_uint_eq(cm.peak, 46089600u);
     ck_assert_msg(nm.peak / cm.peak >= 100, "naive/cpu peak ratio %zu", nm.peak / cm.peak);
+    /* the issue's target at medium: cpu's peak at least 100x below naive's (the formulas equal the tracker,
+     * which test_memory_formula_equals_tracker checks at the sizes it can run) */
+    lc_dims medium = {100, 1, 40, 100};
+    size_t ratio = naive_lc_memory(&medium).peak / cpu_lc_memory(&medium).peak;
+    ck_assert_msg(ratio >= 100, "naive/cpu peak ratio at medium %zu", ratio);
 }
 END_TEST
 
@@ -503,7 +508,7 @@ START_TEST(cli_mem_limit_skips_with_prediction)
     int rc = run_lesson2("--size small --impl naive,cpu --mem-limit 1M", out, sizeof out);
     ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
     ck_assert_msg(strstr(out, "naive  skipped: predicted peak 1,670,560 bytes") != NULL, "%s", out);
-    ck_assert_msg(strstr(out, "cpu    peak                             99,680             99,680  equal") != NULL,
+    ck_assert_msg(strstr(out, "cpu    peak                             90,080             90,080  equal") != NULL,
                   "%s", out);
 }
 END_TEST
@@ -526,7 +531,7 @@ START_TEST(cli_csv_header_and_rows)
     while (fgets(line, sizeof line, f)) {
         rows++;
         const char *expect = rows % 2 ? "2,naive,tiny,\"n=2,t=1,v=5,c=3\",2056,1772,66,"
-                                      : "2,cpu,tiny,\"n=2,t=1,v=5,c=3\",800,404,18,";
+                                      : "2,cpu,tiny,\"n=2,t=1,v=5,c=3\",680,404,17,";
         ck_assert_msg(strncmp(line, expect, strlen(expect)) == 0, "row %d: %s", rows, line);
         ck_assert_msg(strstr(line, "e-") != NULL && strstr(line, ",cpu\n") != NULL, "row %d: %s", rows, line);
     }

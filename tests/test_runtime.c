@@ -47,6 +47,20 @@ START_TEST(track_counts_live_peak_and_allocs)
 }
 END_TEST
 
+START_TEST(track_relabel_moves_bytes)
+{
+    track_scope s;
+    track_scope_begin(&s);
+    void *p = host_alloc(4096, "alpha (saved)");
+    track_relabel(MEM_HOST, p, "dx (written over alpha)");
+    mem_counters r = track_scope_read(&s, MEM_HOST);
+    ck_assert_uint_eq(r.live_bytes, 4096); /* totals unchanged: no new memory */
+    ck_assert_uint_eq(r.allocs, 1);
+    ck_assert_uint_eq(track_label_peak(MEM_HOST, "dx (written over alpha)"), 4096);
+    host_free(p);
+}
+END_TEST
+
 START_TEST(track_scope_resets_peak)
 {
     void *big = host_alloc(1 << 20, "big");
@@ -450,6 +464,7 @@ static Suite *runtime_suite(void)
     TCase *t = tcase_create("tracker");
     tcase_add_test(t, track_counts_live_peak_and_allocs);
     tcase_add_test(t, track_scope_resets_peak);
+    tcase_add_test(t, track_relabel_moves_bytes);
     tcase_add_test(t, track_poisons_new_memory);
     tcase_add_test(t, track_zero_bytes_is_a_unique_pointer);
     tcase_add_test(t, track_many_small_allocations);
