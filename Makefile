@@ -184,13 +184,13 @@ build/lesson1: $(OBJ)/lessons/lesson1.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(M
 build/lesson2: $(OBJ)/lessons/lesson2.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
-build/test_lesson2: $(OBJ)/tests/test_lesson2.o $(OBJ)/tests/logchain_bruteforce.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+build/test_lesson2: $(OBJ)/tests/test_lesson2.o $(OBJ)/tests/cli_harness.o $(OBJ)/tests/logchain_bruteforce.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 build/test_runtime: $(OBJ)/tests/test_runtime.o $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-build/test_lesson1: $(OBJ)/tests/test_lesson1.o $(OBJ)/tests/bmm_reference.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+build/test_lesson1: $(OBJ)/tests/test_lesson1.o $(OBJ)/tests/bmm_reference.o $(OBJ)/tests/cli_harness.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 CUDA_TEST_OBJ := $(OBJ)/tests/test_cuda.o $(OBJ)/tests/cuda_lesson1.o $(OBJ)/tests/bmm_reference.o \

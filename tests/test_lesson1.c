@@ -23,6 +23,7 @@
 #include "../naive/bmm_broadcast.h"
 #include "../optimized/bmm_grouped.h"
 #include "bmm_reference.h"
+#include "cli_harness.h"
 
 static const bmm_dims TINY = {3, 2, 4, 5}, SMALL = {512, 8, 64, 64}, FORUM = {8192, 8, 64, 64};
 
@@ -255,24 +256,11 @@ END_TEST
 
 /* ---- the command line ---------------------------------------------------------------------------------- */
 
-/* Runs build/lesson1 with args, stdout+stderr into a buffer; returns the exit status. */
-static int run_lesson1(const char *args, char *out, size_t len)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "./build/lesson1 %s 2>&1", args);
-    FILE *f = popen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t n = fread(out, 1, len - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+static int run_lesson1(const char *args, char *out, size_t len) { return run_lesson("./build/lesson1", args, out, len); }
 
 START_TEST(cli_rejects_bad_input)
 {
-    static const struct {
-        const char *args, *expect;
-    } cases[] = {
+    static const bad_input_case cases[] = {
         {"--frobnicate", "unknown option '--frobnicate'"},
         {"--size huge", "unknown size 'huge'"},
         {"--dims B=0", "B=0 must be an integer from 1"},
@@ -289,13 +277,7 @@ START_TEST(cli_rejects_bad_input)
         {"--size", "option --size needs a value"},
         {"stray", "unexpected argument 'stray'"},
     };
-    char out[8192];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int rc = run_lesson1(cases[i].args, out, sizeof out);
-        ck_assert_msg(rc == 2, "'%s' exited %d, expected 2; output:\n%s", cases[i].args, rc, out);
-        ck_assert_msg(strstr(out, cases[i].expect) != NULL, "'%s' printed:\n%s\nexpected to contain: %s",
-                      cases[i].args, out, cases[i].expect);
-    }
+    assert_rejects("./build/lesson1", cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -321,57 +303,19 @@ END_TEST
 
 START_TEST(cli_csv_header_and_rows)
 {
-    char path[] = "/tmp/lesson1_csv_XXXXXX", out[16384], args[256];
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    snprintf(args, sizeof args, "--size tiny --impl naive,cpu --seed 5 --csv %s", path);
-    ck_assert_int_eq(run_lesson1(args, out, sizeof out), 0);
-    ck_assert_int_eq(run_lesson1(args, out, sizeof out), 0);
-    FILE *f = fopen(path, "r");
-    char line[512];
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
-    ck_assert_str_eq(line, "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,"
-                           "max_rel_err,device\n");
-    int rows = 0;
-    while (fgets(line, sizeof line, f)) {
-        rows++;
-        const char *expect = rows % 2 ? "1,naive,tiny,\"B=3,G=2,K=4,N=5\",1552,856,8,"
-                                      : "1,cpu,tiny,\"B=3,G=2,K=4,N=5\",752,376,6,";
-        ck_assert_msg(strncmp(line, expect, strlen(expect)) == 0, "row %d: %s", rows, line);
-        ck_assert_msg(strstr(line, rows % 2 ? ",0.000000e+00,cpu\n" : ",cpu\n") != NULL, "row %d: %s", rows, line);
-    }
-    fclose(f);
-    ck_assert_int_eq(rows, 4); /* two runs, two rows each, one header */
-    unlink(path);
+    static const char *const rows[] = {"1,naive,tiny,\"B=3,G=2,K=4,N=5\",1552,856,8,",
+                                       "1,cpu,tiny,\"B=3,G=2,K=4,N=5\",752,376,6,"};
+    assert_csv_rows("./build/lesson1", "--size tiny --impl naive,cpu --seed 5", rows, 2, "e+00,cpu\n");
 }
 END_TEST
 
 START_TEST(cli_dump_writes_npy)
 {
-    char dir[] = "/tmp/lesson1_dump_XXXXXX", out[16384], args[256], path[512];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(args, sizeof args, "--size tiny --impl naive,cpu --dump %s/sub", dir);
-    ck_assert_int_eq(run_lesson1(args, out, sizeof out), 0);
-    static const char *files[] = {"input.x", "input.W", "input.dout", "naive.out", "naive.dx",
-                                  "naive.dW", "cpu.out", "cpu.dx", "cpu.dW"};
-    static const char *shapes[] = {"(3, 8)", "(2, 4, 5)", "(3, 2, 5)", "(3, 2, 5)", "(3, 8)",
-                                   "(2, 4, 5)", "(3, 2, 5)", "(3, 8)", "(2, 4, 5)"};
-    for (int i = 0; i < 9; i++) {
-        snprintf(path, sizeof path, "%s/sub/%s.npy", dir, files[i]);
-        FILE *f = fopen(path, "rb");
-        ck_assert_msg(f != NULL, "missing %s", path);
-        char head[128] = {0};
-        ck_assert_uint_eq(fread(head, 1, 127, f), 127);
-        ck_assert_msg(memcmp(head, "\x93NUMPY\x01\x00", 8) == 0, "%s: bad magic", path);
-        ck_assert_msg(strstr(head + 10, "'descr': '<f4'") && strstr(head + 10, shapes[i]), "%s header: %s", path,
-                      head + 10);
-        fclose(f);
-        unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/sub", dir);
-    rmdir(path);
-    rmdir(dir);
+    static const char *const files[] = {"input.x", "input.W", "input.dout", "naive.out", "naive.dx",
+                                        "naive.dW", "cpu.out", "cpu.dx", "cpu.dW"};
+    static const char *const shapes[] = {"(3, 8)", "(2, 4, 5)", "(3, 2, 5)", "(3, 2, 5)", "(3, 8)",
+                                         "(2, 4, 5)", "(3, 2, 5)", "(3, 8)", "(2, 4, 5)"};
+    assert_dump_files("./build/lesson1", "--size tiny --impl naive,cpu", files, shapes, 9);
 }
 END_TEST
 

@@ -34,6 +34,7 @@
 #include "../lessons/logchain_session.h"
 #include "../naive/logchain_tree.h"
 #include "../optimized/logchain_forward.h"
+#include "cli_harness.h"
 #include "logchain_bruteforce.h"
 
 #define EPS32 1.1920928955078125e-07 /* 2^-23 */
@@ -457,23 +458,11 @@ END_TEST
 /* ---- the command line (build/lesson2, run from the repository root like `make test` does) ---------------- */
 
 /* Runs build/lesson2 with args, stdout+stderr into a buffer; returns the exit status. */
-static int run_lesson2(const char *args, char *out, size_t len)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "./build/lesson2 %s 2>&1", args);
-    FILE *f = popen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    size_t n = fread(out, 1, len - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+static int run_lesson2(const char *args, char *out, size_t len) { return run_lesson("./build/lesson2", args, out, len); }
 
 START_TEST(cli_rejects_bad_input)
 {
-    static const struct {
-        const char *args, *expect;
-    } cases[] = {
+    static const bad_input_case cases[] = {
         {"--dims v=1", "the chain needs at least 2 variables"},
         {"--dims n=0", "n=0 must be an integer from 1"},
         {"--dims c=-4", "c=-4 must be an integer from 1"},
@@ -483,13 +472,7 @@ START_TEST(cli_rejects_bad_input)
         {"--impl naive,gpu", "unknown implementation 'gpu'"},
         {"--size huge", "unknown size 'huge'"},
     };
-    char out[8192];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int rc = run_lesson2(cases[i].args, out, sizeof out);
-        ck_assert_msg(rc == 2, "'%s' exited %d, expected 2; output:\n%s", cases[i].args, rc, out);
-        ck_assert_msg(strstr(out, cases[i].expect) != NULL, "'%s' printed:\n%s\nexpected to contain: %s",
-                      cases[i].args, out, cases[i].expect);
-    }
+    assert_rejects("./build/lesson2", cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -515,58 +498,20 @@ END_TEST
 
 START_TEST(cli_csv_header_and_rows)
 {
-    char path[] = "/tmp/lesson2_csv_XXXXXX", out[32768], args[256];
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    snprintf(args, sizeof args, "--size tiny --impl naive,cpu --seed 5 --csv %s", path);
-    ck_assert_int_eq(run_lesson2(args, out, sizeof out), 0);
-    ck_assert_int_eq(run_lesson2(args, out, sizeof out), 0);
-    FILE *f = fopen(path, "r");
-    char line[512];
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
-    ck_assert_str_eq(line, "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,"
-                           "max_rel_err,device\n");
-    int rows = 0;
-    while (fgets(line, sizeof line, f)) {
-        rows++;
-        const char *expect = rows % 2 ? "2,naive,tiny,\"n=2,t=1,v=5,c=3\",2056,1772,66,"
-                                      : "2,cpu,tiny,\"n=2,t=1,v=5,c=3\",680,404,17,";
-        ck_assert_msg(strncmp(line, expect, strlen(expect)) == 0, "row %d: %s", rows, line);
-        ck_assert_msg(strstr(line, "e-") != NULL && strstr(line, ",cpu\n") != NULL, "row %d: %s", rows, line);
-    }
-    fclose(f);
-    ck_assert_int_eq(rows, 4); /* two runs, two rows each, one header */
-    unlink(path);
+    static const char *const rows[] = {"2,naive,tiny,\"n=2,t=1,v=5,c=3\",2056,1772,66,",
+                                       "2,cpu,tiny,\"n=2,t=1,v=5,c=3\",680,404,17,"};
+    assert_csv_rows("./build/lesson2", "--size tiny --impl naive,cpu --seed 5", rows, 2, ",cpu\n");
 }
 END_TEST
 
 START_TEST(cli_dump_writes_npy)
 {
-    char dir[] = "/tmp/lesson2_dump_XXXXXX", out[32768], args[256], path[512];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(args, sizeof args, "--size tiny --impl naive,cpu --dump %s/sub", dir);
-    ck_assert_int_eq(run_lesson2(args, out, sizeof out), 0);
-    static const char *files[] = {"input.x", "input.bulk", "input.p0", "input.dout", "naive.out", "naive.dx",
-                                  "naive.dbulk", "naive.dp0", "cpu.out", "cpu.dx", "cpu.dbulk", "cpu.dp0"};
-    static const char *shapes[] = {"(2, 1, 5, 3)", "(1, 1, 4, 3, 3)", "(1, 1, 3)", "(2, 1)",
-                                   "(2, 1)", "(2, 1, 5, 3)", "(1, 1, 4, 3, 3)", "(1, 1, 3)",
-                                   "(2, 1)", "(2, 1, 5, 3)", "(1, 1, 4, 3, 3)", "(1, 1, 3)"};
-    for (int i = 0; i < 12; i++) {
-        snprintf(path, sizeof path, "%s/sub/%s.npy", dir, files[i]);
-        FILE *f = fopen(path, "rb");
-        ck_assert_msg(f != NULL, "missing %s", path);
-        char head[128] = {0};
-        ck_assert_uint_eq(fread(head, 1, 127, f), 127);
-        ck_assert_msg(memcmp(head, "\x93NUMPY\x01\x00", 8) == 0, "%s: bad magic", path);
-        ck_assert_msg(strstr(head + 10, "'descr': '<f4'") && strstr(head + 10, shapes[i]), "%s header: %s", path,
-                      head + 10);
-        fclose(f);
-        unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/sub", dir);
-    rmdir(path);
-    rmdir(dir);
+    static const char *const files[] = {"input.x", "input.bulk", "input.p0", "input.dout", "naive.out", "naive.dx",
+                                        "naive.dbulk", "naive.dp0", "cpu.out", "cpu.dx", "cpu.dbulk", "cpu.dp0"};
+    static const char *const shapes[] = {"(2, 1, 5, 3)", "(1, 1, 4, 3, 3)", "(1, 1, 3)", "(2, 1)",
+                                         "(2, 1)", "(2, 1, 5, 3)", "(1, 1, 4, 3, 3)", "(1, 1, 3)",
+                                         "(2, 1)", "(2, 1, 5, 3)", "(1, 1, 4, 3, 3)", "(1, 1, 3)"};
+    assert_dump_files("./build/lesson2", "--size tiny --impl naive,cpu", files, shapes, 12);
 }
 END_TEST
 
