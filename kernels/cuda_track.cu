@@ -36,8 +36,8 @@ extern "C" void *dev_alloc(size_t bytes, const char *label)
     /* cudaMalloc(0) may return NULL; ask for one byte so the pointer is unique and trackable. */
     cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
     if (e != cudaSuccess) {
-        fprintf(stderr, "error: out of device memory allocating %zu bytes for '%s' (%s)\n", bytes,
-                label ? label : "(unlabelled)", cudaGetErrorString(e));
+        fprintf(stderr, "error: cudaMalloc of %zu bytes for '%s' failed: %s (%s)\n", bytes,
+                label ? label : "(unlabelled)", cudaGetErrorName(e), cudaGetErrorString(e));
         exit(3);
     }
     if (track_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));

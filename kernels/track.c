@@ -218,13 +218,30 @@ mem_counters track_scope_read(const track_scope *s, mem_domain d)
 void track_set_poison(int on) { poison_on = on; }
 int track_poison(void) { return poison_on; }
 
+/* 1234567 -> "1,234,567" */
+static const char *with_commas(size_t v, char *buf, size_t len)
+{
+    char digits[32];
+    int nd = snprintf(digits, sizeof digits, "%zu", v);
+    size_t o = 0;
+    for (int i = 0; i < nd && o + 2 < len; i++) {
+        if (i && (nd - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 void track_print_labels(FILE *f, mem_domain d)
 {
-    fprintf(f, "    %-44s %18s %7s %18s\n", "tensor (label)", "peak bytes", "allocs", "still live");
+    char b1[32], b2[32];
+    fprintf(f, "    %-48s %16s %7s\n", "tensor (label)", "peak bytes", "allocs");
     for (int i = 0; i < nlabels[d]; i++) {
         const label_stats *l = &labels[d][i];
         if (!l->touched) continue; /* not touched in this scope */
-        fprintf(f, "    %-44s %18zu %7zu %18zu\n", l->name, l->peak, l->allocs, l->live);
+        fprintf(f, "    %-48s %16s %7zu", l->name, with_commas(l->peak, b1, sizeof b1), l->allocs);
+        if (l->live) fprintf(f, "   (%s still live)", with_commas(l->live, b2, sizeof b2));
+        fputc('\n', f);
     }
 }
 

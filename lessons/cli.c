@@ -83,6 +83,7 @@ static int parse_dims(const cli_spec *spec, const char *arg, long long *dims)
     if (strlen(arg) >= sizeof buf) return fail(spec, "--dims '%s%s' is too long", "", "");
     strcpy(buf, arg);
     if (!buf[0]) return fail(spec, "--dims needs NAME=VALUE pairs%s%s", "", "");
+    unsigned given = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq) return fail(spec, "--dims entry '%s' is not NAME=VALUE%s", tok, "");
@@ -91,12 +92,14 @@ static int parse_dims(const cli_spec *spec, const char *arg, long long *dims)
         for (int i = 0; i < spec->ndims; i++)
             if (strcmp(spec->dim_names[i], tok) == 0) d = i;
         if (d < 0) return fail(spec, "--dims: unknown dimension '%s'%s", tok, "");
+        if (given & (1u << d)) return fail(spec, "--dims: %s is given twice%s", tok, "");
+        given |= 1u << d;
         const char *val = eq + 1;
         errno = 0;
         char *end;
         long long v = strtoll(val, &end, 10);
         if (end == val || *end || errno == ERANGE || v < 1 || v > INT_MAX)
-            return fail(spec, "--dims: %s=%s must be an integer from 1 to 2147483647", tok, val);
+            return fail(spec, "--dims: %s='%s' must be an integer from 1 to 2147483647", tok, val);
         dims[d] = v;
     }
     return CLI_OK;
@@ -120,9 +123,9 @@ static int parse_impls(const cli_spec *spec, const char *arg, cli_options *o)
             }
             return fail(spec, "--impl: unknown implementation '%s' (choose from %s)", tok, names);
         }
-        int dup = 0;
-        for (int i = 0; i < o->nimpl; i++) dup |= o->impl[i] == found;
-        if (!dup) o->impl[o->nimpl++] = found;
+        for (int i = 0; i < o->nimpl; i++)
+            if (o->impl[i] == found) return fail(spec, "--impl: '%s' is listed twice%s", tok, "");
+        o->impl[o->nimpl++] = found;
     }
     if (o->nimpl == 0) return fail(spec, "--impl needs at least one name%s%s", "", "");
     return CLI_OK;
@@ -136,6 +139,7 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, cli_options *o)
     o->nimpl = spec->nimpls;
     for (int i = 0; i < spec->nimpls; i++) o->impl[i] = i;
     const char *size = spec->default_size, *dims_arg = NULL;
+    unsigned seen = 0; /* options given so far: each may appear once */
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = NULL;
@@ -155,6 +159,8 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, cli_options *o)
         for (int j = 0; j < 7; j++)
             if (strcmp(flag, known[j]) == 0) k = j;
         if (k < 0) return fail(spec, "unknown option '%s'%s", flag, "");
+        if (seen & (1u << k)) return fail(spec, "option %s is given twice%s", flag, "");
+        seen |= 1u << k;
         if (eq) val = eq + 1;
         else if (i + 1 < argc) val = argv[++i];
         else return fail(spec, "option %s needs a value%s", flag, "");

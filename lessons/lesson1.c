@@ -96,6 +96,8 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (report_prepare_outputs(spec.program, o.csv_path, o.dump_dir) != 0) return 2;
+
     printf("Lesson 1: broadcast batched matmul, x (B, G*K) viewed (B, G, 1, K) times W (G, K, N)\n");
     printf("size %s: %s   seed %llu   mem-limit %s (%s)\n", o.size_name, dims, (unsigned long long)o.seed, lim, limh);
     for (int i = 0; i < o.nimpl; i++) printf("  %-6s %s\n", spec.impl_names[o.impl[i]], impl_about[o.impl[i]]);
@@ -156,14 +158,19 @@ int main(int argc, char **argv)
     for (int i = 0; i < o.nimpl; i++)
         if (rows[i].ran && o.impl[i] == BMM_CPU) cpu_row = i;
     if (naive_row >= 0 && cpu_row >= 0) {
+        const impl_row *n = &rows[naive_row], *c = &rows[cpu_row];
+        printf("\nnaive / cpu: peak %.1fx, live after forward %.1fx, forward + backward time %.1fx\n",
+               (double)n->peak_bytes / (double)c->peak_bytes,
+               (double)n->forward_live_bytes / (double)c->forward_live_bytes,
+               (n->forward_ms + n->backward_ms) / (c->forward_ms + c->backward_ms));
         char extra[32], wexp[32];
         format_bytes_exact(rows[naive_row].forward_live_bytes - rows[cpu_row].forward_live_bytes, extra, sizeof extra);
         format_bytes_exact(4 * bmm_w_expanded_count(&d), wexp, sizeof wexp);
-        printf("\nAfter forward, naive holds %s bytes more than cpu: the expanded copy of W, B*G*K*N*4 = %s bytes.\n"
+        printf("After forward, naive holds %s bytes more than cpu: the expanded copy of W, B*G*K*N*4 = %s bytes.\n"
                "Its backward adds a gradient of the same size before summing it over B.\n", extra, wexp);
     }
 
-    int status = mismatches ? 1 : 0;
+    int status = mismatches || report_nothing_ran(spec.program, rows, o.nimpl) ? 1 : 0;
     if (o.csv_path && report_csv(o.csv_path, 1, o.size_name, dims, rows, o.nimpl) != 0) status = 1;
     if (o.dump_dir) {
         if (dump_all(o.dump_dir, &d, &in, res, rows, o.nimpl) != 0) status = 1;

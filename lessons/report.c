@@ -1,6 +1,10 @@
 #include "report.h"
 
+#define _DEFAULT_SOURCE /* access() */
+#include "npy.h"
+
 #include <errno.h>
+#include <unistd.h>
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,7 +54,8 @@ void report_table(FILE *f, const impl_row *rows, int n, const char *reference_im
         format_bytes_human(r->forward_live_bytes, hl, sizeof hl);
         snprintf(pk, sizeof pk, "%s (%s)", peak, hp);
         snprintf(lv, sizeof lv, "%s (%s)", live, hl);
-        if (isnan(r->max_rel_err)) snprintf(rel, sizeof rel, "n/a");
+        if (strcmp(r->impl, reference_impl) == 0) snprintf(rel, sizeof rel, "(reference)");
+        else if (isnan(r->max_rel_err)) snprintf(rel, sizeof rel, "n/a");
         else snprintf(rel, sizeof rel, "%.2e", r->max_rel_err);
         fprintf(f, "%-6s %28s %28s %7zu %11.2f %11.2f %13s  %s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
                 r->backward_ms, rel, r->device);
@@ -82,6 +87,49 @@ int report_predictions(FILE *f, const impl_row *rows, int n)
     return mismatches;
 }
 
+static const char CSV_HEADER[] =
+    "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device\n";
+
+int report_prepare_outputs(const char *program, const char *csv_path, const char *dump_dir)
+{
+    if (csv_path) {
+        struct stat st;
+        if (stat(csv_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "%s: --csv %s is a directory\n", program, csv_path);
+            return -1;
+        }
+        FILE *f = fopen(csv_path, "a+");
+        if (!f) {
+            fprintf(stderr, "%s: cannot open --csv %s for appending: %s\n", program, csv_path, strerror(errno));
+            return -1;
+        }
+        char first[sizeof CSV_HEADER + 1] = "";
+        rewind(f);
+        int empty = fgets(first, sizeof first, f) == NULL;
+        fclose(f);
+        if (!empty && strcmp(first, CSV_HEADER) != 0) {
+            fprintf(stderr, "%s: --csv %s has content that is not a lesson CSV (its first line is not the header "
+                            "lesson,impl,...); refusing to append\n", program, csv_path);
+            return -1;
+        }
+    }
+    if (dump_dir) {
+        if (npy_make_dir(dump_dir) != 0 || access(dump_dir, W_OK) != 0) {
+            fprintf(stderr, "%s: --dump %s is not a writable directory\n", program, dump_dir);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int report_nothing_ran(const char *program, const impl_row *rows, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (rows[i].ran) return 0;
+    fprintf(stderr, "%s: no implementation ran (each was skipped: see the table)\n", program);
+    return 1;
+}
+
 int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n)
 {
     struct stat st;
@@ -91,9 +139,7 @@ int report_csv(const char *path, int lesson, const char *size, const char *dims,
         fprintf(stderr, "error: cannot open %s for appending: %s\n", path, strerror(errno));
         return -1;
     }
-    if (need_header)
-        fprintf(f, "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,"
-                   "device\n");
+    if (need_header) fputs(CSV_HEADER, f);
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         if (!r->ran) continue;

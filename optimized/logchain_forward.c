@@ -177,6 +177,8 @@ lc_memory cuda_lc_memory(const lc_dims *d)
 int cuda_lc_dims_fit(const lc_dims *d)
 {
     /* kernels index rows and columns with int and launch ceil(c/32) x ceil(n/8) blocks (grid y <= 65535) */
+    /* ... and 1-D grids of ceil(n*c/256) and ceil(n*32/256) blocks (grid x <= 2^31 - 1) */
     return d->n <= INT_MAX && d->c <= INT_MAX && (d->n + 7) / 8 <= 65535 && (d->c + 31) / 32 <= 65535 &&
-           lc_x_count(d) < ((size_t)1 << 62);
+           lc_x_count(d) < ((size_t)1 << 62) && size_mul(d->n, d->c) / 256 < INT_MAX &&
+           size_mul(d->n, 32) / 256 < INT_MAX;
 }

@@ -261,12 +261,18 @@ static int run_lesson1(const char *args, char *out, size_t len) { return run_les
 START_TEST(cli_rejects_bad_input)
 {
     static const bad_input_case cases[] = {
+        {"--size tiny --size small", "option --size is given twice"},
+        {"--impl cpu,cpu", "'cpu' is listed twice"},
+        {"--size tiny --csv README.md", "is not a lesson CSV"},
+        {"--size tiny --csv /nonexistent-dir/x.csv", "cannot open --csv /nonexistent-dir/x.csv"},
+        {"--size tiny --dump README.md", "--dump README.md is not a writable directory"},
         {"--frobnicate", "unknown option '--frobnicate'"},
         {"--size huge", "unknown size 'huge'"},
-        {"--dims B=0", "B=0 must be an integer from 1"},
-        {"--dims B=-4", "B=-4 must be an integer from 1"},
-        {"--dims B=12x", "B=12x must be an integer"},
+        {"--dims B=0", "B='0' must be an integer from 1"},
+        {"--dims B=-4", "B='-4' must be an integer from 1"},
+        {"--dims B=12x", "B='12x' must be an integer"},
         {"--dims Q=3", "unknown dimension 'Q'"},
+        {"--dims B=2,B=3", "B is given twice"},
         {"--dims B=99999999999", "must be an integer from 1 to 2147483647"},
         {"--dims B=2147483647,G=2147483647,K=2147483647,N=2147483647", "need more than 2^64 bytes"},
         {"--dims B=2000000,G=64,K=64,N=64 --mem-limit 1G", "over --mem-limit"},
@@ -298,6 +304,15 @@ START_TEST(cli_mem_limit_skips_with_prediction)
     ck_assert_msg(strstr(out, "naive  skipped: predicted peak 138,543,104 bytes") != NULL, "%s", out);
     ck_assert_msg(strstr(out, "cpu    peak                          4,456,448          4,456,448  equal") != NULL,
                   "%s", out);
+}
+END_TEST
+
+START_TEST(cli_nothing_ran_exits_nonzero)
+{
+    char out[16384];
+    int rc = run_lesson1("--size small --impl naive --mem-limit 64M", out, sizeof out);
+    ck_assert_msg(rc == 1, "exit %d:\n%s", rc, out);
+    ck_assert_msg(strstr(out, "lesson1: no implementation ran") != NULL, "%s", out);
 }
 END_TEST
 
@@ -351,6 +366,7 @@ static Suite *lesson1_suite(void)
     tcase_add_test(cli, cli_rejects_bad_input);
     tcase_add_test(cli, cli_help_exits_zero);
     tcase_add_test(cli, cli_mem_limit_skips_with_prediction);
+    tcase_add_test(cli, cli_nothing_ran_exits_nonzero);
     tcase_add_test(cli, cli_csv_header_and_rows);
     tcase_add_test(cli, cli_dump_writes_npy);
     tcase_set_timeout(cli, 60);
