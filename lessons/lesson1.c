@@ -36,8 +36,8 @@ static const cli_spec spec = {
 /* One line per implementation, printed before the runs so the table reads on its own. */
 static const char *impl_about[] = {
     "torch.matmul's broadcasting path: W expanded and copied to (B*G, K, N), the copy saved for backward",
-    "grouped GEMM on strided views (what einsum runs): out_g = x_g W_g, no copy, no expansion",
-    "the same three GEMMs with cublasSgemmStridedBatched on the GPU (device memory is measured)",
+    "grouped GEMM on strided views (what an einsum runs): out_g = x_g W_g, no copy, no expansion",
+    "the same three GEMMs with cublasSgemmStridedBatched on the GPU (tracked device memory)",
 };
 
 typedef struct {

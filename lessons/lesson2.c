@@ -29,7 +29,7 @@
 static const cli_spec spec = {
     .program = "lesson2",
     .summary = "log-space matrix chain: the forum's tree of (c,c) products vs the forward algorithm\n"
-               "  (default size medium: about 15 s on a 2-core CPU, almost all of it naive's c^3 tree)",
+               "  (default size medium: most of its run time is naive's c^3 tree)",
     .ndims = 4,
     .dim_names = {"n", "t", "v", "c"},
     .nsizes = 4,
