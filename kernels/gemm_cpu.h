@@ -26,5 +26,7 @@ void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_
 /* For the lesson header: the library's name and how many threads it runs (OPENBLAS_NUM_THREADS sets it). */
 int gemm_cpu_threads(void);
 const char *gemm_cpu_library(void);
+/* One small GEMM, so the library's thread start-up and buffer mapping happen before anything is timed. */
+void gemm_cpu_warm_up(void);
 
 #endif

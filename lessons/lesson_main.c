@@ -99,7 +99,12 @@ static void run_all(driver *dv)
 /* Validation: every implementation against float64, before any ratio is printed. Returns the failures. */
 static int validate(driver *dv)
 {
-    int failures = 0;
+    int failures = 0, ran = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) ran += dv->res[k].row.ran;
+    if (!ran) {
+        dv->ref_why = "no implementation ran";
+        return 0;
+    }
     dv->ref_why = lesson_make_reference(dv->L, dv->prob, dv->t, dv->ref);
     for (int k = 0; k < dv->o.nimpl; k++) {
         lesson_result *res = &dv->res[k];
@@ -196,6 +201,7 @@ int lesson_main(const lesson *L, int argc, char **argv)
     if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return 2;
 
     print_header(&dv);
+    gemm_cpu_warm_up();
     lesson_make_inputs(L, dv.prob, dv.o.seed, dv.t);
     run_all(&dv);
     int failures = validate(&dv);
