@@ -13,9 +13,9 @@
 
 #define L_SCORES "scores [I,J,M,N] f32 (einsum result)"
 #define L_VALUES "max(-1).values [I,J,M] f32"
-#define L_IDX "max(-1).indices [I,J,M] int64 (saved by MaxBackward)"
+#define L_IDX "max(-1).indices [I,J,M] int64 (saved)"
 #define L_OUT "out [I,M] f32"
-#define L_DSCORES "dscores [I,J,M,N] f32 (zeros, dout scattered at argmax)"
+#define L_DSCORES "dscores [I,J,M,N] f32 (zeros + scatter)"
 #define L_DA "da [I,J,K] f32"
 #define L_DB "db [M,N,K] f32"
 

@@ -19,7 +19,7 @@
 
 #define L_OUT "out [I,M] f32"
 #define L_ARG "arg [I,J,M] int32 (saved for backward)"
-#define L_SCRATCH "fused scratch: scores tile [256,512] f32 + b tile^T + running max/argmax"
+#define L_SCRATCH "scratch: scores tile + running max/argmax"
 #define L_DA "da [I,J,K] f32"
 #define L_DB "db [M,N,K] f32"
 
@@ -41,7 +41,6 @@ static tile_shape tile_of(const ms_dims *d)
 }
 
 typedef struct {
-    float *bt;     /* [K, tm*tn]   the tile's b rows, transposed so the GEMM's inner loop runs along n */
     float *s;      /* [rows, tm*tn] scores of the tile */
     float *best;   /* [rows, tm]   running max over n */
     int32_t *barg; /* [rows, tm]   running argmax over n */
@@ -52,7 +51,6 @@ static void scratch_carve(arena *ar, const ms_dims *d, scratch *s)
 {
     tile_shape t = tile_of(d);
     size_t cols = t.tm * t.tn;
-    s->bt = arena_take(ar, d->K * cols, DT_F32, "b tile^T");
     s->s = arena_take(ar, t.rows * cols, DT_F32, "scores tile");
     s->best = arena_take(ar, t.rows * t.tm, DT_F32, "running max");
     s->barg = arena_take(ar, t.rows * t.tm, DT_I32, "running argmax");
@@ -82,14 +80,10 @@ static void *scratch_alloc(const ms_dims *d, scratch *s)
 static void tile_chunk(const ms_dims *d, const float *a, const float *b, size_t r0, size_t nr, size_t m0, size_t nm,
                        size_t n0, size_t nn, const scratch *sc)
 {
-    size_t K = d->K, N = d->N, cols = nm * nn;
-    for (size_t mm = 0; mm < nm; mm++)
-        for (size_t n = 0; n < nn; n++) {
-            const float *brow = b + ((m0 + mm) * N + n0 + n) * K; /* b[m, n, :], (K,) */
-            for (size_t k = 0; k < K; k++) sc->bt[k * cols + mm * nn + n] = brow[k];
-        }
-    /* s [nr, cols] = a [nr, K; ld K] . bt [K, cols; ld cols] */
-    sgemm_cpu(0, 0, nr, cols, K, 1.0f, a + r0 * K, K, sc->bt, cols, 0.0f, sc->s, cols);
+    size_t K = d->K, cols = nm * nn;
+    /* s [nr, cols] = a rows [nr, K; ld K] . b rows [cols, K; ld K]^T. The b rows (m, n) for m in [m0, m0+nm),
+     * n in [n0, n0+nn) are contiguous: nm > 1 only when a chunk is all of N. */
+    sgemm_cpu(0, 1, nr, cols, K, 1.0f, a + r0 * K, K, b + (m0 * d->N + n0) * K, K, 0.0f, sc->s, cols);
     for (size_t rr = 0; rr < nr; rr++)
         for (size_t mm = 0; mm < nm; mm++) {
             const float *s = sc->s + rr * cols + mm * nn; /* scores[r0+rr, m0+mm, n0 .. n0+nn) */
@@ -214,10 +208,10 @@ mem_formula cpu_ms_memory(const ms_dims *d, int recompute)
 }
 
 /* --- the fit check's time estimate -------------------------------------------------------------------- */
-#define CAL_R 64
+#define CAL_R MS_CPU_ROWS
 #define CAL_K 128
-#define CAL_C 256
-static float cal_a[CAL_R * CAL_K], cal_b[CAL_K * CAL_C], cal_s[CAL_R * CAL_C]; /* not a run's memory */
+#define CAL_C MS_CPU_COLS
+static float cal_a[CAL_R * CAL_K], cal_b[CAL_C * CAL_K], cal_s[CAL_R * CAL_C]; /* not a run's memory */
 
 /* Multiply-adds per second of this machine's tile GEMM, measured once (about 10 ms). */
 static double tile_fmas_per_second(void)
@@ -225,11 +219,11 @@ static double tile_fmas_per_second(void)
     static double rate = 0.0;
     if (rate > 0.0) return rate;
     for (size_t e = 0; e < CAL_R * CAL_K; e++) cal_a[e] = (float)(e % 7) - 3.0f;
-    for (size_t e = 0; e < CAL_K * CAL_C; e++) cal_b[e] = (float)(e % 5) - 2.0f;
+    for (size_t e = 0; e < CAL_C * CAL_K; e++) cal_b[e] = (float)(e % 5) - 2.0f;
     int reps = 0;
     double t0 = host_time_ms(), t = 0.0;
     while (t < 10.0) {
-        sgemm_cpu(0, 0, CAL_R, CAL_C, CAL_K, 1.0f, cal_a, CAL_K, cal_b, CAL_C, 0.0f, cal_s, CAL_C);
+        sgemm_cpu(0, 1, CAL_R, CAL_C, CAL_K, 1.0f, cal_a, CAL_K, cal_b, CAL_K, 0.0f, cal_s, CAL_C);
         reps++;
         t = host_time_ms() - t0;
     }

@@ -37,7 +37,7 @@ float *cpu_ms_forward(const ms_dims *d, const float *a, const float *b, int reco
 void cpu_ms_backward(const ms_dims *d, const float *a, const float *b, cpu_ms_saved *saved, const float *dout,
                      float **da, float **db);
 mem_formula cpu_ms_memory(const ms_dims *d, int recompute);
-/* Bytes of the one scratch block (scores tile, transposed b tile, running max and argmax). */
+/* Bytes of the one scratch block (scores tile, running max and argmax). */
 size_t cpu_ms_scratch_bytes(const ms_dims *d);
 /* Seconds forward + backward would take here, from a timed scores tile (the fit check uses it). */
 double cpu_ms_estimate_seconds(const ms_dims *d, int recompute);
