@@ -13,6 +13,8 @@
 #
 # Adding a lesson is one line in the "lessons" section: $(eval $(call LESSON,N,<.c>,<.cu>,<extra test .c>)).
 
+comma := ,
+
 # ---- toolchain -------------------------------------------------------------------------------------------
 CC       := gcc
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
@@ -49,7 +51,6 @@ NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -D
              $(if $(filter 1,$(WERROR)),-Werror all-warnings,) -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
-comma := ,
 
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
 RUNTIME_C  := kernels/dtype.c kernels/track.c kernels/arena.c kernels/rng.c kernels/timer.c kernels/compare.c \
@@ -72,7 +73,7 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lm -pthread
 else
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm -pthread)
 endif
-TEST_LIB_OBJ := $(call objs,tests/cli_harness.c)
+TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c)
 
 # ---- lessons ---------------------------------------------------------------------------------------------
 # $(call LESSON,N,C sources,CUDA sources,extra test C sources): lessons/lessonN.c holds the definition
@@ -213,7 +214,7 @@ $(BIN)/test_runtime: $(OBJ)/tests/test_runtime.o $(SESSION_OBJ) $(RUNTIME_OBJ) $
 $(BIN)/test_lessons: $(OBJ)/tests/test_lessons.o $(TEST_LIB_OBJ) $(LESSON_DEF_OBJ) $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-$(BIN)/test_cuda: $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ) $(LESSON_DEF_OBJ) $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/test_cuda: $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ) $(TEST_LIB_OBJ) $(LESSON_DEF_OBJ) $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 # The binaries land in $(BIN) whatever the mode; this stamp relinks them when the mode changes.

@@ -10,13 +10,15 @@
  * kernels use expf/logf without fast math; the online logsumexp adds one rescale per 32-wide tile, i.e. c/32
  * more roundings per step, inside the sqrt(c) term. */
 #include <check.h>
+
+#include "cuda_suites.h"
 #include <math.h>
 #include <string.h>
 
 #include "../kernels/rng.h"
 #include "../kernels/track.h"
 #include "../lessons/logchain_reference.h"
-#include "../lessons/logchain_session.h"
+#include "lc_testing.h"
 #include "../optimized/logchain_forward.h"
 
 #define EPS32 1.1920928955078125e-07
@@ -53,9 +55,8 @@ static void run_case(lc_dims d, uint64_t seed)
                       host_alloc_array(lc_p0_count(&d), DT_F32, "result dp0")};
     lc_inputs in = {x, bulk, p0, dout};
     impl_row row;
-    memset(&row, 0, sizeof row);
     size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
-    lc_run(LC_CUDA, &d, &in, &res, &row, 0);
+    row = lc_run(LC_CUDA, &d, &in, &res);
     ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
 
     lc_memory m = lc_predict(LC_CUDA, &d);
