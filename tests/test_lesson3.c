@@ -311,7 +311,8 @@ START_TEST(cli_dump_writes_npy)
                                         "cpu.out", "cpu.da", "cpu.db"};
     static const char *const shapes[] = {"(2, 3, 3)", "(2, 4, 3)", "(2, 2)", "(2, 2)", "(2, 3, 3)", "(2, 4, 3)",
                                          "(2, 2)", "(2, 3, 3)", "(2, 4, 3)"};
-    assert_dump_files("./build/lesson3", "--size tiny --impl naive,cpu", files, shapes, 9);
+    static const char *const descrs[] = {"<f4", "<f4", "<f4", "<f4", "<f4", "<f4", "<f4", "<f4", "<f4"};
+    assert_dump_files("./build/lesson3", "--size tiny --impl naive,cpu", files, shapes, descrs, 9);
 }
 END_TEST
 
