@@ -129,7 +129,7 @@ static const char *cpu_unfit(const void *p)
     if (ms_gemm_fmas(dims_of(p)) < 1e11) return NULL; /* seconds at most: do not even time a tile */
     double s = cpu_ms_estimate_seconds(dims_of(p), prob_of(p)->recompute);
     if (s <= CPU_MAX_SECONDS) return NULL;
-    snprintf(why, sizeof why, "estimated %.0f hours on this machine (%.3g multiply-adds at the measured tile "
+    snprintf(why, sizeof why, "estimated %.1f hours on this machine (%.3g multiply-adds at the measured tile "
              "GEMM rate); its memory would fit", s / 3600.0, ms_gemm_fmas(dims_of(p)));
     return why;
 }
