@@ -102,7 +102,7 @@ float *cpu_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, con
 {
     gru_probe_call(probe, GRU_FWD_BEGIN, 0);
     size_t bytes = gru_fused_arena_bytes(d, o);
-    void *mem = host_alloc(bytes, "arena: saved rows (cap,B,6H) + x W_ih block (P,B,3H) + step scratch");
+    void *mem = host_alloc(bytes, "arena: saved rows (cap,B,6H) + xp block + scratch");
     arena a;
     arena_init(&a, mem, bytes);
     gru_fused_carve(d, o, &a, ws);
@@ -216,4 +216,24 @@ mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o)
     m.peak = size_add(size_add(m.forward_live, out), gru_grad_bytes(d)); /* + dout (T,B,H) + the gradients */
     m.allocs = 14; /* 6 inputs, arena, out, dout, 5 gradients */
     return m;
+}
+
+#include "../kernels/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES: a constant, no CUDA needed */
+#include <limits.h>
+
+mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o)
+{
+    mem_formula m = cpu_gru_memory(d, o);
+    m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
+    m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
+    m.allocs = 15;
+    return m;
+}
+
+const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o)
+{
+    size_t rows = size_mul(steps_saved(d, o), d->B), widest = d->X > 6 * d->H ? d->X : 6 * d->H;
+    if (size_mul(rows, widest) > INT_MAX || size_mul(d->T, d->B) > INT_MAX || size_mul(d->B, d->H) > INT_MAX)
+        return "a GEMM dimension or a kernel's element count exceeds int";
+    return NULL;
 }

@@ -55,6 +55,21 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
                       const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
                       const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, const gru_probe *probe);
 
+#ifdef HAVE_CUDA
+/* The same on the device (optimized/gru_fused.cu): every pointer is device memory; the arena and out are
+ * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_kernels.cu). */
+float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
+                        const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
+                        gru_fused_ws *ws);
+void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
+                       const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
+                       const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g);
+#endif
+/* NULL when cuBLAS's int dimensions and the kernels' grids hold this problem, else why not */
+const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o);
+/* cpu's bytes on the device, plus the tracked cuBLAS workspace (one more allocation) */
+mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o);
+
 /* The tracker's view: inputs + out + arena after forward; + dout + gradients at the peak; 14 allocations. */
 mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o);
 
