@@ -9,6 +9,7 @@
 Suite *cuda_lesson1_suite(void);
 /* Later lessons add their suites here; weak, so a lesson's suite is optional at link time. */
 Suite *cuda_lesson2_suite(void) __attribute__((weak));
+Suite *cuda_lesson4_suite(void) __attribute__((weak));
 
 int main(void)
 {
@@ -20,6 +21,7 @@ int main(void)
     printf("test_cuda: running on %s\n", cuda_device_name());
     SRunner *sr = srunner_create(cuda_lesson1_suite());
     if (cuda_lesson2_suite) srunner_add_suite(sr, cuda_lesson2_suite());
+    if (cuda_lesson4_suite) srunner_add_suite(sr, cuda_lesson4_suite());
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
