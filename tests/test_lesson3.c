@@ -15,6 +15,8 @@
  *   term (~0.1 of max|db|), 1000x above it.
  */
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,11 +369,4 @@ static Suite *lesson3_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(lesson3_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return check_main(lesson3_suite()); }

@@ -13,6 +13,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,11 +326,4 @@ static Suite *lesson4_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(lesson4_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return check_main(lesson4_suite()); }
