@@ -215,3 +215,8 @@ $(OBJ)/%.cu.o: %.cu
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 
 -include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)
+
+# TEMPORARY (lesson 5 worktree): replaced by the LESSON macro line after the merge with main.
+L5_C := naive/linear_ce_chunked.c optimized/linear_ce_fused.c kernels/linear_ce_gemm.c tests/linear_ce_reference.c
+build/test_lesson5: $(OBJ)/tests/test_lesson5.o $(call objs,$(L5_C)) $(RUNTIME_OBJ) build/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
