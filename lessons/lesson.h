@@ -67,7 +67,7 @@ typedef struct {
      * untracked allocation holds it (adapters static_assert that theirs fits) */
     union {
         long double align_;
-        unsigned char bytes[4096];
+        unsigned char bytes[8192];
     } saved;
 } lesson_run;
 

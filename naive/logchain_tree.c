@@ -437,7 +437,7 @@ lc_memory naive_lc_memory(const lc_dims *d)
     grow(&w, Q), shrink(&w, Q);                 /* f, -last stack */
     grow(&w, vecF), grow(&w, pb), grow(&w, vecF), shrink(&w, pb); /* g, log(p0), h, -log(p0) */
     grow(&w, ob);                               /* out */
-    lc_memory r;
+    lc_memory r = {0, 0, 0};
     r.forward_live = w.live;
 
     /* ---- backward ---- */

@@ -150,7 +150,7 @@ lc_memory cpu_lc_memory(const lc_dims *d)
     size_t F = 4, nc = size_mul(d->n, d->c);
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
     size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dbulk, dp0; dx reuses alpha */
-    lc_memory m;
+    lc_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(inputs_bytes(d), xb), ob); /* + alpha + out */
     size_t fwd_peak = size_add(m.forward_live, size_mul(F, size_add(size_mul(2, nc), d->n)));
     size_t bwd_peak = size_add(size_add(m.forward_live, ob), /* + dout */
@@ -166,7 +166,7 @@ lc_memory cuda_lc_memory(const lc_dims *d)
     size_t F = 4, nc = size_mul(d->n, d->c);
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
     size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha, as on the CPU */
-    lc_memory m;
+    lc_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(inputs_bytes(d), xb), ob);
     m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, size_mul(F, size_mul(2, nc))));
     return m;
