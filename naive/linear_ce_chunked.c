@@ -67,7 +67,7 @@ static void naive_ce_rows(bf16 *z, const int32_t *target, size_t rows, size_t V,
 static bf16 *chunk_logits(const lce_dims *d, size_t rows, const bf16 *W, const naive_scratch *s)
 {
     size_t V = d->V, vb = lce_vpanel(d);
-    bf16 *logits = host_alloc_array(rows * V, DT_BF16, "logits_chunk [chunk,V] bf16 (mm output, then its gradient)");
+    bf16 *logits = host_alloc_array(rows * V, DT_BF16, "logits_chunk [c,V] bf16 (then grad)");
     for (size_t v0 = 0; v0 < V; v0 += vb) {
         size_t n = V - v0 < vb ? V - v0 : vb;
         lce_logits_panel(s->xf, rows, d->H, W, v0, n, s->wp, s->op, n);
@@ -81,7 +81,7 @@ static void chunk_grad_input(const lce_dims *d, size_t rows, const bf16 *g, cons
                              bf16 *gi_rows)
 {
     size_t V = d->V, H = d->H, vb = lce_vpanel(d);
-    bf16 *prod = host_alloc_array(rows * H, DT_BF16, "grad_logits_chunk @ W [chunk,H] bf16 (mm output)");
+    bf16 *prod = host_alloc_array(rows * H, DT_BF16, "g @ W [c,H] bf16 (mm output)");
     for (size_t v0 = 0; v0 < V; v0 += vb) {
         size_t n = V - v0 < vb ? V - v0 : vb;
         lce_grad_panel(g, V, rows, W, H, v0, n, s->gp, s->wp);
@@ -96,14 +96,14 @@ static void chunk_grad_input(const lce_dims *d, size_t rows, const bf16 *g, cons
 static void chunk_grad_weight(const lce_dims *d, size_t rows, const bf16 *g, const naive_scratch *s, float *gw)
 {
     size_t V = d->V, H = d->H, vb = lce_vpanel(d), VH = V * H;
-    bf16 *prod = host_alloc_array(VH, DT_BF16, "mm(grad_logits^T, x_chunk) [V,H] bf16 (temporary)");
+    bf16 *prod = host_alloc_array(VH, DT_BF16, "mm(g^T, x_chunk) [V,H] bf16");
     for (size_t v0 = 0; v0 < V; v0 += vb) { /* pass 1: the product, rounded to bf16 */
         size_t n = V - v0 < vb ? V - v0 : vb;
         lce_bf16_to_f32(s->gp, n, g + v0, V, rows, n);
         lce_dw_panel(s->gp, s->xf, rows, n, H, 0.0f, s->ep);
         lce_f32_to_bf16(prod + v0 * H, H, s->ep, H, n, H);
     }
-    float *prodf = host_alloc_array(VH, DT_F32, "mm(...).float() [V,H] f32 (temporary)");
+    float *prodf = host_alloc_array(VH, DT_F32, "mm(...).float() [V,H] f32");
     for (size_t i = 0; i < VH; i++) prodf[i] = bf16_to_f32(prod[i]); /* pass 2: .float() */
     host_free(prod); /* the bf16 temporary dies once .float() has returned */
     for (size_t i = 0; i < VH; i++) gw[i] += prodf[i];               /* pass 3: += */
@@ -126,8 +126,8 @@ float *naive_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const 
                          naive_lce_saved *saved)
 {
     size_t N = d->N;
-    saved->grad_weight = host_alloc_array(lce_w_count(d), DT_F32, "grad_weight [V,H] f32 (saved for backward)");
-    saved->grad_input = host_alloc_array(lce_x_count(d), DT_BF16, "grad_input [N,H] bf16 (saved for backward)");
+    saved->grad_weight = host_alloc_array(lce_w_count(d), DT_F32, "grad_weight [V,H] f32 (saved)");
+    saved->grad_input = host_alloc_array(lce_x_count(d), DT_BF16, "grad_input [N,H] bf16 (saved)");
     float *loss_1d = host_alloc_array(N, DT_F32, "loss_1d [N] f32");
     memset(saved->grad_weight, 0, lce_w_count(d) * sizeof(float));
     memset(saved->grad_input, 0, lce_x_count(d) * sizeof(bf16));
@@ -136,7 +136,7 @@ float *naive_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const 
     arena a;
     naive_scratch s;
     size_t bytes = naive_lce_scratch_bytes(d);
-    arena_init(&a, host_alloc(bytes, "CPU GEMM scratch: f32 copies of bf16 operands (chunk-sized)"), bytes);
+    arena_init(&a, host_alloc(bytes, "CPU GEMM f32 scratch (chunk-sized)"), bytes);
     carve(&a, d, &s);
     float scale = lce_mean_scale(target, N);
     for (size_t k = 0; k < lce_chunks(d); k++) naive_chunk(d, k, x, W, target, scale, &s, saved, loss_1d);
@@ -158,8 +158,8 @@ void naive_lce_backward(const lce_dims *d, naive_lce_saved *saved, const float *
     for (size_t i = 0; i < lce_x_count(d); i++)
         saved->grad_input[i] = bf16_from_f32(bf16_to_f32(saved->grad_input[i]) * g);
     for (size_t i = 0; i < lce_w_count(d); i++) saved->grad_weight[i] *= g;
-    track_relabel(MEM_HOST, saved->grad_input, "dx [N,H] bf16 (grad_input scaled in place)");
-    track_relabel(MEM_HOST, saved->grad_weight, "dW [V,H] f32 (grad_weight scaled in place)");
+    track_relabel(MEM_HOST, saved->grad_input, "dx [N,H] bf16 (grad_input, scaled)");
+    track_relabel(MEM_HOST, saved->grad_weight, "dW [V,H] f32 (grad_weight, scaled)");
     *dx = saved->grad_input;
     *dW = saved->grad_weight;
     saved->grad_input = NULL;

@@ -5,6 +5,7 @@
  */
 #include "linear_ce_fused.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "../kernels/arena.h"
@@ -94,14 +95,13 @@ static double cpu_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *
 float *cpu_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                        fused_lce_saved *saved)
 {
-    saved->grad_weight = host_alloc_array(lce_w_count(d), DT_F32, "grad_weight [V,H] f32 (saved for backward)");
-    saved->grad_input = host_alloc_array(lce_x_count(d), DT_BF16, "grad_input [N,H] bf16 (saved for backward)");
+    saved->grad_weight = host_alloc_array(lce_w_count(d), DT_F32, "grad_weight [V,H] f32 (saved)");
+    saved->grad_input = host_alloc_array(lce_x_count(d), DT_BF16, "grad_input [N,H] bf16 (saved)");
     memset(saved->grad_weight, 0, lce_w_count(d) * sizeof(float)); /* the first chunk accumulates onto zeros */
     arena a;
     cpu_workspace w;
     size_t bytes = cpu_lce_workspace_bytes(d);
-    arena_init(&a, host_alloc(bytes, "chunk workspace: logits [chunk,V] f32 (-> bf16 gradient) + f32 panels"),
-               bytes);
+    arena_init(&a, host_alloc(bytes, "workspace: logits [c,V] f32 + panels"), bytes);
     carve(&a, d, &w);
     float scale = lce_mean_scale(target, d->N);
     double sum = 0.0;
@@ -118,8 +118,8 @@ void cpu_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dl
     for (size_t i = 0; i < lce_x_count(d); i++)
         saved->grad_input[i] = bf16_from_f32(bf16_to_f32(saved->grad_input[i]) * g);
     for (size_t i = 0; i < lce_w_count(d); i++) saved->grad_weight[i] *= g;
-    track_relabel(MEM_HOST, saved->grad_input, "dx [N,H] bf16 (grad_input scaled in place)");
-    track_relabel(MEM_HOST, saved->grad_weight, "dW [V,H] f32 (grad_weight scaled in place)");
+    track_relabel(MEM_HOST, saved->grad_input, "dx [N,H] bf16 (grad_input, scaled)");
+    track_relabel(MEM_HOST, saved->grad_weight, "dW [V,H] f32 (grad_weight, scaled)");
     *dx = saved->grad_input;
     *dW = saved->grad_weight;
     saved->grad_input = NULL;
@@ -136,4 +136,44 @@ mem_formula cpu_lce_memory(const lce_dims *d)
     m.peak = size_add(m.forward_live, 4) > loop ? size_add(m.forward_live, 4) : loop;
     m.allocs = 8; /* x W target | grad_weight grad_input workspace | loss | dloss */
     return m;
+}
+
+/* --- the CUDA version's workspace and formula (plain C: the driver predicts without a GPU) ------------------ */
+
+void cuda_lce_carve(arena *a, const lce_dims *d, cuda_lce_workspace *w)
+{
+    w->logits = arena_take(a, size_mul(d->chunk, d->V), DT_F32, "logits");
+    w->row_loss = arena_take(a, d->N, DT_F32, "row_loss");
+    w->scale = arena_take(a, 1, DT_F32, "scale");
+}
+
+size_t cuda_lce_workspace_bytes(const lce_dims *d)
+{
+    arena a;
+    cuda_lce_workspace w;
+    arena_plan(&a);
+    cuda_lce_carve(&a, d, &w);
+    return a.used;
+}
+
+mem_formula cuda_lce_memory(const lce_dims *d)
+{
+    size_t inputs = size_add(size_add(size_mul(2, lce_x_count(d)), size_mul(2, lce_w_count(d))), size_mul(4, d->N));
+    size_t grads = size_add(size_mul(4, lce_w_count(d)), size_mul(2, lce_x_count(d)));
+    size_t base = size_add(size_add(inputs, grads), CUBLAS_WORKSPACE_BYTES_C);
+    mem_formula m;
+    m.forward_live = size_add(base, 4);                                      /* + loss */
+    m.peak = size_add(size_add(base, cuda_lce_workspace_bytes(d)), 4);       /* loss written from the workspace */
+    if (size_add(m.forward_live, 4) > m.peak) m.peak = size_add(m.forward_live, 4); /* + dloss */
+    /* x W target | cuBLAS workspace | grad_weight grad_input workspace | loss | dloss */
+    m.allocs = 9;
+    return m;
+}
+
+const char *cuda_lce_unfit(const lce_dims *d)
+{
+    if (size_mul(2, d->V) > INT_MAX || d->H > INT_MAX || d->chunk > INT_MAX)
+        return "2V, H or the chunk exceeds cuBLAS's int arguments";
+    if (d->chunk > 65535u * 32768u) return "more chunk rows than the row kernel's grid holds";
+    return NULL;
 }

@@ -14,7 +14,19 @@
 #ifndef OPTIMIZED_LINEAR_CE_FUSED_H
 #define OPTIMIZED_LINEAR_CE_FUSED_H
 
+#ifdef __cplusplus
+extern "C" {
+/* cuda_track.h's CUBLAS_WORKSPACE_BYTES, restated so the C formula needs no CUDA header (a test asserts equal) */
+#define CUBLAS_WORKSPACE_BYTES_C ((size_t)32 << 20)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+
 #include <stdint.h>
+#include "../kernels/arena.h"
 #include "../kernels/bf16.h"
 #include "../kernels/linear_ce_problem.h"
 #include "../kernels/mem_formula.h"
@@ -40,9 +52,23 @@ mem_formula cpu_lce_memory(const lce_dims *d);
 float *cuda_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                         fused_lce_saved *saved);
 void cuda_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dloss, bf16 **dx, float **dW);
+/* The device workspace, carved from one dev_alloc block (kernels/arena.h): */
+typedef struct {
+    float *logits;   /* (chunk, V) f32 logits; the row kernel writes row r's bf16 gradient over its first half */
+    float *row_loss; /* (N,) f32 each row's loss (0 for ignored rows), summed at the end */
+    float *scale;    /* (1,) f32 1 / n_valid, counted on the device */
+} cuda_lce_workspace;
+void cuda_lce_carve(arena *a, const lce_dims *d, cuda_lce_workspace *w);
 size_t cuda_lce_workspace_bytes(const lce_dims *d);
 mem_formula cuda_lce_memory(const lce_dims *d);
 /* NULL when every dimension fits cuBLAS's int arguments and the grid, else why not. */
 const char *cuda_lce_unfit(const lce_dims *d);
+
+/* cuda_track.h's CUBLAS_WORKSPACE_BYTES, restated so the C formula needs no CUDA header (a test asserts equal) */
+#define CUBLAS_WORKSPACE_BYTES_C ((size_t)32 << 20)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -33,7 +33,7 @@
 #include "../kernels/track.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_fused.h"
-#include "linear_ce_reference.h"
+#include "../lessons/linear_ce_reference.h"
 
 #define U8 (1.0 / 256.0) /* u = 2^-8 */
 

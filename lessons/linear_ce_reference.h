@@ -1,7 +1,7 @@
 /* linear_ce_reference.h - lesson 5's float64 reference: the loss and both gradients in double from the bf16
  * inputs (each bf16 value is exact in double), no chunking, no rounding of any intermediate. */
-#ifndef TESTS_LINEAR_CE_REFERENCE_H
-#define TESTS_LINEAR_CE_REFERENCE_H
+#ifndef LESSONS_LINEAR_CE_REFERENCE_H
+#define LESSONS_LINEAR_CE_REFERENCE_H
 
 #include <stdint.h>
 #include "../kernels/bf16.h"
