@@ -1,6 +1,4 @@
-/* linear_ce_gemm.c - lesson 5's bf16 GEMMs on the CPU (see linear_ce_gemm.h). Every product is sgemm_cpu's
- * vectorised form (the innermost loop runs along a row of B and of C), which is why the logits panel of W is
- * converted transposed: x . W^T becomes a product with a (H, vb) B operand instead of a dot-product loop. */
+/* linear_ce_gemm.c - lesson 5's bf16 GEMMs on the CPU (see linear_ce_gemm.h): convert a panel, call sgemm_cpu. */
 #include "linear_ce_gemm.h"
 
 #include "gemm_cpu.h"
@@ -12,12 +10,6 @@ void lce_bf16_to_f32(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t
         for (size_t j = 0; j < cols; j++) dst[i * ldd + j] = bf16_to_f32(src[i * lds + j]);
 }
 
-void lce_bf16_to_f32_t(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t rows, size_t cols)
-{
-    for (size_t i = 0; i < rows; i++)
-        for (size_t j = 0; j < cols; j++) dst[j * ldd + i] = bf16_to_f32(src[i * lds + j]);
-}
-
 void lce_f32_to_bf16(bf16 *dst, size_t ldd, const float *src, size_t lds, size_t rows, size_t cols)
 {
     for (size_t i = 0; i < rows; i++)
@@ -27,9 +19,9 @@ void lce_f32_to_bf16(bf16 *dst, size_t ldd, const float *src, size_t lds, size_t
 void lce_logits_panel(const float *xf, size_t rows, size_t H, const bf16 *W, size_t v0, size_t vb, float *wp,
                       float *out, size_t ldo)
 {
-    lce_bf16_to_f32_t(wp, vb, W + v0 * H, H, vb, H); /* wp (H, vb) = W[v0:v0+vb, :]^T */
-    /* out (rows, vb) = xf (rows, H) . wp (H, vb); K = H */
-    sgemm_cpu(0, 0, rows, vb, H, 1.0f, xf, H, wp, vb, 0.0f, out, ldo);
+    lce_bf16_to_f32(wp, H, W + v0 * H, H, vb, H); /* wp (vb, H) = W[v0:v0+vb, :] */
+    /* out (rows, vb) = xf (rows, H) . wp^T (H, vb); K = H, wp stored (N, K): transB */
+    sgemm_cpu(0, 1, rows, vb, H, 1.0f, xf, H, wp, H, 0.0f, out, ldo);
 }
 
 void lce_grad_panel(const bf16 *g, size_t ldg, size_t rows, const bf16 *W, size_t H, size_t v0, size_t vb,

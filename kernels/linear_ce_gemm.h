@@ -6,7 +6,7 @@
  * differ from the GPU's only in the order of the additions inside the reduction.
  *
  * Converting all of W (V, H) to float32 would be a (V, H) f32 temporary, the very thing lesson 5 removes, so W
- * is converted LCE_VPANEL rows at a time into a panel the caller owns (vb, H) (or its transpose, (H, vb)). The
+ * is converted LCE_VPANEL rows at a time into a panel the caller owns, (vb, H). The
  * vocabulary index v of every product below lies in the panel [v0, v0 + vb).
  *
  * Layouts (row-major): xf (rows, H) f32; W (V, H) bf16; g (rows, V) bf16 with row stride ldg elements;
@@ -21,12 +21,10 @@
 
 /* dst (rows, cols) f32, row stride ldd  <-  src (rows, cols) bf16, row stride lds. Exact. */
 void lce_bf16_to_f32(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t rows, size_t cols);
-/* dst (cols, rows) f32 = src^T, row stride ldd  <-  src (rows, cols) bf16, row stride lds. Exact. */
-void lce_bf16_to_f32_t(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t rows, size_t cols);
 /* dst (rows, cols) bf16  <-  src f32, rounded to nearest even. */
 void lce_f32_to_bf16(bf16 *dst, size_t ldd, const float *src, size_t lds, size_t rows, size_t cols);
 
-/* out[:, 0:vb] (rows, vb) f32, row stride ldo = xf (rows, H) . W[v0:v0+vb, :]^T. wp: (H, vb) scratch. */
+/* out[:, 0:vb] (rows, vb) f32, row stride ldo = xf (rows, H) . W[v0:v0+vb, :]^T. wp: (vb, H) scratch. */
 void lce_logits_panel(const float *xf, size_t rows, size_t H, const bf16 *W, size_t v0, size_t vb, float *wp,
                       float *out, size_t ldo);
 

@@ -15,7 +15,7 @@
 
 typedef struct {
     float *xf;  /* (chunk, H) the chunk's x rows in f32 */
-    float *wp;  /* (vb, H) or (H, vb): a panel of W in f32 */
+    float *wp;  /* (vb, H) a panel of W in f32 */
     float *gp;  /* (chunk, vb) a panel of the chunk's gradient in f32 */
     float *op;  /* (chunk, vb) a panel of logits before rounding to bf16 */
     float *dxc; /* (chunk, H) grad_logits @ W before rounding to bf16 */

@@ -16,7 +16,7 @@
 typedef struct {
     float *logits; /* (chunk, V) f32; after the row pass, row r holds its bf16 gradient in its first half */
     float *xf;     /* (chunk, H) the chunk's x rows in f32 */
-    float *wp;     /* (vb, H) or (H, vb): a panel of W in f32 */
+    float *wp;     /* (vb, H) a panel of W in f32 */
     float *gp;     /* (chunk, vb) a panel of the gradient in f32 */
     float *dxc;    /* (chunk, H) g . W, accumulated over the panels */
 } cpu_workspace;
