@@ -101,8 +101,7 @@ endef
 
 $(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_reference.c,optimized/bmm_grouped.cu,))
 $(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu,tests/logchain_bruteforce.c))
-# TEMPORARY until the lead merges lesson 5 (no CUDA sources listed yet)
-$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,,))
+$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_kernels.cu,))
 
 LESSONS := $(foreach n,$(LESSON_NS),$(BIN)/lesson$(n))
 TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(BIN)/test_lesson$(n))

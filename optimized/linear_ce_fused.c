@@ -173,7 +173,6 @@ mem_formula cuda_lce_memory(const lce_dims *d)
 const char *cuda_lce_unfit(const lce_dims *d)
 {
     if (size_mul(2, d->V) > INT_MAX || d->H > INT_MAX || d->chunk > INT_MAX)
-        return "2V, H or the chunk exceeds cuBLAS's int arguments";
-    if (d->chunk > 65535u * 32768u) return "more chunk rows than the row kernel's grid holds";
+        return "2V, H or the chunk exceeds cuBLAS's int arguments (and the row kernel's grid)";
     return NULL;
 }

@@ -14,22 +14,15 @@
 #ifndef OPTIMIZED_LINEAR_CE_FUSED_H
 #define OPTIMIZED_LINEAR_CE_FUSED_H
 
-#ifdef __cplusplus
-extern "C" {
-/* cuda_track.h's CUBLAS_WORKSPACE_BYTES, restated so the C formula needs no CUDA header (a test asserts equal) */
-#define CUBLAS_WORKSPACE_BYTES_C ((size_t)32 << 20)
-
-#ifdef __cplusplus
-}
-#endif
-
-#endif
-
 #include <stdint.h>
-#include "../kernels/arena.h"
 #include "../kernels/bf16.h"
 #include "../kernels/linear_ce_problem.h"
 #include "../kernels/mem_formula.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "../kernels/arena.h" /* a C header without its own extern "C" */
 
 typedef struct {
     float *grad_weight; /* (V, H) f32 */
