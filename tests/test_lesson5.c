@@ -33,6 +33,7 @@
 #include "../kernels/track.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_fused.h"
+#include "../lessons/lesson.h"
 #include "../lessons/linear_ce_reference.h"
 
 #define U8 (1.0 / 256.0) /* u = 2^-8 */
@@ -341,7 +342,7 @@ static void check_both(lce_dims d, uint64_t seed)
     t_err en = run_checked(IMPL_NAIVE, &d, &in, &ref, 16 * U8, 16 * U8);
     t_err ec = run_checked(IMPL_CPU, &d, &in, &ref, 2 * U8, 1e-5);
     /* the fix is the more accurate one, tensor by tensor */
-    ck_assert_msg(ec.dW <= en.dW && ec.dx <= en.dx && ec.loss <= en.loss,
+    ck_assert_msg(ec.dW <= en.dW && ec.dx <= en.dx + U8 && ec.loss <= en.loss, /* dx: see session_case */
                   "cpu errors (loss %.3g dx %.3g dW %.3g) not <= naive's (%.3g %.3g %.3g)", ec.loss, ec.dx, ec.dW,
                   en.loss, en.dx, en.dW);
     free_ref(&ref);
@@ -425,6 +426,57 @@ START_TEST(temporaries_in_the_formula)
 }
 END_TEST
 
+/* Through the generic session (what build/lesson5 prints): formulas equal the tracker, every run validates. */
+extern const lesson lesson5_def;
+
+static void session_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
+{
+    const lesson *L = &lesson5_def;
+    long long dv[3] = {N, H, V}, opts[1] = {chunk};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dv, opts, &prob));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    double *ref[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(L, &prob, seed, t);
+    ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
+    double err[2], dw[2];
+    for (int k = 0; k < 2; k++) {
+        int impl = lesson_find_impl(L, k ? "cpu" : "naive");
+        lesson_result res;
+        lesson_run_impl(L, &prob, impl, t, &res);
+        mem_formula f = L->impls[impl].memory(&prob);
+        ck_assert_uint_eq(res.row.peak_bytes, f.peak);
+        ck_assert_uint_eq(res.row.forward_live_bytes, f.forward_live);
+        ck_assert_uint_eq(res.row.allocs, f.allocs);
+        err[k] = lesson_max_rel_err(L, &prob, &res, ref);
+        dw[k] = max_rel_err(res.result[6], DT_F32, ref[6], DT_F64, lce_w_count((const lce_dims *)&prob)); /* dW */
+        ck_assert_msg(err[k] <= res.tolerance, "%s: %.3g over %.3g", L->impls[impl].name, err[k], res.tolerance);
+        lesson_result_free(L, &res);
+    }
+    /* dW is where the fix acts: strictly more accurate. The overall number is dominated by dx, bf16 in both and
+     * rounded the same way, so the two can differ by one bf16 step (u) either way. */
+    ck_assert_msg(dw[1] <= dw[0], "cpu dW %.3g above naive %.3g", dw[1], dw[0]);
+    ck_assert_msg(err[1] <= err[0] + U8, "cpu %.3g above naive %.3g + u", err[1], err[0]);
+    lesson_free_ref(L, ref);
+    lesson_free_slots(L, t);
+}
+
+START_TEST(session_tiny) { session_case(4, 3, 7, 0, 71); }
+END_TEST
+START_TEST(session_small) { session_case(256, 128, 4096, 0, 72); }
+END_TEST
+START_TEST(session_small_one_chunk) { session_case(256, 128, 4096, 256, 73); }
+END_TEST
+START_TEST(session_bad_dims)
+{
+    long long dv[3] = {8, 4, 20}, big[1] = {9};
+    lesson_problem prob;
+    ck_assert_ptr_nonnull(lesson5_def.make_problem(dv, big, &prob)); /* --chunk above N */
+    long long huge[3] = {1LL << 40, 1LL << 40, 1LL << 30}, zero[1] = {0};
+    ck_assert_ptr_nonnull(lesson5_def.make_problem(huge, zero, &prob)); /* V*H*6 overflows */
+}
+END_TEST
+
 static Suite *lesson5_suite(void)
 {
     Suite *s = suite_create("lesson5");
@@ -451,6 +503,10 @@ static Suite *lesson5_suite(void)
     tcase_add_test(r, ignored_rows);
     tcase_add_test(r, all_rows_ignored);
     tcase_add_test(r, temporaries_in_the_formula);
+    tcase_add_test(r, session_tiny);
+    tcase_add_test(r, session_small);
+    tcase_add_test(r, session_small_one_chunk);
+    tcase_add_test(r, session_bad_dims);
     tcase_set_timeout(r, 60);
     suite_add_tcase(s, r);
     return s;
