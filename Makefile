@@ -101,7 +101,7 @@ lesson-$(1): all
 endef
 
 $(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_reference.c,optimized/bmm_grouped.cu,))
-$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu,tests/logchain_bruteforce.c))
+$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
 
 LESSONS := $(foreach n,$(LESSON_NS),$(BIN)/lesson$(n))
 TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(BIN)/test_lesson$(n))

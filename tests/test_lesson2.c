@@ -36,6 +36,7 @@
 #include "../optimized/logchain_forward.h"
 #include "cli_harness.h"
 #include "logchain_bruteforce.h"
+#include "logchain_memory_walk.h"
 
 #define EPS32 1.1920928955078125e-07 /* 2^-23 */
 
@@ -378,6 +379,35 @@ START_TEST(test_memory_forum_cpu)
 }
 END_TEST
 
+START_TEST(test_memory_closed_form_equals_walk)
+{
+    /* naive_lc_memory's closed form against the tensor-by-tensor walk of the same dataflow: every v from 2 (no
+     * tree) to 70 (odd counts at one, several or no levels: 5 -> 3 -> 2, 7 -> 4 -> 2, 2^k), with c = 1 (where
+     * the vectors weigh as much as the matrices), c small and large against v (forward vs backward peak), t > 1
+     * and n = 1; then the forum's and medium sizes. */
+    static const size_t ns[] = {1, 2, 7}, ts[] = {1, 3}, cs[] = {1, 2, 3, 5, 40, 200};
+    size_t checked = 0;
+    for (size_t v = 2; v <= 70; v++)
+        for (size_t a = 0; a < 3; a++)
+            for (size_t b = 0; b < 2; b++)
+                for (size_t k = 0; k < 6; k++) {
+                    lc_dims d = {ns[a], ts[b], v, cs[k]};
+                    lc_memory f = naive_lc_memory(&d), w = naive_lc_memory_walk(&d);
+                    ck_assert_msg(f.peak == w.peak && f.forward_live == w.forward_live,
+                                  "n=%zu t=%zu v=%zu c=%zu: closed form peak %zu live %zu, walk peak %zu live %zu", d.n,
+                                  d.t, d.v, d.c, f.peak, f.forward_live, w.peak, w.forward_live);
+                    checked++;
+                }
+    const lc_dims big[] = {{500, 1, 40, 200}, {100, 1, 40, 100}, {3, 2, 7, 5}, {10, 1, 6, 40}};
+    for (int i = 0; i < 4; i++) {
+        lc_memory f = naive_lc_memory(&big[i]), w = naive_lc_memory_walk(&big[i]);
+        ck_assert_uint_eq(f.peak, w.peak);
+        ck_assert_uint_eq(f.forward_live, w.forward_live);
+    }
+    ck_assert_uint_eq(checked, 69 * 36);
+}
+END_TEST
+
 START_TEST(test_memory_overflow_saturates)
 {
     /* dims from the command line may overflow every product: the formulas saturate instead of wrapping */
@@ -520,6 +550,7 @@ static Suite *lesson2_suite(void)
     TCase *mem = tcase_create("memory");
     tcase_add_test(mem, test_memory_tiny_small);
     tcase_add_test(mem, test_memory_forum_cpu);
+    tcase_add_test(mem, test_memory_closed_form_equals_walk);
     tcase_add_test(mem, test_memory_overflow_saturates);
     tcase_set_timeout(mem, 60); /* the forum-size cpu run takes a few seconds on 2 cores */
     suite_add_tcase(s, mem);
