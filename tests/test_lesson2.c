@@ -590,7 +590,7 @@ static Suite *lesson2_suite(void)
 int main(void)
 {
     SRunner *sr = srunner_create(lesson2_suite());
-    srunner_run_all(sr, CK_NORMAL);
+    srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=silent|minimal|normal|verbose; normal when unset */
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
