@@ -1,7 +1,7 @@
 /* cli.h - the command line every lesson shares, read from the lesson's definition (lesson.h).
  *
  *   build/lessonN [--size NAME] [--dims A=..,B=..] [--impl a,b,c] [--seed S] [--csv FILE] [--dump DIR]
- *                 [--mem-limit BYTES] [--timeline FILE] [lesson options] [--help]
+ *                 [--mem-limit BYTES] [--time-limit SECONDS] [--timeline FILE] [lesson options] [--help]
  *
  * cli_parse fills a cli_options or prints one clear message. Both "--flag value" and "--flag=value" are
  * accepted; each option may be given once. --dims overrides dimensions of the chosen preset (the default
@@ -27,6 +27,7 @@ typedef struct {
     const char *dump_dir;              /* NULL: no dumps */
     const char *timeline_path;         /* NULL: no allocation timeline */
     size_t mem_limit;                  /* bytes; default half of physical RAM */
+    double time_limit;                 /* seconds a host implementation may be estimated to take; default 120 */
 } cli_options;
 
 enum { CLI_OK = 0, CLI_HELP = 1, CLI_ERROR = 2 };
