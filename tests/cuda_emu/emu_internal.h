@@ -1,0 +1,26 @@
+/* emu_internal.h - TEST-ONLY: what the emulator's own files share (device memory registry, error record). */
+#ifndef CUDA_EMU_INTERNAL_H
+#define CUDA_EMU_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+namespace emu {
+
+struct alloc_info {
+    char *base;   /* what cudaMalloc returned */
+    size_t bytes; /* what was asked for; red zones lie either side */
+};
+
+/* The live allocation holding [p, p + bytes) (bytes 0: p may be one past the end), or NULL. */
+const alloc_info *find_alloc(const void *p, size_t bytes);
+/* Checks every live allocation's red zones; on damage writes a description to msg and returns 0. */
+int redzones_intact(char *msg, size_t cap);
+/* Records err with a message for cudaGetLastError / emu_last_error_message (the first one wins until read),
+ * and prints it to stderr with the prefix "cuda-emu: ". Returns err. */
+cudaError_t fail(cudaError_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int launch_error_pending(void);
+
+} /* namespace emu */
+
+#endif

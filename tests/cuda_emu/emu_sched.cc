@@ -1,0 +1,227 @@
+/* emu_sched.cc - TEST-ONLY: the block scheduler. Every thread of a block is a fiber (ucontext, one reused
+ * stack per thread) that runs until __syncthreads, a warp operation or its end; blocks run one at a time.
+ *
+ * When no thread can run: warp operations whose mask has fully arrived are computed from the saved values
+ * and released; otherwise a __syncthreads is released if every live thread waits at that same one; anything
+ * else (a thread exited or waiting elsewhere) fails the launch, listing each thread's state. */
+#include "emu_sched.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define EMU_ASAN 1
+static const size_t STACK = 512 << 10;
+#else
+#define EMU_ASAN 0
+static const size_t STACK = 128 << 10;
+#endif
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+namespace emu {
+
+static std::vector<fiber> fibers;
+static char *stacks;
+static size_t stacks_count;
+static ucontext_t sched_ctx;
+static int cur;
+static int failed;
+static void (*body_fn)(void *);
+static void *body_ctx;
+#if EMU_ASAN
+static const void *sched_bottom; /* the scheduler's stack, for switching back */
+static size_t sched_size;
+#endif
+
+static void to_fiber(int t)
+{
+#if EMU_ASAN
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(&fake, fibers[t].stack, STACK);
+    swapcontext(&sched_ctx, &fibers[t].ctx);
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#else
+    swapcontext(&sched_ctx, &fibers[t].ctx);
+#endif
+}
+
+static void to_scheduler(int dying)
+{
+#if EMU_ASAN
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(dying ? NULL : &fake, sched_bottom, sched_size);
+    swapcontext(&fibers[cur].ctx, &sched_ctx);
+    __sanitizer_finish_switch_fiber(fake, &sched_bottom, &sched_size);
+#else
+    (void)dying;
+    swapcontext(&fibers[cur].ctx, &sched_ctx);
+#endif
+}
+
+static void trampoline(void)
+{
+#if EMU_ASAN
+    __sanitizer_finish_switch_fiber(NULL, &sched_bottom, &sched_size);
+#endif
+    body_fn(body_ctx);
+    fibers[cur].state = T_DONE;
+    to_scheduler(1);
+    abort(); /* never resumed */
+}
+
+void syncthreads(const char *file, int line)
+{
+    fiber &f = fibers[cur];
+    f.state = T_SYNC, f.file = file, f.line = line;
+    to_scheduler(0);
+}
+
+uint64_t warp_op(warp_kind k, unsigned mask, uint64_t value, int arg, int width, const char *file, int line)
+{
+    fiber &f = fibers[cur];
+    f.state = T_WARP, f.kind = k, f.mask = mask, f.value = value, f.arg = arg, f.width = width;
+    f.file = file, f.line = line;
+    to_scheduler(0);
+    return fibers[cur].result;
+}
+
+static void ensure_stacks(size_t n)
+{
+    if (n <= stacks_count) return;
+    if (stacks) munmap(stacks, stacks_count * STACK);
+    stacks = (char *)mmap(NULL, n * STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (stacks == MAP_FAILED) { perror("cuda-emu: mmap of fiber stacks"); abort(); }
+    stacks_count = n;
+}
+
+const char *kind_name(int k)
+{
+    static const char *names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp"};
+    return k >= 0 && k < W_KINDS ? names[k] : "?";
+}
+
+/* "threads 0-31: waiting at __syncthreads f.cu:12; threads 32-63: exited": consecutive equal states merged */
+static void describe_states(char *out, size_t cap)
+{
+    size_t len = 0, n = fibers.size();
+    out[0] = 0;
+    for (size_t i = 0; i < n && len + 1 < cap;) {
+        size_t j = i + 1;
+        const fiber &a = fibers[i];
+        while (j < n && fibers[j].state == a.state && fibers[j].line == a.line && fibers[j].file == a.file &&
+               (a.state != T_WARP || fibers[j].kind == a.kind))
+            j++;
+        char what[200];
+        if (a.state == T_DONE) snprintf(what, sizeof what, "exited");
+        else if (a.state == T_SYNC) snprintf(what, sizeof what, "waiting at __syncthreads %s:%d", a.file, a.line);
+        else if (a.state == T_WARP)
+            snprintf(what, sizeof what, "waiting at %s %s:%d (mask 0x%08x)", kind_name(a.kind), a.file, a.line, a.mask);
+        else snprintf(what, sizeof what, "runnable");
+        len += snprintf(out + len, cap - len, "%sthreads %zu-%zu: %s", i ? "; " : "", i, j - 1, what);
+        i = j;
+    }
+}
+
+static int run_block(int reversed)
+{
+    size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
+    fibers.assign(n, fiber());
+    ensure_stacks(n);
+    for (size_t t = 0; t < n; t++) {
+        fiber &f = fibers[t];
+        f.tid.x = (unsigned)(t % blockDim.x);
+        f.tid.y = (unsigned)(t / blockDim.x % blockDim.y);
+        f.tid.z = (unsigned)(t / ((size_t)blockDim.x * blockDim.y));
+        f.stack = stacks + t * STACK;
+#if EMU_ASAN
+        ASAN_UNPOISON_MEMORY_REGION(f.stack, STACK);
+#endif
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = f.stack;
+        f.ctx.uc_stack.ss_size = STACK;
+        f.ctx.uc_link = NULL;
+        makecontext(&f.ctx, trampoline, 0);
+    }
+    for (;;) {
+        for (size_t i = 0; i < n; i++) {
+            int t = (int)(reversed ? n - 1 - i : i);
+            if (fibers[t].state != T_READY) continue;
+            cur = t;
+            threadIdx = fibers[t].tid;
+            to_fiber(t);
+            if (failed) return 0;
+        }
+        size_t done = 0, sync = 0;
+        for (const fiber &f : fibers) done += f.state == T_DONE, sync += f.state == T_SYNC;
+        if (done == n) return 1;
+        int r = resolve_warps(fibers);
+        if (r < 0) return 0;
+        if (r > 0) continue;
+        int same_site = 1;
+        const fiber *first = NULL;
+        for (const fiber &f : fibers)
+            if (f.state == T_SYNC) {
+                if (!first) first = &f;
+                else if (f.line != first->line || f.file != first->file) same_site = 0;
+            }
+        if (sync == n - done && done == 0 && same_site) {
+            for (fiber &f : fibers) f.state = T_READY;
+            continue;
+        }
+        char states[1200];
+        describe_states(states, sizeof states);
+        block_fail(cudaErrorLaunchFailure, "%s: not every thread of the block reached it (divergent or skipped "
+                   "barrier, or a deadlocked warp operation): %s",
+                   sync ? "__syncthreads" : "warp operation", states);
+        return 0;
+    }
+}
+
+static launch_state L;
+
+void block_fail(cudaError_t e, const char *fmt, ...)
+{
+    char buf[1800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fail(e, "kernel %s (launched at %s:%d), block (%u,%u,%u), %s pass: %s", L.cfg->name, L.cfg->file, L.cfg->line,
+         blockIdx.x, blockIdx.y, blockIdx.z, L.pass ? "second (reversed threads, shuffled blocks)" : "first", buf);
+    failed = 1;
+}
+
+int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass)
+{
+    L.cfg = &cfg, L.pass = pass;
+    body_fn = body, body_ctx = ctx, failed = 0;
+    blockDim = cfg.block, gridDim = cfg.grid;
+    size_t nb = (size_t)cfg.grid.x * cfg.grid.y * cfg.grid.z;
+    std::vector<size_t> order(nb);
+    for (size_t i = 0; i < nb; i++) order[i] = i;
+    uint64_t s = 0x9E3779B97F4A7C15ull ^ nb;
+    for (size_t i = nb; pass && i > 1; i--) { /* Fisher-Yates with a fixed seed: the same order every run */
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        size_t j = s % i, tmp = order[i - 1];
+        order[i - 1] = order[j], order[j] = tmp;
+    }
+    for (size_t b : order) {
+        blockIdx.x = (unsigned)(b % cfg.grid.x);
+        blockIdx.y = (unsigned)(b / cfg.grid.x % cfg.grid.y);
+        blockIdx.z = (unsigned)(b / ((size_t)cfg.grid.x * cfg.grid.y));
+        if (!run_block(pass)) return 0;
+    }
+    return 1;
+}
+
+} /* namespace emu */
