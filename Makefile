@@ -9,6 +9,7 @@
 #   make docs         re-run the lessons and paste their output into docs/lesson-N.md
 #   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
 #   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
+#   make test-emu     the CUDA code on the CPU (tests/cuda_emu/, test-only): EMU=1 build into build/emu/
 #   make clean
 
 # ---- toolchain -------------------------------------------------------------------------------------------
@@ -20,11 +21,17 @@ SANITIZE ?= 0
 PYTHON   ?= python3
 BENCH_DIR ?= docs/results/cpu
 
-ifeq ($(SANITIZE),1)
+EMU      ?= 0
+# [emu hook] EMU=1: the CUDA sources compiled by g++ against tests/cuda_emu's shims (see tests/cuda_emu/emu.mk)
+ifeq ($(SANITIZE)$(EMU),10)
 CUDA := 0
 endif
+ifeq ($(EMU),1)
+CUDA := 1
+endif
+BIN      := build$(if $(filter 1,$(EMU)),/emu,)
 
-MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)
+MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)
 OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 CFLAGS   := -std=c11 $(OPT) -Wall -Wextra -MMD -MP
@@ -34,7 +41,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
-ifeq ($(CUDA),1)
+ifeq ($(CUDA)$(EMU),10) # [emu hook] nvcc only outside the emulation build
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
 # sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it.
@@ -58,14 +65,14 @@ objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
 RUNTIME_OBJ := $(call objs,$(RUNTIME_C) $(RUNTIME_CU))
 L1_OBJ      := $(call objs,$(L1_C) $(L1_CU))
 
-LESSONS := build/lesson1
+LESSONS := $(BIN)/lesson1
 
 # Lesson 2 (log-space matrix chain). Its sources are listed here; the block is active once lessons/lesson2.c exists.
 L2_C  := naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_session.c lessons/logchain_reference.c
 L2_CU := optimized/logchain_forward.cu
 ifneq ($(wildcard lessons/lesson2.c),)
 L2_OBJ  := $(call objs,$(L2_C) $(L2_CU))
-LESSONS += build/lesson2
+LESSONS += $(BIN)/lesson2
 endif
 
 # ---- Check (tests) ---------------------------------------------------------------------------------------
@@ -76,13 +83,15 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lm -pthread
 else
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm -pthread)
 endif
-TESTS := build/test_runtime build/test_lesson1
+TESTS := $(BIN)/test_runtime $(BIN)/test_lesson1
 ifneq ($(wildcard lessons/lesson2.c),)
-TESTS += build/test_lesson2
+TESTS += $(BIN)/test_lesson2
 endif
 ifeq ($(CUDA),1)
-TESTS += build/test_cuda
+TESTS += $(BIN)/test_cuda
 endif
+
+include tests/cuda_emu/emu.mk # [emu hook] EMU_* variables, the g++ rule for .cu, test-emu
 
 # ---- top-level targets -----------------------------------------------------------------------------------
 .PHONY: all lessons lesson-1 lesson-2 bench-2 docs test test-build check-deps bench-1 plots plot-deps debug clean cuda-status
@@ -99,10 +108,10 @@ else
 endif
 
 lesson-1: all
-	./build/lesson1
+	./$(BIN)/lesson1
 
 lesson-2: all
-	./build/lesson2
+	./$(BIN)/lesson2
 
 debug:
 	$(MAKE) DEBUG=1 all test-build
@@ -130,7 +139,7 @@ bench-1: all
 	@mkdir -p $(BENCH_DIR)
 	rm -f $(BENCH_DIR)/lesson1_sweep.csv
 	@for b in $(BENCH_B); do \
-	  ./build/lesson1 --dims B=$$b,G=8,K=64,N=64 --csv $(BENCH_DIR)/lesson1_sweep.csv > /dev/null || exit 1; \
+	  ./$(BIN)/lesson1 --dims B=$$b,G=8,K=64,N=64 --csv $(BENCH_DIR)/lesson1_sweep.csv > /dev/null || exit 1; \
 	  echo "B=$$b done"; done
 	@echo "wrote $(BENCH_DIR)/lesson1_sweep.csv"
 
@@ -144,16 +153,16 @@ bench-2: all
 	@mkdir -p $(BENCH_DIR)
 	rm -f $(BENCH_DIR)/lesson2_sweep_v.csv $(BENCH_DIR)/lesson2_sweep_c.csv
 	@for v in $(BENCH2_V); do \
-	  ./build/lesson2 --dims n=100,t=1,v=$$v,c=64 --csv $(BENCH_DIR)/lesson2_sweep_v.csv > /dev/null || exit 1; \
+	  ./$(BIN)/lesson2 --dims n=100,t=1,v=$$v,c=64 --csv $(BENCH_DIR)/lesson2_sweep_v.csv > /dev/null || exit 1; \
 	  echo "v=$$v done"; done
 	@for v in $(BENCH2_V_LARGE); do \
-	  ./build/lesson2 --dims n=100,t=1,v=$$v,c=64 --impl cpu,cuda --csv $(BENCH_DIR)/lesson2_sweep_v.csv > /dev/null || exit 1; \
+	  ./$(BIN)/lesson2 --dims n=100,t=1,v=$$v,c=64 --impl cpu,cuda --csv $(BENCH_DIR)/lesson2_sweep_v.csv > /dev/null || exit 1; \
 	  echo "v=$$v done (cpu, cuda)"; done
 	@for c in $(BENCH2_C); do \
-	  ./build/lesson2 --dims n=100,t=1,v=40,c=$$c --csv $(BENCH_DIR)/lesson2_sweep_c.csv > /dev/null || exit 1; \
+	  ./$(BIN)/lesson2 --dims n=100,t=1,v=40,c=$$c --csv $(BENCH_DIR)/lesson2_sweep_c.csv > /dev/null || exit 1; \
 	  echo "c=$$c done"; done
 	@for c in $(BENCH2_C_LARGE); do \
-	  ./build/lesson2 --dims n=100,t=1,v=40,c=$$c --impl cpu,cuda --csv $(BENCH_DIR)/lesson2_sweep_c.csv > /dev/null || exit 1; \
+	  ./$(BIN)/lesson2 --dims n=100,t=1,v=40,c=$$c --impl cpu,cuda --csv $(BENCH_DIR)/lesson2_sweep_c.csv > /dev/null || exit 1; \
 	  echo "c=$$c done (cpu, cuda)"; done
 	@echo "wrote $(BENCH_DIR)/lesson2_sweep_v.csv and $(BENCH_DIR)/lesson2_sweep_c.csv"
 
@@ -170,37 +179,37 @@ plots: plot-deps
 
 # Re-run each lesson at the size its doc shows and paste the output into the doc (between markers).
 docs: all plot-deps
-	$(PYTHON) plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./build/lesson1 --size forum
-	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-medium -- ./build/lesson2 --size medium
-	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-forum -- ./build/lesson2 --size forum
+	$(PYTHON) plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./$(BIN)/lesson1 --size forum
+	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-medium -- ./$(BIN)/lesson2 --size medium
+	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-forum -- ./$(BIN)/lesson2 --size forum
 
 clean:
 	rm -rf build
 
 # ---- rules -----------------------------------------------------------------------------------------------
-build/lesson1: $(OBJ)/lessons/lesson1.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+$(BIN)/lesson1: $(OBJ)/lessons/lesson1.o $(L1_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
-build/lesson2: $(OBJ)/lessons/lesson2.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+$(BIN)/lesson2: $(OBJ)/lessons/lesson2.o $(L2_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
-build/test_lesson2: $(OBJ)/tests/test_lesson2.o $(OBJ)/tests/cli_harness.o $(OBJ)/tests/logchain_bruteforce.o $(L2_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+$(BIN)/test_lesson2: $(OBJ)/tests/test_lesson2.o $(OBJ)/tests/cli_harness.o $(OBJ)/tests/logchain_bruteforce.o $(L2_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-build/test_runtime: $(OBJ)/tests/test_runtime.o $(RUNTIME_OBJ) build/.mode-$(MODE)
+$(BIN)/test_runtime: $(OBJ)/tests/test_runtime.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-build/test_lesson1: $(OBJ)/tests/test_lesson1.o $(OBJ)/tests/bmm_reference.o $(OBJ)/tests/cli_harness.o $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+$(BIN)/test_lesson1: $(OBJ)/tests/test_lesson1.o $(OBJ)/tests/bmm_reference.o $(OBJ)/tests/cli_harness.o $(L1_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 CUDA_TEST_OBJ := $(OBJ)/tests/test_cuda.o $(OBJ)/tests/cuda_lesson1.o $(OBJ)/tests/bmm_reference.o \
                  $(if $(wildcard tests/cuda_lesson2.c),$(OBJ)/tests/cuda_lesson2.o $(L2_OBJ))
-build/test_cuda: $(CUDA_TEST_OBJ) $(L1_OBJ) $(RUNTIME_OBJ) build/.mode-$(MODE)
+$(BIN)/test_cuda: $(CUDA_TEST_OBJ) $(L1_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 # The binaries land in build/ whatever the mode; this stamp relinks them when the mode changes.
-build/.mode-$(MODE):
-	@mkdir -p build && rm -f build/.mode-* && touch $@
+$(BIN)/.mode-$(MODE):
+	@mkdir -p $(BIN) && rm -f $(BIN)/.mode-* && touch $@
 
 $(OBJ)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -210,8 +219,10 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+ifneq ($(EMU),1) # [emu hook] emu.mk compiles .cu with g++
 $(OBJ)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+endif
 
 -include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)

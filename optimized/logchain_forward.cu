@@ -23,6 +23,7 @@
 
 #include "../kernels/cuda_check.h"
 #include "../kernels/cuda_track.h"
+#include "../kernels/launch.h"
 #include "../kernels/logchain_math.h"
 #include "../kernels/track.h"
 
@@ -162,7 +163,7 @@ static void log_vecmat(int n, int c, const float *in, long long ld_in, const flo
                        long long ld_out)
 {
     dim3 grid(blocks_for(c, TILE), blocks_for(n, ROWS)), block(TILE, ROWS);
-    log_vecmat_kernel<<<grid, block>>>(n, c, in, ld_in, add_in, ld_add_in, P, transP, add_out, ld_add_out, out,
+    LAUNCH(log_vecmat_kernel, grid, block, 0)(n, c, in, ld_in, add_in, ld_add_in, P, transP, add_out, ld_add_out, out,
                                        ld_out);
     CUDA_CHECK_LAST();
 }
@@ -178,12 +179,12 @@ extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float 
     for (size_t s = 0; s < t; s++) {
         const float *xs = x + s * v * d->c; /* x[b, s, i, :] = xs + b*ld + i*c */
         float *as = alpha + s * v * d->c;
-        alpha_init_kernel<<<blocks_for((long long)n * c, 256), 256>>>(n, c, xs, ld, p0 + s * d->c, as);
+        LAUNCH(alpha_init_kernel, blocks_for((long long)n * c, 256), 256, 0)(n, c, xs, ld, p0 + s * d->c, as);
         CUDA_CHECK_LAST();
         for (size_t i = 0; i < V1; i++)
             log_vecmat(n, c, as + i * d->c, ld, NULL, 0, bulk + (s * V1 + i) * C2, 0, xs + (i + 1) * d->c, ld,
                        as + (i + 1) * d->c, ld);
-        logz_kernel<<<blocks_for((long long)n * 32, 256), 256>>>(n, c, as + V1 * d->c, ld, out + s, (long long)t);
+        LAUNCH(logz_kernel, blocks_for((long long)n * 32, 256), 256, 0)(n, c, as + V1 * d->c, ld, out + s, (long long)t);
         CUDA_CHECK_LAST();
     }
     *alpha_out = alpha;
@@ -212,20 +213,20 @@ extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *
         const float *xs = x + s * v * d->c, *as = alpha + s * v * d->c;
         float *dxs = dx + s * v * d->c;
         CUDA_CHECK(cudaMemset(bcur, 0, d->n * d->c * sizeof(float))); /* beta_{v-1} = 0 */
-        posterior_kernel<<<pb, 256>>>(n, c, as + V1 * d->c, ld, NULL, dout + s, out + s, ldr, dxs + V1 * d->c);
+        LAUNCH(posterior_kernel, pb, 256, 0)(n, c, as + V1 * d->c, ld, NULL, dout + s, out + s, ldr, dxs + V1 * d->c);
         CUDA_CHECK_LAST();
         for (size_t i = V1; i-- > 0;) {
-            dbulk_kernel<<<tgrid, tblock>>>(n, c, as + i * d->c, xs + (i + 1) * d->c, ld, bcur, dout + s, out + s,
+            LAUNCH(dbulk_kernel, tgrid, tblock, 0)(n, c, as + i * d->c, xs + (i + 1) * d->c, ld, bcur, dout + s, out + s,
                                             ldr, dbulk + (s * V1 + i) * C2);
             CUDA_CHECK_LAST();
             log_vecmat(n, c, bcur, c, xs + (i + 1) * d->c, ld, bulk + (s * V1 + i) * C2, 1, NULL, 0, bnext, c);
-            posterior_kernel<<<pb, 256>>>(n, c, as + i * d->c, ld, bnext, dout + s, out + s, ldr, dxs + i * d->c);
+            LAUNCH(posterior_kernel, pb, 256, 0)(n, c, as + i * d->c, ld, bnext, dout + s, out + s, ldr, dxs + i * d->c);
             CUDA_CHECK_LAST();
             float *tmp = bcur;
             bcur = bnext;
             bnext = tmp;
         }
-        dp0_kernel<<<blocks_for(c, 128), 128>>>(n, c, dxs, ld, p0 + s * d->c, dp0 + s * d->c);
+        LAUNCH(dp0_kernel, blocks_for(c, 128), 128, 0)(n, c, dxs, ld, p0 + s * d->c, dp0 + s * d->c);
         CUDA_CHECK_LAST();
     }
     dev_free(bcur);

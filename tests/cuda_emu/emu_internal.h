@@ -7,6 +7,8 @@
 
 namespace emu {
 
+static const size_t TOTAL_MEM = (size_t)16 << 30; /* the emulated device's memory size */
+
 struct alloc_info {
     char *base;   /* what cudaMalloc returned */
     size_t bytes; /* what was asked for; red zones lie either side */

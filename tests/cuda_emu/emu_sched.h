@@ -14,7 +14,8 @@ namespace emu {
 enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE };
 
 struct fiber {
-    ucontext_t ctx;
+    ucontext_t ctx; /* the portable switch */
+    void *sp;       /* the x86-64 switch: saved stack pointer */
     char *stack;
     uint3 tid;
     int state;            /* thread_state */

@@ -38,10 +38,10 @@ template <class... P> struct launcher {
         closure *c = (closure *)ctx;
         std::apply(c->kernel, c->args);
     }
-    template <class... A> void operator()(A &&...a) const
+    /* Not a template: the arguments convert to the kernel's parameter types as in a call (NULL included). */
+    void operator()(P... a) const
     {
-        static_assert(sizeof...(A) == sizeof...(P), "LAUNCH: wrong number of kernel arguments");
-        closure c{kernel, std::tuple<typename std::decay<P>::type...>(std::forward<A>(a)...)};
+        closure c{kernel, std::tuple<typename std::decay<P>::type...>(a...)};
         void *ptrs[sizeof...(P) + 1];
         int n = 0;
         std::apply([&](const auto &...x) { ((add_ptr(ptrs, n, x)), ...); }, c.args);
