@@ -14,7 +14,7 @@ ifeq ($(EMU_CUDA_INC),)
 $(error EMU=1 needs NVIDIA's headers (cuda_runtime_api.h, cublas_api.h): install the CUDA toolkit or set EMU_CUDA_INC)
 endif
 CXX          := g++
-EMU_INC      := -I$(EMU_DIR)/include -I$(EMU_CUDA_INC)
+EMU_INC      := -I$(EMU_DIR)/include -isystem $(EMU_CUDA_INC)
 EMU_SAN      :=
 ifeq ($(SANITIZE),1)
 EMU_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer

@@ -48,21 +48,25 @@ static int zone_ok(const unsigned char *z, size_t n, size_t *bad)
     return 1;
 }
 
+/* One allocation's red zones; a damaged zone is described, then refilled so that one bug is reported once. */
+static int zones_ok(const alloc_info &a, char *msg, size_t cap)
+{
+    size_t bad;
+    if (!zone_ok((unsigned char *)a.base - RZ, RZ, &bad))
+        snprintf(msg, cap, "write %zu bytes before the start of a %zu-byte device allocation", RZ - bad, a.bytes);
+    else if (!zone_ok((unsigned char *)a.base + a.bytes, RZ, &bad))
+        snprintf(msg, cap, "write at byte %zu of a %zu-byte device allocation (%zu past its end)", a.bytes + bad,
+                 a.bytes, bad);
+    else return 1;
+    memset(a.base - RZ, RZ_FILL, RZ);
+    memset(a.base + a.bytes, RZ_FILL, RZ);
+    return 0;
+}
+
 int redzones_intact(char *msg, size_t cap)
 {
-    for (auto &kv : allocs) {
-        const alloc_info &a = kv.second;
-        size_t bad;
-        if (!zone_ok((unsigned char *)a.base - RZ, RZ, &bad)) {
-            snprintf(msg, cap, "write %zu bytes before the start of a %zu-byte device allocation", RZ - bad, a.bytes);
-            return 0;
-        }
-        if (!zone_ok((unsigned char *)a.base + a.bytes, RZ, &bad)) {
-            snprintf(msg, cap, "write at byte %zu of a %zu-byte device allocation (%zu past its end)", a.bytes + bad,
-                     a.bytes, bad);
-            return 0;
-        }
-    }
+    for (auto &kv : allocs)
+        if (!zones_ok(kv.second, msg, cap)) return 0;
     return 1;
 }
 
@@ -109,11 +113,11 @@ cudaError_t cudaFree(void *devPtr)
     auto it = allocs.find((uintptr_t)devPtr);
     if (it == allocs.end()) return emu::fail(cudaErrorInvalidValue, "cudaFree(%p): not a live device allocation", devPtr);
     char msg[256];
-    if (!emu::redzones_intact(msg, sizeof msg)) return emu::fail(cudaErrorIllegalAddress, "at cudaFree: %s", msg);
+    int ok = emu::zones_ok(it->second, msg, sizeof msg);
     live_bytes -= it->second.bytes;
     free((char *)devPtr - RZ);
     allocs.erase(it);
-    return cudaSuccess;
+    return ok ? cudaSuccess : emu::fail(cudaErrorIllegalAddress, "found at cudaFree: out-of-bounds %s", msg);
 }
 
 static cudaError_t dev_range(const void *p, size_t n, const char *what)

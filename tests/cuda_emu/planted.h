@@ -1,0 +1,34 @@
+/* planted.h - TEST-ONLY: small kernels, each a correct version and a version with one planted bug, run on
+ * the CPU emulator by test_emu.c. Each runner uploads its input, launches, downloads, and returns the
+ * cudaError_t (or cublasStatus_t) it got: the test then checks the error and emu_last_error_message(). */
+#ifndef CUDA_EMU_PLANTED_H
+#define CUDA_EMU_PLANTED_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reverses each 256-element block of in (n elements) into out through shared memory.
+ * bug: 0 correct; 1 no __syncthreads between the write and the read; 2 __syncthreads inside `if (t < 128)`;
+ *      3 early return for i >= n before the __syncthreads (n not a multiple of 256) */
+int planted_reverse(int bug, const float *in, float *out, int n);
+
+/* Sums each warp's 32 values (n a multiple of 32) into sums[n / 32] with __shfl_down_sync.
+ * bug: 0 correct; 1 the last halving step is skipped (offsets 16..2); 2 a 16-lane mask 0x0000ffff with
+ *      offsets from 16, so lanes read lanes outside the mask; 3 the 16-lane sum with offsets from 8 (correct) */
+int planted_warp_sum(int bug, const float *in, float *sums, int n);
+
+/* out[i] = 2 in[i] for i < n. bug: 0 correct; 1 the guard is i <= n (writes out[n]); 2 out is a host pointer;
+ * 3 a 2048-thread block */
+int planted_scale(int bug, const float *in, float *out, int n);
+
+/* Row-major C (M x N) = A (M x K) . B (K x N) through cublasSgemm. bug: 0 correct; 1 A's leading dimension
+ * passed as M (the transposed matrix's), 2 as 2K (valid for cuBLAS but past the end of A). Returns the
+ * cublasStatus_t. */
+int planted_gemm(int bug, const float *A, const float *B, float *C, int M, int N, int K);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
