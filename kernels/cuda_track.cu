@@ -9,10 +9,19 @@ extern "C" int cuda_device_count(const char **why)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
+    if (e == cudaErrorNoDevice) { /* the one skip: this machine has no GPU */
         if (why) *why = cudaGetErrorString(e);
-        (void)cudaGetLastError(); /* clear the sticky "no device" error so later checks start clean */
+        (void)cudaGetLastError(); /* clear the "no device" error so later checks start clean */
         return 0;
+    }
+    if (e != cudaSuccess) { /* a GPU that cannot be used (driver too old, broken install): never a skip */
+        int drv = 0, rt = 0;
+        (void)cudaDriverGetVersion(&drv);
+        (void)cudaRuntimeGetVersion(&rt);
+        fprintf(stderr, "error: CUDA device discovery failed: %s (%s); driver supports CUDA %d.%d, runtime is "
+                "CUDA %d.%d\n", cudaGetErrorName(e), cudaGetErrorString(e), drv / 1000, drv % 1000 / 10, rt / 1000,
+                rt % 1000 / 10);
+        exit(4);
     }
     if (n == 0 && why) *why = "no CUDA device found";
     return n;
@@ -76,12 +85,23 @@ extern "C" void dev_synchronize(void) { CUDA_CHECK(cudaDeviceSynchronize()); }
 
 static cublasHandle_t handle;
 static void *workspace;
+static size_t handle_untracked; /* device bytes cublasCreate took for itself */
 
 extern "C" void *cublas_handle(void)
 {
-    if (!handle) CUBLAS_CHECK(cublasCreate(&handle));
+    if (!handle) {
+        /* cublasCreate allocates its own default workspace, which dev_alloc never sees: measure it as the drop
+         * in free device memory across the call (exact when nothing else allocates meanwhile, as here) */
+        size_t free_before = 0, free_after = 0, total = 0;
+        CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+        CUBLAS_CHECK(cublasCreate(&handle));
+        CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+        handle_untracked = free_before > free_after ? free_before - free_after : 0;
+    }
     return (void *)handle;
 }
+
+extern "C" size_t cublas_untracked_bytes(void) { return handle_untracked; }
 
 extern "C" void cublas_workspace_attach(void)
 {

@@ -5,6 +5,7 @@
  * Runs forked (Check's default), unlike test_cuda: the emulator is ordinary host memory in one thread, with no
  * driver state, so a fork copies it whole; and under ASan an out-of-bounds write ends the process, which only
  * a forked test can expect (ASan's exit code is set to 23 below, so the test knows it was ASan). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <check.h>
 #include <driver_types.h>
 #include <math.h>
@@ -195,6 +196,31 @@ START_TEST(gemm_ld_past_the_end)
 }
 END_TEST
 
+/* cuda_track.cu's device discovery (issue 6): only "no device" is a skip; a driver error fails loudly. */
+START_TEST(no_device_is_a_skip)
+{
+    const char *why = NULL;
+    setenv("EMU_DEVICE_ERROR", "no-device", 1);
+    ck_assert_int_eq(cuda_device_count(&why), 0);
+    ck_assert_str_eq(why, "no CUDA-capable device is detected");
+}
+END_TEST
+
+START_TEST(driver_error_is_a_failure)
+{
+    setenv("EMU_DEVICE_ERROR", "driver", 1);
+    (void)cuda_device_count(NULL); /* prints the error and both versions, exits 4 */
+}
+END_TEST
+
+START_TEST(cublas_handle_untracked_bytes)
+{
+    ck_assert_int_eq(cuda_device_count(NULL), 1);
+    ck_assert_ptr_nonnull(cublas_handle());
+    ck_assert_uint_eq(cublas_untracked_bytes(), 0); /* the shim's handle holds no device memory */
+}
+END_TEST
+
 Suite *emu_suite(void);
 Suite *emu_suite(void)
 {
@@ -219,6 +245,11 @@ Suite *emu_suite(void)
     tcase_add_test(t, gemm_transposed_ld);
     tcase_add_test(t, gemm_ld_past_the_end);
     suite_add_tcase(s, t);
+    TCase *d = tcase_create("cuda-track");
+    tcase_add_test(d, no_device_is_a_skip);
+    tcase_add_exit_test(d, driver_error_is_a_failure, 4);
+    tcase_add_test(d, cublas_handle_untracked_bytes);
+    suite_add_tcase(s, d);
     return s;
 }
 
