@@ -69,7 +69,7 @@ LESSONS := $(BIN)/lesson1
 
 # Lesson 2 (log-space matrix chain). Its sources are listed here; the block is active once lessons/lesson2.c exists.
 L2_C  := naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_session.c lessons/logchain_reference.c
-L2_CU := optimized/logchain_forward.cu
+L2_CU := optimized/logchain_forward.cu kernels/logchain_kernels.cu kernels/logchain_kernels_v2.cu # [emu branch] kernels moved to kernels/
 ifneq ($(wildcard lessons/lesson2.c),)
 L2_OBJ  := $(call objs,$(L2_C) $(L2_CU))
 LESSONS += $(BIN)/lesson2

@@ -1,7 +1,8 @@
 /* cuda_lesson2.c - lesson 2 on the GPU: the CUDA recursions within the float32 bound of the double reference,
  * and the device memory formula equal to the tracker. Run by test_cuda without fork.
  *
- * NOT YET RUN: written and compiled on a machine without a GPU (see docs/lesson-2.md).
+ * NOT YET RUN ON A GPU: written and compiled on a machine without one; run on the CPU emulator by make test-emu
+ * (tests/cuda_emu). Both versions run: v2 (the current cuda_lc_*) through lc_run, v1 (cuda_lc_*_v1) directly.
  *
  * Tolerances (the model of tests/test_lesson2.c): log Z within err_lz = 2 v eps (max|lz| + sqrt(c)); each
  * gradient element within delta = 3 err_lz relative to a per-element scale. For dx (one chain per element) the
@@ -13,10 +14,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "../kernels/cuda_track.h"
 #include "../kernels/rng.h"
 #include "../kernels/track.h"
 #include "../lessons/logchain_reference.h"
 #include "../lessons/logchain_session.h"
+#include "../lessons/tensor_copy.h"
 #include "../optimized/logchain_forward.h"
 
 #define EPS32 1.1920928955078125e-07
@@ -32,9 +35,35 @@ static size_t outside(const float *x, const double *ref, const double *scale, si
     return bad;
 }
 
-static void run_case(lc_dims d, uint64_t seed)
+/* Version 1 (cuda_lc_*_v1), measured the way lc_run measures the current version. */
+static void run_v1(const lc_dims *d, const lc_inputs *in, lc_outputs *res, impl_row *row)
 {
-    ck_assert(cuda_lc_dims_fit(&d));
+    size_t nx = lc_x_count(d), nb = lc_bulk_count(d), np = lc_p0_count(d), no = lc_out_count(d);
+    track_scope scope;
+    track_scope_begin(&scope);
+    float *x = dev_copy(in->x, nx, DT_F32, "x (n,t,v,c) input");
+    float *bulk = dev_copy(in->bulk, nb, DT_F32, "bulk (1,t,v-1,c,c) input");
+    float *p0 = dev_copy(in->p0, np, DT_F32, "p0 (1,t,c) input");
+    float *alpha, *dx, *dbulk, *dp0;
+    float *out = cuda_lc_forward_v1(d, x, bulk, p0, &alpha);
+    row->forward_live_bytes = track_scope_read(&scope, MEM_DEVICE).live_bytes;
+    float *dout = dev_copy(in->dout, no, DT_F32, "dout (n,t) upstream gradient");
+    cuda_lc_backward_v1(d, x, bulk, p0, alpha, out, dout, &dx, &dbulk, &dp0);
+    mem_counters c = track_scope_read(&scope, MEM_DEVICE);
+    row->peak_bytes = c.peak_bytes;
+    row->allocs = c.allocs;
+    dev_download(res->out, out, no * sizeof(float));
+    dev_download(res->dx, dx, nx * sizeof(float));
+    dev_download(res->dbulk, dbulk, nb * sizeof(float));
+    dev_download(res->dp0, dp0, np * sizeof(float));
+    float *bufs[] = {x, bulk, p0, out, dout, dx, dbulk, dp0};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dev_free(bufs[i]);
+}
+
+/* version 2: the current cuda_lc_* through lc_run (as the lesson runs it); 1: cuda_lc_*_v1 */
+static void run_case_version(lc_dims d, uint64_t seed, int version)
+{
+    ck_assert(version == 2 ? cuda_lc_dims_fit(&d) : cuda_lc_dims_fit_v1(&d));
     rng r;
     rng_seed(&r, seed);
     float *x = host_alloc_array(lc_x_count(&d), DT_F32, "test x");
@@ -55,13 +84,16 @@ static void run_case(lc_dims d, uint64_t seed)
     impl_row row;
     memset(&row, 0, sizeof row);
     size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
-    lc_run(LC_CUDA, &d, &in, &res, &row, 0);
+    if (version == 2) lc_run(LC_CUDA, &d, &in, &res, &row, 0);
+    else run_v1(&d, &in, &res, &row);
     ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
 
-    lc_memory m = lc_predict(LC_CUDA, &d);
+    lc_memory m = version == 2 ? lc_predict(LC_CUDA, &d) : cuda_lc_memory_v1(&d);
     ck_assert_uint_eq(row.peak_bytes, m.peak);
     ck_assert_uint_eq(row.forward_live_bytes, m.forward_live);
-    ck_assert_uint_eq(row.allocs, 10); /* x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2 (dx reuses alpha) */
+    /* v2: x, bulk, p0, workspace, alpha, out, W, S, m | dout, dbulk, dp0, W, U/S, mb  (dx reuses alpha)
+     * v1: x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2 */
+    ck_assert_uint_eq(row.allocs, version == 2 ? 15 : 10);
 
     lc_ref_result ref, aref;
     lc_reference(&d, x, bulk, p0, dout, &ref);
@@ -76,8 +108,8 @@ static void run_case(lc_dims d, uint64_t seed)
     size_t bb = outside(res.dbulk, ref.dbulk, aref.dbulk, lc_bulk_count(&d), delta);
     size_t bp = outside(res.dp0, ref.dp0, aref.dp0, lc_p0_count(&d), delta);
     ck_assert_msg(bo == 0 && bx == 0 && bb == 0 && bp == 0,
-                  "cuda at n=%zu t=%zu v=%zu c=%zu outside the bound: out %zu dx %zu dbulk %zu dp0 %zu", d.n, d.t,
-                  d.v, d.c, bo, bx, bb, bp);
+                  "cuda v%d at n=%zu t=%zu v=%zu c=%zu outside the bound: out %zu dx %zu dbulk %zu dp0 %zu",
+                  version, d.n, d.t, d.v, d.c, bo, bx, bb, bp);
     host_free(dx_scale);
     lc_reference_free(&ref);
     lc_reference_free(&aref);
@@ -92,6 +124,8 @@ static void run_case(lc_dims d, uint64_t seed)
     host_free(adout);
 }
 
+static void run_case(lc_dims d, uint64_t seed) { run_case_version(d, seed, 2); }
+
 START_TEST(cuda_lc_tiny) { run_case((lc_dims){2, 1, 5, 3}, 201); }
 END_TEST
 START_TEST(cuda_lc_small) { run_case((lc_dims){10, 1, 6, 40}, 202); }
@@ -104,6 +138,14 @@ END_TEST
 START_TEST(cuda_lc_forum) { run_case((lc_dims){500, 1, 40, 200}, 205); }
 END_TEST
 
+/* version 1 at the sizes that reach every tile edge */
+START_TEST(cuda_lc_v1_tiny) { run_case_version((lc_dims){2, 1, 5, 3}, 201, 1); }
+END_TEST
+START_TEST(cuda_lc_v1_odd_sizes) { run_case_version((lc_dims){37, 2, 9, 45}, 203, 1); }
+END_TEST
+START_TEST(cuda_lc_v1_medium) { run_case_version((lc_dims){100, 1, 40, 100}, 204, 1); }
+END_TEST
+
 Suite *cuda_lesson2_suite(void)
 {
     Suite *s = suite_create("cuda-lesson2");
@@ -113,6 +155,9 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_odd_sizes);
     tcase_add_test(t, cuda_lc_medium);
     tcase_add_test(t, cuda_lc_forum);
+    tcase_add_test(t, cuda_lc_v1_tiny);
+    tcase_add_test(t, cuda_lc_v1_odd_sizes);
+    tcase_add_test(t, cuda_lc_v1_medium);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
     return s;
