@@ -108,6 +108,8 @@ static cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t t
                     !operand_ok(fn, "B", B, eb, rb, cb, ldb, sB, batch))) ||
         !operand_ok(fn, "C", C, 4, m, n, ldc, sC, batch))
         return CUBLAS_STATUS_EXECUTION_FAILED;
+    emu::stats.gemm_calls++;
+    emu::stats.gemm_flops += 2ull * m * n * k * batch;
     std::vector<float> fa, fb; /* bf16 operands widened to f32 (exact) */
     for (int b = 0; b < batch; b++) {
         float *c = C + b * sC;

@@ -49,7 +49,7 @@ EMU_SIZES ?= tiny small
 .PHONY: test-emu
 test-emu: check-deps
 	$(MAKE) EMU=1 emu-build
-	@status=0; b=build/emu; \
+	@export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; status=0; b=build/emu; \
 	for t in test_cuda test_emu; do echo "== $$b/$$t"; ./$$b/$$t || status=1; done; \
 	for l in $(notdir $(LESSONS)); do for s in $(EMU_SIZES); do \
 	  echo "== $$b/$$l --size $$s --impl cuda"; ./$$b/$$l --size $$s --impl cuda || status=1; done; done; \

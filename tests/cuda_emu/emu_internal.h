@@ -23,6 +23,13 @@ int redzones_intact(char *msg, size_t cap);
 cudaError_t fail(cudaError_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int launch_error_pending(void);
 
+/* Counts for EMU_STATS=1 (printed at exit): what the program asked of the "GPU", pass 1 only for kernels. */
+struct counters {
+    unsigned long long launches, blocks, threads, resumes; /* resumes: fiber switches into a thread */
+    unsigned long long gemm_calls, gemm_flops;             /* 2 m n k per GEMM problem */
+};
+extern counters stats;
+
 } /* namespace emu */
 
 #endif

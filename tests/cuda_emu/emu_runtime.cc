@@ -87,6 +87,21 @@ cudaError_t fail(cudaError_t err, const char *fmt, ...)
 
 int launch_error_pending(void) { return last_error != cudaSuccess; }
 
+counters stats;
+
+static void print_stats(void)
+{
+    fprintf(stderr, "cuda-emu stats: %llu kernel launches, %llu blocks, %llu threads, %llu fiber resumes (first "
+            "pass); %llu cuBLAS GEMM calls, %.3g GEMM flops\n", stats.launches, stats.blocks, stats.threads,
+            stats.resumes, stats.gemm_calls, (double)stats.gemm_flops);
+}
+
+__attribute__((constructor)) static void stats_at_exit(void)
+{
+    const char *e = getenv("EMU_STATS");
+    if (e && atoi(e)) atexit(print_stats);
+}
+
 } /* namespace emu */
 
 extern "C" const char *emu_last_error_message(void) { return last_msg; }

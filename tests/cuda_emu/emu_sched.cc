@@ -160,6 +160,8 @@ static void describe_states(char *out, size_t cap)
     }
 }
 
+static launch_state L;
+
 static int run_block(int reversed)
 {
     size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
@@ -196,6 +198,7 @@ static int run_block(int reversed)
             if (fibers[t].state != T_READY) continue;
             cur = t;
             threadIdx = fibers[t].tid;
+            stats.resumes += !L.pass;
             to_fiber(t);
             if (failed) return 0;
         }
@@ -224,8 +227,6 @@ static int run_block(int reversed)
         return 0;
     }
 }
-
-static launch_state L;
 
 void block_fail(cudaError_t e, const char *fmt, ...)
 {
@@ -257,6 +258,7 @@ int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass)
         blockIdx.x = (unsigned)(b % cfg.grid.x);
         blockIdx.y = (unsigned)(b / cfg.grid.x % cfg.grid.y);
         blockIdx.z = (unsigned)(b / ((size_t)cfg.grid.x * cfg.grid.y));
+        if (!pass) stats.blocks++, stats.threads += (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
         if (!run_block(pass)) return 0;
     }
     return 1;
