@@ -5,25 +5,30 @@
 
 #include <stdint.h>
 
+/* The one skip is "this machine has no GPU": cudaErrorNoDevice, or cudaErrorInsufficientDriver with driver
+ * version 0, which means no NVIDIA driver is installed at all (what the CUDA runtime answers on a machine
+ * without a GPU). Any other discovery error -- an installed driver too old for this runtime, a broken install --
+ * fails loudly with both versions. CUDA_REQUIRE_DEVICE=1 (for GPU CI runners) turns the skip into a failure. */
 extern "C" int cuda_device_count(const char **why)
 {
-    int n = 0;
+    int n = 0, drv = 0, rt = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
-    if (e == cudaErrorNoDevice) { /* the one skip: this machine has no GPU */
-        if (why) *why = cudaGetErrorString(e);
-        (void)cudaGetLastError(); /* clear the "no device" error so later checks start clean */
-        return 0;
-    }
-    if (e != cudaSuccess) { /* a GPU that cannot be used (driver too old, broken install): never a skip */
-        int drv = 0, rt = 0;
-        (void)cudaDriverGetVersion(&drv);
-        (void)cudaRuntimeGetVersion(&rt);
-        fprintf(stderr, "error: CUDA device discovery failed: %s (%s); driver supports CUDA %d.%d, runtime is "
-                "CUDA %d.%d\n", cudaGetErrorName(e), cudaGetErrorString(e), drv / 1000, drv % 1000 / 10, rt / 1000,
-                rt % 1000 / 10);
+    (void)cudaDriverGetVersion(&drv);
+    (void)cudaRuntimeGetVersion(&rt);
+    int no_gpu = e == cudaErrorNoDevice || (e == cudaErrorInsufficientDriver && drv == 0) || (!e && n == 0);
+    const char *require = getenv("CUDA_REQUIRE_DEVICE");
+    if (e != cudaSuccess && (!no_gpu || (require && atoi(require)))) {
+        fprintf(stderr, "error: CUDA device discovery failed: %s (%s); driver supports CUDA %d.%d (0.0: no driver "
+                "installed), runtime is CUDA %d.%d%s\n", cudaGetErrorName(e), cudaGetErrorString(e), drv / 1000,
+                drv % 1000 / 10, rt / 1000, rt % 1000 / 10, no_gpu ? "; CUDA_REQUIRE_DEVICE is set" : "");
         exit(4);
     }
-    if (n == 0 && why) *why = "no CUDA device found";
+    if (no_gpu) {
+        if (why) *why = e == cudaErrorInsufficientDriver ? "no NVIDIA driver installed" : e ? cudaGetErrorString(e)
+                                                                                            : "no CUDA device found";
+        (void)cudaGetLastError(); /* clear the discovery error so later checks start clean */
+        return 0;
+    }
     return n;
 }
 

@@ -15,9 +15,11 @@
 extern "C" {
 #endif
 
-/* Devices usable by this process; 0 only when the runtime answers cudaErrorNoDevice (the reason goes to *why if
- * non-NULL). Any other discovery error (e.g. cudaErrorInsufficientDriver) is a broken GPU setup, not a skip:
- * it prints the error with the driver and runtime versions and exits with status 4. */
+/* Devices usable by this process; 0 only when the machine has no GPU: cudaErrorNoDevice, or no NVIDIA driver
+ * installed at all (cudaErrorInsufficientDriver with driver version 0); the reason goes to *why if non-NULL.
+ * Any other discovery error (e.g. a driver too old for the runtime) is a broken GPU setup, not a skip: it
+ * prints the error with the driver and runtime versions and exits with status 4. So does a skip when the
+ * environment sets CUDA_REQUIRE_DEVICE=1 (GPU CI runners). */
 int cuda_device_count(const char **why);
 const char *cuda_device_name(void); /* e.g. "NVIDIA H100 80GB HBM3"; "none" without a device */
 

@@ -8,21 +8,27 @@
 #include <string.h>
 #include <time.h>
 
-/* EMU_DEVICE_ERROR=no-device|driver makes device discovery fail the way a machine without a GPU (or with a
+/* EMU_DEVICE_ERROR=no-device|no-driver|driver makes device discovery fail the way a machine without a GPU (or with a
  * too-old driver) does, so the skip and fail paths of cuda_track.cu run in CI too. */
 cudaError_t cudaGetDeviceCount(int *count)
 {
     const char *e = getenv("EMU_DEVICE_ERROR");
     *count = 0;
     if (e && !strcmp(e, "no-device")) return emu::fail(cudaErrorNoDevice, "EMU_DEVICE_ERROR=no-device");
-    if (e && !strcmp(e, "driver")) return emu::fail(cudaErrorInsufficientDriver, "EMU_DEVICE_ERROR=driver");
+    if (e && (!strcmp(e, "driver") || !strcmp(e, "no-driver")))
+        return emu::fail(cudaErrorInsufficientDriver, "EMU_DEVICE_ERROR=%s", e);
     *count = 1;
     return cudaSuccess;
 }
 
 cudaError_t cudaGetDevice(int *device) { *device = 0; return cudaSuccess; }
 cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
-cudaError_t cudaDriverGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    const char *e = getenv("EMU_DEVICE_ERROR"); /* no-driver: what the runtime says when libcuda is absent */
+    *v = e && !strcmp(e, "no-driver") ? 0 : CUDART_VERSION;
+    return cudaSuccess;
+}
 cudaError_t cudaRuntimeGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)

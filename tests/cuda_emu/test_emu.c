@@ -196,13 +196,30 @@ START_TEST(gemm_ld_past_the_end)
 }
 END_TEST
 
-/* cuda_track.cu's device discovery (issue 6): only "no device" is a skip; a driver error fails loudly. */
+/* cuda_track.cu's device discovery (issue 6): only "no GPU" is a skip; a driver error fails loudly. */
 START_TEST(no_device_is_a_skip)
 {
     const char *why = NULL;
     setenv("EMU_DEVICE_ERROR", "no-device", 1);
     ck_assert_int_eq(cuda_device_count(&why), 0);
     ck_assert_str_eq(why, "no CUDA-capable device is detected");
+}
+END_TEST
+
+START_TEST(no_driver_is_a_skip)
+{
+    const char *why = NULL;
+    setenv("EMU_DEVICE_ERROR", "no-driver", 1); /* cudaErrorInsufficientDriver with driver version 0 */
+    ck_assert_int_eq(cuda_device_count(&why), 0);
+    ck_assert_str_eq(why, "no NVIDIA driver installed");
+}
+END_TEST
+
+START_TEST(skip_with_require_device_is_a_failure)
+{
+    setenv("EMU_DEVICE_ERROR", "no-device", 1);
+    setenv("CUDA_REQUIRE_DEVICE", "1", 1);
+    (void)cuda_device_count(NULL); /* exits 4 */
 }
 END_TEST
 
@@ -247,6 +264,8 @@ Suite *emu_suite(void)
     suite_add_tcase(s, t);
     TCase *d = tcase_create("cuda-track");
     tcase_add_test(d, no_device_is_a_skip);
+    tcase_add_test(d, no_driver_is_a_skip);
+    tcase_add_exit_test(d, skip_with_require_device_is_a_failure, 4);
     tcase_add_exit_test(d, driver_error_is_a_failure, 4);
     tcase_add_test(d, cublas_handle_untracked_bytes);
     suite_add_tcase(s, d);
