@@ -146,6 +146,7 @@ END_TEST
 START_TEST(cuda_lc_v1_medium) { run_case_version((lc_dims){100, 1, 40, 100}, 204, 1); }
 END_TEST
 
+Suite *cuda_lesson2_suite(void);
 Suite *cuda_lesson2_suite(void)
 {
     Suite *s = suite_create("cuda-lesson2");

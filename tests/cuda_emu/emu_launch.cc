@@ -20,6 +20,31 @@ static std::vector<unsigned char> smem; /* dynamic shared memory of the running 
 
 void *dynamic_smem(void) { return smem.data(); }
 
+/* Every block of the grid once, in order (pass 0) or in a shuffled order (pass 1); 0 if the launch failed. */
+static int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass)
+{
+    set_launch(cfg, body, ctx, pass);
+    blockDim = cfg.block, gridDim = cfg.grid;
+    size_t nb = (size_t)cfg.grid.x * cfg.grid.y * cfg.grid.z;
+    std::vector<size_t> order(nb);
+    for (size_t i = 0; i < nb; i++) order[i] = i;
+    uint64_t s = 0x9E3779B97F4A7C15ull ^ nb;
+    for (size_t i = nb; pass && i > 1; i--) { /* Fisher-Yates with a fixed seed: the same order every run */
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        size_t j = s % i, tmp = order[i - 1];
+        order[i - 1] = order[j], order[j] = tmp;
+    }
+    for (size_t b : order) {
+        blockIdx.x = (unsigned)(b % cfg.grid.x);
+        blockIdx.y = (unsigned)(b / cfg.grid.x % cfg.grid.y);
+        blockIdx.z = (unsigned)(b / ((size_t)cfg.grid.x * cfg.grid.y));
+        if (!pass) stats.blocks++, stats.threads += (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
+        if (!run_block(pass)) return 0;
+    }
+    return 1;
+}
+
+
 static int config_ok(const launch_cfg &c)
 {
     size_t threads = (size_t)c.block.x * c.block.y * c.block.z;

@@ -131,38 +131,9 @@ static void ensure_stacks(size_t n)
     stacks_count = n;
 }
 
-const char *kind_name(int k)
-{
-    static const char *names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
-                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp"};
-    return k >= 0 && k < W_KINDS ? names[k] : "?";
-}
-
-/* "threads 0-31: waiting at __syncthreads f.cu:12; threads 32-63: exited": consecutive equal states merged */
-static void describe_states(char *out, size_t cap)
-{
-    size_t len = 0, n = fibers.size();
-    out[0] = 0;
-    for (size_t i = 0; i < n && len + 1 < cap;) {
-        size_t j = i + 1;
-        const fiber &a = fibers[i];
-        while (j < n && fibers[j].state == a.state && fibers[j].line == a.line && fibers[j].file == a.file &&
-               (a.state != T_WARP || fibers[j].kind == a.kind))
-            j++;
-        char what[200];
-        if (a.state == T_DONE) snprintf(what, sizeof what, "exited");
-        else if (a.state == T_SYNC) snprintf(what, sizeof what, "waiting at __syncthreads %s:%d", a.file, a.line);
-        else if (a.state == T_WARP)
-            snprintf(what, sizeof what, "waiting at %s %s:%d (mask 0x%08x)", kind_name(a.kind), a.file, a.line, a.mask);
-        else snprintf(what, sizeof what, "runnable");
-        len += snprintf(out + len, cap - len, "%sthreads %zu-%zu: %s", i ? "; " : "", i, j - 1, what);
-        i = j;
-    }
-}
-
 static launch_state L;
 
-static int run_block(int reversed)
+int run_block(int reversed)
 {
     size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
     fibers.assign(n, fiber());
@@ -220,12 +191,18 @@ static int run_block(int reversed)
             continue;
         }
         char states[1200];
-        describe_states(states, sizeof states);
+        describe_states(fibers, states, sizeof states);
         block_fail(cudaErrorLaunchFailure, "%s: not every thread of the block reached it (divergent or skipped "
                    "barrier, or a deadlocked warp operation): %s",
                    sync ? "__syncthreads" : "warp operation", states);
         return 0;
     }
+}
+
+void set_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass)
+{
+    L.cfg = &cfg, L.pass = pass;
+    body_fn = body, body_ctx = ctx, failed = 0;
 }
 
 void block_fail(cudaError_t e, const char *fmt, ...)
@@ -238,30 +215,6 @@ void block_fail(cudaError_t e, const char *fmt, ...)
     fail(e, "kernel %s (launched at %s:%d), block (%u,%u,%u), %s pass: %s", L.cfg->name, L.cfg->file, L.cfg->line,
          blockIdx.x, blockIdx.y, blockIdx.z, L.pass ? "second (reversed threads, shuffled blocks)" : "first", buf);
     failed = 1;
-}
-
-int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass)
-{
-    L.cfg = &cfg, L.pass = pass;
-    body_fn = body, body_ctx = ctx, failed = 0;
-    blockDim = cfg.block, gridDim = cfg.grid;
-    size_t nb = (size_t)cfg.grid.x * cfg.grid.y * cfg.grid.z;
-    std::vector<size_t> order(nb);
-    for (size_t i = 0; i < nb; i++) order[i] = i;
-    uint64_t s = 0x9E3779B97F4A7C15ull ^ nb;
-    for (size_t i = nb; pass && i > 1; i--) { /* Fisher-Yates with a fixed seed: the same order every run */
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        size_t j = s % i, tmp = order[i - 1];
-        order[i - 1] = order[j], order[j] = tmp;
-    }
-    for (size_t b : order) {
-        blockIdx.x = (unsigned)(b % cfg.grid.x);
-        blockIdx.y = (unsigned)(b / cfg.grid.x % cfg.grid.y);
-        blockIdx.z = (unsigned)(b / ((size_t)cfg.grid.x * cfg.grid.y));
-        if (!pass) stats.blocks++, stats.threads += (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
-        if (!run_block(pass)) return 0;
-    }
-    return 1;
 }
 
 } /* namespace emu */

@@ -38,8 +38,12 @@ int resolve_warps(std::vector<fiber> &f);
 /* Fails the launch from inside a block: the message names the kernel, the block and the pass. */
 void block_fail(cudaError_t e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *kind_name(int k);
-/* Runs every block of the grid once; 0 if the launch failed. */
-int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass);
+/* "threads 0-31: waiting at __syncthreads f.cu:12; threads 32-63: exited" (emu_warp.cc) */
+void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap);
+/* The launch that the next run_block calls belong to, and the thread body. */
+void set_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass);
+/* Runs the block blockIdx with blockDim threads (reversed: resumed in reverse order); 0 if it failed. */
+int run_block(int reversed);
 
 } /* namespace emu */
 

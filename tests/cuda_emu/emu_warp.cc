@@ -9,7 +9,39 @@
  *   - reading a lane that is not in the mask is undefined: an error here. */
 #include "emu_sched.h"
 
+#include <stdio.h>
+
 namespace emu {
+
+const char *kind_name(int k)
+{
+    static const char *names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp"};
+    return k >= 0 && k < W_KINDS ? names[k] : "?";
+}
+
+/* "threads 0-31: waiting at __syncthreads f.cu:12; threads 32-63: exited": consecutive equal states merged */
+void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap)
+{
+    size_t len = 0, n = fibers.size();
+    out[0] = 0;
+    for (size_t i = 0; i < n && len + 1 < cap;) {
+        size_t j = i + 1;
+        const fiber &a = fibers[i];
+        while (j < n && fibers[j].state == a.state && fibers[j].line == a.line && fibers[j].file == a.file &&
+               (a.state != T_WARP || fibers[j].kind == a.kind))
+            j++;
+        char what[200];
+        if (a.state == T_DONE) snprintf(what, sizeof what, "exited");
+        else if (a.state == T_SYNC) snprintf(what, sizeof what, "waiting at __syncthreads %s:%d", a.file, a.line);
+        else if (a.state == T_WARP)
+            snprintf(what, sizeof what, "waiting at %s %s:%d (mask 0x%08x)", kind_name(a.kind), a.file, a.line, a.mask);
+        else snprintf(what, sizeof what, "runnable");
+        len += snprintf(out + len, cap - len, "%sthreads %zu-%zu: %s", i ? "; " : "", i, j - 1, what);
+        i = j;
+    }
+}
+
 
 static int source_lane(const fiber &f, int lane)
 {

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "../../kernels/cuda_track.h"
-#include "include/emu_api.h"
 #include "planted.h"
+#include "test_emu.h"
 
 #ifdef __SANITIZE_ADDRESS__
 #define ASAN_EXIT 23
@@ -23,107 +23,6 @@ const char *__asan_default_options(void) { return "exitcode=23"; }
 #endif
 
 enum { BLAS_OK = 0, BLAS_INVALID_VALUE = 7, BLAS_EXECUTION_FAILED = 13 }; /* cublasStatus_t */
-
-#define N_REV 512
-static float in[N_REV], out[N_REV];
-
-static void fill(void)
-{
-    for (int i = 0; i < N_REV; i++) in[i] = (float)(i % 97) - 40.0f, out[i] = 0.0f;
-    emu_clear_error();
-}
-
-static void assert_message(const char *part)
-{
-    const char *m = emu_last_error_message();
-    ck_assert_msg(strstr(m, part) != NULL, "expected \"%s\" in the emulator's message: \"%s\"", part, m);
-}
-
-START_TEST(reverse_correct)
-{
-    fill();
-    ck_assert_int_eq(planted_reverse(0, in, out, N_REV), cudaSuccess);
-    for (int i = 0; i < N_REV; i++) ck_assert_float_eq(out[i], in[(i / 256) * 256 + 255 - i % 256]);
-}
-END_TEST
-
-START_TEST(missing_syncthreads)
-{
-    fill();
-    ck_assert_int_eq(planted_reverse(1, in, out, N_REV), cudaErrorLaunchFailure);
-    assert_message("depends on the order threads and blocks run in");
-    assert_message("reverse_no_sync");
-}
-END_TEST
-
-START_TEST(divergent_syncthreads)
-{
-    fill();
-    ck_assert_int_eq(planted_reverse(2, in, out, N_REV), cudaErrorLaunchFailure);
-    assert_message("not every thread of the block reached it");
-    assert_message("threads 0-127: waiting at __syncthreads");
-    assert_message("threads 128-255: exited");
-}
-END_TEST
-
-START_TEST(exit_before_syncthreads)
-{
-    fill();
-    ck_assert_int_eq(planted_reverse(3, in, out, 300), cudaErrorLaunchFailure);
-    assert_message("block (1,0,0)");
-    assert_message("threads 44-255: exited");
-}
-END_TEST
-
-START_TEST(shuffle_sum_correct)
-{
-    float sums[N_REV / 32];
-    fill();
-    ck_assert_int_eq(planted_warp_sum(0, in, sums, N_REV), cudaSuccess);
-    for (int w = 0; w < N_REV / 32; w++) {
-        float s = 0.0f;
-        for (int l = 0; l < 32; l++) s += in[w * 32 + l];
-        ck_assert_float_eq_tol(sums[w], s, 1e-3f);
-    }
-}
-END_TEST
-
-/* A wrong offset sequence is no error to the hardware: the test sees the wrong number, and which one. */
-START_TEST(shuffle_wrong_offsets)
-{
-    float sums[N_REV / 32];
-    fill();
-    ck_assert_int_eq(planted_warp_sum(1, in, sums, N_REV), cudaSuccess);
-    for (int w = 0; w < N_REV / 32; w++) {
-        float all = 0.0f, even = 0.0f;
-        for (int l = 0; l < 32; l++) all += in[w * 32 + l], even += l % 2 ? 0.0f : in[w * 32 + l];
-        ck_assert_float_eq_tol(sums[w], even, 1e-3f); /* offsets 16..2 sum the even lanes only */
-        ck_assert(fabsf(sums[w] - all) > 1e-3f || fabsf(all - even) <= 1e-3f);
-    }
-}
-END_TEST
-
-START_TEST(shuffle_outside_mask)
-{
-    float sums[N_REV / 32];
-    fill();
-    ck_assert_int_eq(planted_warp_sum(2, in, sums, N_REV), cudaErrorIllegalInstruction);
-    assert_message("lane 0 of warp 0 reads lane 16, which is not in mask 0x0000ffff");
-}
-END_TEST
-
-START_TEST(shuffle_half_warp_correct)
-{
-    float sums[N_REV / 32];
-    fill();
-    ck_assert_int_eq(planted_warp_sum(3, in, sums, N_REV), cudaSuccess);
-    for (int w = 0; w < N_REV / 32; w++) {
-        float s = 0.0f;
-        for (int l = 0; l < 16; l++) s += in[w * 32 + l];
-        ck_assert_float_eq_tol(sums[w], s, 1e-3f);
-    }
-}
-END_TEST
 
 START_TEST(out_of_bounds_write)
 {
@@ -242,15 +141,7 @@ Suite *emu_suite(void);
 Suite *emu_suite(void)
 {
     Suite *s = suite_create("cuda-emu-planted");
-    TCase *t = tcase_create("planted-bugs");
-    tcase_add_test(t, reverse_correct);
-    tcase_add_test(t, missing_syncthreads);
-    tcase_add_test(t, divergent_syncthreads);
-    tcase_add_test(t, exit_before_syncthreads);
-    tcase_add_test(t, shuffle_sum_correct);
-    tcase_add_test(t, shuffle_wrong_offsets);
-    tcase_add_test(t, shuffle_outside_mask);
-    tcase_add_test(t, shuffle_half_warp_correct);
+    TCase *t = tcase_create("planted-memory-cublas");
 #ifdef ASAN_EXIT
     tcase_add_exit_test(t, out_of_bounds_write, ASAN_EXIT);
 #else
@@ -275,6 +166,7 @@ Suite *emu_suite(void)
 int main(void)
 {
     SRunner *sr = srunner_create(emu_suite());
+    srunner_add_suite(sr, emu_sync_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
