@@ -7,7 +7,7 @@
 
 __global__ void reverse_ok(const float *in, float *out, int n)
 {
-    __shared__ float s[BLOCK];
+    DYNAMIC_SHARED(float, s); /* BLOCK floats, sized at the launch (the other kernels use static shared memory) */
     int t = threadIdx.x, i = blockIdx.x * BLOCK + t, j = blockIdx.x * BLOCK + (BLOCK - 1 - t);
     s[t] = i < n ? in[i] : 0.0f;
     __syncthreads(); /* every element of s is written before any thread reads its mirror */
@@ -17,11 +17,10 @@ __global__ void reverse_ok(const float *in, float *out, int n)
 __global__ void reverse_no_sync(const float *in, float *out, int n)
 {
     __shared__ float s[BLOCK];
-    int t = threadIdx.x, i = blockIdx.x * BLOCK + t, j = blockIdx.x * BLOCK + (BLOCK - 1 - t);
+    int t = threadIdx.x, i = blockIdx.x * BLOCK + t;
     s[BLOCK - 1 - t] = i < n ? in[i] : 0.0f;
     /* PLANTED: no __syncthreads: thread t reads s[t], which thread BLOCK-1-t writes */
     if (i < n) out[i] = s[t];
-    (void)j;
 }
 
 __global__ void reverse_divergent_sync(const float *in, float *out, int n)
@@ -53,7 +52,7 @@ extern "C" int planted_reverse(int bug, const float *in, float *out, int n)
     CUDA_CHECK(cudaMemset(d_out, 0, bytes));
     unsigned grid = (unsigned)((n + BLOCK - 1) / BLOCK);
     switch (bug) { /* one LAUNCH per kernel, so that the error message names it */
-    case 0: LAUNCH(reverse_ok, grid, BLOCK, 0)(d_in, d_out, n); break;
+    case 0: LAUNCH(reverse_ok, grid, BLOCK, BLOCK * sizeof(float))(d_in, d_out, n); break;
     case 1: LAUNCH(reverse_no_sync, grid, BLOCK, 0)(d_in, d_out, n); break;
     case 2: LAUNCH(reverse_divergent_sync, grid, BLOCK, 0)(d_in, d_out, n); break;
     case 3: LAUNCH(reverse_exit_before_sync, grid, BLOCK, 0)(d_in, d_out, n); break;
