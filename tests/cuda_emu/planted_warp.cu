@@ -59,3 +59,35 @@ extern "C" int planted_warp_sum(int bug, const float *in, float *sums, int n)
     CUDA_CHECK(cudaFree(d_sums));
     return err;
 }
+
+/* Not a bug: every warp operation once, so the test can check the emulator's rules against CUDA's.
+ * res (32 lanes x 7 per block of 64): shfl idx 5 width 8, up 3 width 8, down 3 width 8, xor 9 width 32,
+ * xor 2 width 4, ballot(v odd), any/all packed as any + 2 all over lanes whose value is < 40. */
+__global__ void warp_semantics(const int *in, int *res)
+{
+    int t = threadIdx.x, lane = t % 32, v = in[t];
+    int *r = res + t * 7;
+    r[0] = __shfl_sync(0xffffffffu, v, 5, 8);
+    r[1] = __shfl_up_sync(0xffffffffu, v, 3, 8);
+    r[2] = __shfl_down_sync(0xffffffffu, v, 3, 8);
+    r[3] = __shfl_xor_sync(0xffffffffu, v, 9);
+    r[4] = __shfl_xor_sync(0xffffffffu, v, 2, 4);
+    r[5] = (int)__ballot_sync(0xffffffffu, v & 1);
+    __syncwarp();
+    r[6] = __any_sync(0xffffffffu, v < 40) + 2 * __all_sync(0xffffffffu, v < 40);
+    (void)lane;
+}
+
+extern "C" int planted_warp_semantics(const int *in, int *res)
+{
+    int *d_in, *d_res;
+    CUDA_CHECK(cudaMalloc((void **)&d_in, 64 * sizeof(int)));
+    CUDA_CHECK(cudaMalloc((void **)&d_res, 64 * 7 * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(d_in, in, 64 * sizeof(int), cudaMemcpyHostToDevice));
+    LAUNCH(warp_semantics, 1, 64, 0)(d_in, d_res);
+    int err = (int)cudaGetLastError();
+    CUDA_CHECK(cudaMemcpy(res, d_res, 64 * 7 * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_res));
+    return err;
+}

@@ -23,7 +23,7 @@ const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "exitcode=23"; }
 #endif
 
-enum { BLAS_OK = 0, BLAS_INVALID_VALUE = 7, BLAS_EXECUTION_FAILED = 13 }; /* cublasStatus_t */
+enum { BLAS_OK = 0, BLAS_INVALID_VALUE = 7, BLAS_EXECUTION_FAILED = 13, BLAS_NOT_SUPPORTED = 15 }; /* cublasStatus_t */
 
 START_TEST(out_of_bounds_write)
 {
@@ -99,6 +99,29 @@ START_TEST(gemm_ld_past_the_end)
 }
 END_TEST
 
+START_TEST(gemm_ex_bf16)
+{
+    float C2[2 * GM * GN];
+    gemm_inputs(); /* small integers: exact in bf16, and their products' sums exact in f32 */
+    ck_assert_int_eq(planted_gemm_ex(1, A, B, C2, GM, GN, GK), BLAS_OK);
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < GM; i++)
+            for (int j = 0; j < GN; j++) {
+                float s = 0.0f;
+                for (int k = 0; k < GK; k++) s += A[i * GK + k] * B[k * GN + j];
+                ck_assert_float_eq(C2[b * GM * GN + i * GN + j], s);
+            }
+}
+END_TEST
+
+START_TEST(gemm_ex_unsupported_types)
+{
+    float C2[2 * GM * GN];
+    gemm_inputs();
+    ck_assert_int_eq(planted_gemm_ex(0, A, B, C2, GM, GN, GK), BLAS_NOT_SUPPORTED);
+}
+END_TEST
+
 /* cuda_track.cu's device discovery (issue 6): only "no GPU" is a skip; a driver error fails loudly. */
 START_TEST(no_device_is_a_skip)
 {
@@ -156,6 +179,8 @@ Suite *emu_suite(void)
     tcase_add_test(t, gemm_correct);
     tcase_add_test(t, gemm_transposed_ld);
     tcase_add_test(t, gemm_ld_past_the_end);
+    tcase_add_test(t, gemm_ex_bf16);
+    tcase_add_test(t, gemm_ex_unsupported_types);
     suite_add_tcase(s, t);
     TCase *d = tcase_create("cuda-track");
     tcase_add_test(d, no_device_is_a_skip);

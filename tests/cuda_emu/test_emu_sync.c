@@ -92,6 +92,33 @@ START_TEST(shuffle_half_warp_correct)
 }
 END_TEST
 
+/* The emulator's warp rules against CUDA's documented ones (Programming Guide, warp shuffle and vote
+ * functions), written out here lane by lane, independently of emu_warp.cc. */
+START_TEST(warp_operation_rules)
+{
+    int vin[64], res[64 * 7];
+    for (int t = 0; t < 64; t++) vin[t] = t < 32 ? (t * 7 + 3) % 50 : t % 40; /* warp 1: all < 40 */
+    emu_clear_error();
+    ck_assert_int_eq(planted_warp_semantics(vin, res), cudaSuccess);
+    for (int t = 0; t < 64; t++) {
+        int w = t / 32 * 32, L = t % 32, *r = res + t * 7;
+        unsigned ballot = 0;
+        int any = 0, all = 1;
+        for (int l = 0; l < 32; l++) {
+            ballot |= (unsigned)(vin[w + l] & 1) << l;
+            any |= vin[w + l] < 40, all &= vin[w + l] < 40;
+        }
+        ck_assert_int_eq(r[0], vin[w + (L & ~7) + 5]);                    /* srcLane 5 of the 8-lane group */
+        ck_assert_int_eq(r[1], vin[w + (L % 8 >= 3 ? L - 3 : L)]);         /* up: own value below the group */
+        ck_assert_int_eq(r[2], vin[w + (L % 8 + 3 < 8 ? L + 3 : L)]);      /* down: own value past the group */
+        ck_assert_int_eq(r[3], vin[w + (L ^ 9)]);
+        ck_assert_int_eq(r[4], vin[w + (L ^ 2)]);
+        ck_assert_uint_eq((unsigned)r[5], ballot);
+        ck_assert_int_eq(r[6], any + 2 * all);
+    }
+}
+END_TEST
+
 Suite *emu_sync_suite(void)
 {
     Suite *s = suite_create("cuda-emu-planted-sync");
@@ -104,6 +131,7 @@ Suite *emu_sync_suite(void)
     tcase_add_test(t, shuffle_wrong_offsets);
     tcase_add_test(t, shuffle_outside_mask);
     tcase_add_test(t, shuffle_half_warp_correct);
+    tcase_add_test(t, warp_operation_rules);
     suite_add_tcase(s, t);
     return s;
 }

@@ -55,12 +55,17 @@ inline unsigned vote_at(warp_kind k, const char *f, int l, unsigned m, int pred)
 {
     return (unsigned)warp_op(k, m, pred != 0, 0, 32, f, l);
 }
-inline void syncwarp_at(const char *f, int l, unsigned m = 0xffffffffu) { (void)warp_op(W_SYNCWARP, m, 0, 0, 32, f, l); }
+/* __syncwarp() and __syncwarp(mask): the call site first, then the optional mask, without variadic tricks */
+struct syncwarp_site {
+    const char *f;
+    int l;
+    void operator()(unsigned m = 0xffffffffu) const { (void)warp_op(W_SYNCWARP, m, 0, 0, 32, f, l); }
+};
 
 } /* namespace emu */
 
 #define __syncthreads() ::emu::syncthreads(__FILE__, __LINE__)
-#define __syncwarp(...) ::emu::syncwarp_at(__FILE__, __LINE__, ##__VA_ARGS__)
+#define __syncwarp ::emu::syncwarp_site{__FILE__, __LINE__}
 #define __shfl_sync(...) ::emu::shfl_idx_at(__FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_up_sync(...) ::emu::shfl_up_at(__FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_down_sync(...) ::emu::shfl_down_at(__FILE__, __LINE__, __VA_ARGS__)
