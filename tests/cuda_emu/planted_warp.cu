@@ -65,7 +65,7 @@ extern "C" int planted_warp_sum(int bug, const float *in, float *sums, int n)
  * xor 2 width 4, ballot(v odd), any/all packed as any + 2 all over lanes whose value is < 40. */
 __global__ void warp_semantics(const int *in, int *res)
 {
-    int t = threadIdx.x, lane = t % 32, v = in[t];
+    int t = threadIdx.x, v = in[t];
     int *r = res + t * 7;
     r[0] = __shfl_sync(0xffffffffu, v, 5, 8);
     r[1] = __shfl_up_sync(0xffffffffu, v, 3, 8);
@@ -75,7 +75,6 @@ __global__ void warp_semantics(const int *in, int *res)
     r[5] = (int)__ballot_sync(0xffffffffu, v & 1);
     __syncwarp();
     r[6] = __any_sync(0xffffffffu, v < 40) + 2 * __all_sync(0xffffffffu, v < 40);
-    (void)lane;
 }
 
 extern "C" int planted_warp_semantics(const int *in, int *res)
