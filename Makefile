@@ -1,16 +1,20 @@
 # GPU memory lessons - build, run, test, benchmark, plot.
 #
-#   make              build every lesson into build/ (CUDA versions too when nvcc is found)
-#   make lesson-1     build and run lesson 1 at its default size
+#   make              build every lesson into build/ (CUDA versions too when nvcc is found); installs OpenBLAS if
+#                     missing (apt, as root) or prints the command
+#   make lesson-N     build and run lesson N at its default size
 #   make test         install Check if missing (apt, as root), build and run every test suite
-#   make bench-1      size sweep of lesson 1 -> $(BENCH_DIR)/lesson1_sweep.csv
-#   make bench-2      v and c sweeps of lesson 2 -> $(BENCH_DIR)/lesson2_sweep_v.csv, lesson2_sweep_c.csv
+#   make bench-1      size sweep of lesson 1 -> $(BENCH_DIR)/lesson1_sweep.csv (bench-2 likewise)
 #   make plots        draw docs/img/*.png from the sweep CSVs (installs matplotlib if missing)
 #   make docs         re-run the lessons and paste their output into docs/lesson-N.md
 #   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
 #   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
-#   make test-emu     the CUDA code on the CPU (tests/cuda_emu/, test-only): EMU=1 build into build/emu/
-#   make clean
+#   make WERROR=1     warnings are errors (CI)       make clean
+#   make test-emu     the CUDA code run on the CPU emulator (tests/cuda_emu/, test-only; EMU=1 builds into build/emu/)
+#
+# Adding a lesson is one line in the "lessons" section: $(eval $(call LESSON,N,<.c>,<.cu>,<extra test .c>)).
+
+comma := ,
 
 # ---- toolchain -------------------------------------------------------------------------------------------
 CC       := gcc
@@ -18,26 +22,29 @@ NVCC     ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin
 CUDA     ?= $(if $(NVCC),1,0)
 DEBUG    ?= 0
 SANITIZE ?= 0
+WERROR   ?= 0
 PYTHON   ?= python3
 BENCH_DIR ?= docs/results/cpu
-
+BIN      ?= build
 EMU      ?= 0
-# [emu hook] EMU=1: the CUDA sources compiled by g++ against tests/cuda_emu's shims (see tests/cuda_emu/emu.mk)
+
+# [emu hook] EMU=1: the CUDA sources compiled by g++ against tests/cuda_emu's shims (tests/cuda_emu/emu.mk)
 ifeq ($(SANITIZE)$(EMU),10)
 CUDA := 0
 endif
 ifeq ($(EMU),1)
 CUDA := 1
+BIN  := build/emu
 endif
-BIN      := build$(if $(filter 1,$(EMU)),/emu,)
 
 MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)
 OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
-CFLAGS   := -std=c11 $(OPT) -Wall -Wextra -MMD -MP
-LDLIBS   := -lm
+WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)
+CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP
+LDLIBS   := -lopenblas -lm
 ifeq ($(SANITIZE),1)
-CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
@@ -47,33 +54,23 @@ CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
 # sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it.
 NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA \
              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
-             -gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra -MMD -MP
+             -gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Wshadow$(if $(filter 1,$(WERROR)),$(comma)-Werror,) \
+             $(if $(filter 1,$(WERROR)),-Werror all-warnings,) -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
-# ---- sources ---------------------------------------------------------------------------------------------
+# ---- the runtime and the generic lesson program ----------------------------------------------------------
 RUNTIME_C  := kernels/dtype.c kernels/track.c kernels/arena.c kernels/rng.c kernels/timer.c kernels/compare.c \
-              kernels/gradcheck.c kernels/gemm_cpu.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c
+              kernels/gradcheck.c kernels/gemm_cpu.c
 RUNTIME_CU := kernels/cuda_track.cu
-
-L1_C  := naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_session.c
-L1_CU := optimized/bmm_grouped.cu
+SESSION_C  := lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
+              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(OBJ)/%.cu.o,$(filter %.cu,$(1))))
 
 RUNTIME_OBJ := $(call objs,$(RUNTIME_C) $(RUNTIME_CU))
-L1_OBJ      := $(call objs,$(L1_C) $(L1_CU))
-
-LESSONS := $(BIN)/lesson1
-
-# Lesson 2 (log-space matrix chain). Its sources are listed here; the block is active once lessons/lesson2.c exists.
-L2_C  := naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_session.c lessons/logchain_reference.c
-L2_CU := optimized/logchain_forward.cu kernels/logchain_kernels.cu kernels/logchain_kernels_v2.cu # [emu branch] kernels moved to kernels/
-ifneq ($(wildcard lessons/lesson2.c),)
-L2_OBJ  := $(call objs,$(L2_C) $(L2_CU))
-LESSONS += $(BIN)/lesson2
-endif
+SESSION_OBJ := $(call objs,$(SESSION_C))
 
 # ---- Check (tests) ---------------------------------------------------------------------------------------
 # STATIC_CHECK=1 links Check and subunit statically, for test binaries carried to a machine without them.
@@ -83,21 +80,52 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lm -pthread
 else
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm -pthread)
 endif
-TESTS := $(BIN)/test_runtime $(BIN)/test_lesson1
-ifneq ($(wildcard lessons/lesson2.c),)
-TESTS += $(BIN)/test_lesson2
-endif
-ifeq ($(CUDA),1)
-TESTS += $(BIN)/test_cuda
-endif
+TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c)
 
-include tests/cuda_emu/emu.mk # [emu hook] EMU_* variables, the g++ rule for .cu, test-emu
+include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, test_emu, test-emu
+
+# ---- lessons ---------------------------------------------------------------------------------------------
+# $(call LESSON,N,C sources,CUDA sources,extra test C sources): lessons/lessonN.c holds the definition
+# (lessonN_def); build/lessonN is lessons/lesson_program.c over it; tests/test_lessonN.c is its own suite and
+# tests/cuda_lessonN.c (when present) joins build/test_cuda.
+LESSON_NS :=
+LESSON_DEF_OBJ :=
+LESSON_CUDA_TEST_OBJ :=
+define LESSON
+LESSON_NS += $(1)
+L$(1)_OBJ := $$(call objs,lessons/lesson$(1).c $(2) $(3))
+LESSON_DEF_OBJ += $$(L$(1)_OBJ)
+LESSON_CUDA_TEST_OBJ += $$(if $$(wildcard tests/cuda_lesson$(1).c),$$(OBJ)/tests/cuda_lesson$(1).o)
+$(BIN)/lesson$(1): $$(OBJ)/lessons/lesson_program_$(1).o $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
+	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(LDLIBS)
+$$(OBJ)/lessons/lesson_program_$(1).o: lessons/lesson_program.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) -DLESSON_DEF=lesson$(1)_def -c -o $$@ $$<
+$(BIN)/test_lesson$(1): $$(OBJ)/tests/test_lesson$(1).o $$(call objs,$(4)) $$(TEST_LIB_OBJ) $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
+	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
+TEST_EXTRA_OBJ += $$(call objs,$(4))
+lesson-$(1): all
+	./$(BIN)/lesson$(1)
+.PHONY: lesson-$(1)
+endef
+
+$(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_reference.c,optimized/bmm_grouped.cu,))
+$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu kernels/logchain_kernels.cu kernels/logchain_kernels_v2.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
+$(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_kernels.cu optimized/maxsim_fused.cu,))
+$(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_kernels.cu,))
+$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_kernels.cu,))
+
+LESSONS := $(foreach n,$(LESSON_NS),$(BIN)/lesson$(n))
+TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(BIN)/test_lesson$(n))
+ifeq ($(CUDA),1)
+TESTS   += $(BIN)/test_cuda
+endif
 
 # ---- top-level targets -----------------------------------------------------------------------------------
-.PHONY: all lessons lesson-1 lesson-2 bench-2 docs test test-build check-deps bench-1 plots plot-deps debug clean cuda-status
+.PHONY: all lessons docs test test-build check-deps blas-deps bench-1 bench-2 plots plot-deps debug clean cuda-status
 .DEFAULT_GOAL := all
 
-all: cuda-status $(LESSONS)
+all: blas-deps cuda-status $(LESSONS)
 lessons: $(LESSONS)
 
 cuda-status:
@@ -107,16 +135,10 @@ else
 	@echo "CPU-only build: $(if $(NVCC),CUDA=0 given,nvcc not found on PATH or in /usr/local/cuda); the 'cuda' implementations are left out"
 endif
 
-lesson-1: all
-	./$(BIN)/lesson1
-
-lesson-2: all
-	./$(BIN)/lesson2
-
 debug:
 	$(MAKE) DEBUG=1 all test-build
 
-test: check-deps
+test: check-deps blas-deps
 	$(MAKE) test-build
 	@status=0; for t in $(TESTS); do echo "== $$t"; ./$$t || status=1; done; \
 	if [ $$status -ne 0 ]; then echo "make test: some suites FAILED"; else echo "make test: all suites passed"; fi; \
@@ -124,15 +146,23 @@ test: check-deps
 
 test-build: cuda-status $(TESTS) $(LESSONS)
 
-check-deps:
-	@if ! pkg-config --exists check 2>/dev/null && ! test -f /usr/include/check.h; then \
+# apt-get install PACKAGE when HEADER is missing, as root; otherwise print the command. $(1) header, $(2) packages
+define need_pkg
+	@if ! test -f $(1); then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "Check (libcheck) is missing: installing it with apt-get"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq check pkg-config || exit 1; \
+	    echo "$(2) missing ($(1)): installing it with apt-get"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) || exit 1; \
 	  else \
-	    echo "Check (libcheck) is missing. Install it with:  sudo apt-get install -y check pkg-config"; exit 1; \
+	    echo "$(2) missing ($(1)). Install it with:  sudo apt-get install -y $(2)"; exit 1; \
 	  fi; \
 	fi
+endef
+
+check-deps:
+	$(call need_pkg,/usr/include/check.h,check pkg-config)
+
+blas-deps:
+	$(call need_pkg,/usr/include/x86_64-linux-gnu/cblas.h,libopenblas-dev)
 
 BENCH_B := 256 512 1024 2048 4096 8192 16384
 bench-1: all
@@ -182,32 +212,25 @@ docs: all plot-deps
 	$(PYTHON) plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./$(BIN)/lesson1 --size forum
 	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-medium -- ./$(BIN)/lesson2 --size medium
 	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-forum -- ./$(BIN)/lesson2 --size forum
+	$(PYTHON) plots/paste_output.py docs/lesson-3.md lesson3-medium -- ./$(BIN)/lesson3 --size medium
+	$(PYTHON) plots/paste_output.py docs/lesson-4.md lesson4-medium -- ./$(BIN)/lesson4 --size medium
+	$(PYTHON) plots/paste_output.py docs/lesson-5.md lesson5-medium -- ./$(BIN)/lesson5 --size medium
 
 clean:
 	rm -rf build
 
 # ---- rules -----------------------------------------------------------------------------------------------
-$(BIN)/lesson1: $(OBJ)/lessons/lesson1.o $(L1_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
-
-$(BIN)/lesson2: $(OBJ)/lessons/lesson2.o $(L2_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
-
-$(BIN)/test_lesson2: $(OBJ)/tests/test_lesson2.o $(OBJ)/tests/cli_harness.o $(OBJ)/tests/logchain_bruteforce.o $(L2_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/test_runtime: $(OBJ)/tests/test_runtime.o $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-$(BIN)/test_runtime: $(OBJ)/tests/test_runtime.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+# Every lesson's definition, table-driven: formula == tracker, validation, determinism, no leaks, gradients.
+$(BIN)/test_lessons: $(OBJ)/tests/test_lessons.o $(TEST_LIB_OBJ) $(LESSON_DEF_OBJ) $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-$(BIN)/test_lesson1: $(OBJ)/tests/test_lesson1.o $(OBJ)/tests/bmm_reference.o $(OBJ)/tests/cli_harness.o $(L1_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/test_cuda: $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ) $(TEST_LIB_OBJ) $(LESSON_DEF_OBJ) $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-CUDA_TEST_OBJ := $(OBJ)/tests/test_cuda.o $(OBJ)/tests/cuda_lesson1.o $(OBJ)/tests/bmm_reference.o \
-                 $(if $(wildcard tests/cuda_lesson2.c),$(OBJ)/tests/cuda_lesson2.o $(L2_OBJ))
-$(BIN)/test_cuda: $(CUDA_TEST_OBJ) $(L1_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
-
-# The binaries land in build/ whatever the mode; this stamp relinks them when the mode changes.
+# The binaries land in $(BIN) whatever the mode; this stamp relinks them when the mode changes.
 $(BIN)/.mode-$(MODE):
 	@mkdir -p $(BIN) && rm -f $(BIN)/.mode-* && touch $@
 
@@ -219,10 +242,11 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-ifneq ($(EMU),1) # [emu hook] emu.mk compiles .cu with g++
+ifneq ($(EMU),1) # [emu hook] under EMU=1, emu.mk compiles .cu with g++
 $(OBJ)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 endif
 
 -include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)
+

@@ -13,7 +13,7 @@
 #define KERNELS_BMM_PROBLEM_H
 
 #include <stddef.h>
-#include "size_math.h"
+#include "mem_formula.h"
 
 typedef struct {
     size_t B, G, K, N;
@@ -25,10 +25,6 @@ static inline size_t bmm_w_count(const bmm_dims *d) { return size_mul(size_mul(d
 static inline size_t bmm_out_count(const bmm_dims *d) { return size_mul(size_mul(d->B, d->G), d->N); }
 static inline size_t bmm_w_expanded_count(const bmm_dims *d) { return size_mul(d->B, bmm_w_count(d)); }
 
-/* What an implementation's memory formula predicts, inputs (x, W, later dout) included. */
-typedef struct {
-    size_t peak;         /* highest live bytes over forward + backward */
-    size_t forward_live; /* live right after forward, before dout exists */
-} bmm_memory;
+typedef mem_formula bmm_memory;
 
 #endif

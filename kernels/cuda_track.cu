@@ -1,6 +1,7 @@
 /* cuda_track.cu - tracked device memory, cuBLAS handle and workspace, event timers. */
 #include "cuda_check.h"
 #include "cuda_track.h"
+#include "timer.h"
 #include "track.h"
 
 #include <stdint.h>
@@ -47,6 +48,9 @@ extern "C" const char *cuda_device_name(void)
 extern "C" void *dev_alloc(size_t bytes, const char *label)
 {
     void *p = NULL;
+    /* Finish queued work first, so the clock below counts the allocator and the poison fill, not kernels. */
+    CUDA_CHECK(cudaDeviceSynchronize());
+    double t0 = host_time_ms();
     /* cudaMalloc(0) may return NULL; ask for one byte so the pointer is unique and trackable. */
     cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
     if (e != cudaSuccess) {
@@ -55,6 +59,8 @@ extern "C" void *dev_alloc(size_t bytes, const char *label)
         exit(3);
     }
     if (track_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    track_add_alloc_ms(host_time_ms() - t0);
     track_register(MEM_DEVICE, p, bytes, label);
     return p;
 }
@@ -73,7 +79,10 @@ extern "C" void dev_free(void *p)
 {
     if (!p) return;
     track_unregister(MEM_DEVICE, p);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    double t0 = host_time_ms();
     CUDA_CHECK(cudaFree(p));
+    track_add_alloc_ms(host_time_ms() - t0);
 }
 
 extern "C" void dev_upload(void *dst_dev, const void *src_host, size_t bytes)

@@ -16,7 +16,7 @@
 #define KERNELS_LOGCHAIN_PROBLEM_H
 
 #include <stddef.h>
-#include "size_math.h"
+#include "mem_formula.h"
 
 typedef struct {
     size_t n, t, v, c;
@@ -32,10 +32,6 @@ static inline size_t lc_bulk_count(const lc_dims *d)
 static inline size_t lc_p0_count(const lc_dims *d) { return size_mul(d->t, d->c); }
 static inline size_t lc_out_count(const lc_dims *d) { return lc_rows(d); }
 
-/* What an implementation's memory formula predicts, inputs (x, bulk, p0, later dout) included. */
-typedef struct {
-    size_t peak;         /* highest live bytes over forward + backward */
-    size_t forward_live; /* live right after forward, before dout exists */
-} lc_memory;
+typedef mem_formula lc_memory;
 
 #endif

@@ -3,6 +3,7 @@
  * Lesson 4 allocates thousands of small tensors per step, so lookups must be O(1): linear probing with
  * backward-shift deletion (no tombstones, so a long step loop never degrades the table). */
 #include "track.h"
+#include "timer.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,20 @@ static mem_counters counters[MEM_DOMAINS];
 static label_stats labels[MEM_DOMAINS][MAX_LABELS];
 static int nlabels[MEM_DOMAINS];
 static int poison_on = 1;
+static double alloc_ms;
+static track_observer observer;
+static void *observer_ctx;
+
+double track_alloc_ms(void) { return alloc_ms; }
+void track_add_alloc_ms(double ms) { alloc_ms += ms; }
+
+void track_set_observer(track_observer fn, void *ctx)
+{
+    observer = fn;
+    observer_ctx = ctx;
+}
+
+static void notify(char kind, mem_domain d, unsigned short label, size_t bytes);
 
 static void die(const char *what, const void *p)
 {
@@ -120,6 +135,7 @@ void track_register(mem_domain d, void *p, size_t bytes, const char *label)
     l->allocs++;
     l->touched = 1;
     if (l->live > l->peak) l->peak = l->live;
+    notify('a', d, s.label, bytes);
 }
 
 void track_relabel(mem_domain d, void *p, const char *label)
@@ -133,6 +149,7 @@ void track_relabel(mem_domain d, void *p, const char *label)
     l->live += table[i].bytes;
     l->touched = 1;
     if (l->live > l->peak) l->peak = l->live;
+    notify('r', d, to, table[i].bytes);
 }
 
 size_t track_unregister(mem_domain d, void *p)
@@ -140,11 +157,13 @@ size_t track_unregister(mem_domain d, void *p)
     size_t i = table_find(d, (uintptr_t)p);
     if (i == SIZE_MAX) die("freeing a pointer that is not live (double free, or not from a tracked allocator)", p);
     size_t bytes = table[i].bytes;
-    labels[d][table[i].label].live -= bytes;
+    unsigned short label = table[i].label;
+    labels[d][label].live -= bytes;
     table_remove_at(i);
     table_used--;
     counters[d].live_bytes -= bytes;
     counters[d].frees++;
+    notify('f', d, label, bytes);
     return bytes;
 }
 
@@ -159,6 +178,7 @@ void *host_alloc(size_t bytes, const char *label)
     /* 256-byte alignment, as cudaMalloc gives, so an arena carved from host memory lays out exactly like
      * one carved from device memory. aligned_alloc wants a multiple of the alignment; the extra tail is not counted (the tracker counts the
      * tensor's bytes, as PyTorch's memory_allocated counts a tensor's storage). */
+    double t0 = host_time_ms();
     size_t rounded = (bytes + 255) & ~(size_t)255;
     if (rounded < bytes) rounded = SIZE_MAX; /* overflow: let aligned_alloc refuse it below */
     void *p = rounded == SIZE_MAX ? NULL : aligned_alloc(256, rounded ? rounded : 256);
@@ -168,6 +188,7 @@ void *host_alloc(size_t bytes, const char *label)
         exit(3);
     }
     if (poison_on) memset(p, 0xFF, bytes);
+    alloc_ms += host_time_ms() - t0;
     track_register(MEM_HOST, p, bytes, label);
     return p;
 }
@@ -187,10 +208,17 @@ void host_free(void *p)
 {
     if (!p) return;
     track_unregister(MEM_HOST, p);
+    double t0 = host_time_ms();
     free(p);
+    alloc_ms += host_time_ms() - t0;
 }
 
 mem_counters track_counters(mem_domain d) { return counters[d]; }
+
+static void notify(char kind, mem_domain d, unsigned short label, size_t bytes)
+{
+    if (observer) observer(observer_ctx, kind, d, labels[d][label].name, bytes, counters[d].live_bytes);
+}
 
 void track_scope_begin(track_scope *s)
 {

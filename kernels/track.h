@@ -81,6 +81,18 @@ void track_print_labels(FILE *f, mem_domain d);
 /* Per-label peak bytes since the scope began, or 0 for an unknown label (tests use it). */
 size_t track_label_peak(mem_domain d, const char *label);
 
+/* Time spent inside the allocators (host_alloc/host_free/dev_alloc/dev_free, the poison fill included), in
+ * milliseconds since the program started. The lesson session subtracts it from its forward and backward
+ * times: a timing measures the algorithm, not the allocator or the poison fill. dev_alloc synchronises the
+ * device before it starts its clock, so queued kernels are not counted as allocation time. */
+double track_alloc_ms(void);
+void track_add_alloc_ms(double ms); /* for the device allocator */
+
+/* An observer sees every allocation, free and relabel as it happens (the --timeline CSV): kind is 'a', 'f' or
+ * 'r'; live is the domain's live bytes after the event. NULL turns it off. */
+typedef void (*track_observer)(void *ctx, char kind, mem_domain d, const char *label, size_t bytes, size_t live);
+void track_set_observer(track_observer fn, void *ctx);
+
 /* Prints every allocation still live (label and size) and returns how many. Drivers call it before exit:
  * a lesson that leaks says so. */
 size_t track_report_live(FILE *f);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +12,21 @@
 
 #define SEED_DEFAULT 1234u
 
-static int fail(const cli_spec *spec, const char *fmt, const char *a, const char *b)
+typedef enum {
+    OPT_SIZE, OPT_DIMS, OPT_IMPL, OPT_SEED, OPT_CSV, OPT_DUMP, OPT_MEM_LIMIT, OPT_TIME_LIMIT, OPT_TIMELINE, OPT_COMMON
+} common_option;
+static const char *const common_flags[OPT_COMMON] = {"--size", "--dims", "--impl", "--seed", "--csv",
+                                                     "--dump", "--mem-limit", "--time-limit", "--timeline"};
+#define TIME_LIMIT_DEFAULT 120
+
+int cli_fail(const lesson *L, const char *fmt, ...)
 {
-    fprintf(stderr, "%s: ", spec->program);
-    fprintf(stderr, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", L->program);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (try --help)\n");
+    va_end(ap);
     return CLI_ERROR;
 }
 
@@ -49,168 +60,223 @@ int cli_parse_bytes(const char *s, size_t *out)
     return 0;
 }
 
-static void usage(const cli_spec *spec)
+static void usage(const lesson *L)
 {
-    printf("%s - %s\n\nusage: build/%s [options]\n\n", spec->program, spec->summary, spec->program);
-    printf("  --size NAME        size preset (default %s):\n", spec->default_size);
-    for (int s = 0; s < spec->nsizes; s++) {
+    printf("%s - %s\n\nusage: build/%s [options]\n\n", L->program, L->summary, L->program);
+    printf("  --size NAME        size preset (default %s):\n", L->default_size);
+    for (int s = 0; s < L->nsizes; s++) {
         char dims[256];
-        cli_format_dims(spec, spec->sizes[s].dims, dims, sizeof dims);
-        printf("                       %-8s %s\n", spec->sizes[s].name, dims);
+        cli_format_dims(L, L->sizes[s].dims, dims, sizeof dims);
+        printf("                       %-8s %s\n", L->sizes[s].name, dims);
     }
     printf("  --dims K=V,...     override dimensions of the preset (names:");
-    for (int d = 0; d < spec->ndims; d++) printf(" %s", spec->dim_names[d]);
-    printf(")\n  --impl a,b,...     implementations to run, in order (default: all):");
-    for (int i = 0; i < spec->nimpls; i++) printf(" %s", spec->impl_names[i]);
-    printf("\n  --seed S           random seed for the inputs (default %u)\n", SEED_DEFAULT);
+    for (int d = 0; d < L->ndims; d++) printf(" %s", L->dim_names[d]);
+    printf(")\n  --impl a,b,...     implementations to run, in order (default: all):\n");
+    for (int i = 0; i < L->nimpls; i++) printf("                       %-8s %s\n", L->impls[i].name, L->impls[i].about);
+    printf("  --seed S           random seed for the inputs (default %u)\n", SEED_DEFAULT);
     printf("  --csv FILE         append one row per implementation to FILE (header written if new)\n");
     printf("  --dump DIR         write inputs and every output and gradient as NumPy .npy files\n");
     printf("  --mem-limit BYTES  skip an implementation whose predicted peak exceeds this (4G, 512M, ...;\n");
     printf("                     default: half of this machine's RAM)\n");
+    printf("  --time-limit S     skip a CPU implementation estimated to take longer than S seconds (from its\n");
+    printf("                     multiply-adds and this machine's measured GEMM rate; default %d)\n", TIME_LIMIT_DEFAULT);
+    printf("  --timeline FILE    write every tracked allocation and free of each run as CSV\n");
+    for (int k = 0; k < L->nopts; k++) {
+        const lesson_option *op = &L->opts[k];
+        char head[40];
+        snprintf(head, sizeof head, "%s%s", op->flag, op->takes_value ? " K" : "");
+        printf("  %-18s %s", head, op->help);
+        if (op->takes_value) printf(" (default %lld)", op->def);
+        printf("\n");
+    }
     printf("  --help             this text\n");
 }
 
-static int find_size(const cli_spec *spec, const char *name)
+static int find_size(const lesson *L, const char *name)
 {
-    for (int s = 0; s < spec->nsizes; s++)
-        if (strcmp(spec->sizes[s].name, name) == 0) return s;
+    for (int s = 0; s < L->nsizes; s++)
+        if (strcmp(L->sizes[s].name, name) == 0) return s;
     return -1;
 }
 
-static int parse_dims(const cli_spec *spec, const char *arg, long long *dims)
+/* A decimal integer in [lo, hi], the whole string. */
+static int parse_ll(const char *s, long long lo, long long hi, long long *out)
+{
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno == ERANGE || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_dims(const lesson *L, const char *arg, long long *dims)
 {
     char buf[512];
-    if (strlen(arg) >= sizeof buf) return fail(spec, "--dims '%s%s' is too long", "", "");
+    if (strlen(arg) >= sizeof buf) return cli_fail(L, "--dims '%s' is too long", arg);
     strcpy(buf, arg);
-    if (!buf[0]) return fail(spec, "--dims needs NAME=VALUE pairs%s%s", "", "");
+    if (!buf[0]) return cli_fail(L, "--dims needs NAME=VALUE pairs");
     unsigned given = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
-        if (!eq) return fail(spec, "--dims entry '%s' is not NAME=VALUE%s", tok, "");
+        if (!eq) return cli_fail(L, "--dims entry '%s' is not NAME=VALUE", tok);
         *eq = '\0';
         int d = -1;
-        for (int i = 0; i < spec->ndims; i++)
-            if (strcmp(spec->dim_names[i], tok) == 0) d = i;
-        if (d < 0) return fail(spec, "--dims: unknown dimension '%s'%s", tok, "");
-        if (given & (1u << d)) return fail(spec, "--dims: %s is given twice%s", tok, "");
+        for (int i = 0; i < L->ndims; i++)
+            if (strcmp(L->dim_names[i], tok) == 0) d = i;
+        if (d < 0) return cli_fail(L, "--dims: unknown dimension '%s'", tok);
+        if (given & (1u << d)) return cli_fail(L, "--dims: %s is given twice", tok);
         given |= 1u << d;
-        const char *val = eq + 1;
-        errno = 0;
-        char *end;
-        long long v = strtoll(val, &end, 10);
-        if (end == val || *end || errno == ERANGE || v < 1 || v > INT_MAX)
-            return fail(spec, "--dims: %s='%s' must be an integer from 1 to 2147483647", tok, val);
-        dims[d] = v;
+        if (parse_ll(eq + 1, 1, INT_MAX, &dims[d]) != 0)
+            return cli_fail(L, "--dims: %s='%s' must be an integer from 1 to 2147483647", tok, eq + 1);
     }
     return CLI_OK;
 }
 
-static int parse_impls(const cli_spec *spec, const char *arg, cli_options *o)
+static int parse_impls(const lesson *L, const char *arg, cli_options *o)
 {
     char buf[256];
-    if (strlen(arg) >= sizeof buf) return fail(spec, "--impl '%s%s' is too long", "", "");
+    if (strlen(arg) >= sizeof buf) return cli_fail(L, "--impl '%s' is too long", arg);
     strcpy(buf, arg);
     o->nimpl = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int found = -1;
-        for (int i = 0; i < spec->nimpls; i++)
-            if (strcmp(spec->impl_names[i], tok) == 0) found = i;
+        int found = lesson_find_impl(L, tok);
         if (found < 0) {
-            char names[128] = "";
-            for (int i = 0; i < spec->nimpls; i++) {
+            char names[256] = "";
+            for (int i = 0; i < L->nimpls; i++) {
                 strcat(names, i ? "," : "");
-                strcat(names, spec->impl_names[i]);
+                strcat(names, L->impls[i].name);
             }
-            return fail(spec, "--impl: unknown implementation '%s' (choose from %s)", tok, names);
+            return cli_fail(L, "--impl: unknown implementation '%s' (choose from %s)", tok, names);
         }
         for (int i = 0; i < o->nimpl; i++)
-            if (o->impl[i] == found) return fail(spec, "--impl: '%s' is listed twice%s", tok, "");
+            if (o->impl[i] == found) return cli_fail(L, "--impl: '%s' is listed twice", tok);
+        if (o->nimpl == LESSON_MAX_IMPLS) return cli_fail(L, "--impl: too many names");
         o->impl[o->nimpl++] = found;
     }
-    if (o->nimpl == 0) return fail(spec, "--impl needs at least one name%s%s", "", "");
+    if (o->nimpl == 0) return cli_fail(L, "--impl needs at least one name");
     return CLI_OK;
 }
 
-int cli_parse(const cli_spec *spec, int argc, char **argv, cli_options *o)
+static int set_common(const lesson *L, common_option k, const char *val, cli_options *o, const char **size,
+                      const char **dims_arg)
+{
+    switch (k) {
+    case OPT_SIZE:
+        if (find_size(L, val) < 0) return cli_fail(L, "--size: unknown size '%s'", val);
+        *size = val;
+        return CLI_OK;
+    case OPT_DIMS: *dims_arg = val; return CLI_OK;
+    case OPT_IMPL: return parse_impls(L, val, o);
+    case OPT_SEED: {
+        errno = 0;
+        char *end;
+        if (*val == '-' || !*val) return cli_fail(L, "--seed '%s' must be a non-negative integer", val);
+        o->seed = strtoull(val, &end, 10);
+        if (*end || errno == ERANGE) return cli_fail(L, "--seed '%s' must be a non-negative integer", val);
+        return CLI_OK;
+    }
+    case OPT_CSV:
+    case OPT_DUMP:
+    case OPT_TIMELINE:
+        if (!*val) return cli_fail(L, "%s needs a %s", common_flags[k], k == OPT_DUMP ? "directory" : "file name");
+        *(k == OPT_CSV ? &o->csv_path : k == OPT_DUMP ? &o->dump_dir : &o->timeline_path) = val;
+        return CLI_OK;
+    case OPT_MEM_LIMIT:
+        if (cli_parse_bytes(val, &o->mem_limit) != 0)
+            return cli_fail(L, "--mem-limit '%s' is not a positive size like 4G, 512M or 1000000", val);
+        return CLI_OK;
+    case OPT_TIME_LIMIT: {
+        long long v;
+        if (parse_ll(val, 1, 1000000000, &v) != 0)
+            return cli_fail(L, "--time-limit '%s' must be a whole number of seconds from 1", val);
+        o->time_limit = (double)v;
+        return CLI_OK;
+    }
+    case OPT_COMMON: break;
+    }
+    return CLI_ERROR;
+}
+
+/* Index of flag among the common options (0..OPT_COMMON-1) or the lesson's (OPT_COMMON + k); -1 if unknown. */
+static int find_flag(const lesson *L, const char *flag)
+{
+    for (int j = 0; j < OPT_COMMON; j++)
+        if (strcmp(flag, common_flags[j]) == 0) return j;
+    for (int k = 0; k < L->nopts; k++)
+        if (strcmp(flag, L->opts[k].flag) == 0) return OPT_COMMON + k;
+    return -1;
+}
+
+static void set_defaults(const lesson *L, cli_options *o)
 {
     memset(o, 0, sizeof *o);
     o->seed = SEED_DEFAULT;
     o->mem_limit = cli_default_mem_limit();
-    o->nimpl = spec->nimpls;
-    for (int i = 0; i < spec->nimpls; i++) o->impl[i] = i;
-    const char *size = spec->default_size, *dims_arg = NULL;
+    o->time_limit = TIME_LIMIT_DEFAULT;
+    o->nimpl = L->nimpls;
+    for (int i = 0; i < L->nimpls; i++) o->impl[i] = i;
+    for (int k = 0; k < L->nopts; k++) o->opts[k] = L->opts[k].def;
+}
+
+static int apply_size(const lesson *L, const char *size, const char *dims_arg, cli_options *o)
+{
+    const lesson_size *preset = &L->sizes[find_size(L, size)];
+    snprintf(o->size_name, sizeof o->size_name, "%s", preset->name);
+    memcpy(o->dims, preset->dims, sizeof o->dims);
+    if (dims_arg) {
+        if (parse_dims(L, dims_arg, o->dims) != CLI_OK) return CLI_ERROR;
+        if (memcmp(o->dims, preset->dims, sizeof o->dims) != 0) snprintf(o->size_name, sizeof o->size_name, "custom");
+    }
+    return CLI_OK;
+}
+
+int cli_parse(const lesson *L, int argc, char **argv, cli_options *o)
+{
+    set_defaults(L, o);
+    const char *size = L->default_size, *dims_arg = NULL;
     unsigned seen = 0; /* options given so far: each may appear once */
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = NULL;
         char flag[32];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(spec);
+            usage(L);
             return CLI_HELP;
         }
-        if (strncmp(arg, "--", 2) != 0) return fail(spec, "unexpected argument '%s'%s", arg, "");
+        if (strncmp(arg, "--", 2) != 0) return cli_fail(L, "unexpected argument '%s'", arg);
         const char *eq = strchr(arg, '=');
         size_t flen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (flen >= sizeof flag) return fail(spec, "unknown option '%s'%s", arg, "");
+        if (flen >= sizeof flag) return cli_fail(L, "unknown option '%s'", arg);
         memcpy(flag, arg, flen);
         flag[flen] = '\0';
-        static const char *known[] = {"--size", "--dims", "--impl", "--seed", "--csv", "--dump", "--mem-limit"};
-        int k = -1;
-        for (int j = 0; j < 7; j++)
-            if (strcmp(flag, known[j]) == 0) k = j;
-        if (k < 0) return fail(spec, "unknown option '%s'%s", flag, "");
-        if (seen & (1u << k)) return fail(spec, "option %s is given twice%s", flag, "");
+        int k = find_flag(L, flag);
+        if (k < 0) return cli_fail(L, "unknown option '%s'", flag);
+        if (seen & (1u << k)) return cli_fail(L, "option %s is given twice", flag);
         seen |= 1u << k;
+        const lesson_option *lo = k >= OPT_COMMON ? &L->opts[k - OPT_COMMON] : NULL;
+        if (lo && !lo->takes_value) {
+            if (eq) return cli_fail(L, "option %s takes no value", flag);
+            o->opts[k - OPT_COMMON] = 1;
+            continue;
+        }
         if (eq) val = eq + 1;
         else if (i + 1 < argc) val = argv[++i];
-        else return fail(spec, "option %s needs a value%s", flag, "");
-
-        switch (k) {
-        case 0:
-            if (find_size(spec, val) < 0) return fail(spec, "--size: unknown size '%s'%s", val, "");
-            size = val;
-            break;
-        case 1: dims_arg = val; break;
-        case 2:
-            if (parse_impls(spec, val, o) != CLI_OK) return CLI_ERROR;
-            break;
-        case 3: {
-            errno = 0;
-            char *end;
-            if (*val == '-' || !*val) return fail(spec, "--seed '%s' must be a non-negative integer%s", val, "");
-            o->seed = strtoull(val, &end, 10);
-            if (*end || errno == ERANGE) return fail(spec, "--seed '%s' must be a non-negative integer%s", val, "");
-            break;
-        }
-        case 4:
-            if (!*val) return fail(spec, "--csv needs a file name%s%s", "", "");
-            o->csv_path = val;
-            break;
-        case 5:
-            if (!*val) return fail(spec, "--dump needs a directory%s%s", "", "");
-            o->dump_dir = val;
-            break;
-        case 6:
-            if (cli_parse_bytes(val, &o->mem_limit) != 0)
-                return fail(spec, "--mem-limit '%s' is not a positive size like 4G, 512M or 1000000%s", val, "");
-            break;
+        else return cli_fail(L, "option %s needs a value", flag);
+        if (lo) {
+            if (parse_ll(val, lo->min, lo->max, &o->opts[k - OPT_COMMON]) != 0)
+                return cli_fail(L, "%s '%s' must be an integer from %lld to %lld", flag, val, lo->min, lo->max);
+        } else if (set_common(L, (common_option)k, val, o, &size, &dims_arg) != CLI_OK) {
+            return CLI_ERROR;
         }
     }
-
-    const cli_size *preset = &spec->sizes[find_size(spec, size)];
-    snprintf(o->size_name, sizeof o->size_name, "%s", preset->name);
-    memcpy(o->dims, preset->dims, sizeof o->dims);
-    if (dims_arg) {
-        if (parse_dims(spec, dims_arg, o->dims) != CLI_OK) return CLI_ERROR;
-        if (memcmp(o->dims, preset->dims, sizeof o->dims) != 0) snprintf(o->size_name, sizeof o->size_name, "custom");
-    }
-    return CLI_OK;
+    return apply_size(L, size, dims_arg, o);
 }
 
-void cli_format_dims(const cli_spec *spec, const long long *dims, char *buf, size_t len)
+void cli_format_dims(const lesson *L, const long long *dims, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int d = 0; d < spec->ndims && used < len; d++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", d ? "," : "", spec->dim_names[d], dims[d]);
+    for (int d = 0; d < L->ndims && used < len; d++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", d ? "," : "", L->dim_names[d], dims[d]);
 }

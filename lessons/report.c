@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <unistd.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -34,17 +35,15 @@ void format_bytes_human(size_t bytes, char *buf, size_t len)
     else snprintf(buf, len, "%.2f %s", v, units[u]);
 }
 
-void report_table(FILE *f, const impl_row *rows, int n, const char *reference_impl)
+void report_table(FILE *f, const impl_row *rows, int n)
 {
-    fprintf(f, "%-6s %28s %28s %7s %11s %11s %13s  %s\n", "impl", "peak bytes", "live after forward", "allocs",
+    fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s  %s\n", "impl", "peak bytes", "live after forward", "allocs",
             "forward ms", "backward ms", "max rel err", "device");
-    char rel_header[64];
-    snprintf(rel_header, sizeof rel_header, "(vs %s)", reference_impl);
-    fprintf(f, "%-6s %28s %28s %7s %11s %11s %13s\n", "", "", "", "", "", "", rel_header);
+    fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s\n", "", "", "", "", "", "", "(vs float64)");
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         if (!r->ran) {
-            fprintf(f, "%-6s skipped: %s\n", r->impl, r->note);
+            fprintf(f, "%-8s skipped: %s\n", r->impl, r->note);
             continue;
         }
         char peak[32], live[32], hp[16], hl[16], pk[64], lv[64], rel[24];
@@ -54,35 +53,38 @@ void report_table(FILE *f, const impl_row *rows, int n, const char *reference_im
         format_bytes_human(r->forward_live_bytes, hl, sizeof hl);
         snprintf(pk, sizeof pk, "%s (%s)", peak, hp);
         snprintf(lv, sizeof lv, "%s (%s)", live, hl);
-        if (strcmp(r->impl, reference_impl) == 0) snprintf(rel, sizeof rel, "(reference)");
-        else if (isnan(r->max_rel_err)) snprintf(rel, sizeof rel, "n/a");
-        else snprintf(rel, sizeof rel, "%.2e", r->max_rel_err);
-        fprintf(f, "%-6s %28s %28s %7zu %11.2f %11.2f %13s  %s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
-                r->backward_ms, rel, r->device);
+        if (isnan(r->max_rel_err)) snprintf(rel, sizeof rel, r->failed ? "NaN FAIL" : "n/a");
+        else snprintf(rel, sizeof rel, "%.2e%s", r->max_rel_err, r->failed ? " FAIL" : "");
+        fprintf(f, "%-8s %28s %28s %7zu %11.2f %11.2f %13s  %s%s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
+                r->backward_ms, rel, r->device, r->emulated ? " (emulated: times mean nothing)" : "");
     }
+}
+
+static int report_one(FILE *f, const char *impl, const char *what, size_t pred, size_t meas, int ran)
+{
+    char p[32], m[32];
+    format_bytes_exact(pred, p, sizeof p);
+    if (!ran) {
+        fprintf(f, "%-8s %-20s %18s %18s  %s\n", impl, what, pred == SIZE_MAX ? "overflow" : p, "-", "(not run)");
+        return 0;
+    }
+    format_bytes_exact(meas, m, sizeof m);
+    int ok = pred == meas;
+    fprintf(f, "%-8s %-20s %18s %18s  %s\n", impl, what, p, m, ok ? "equal" : "MISMATCH");
+    return !ok;
 }
 
 int report_predictions(FILE *f, const impl_row *rows, int n)
 {
     int mismatches = 0;
-    fprintf(f, "%-6s %-20s %18s %18s  %s\n", "impl", "quantity", "formula", "tracker", "");
+    fprintf(f, "%-8s %-20s %18s %18s  %s\n", "impl", "quantity", "formula", "tracker", "");
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
-        const char *what[2] = {"peak", "live after forward"};
-        size_t pred[2] = {r->predicted_peak, r->predicted_forward_live};
-        size_t meas[2] = {r->peak_bytes, r->forward_live_bytes};
-        for (int q = 0; q < 2; q++) {
-            char p[32], m[32];
-            format_bytes_exact(pred[q], p, sizeof p);
-            if (!r->ran) {
-                fprintf(f, "%-6s %-20s %18s %18s  %s\n", r->impl, what[q], p, "-", "(not run)");
-                continue;
-            }
-            format_bytes_exact(meas[q], m, sizeof m);
-            int ok = pred[q] == meas[q];
-            mismatches += !ok;
-            fprintf(f, "%-6s %-20s %18s %18s  %s\n", r->impl, what[q], p, m, ok ? "equal" : "MISMATCH");
-        }
+        mismatches += report_one(f, r->impl, "peak bytes", r->predicted_peak, r->peak_bytes, r->ran);
+        mismatches += report_one(f, r->impl, "live after forward", r->predicted_forward_live,
+                                 r->forward_live_bytes, r->ran);
+        if (r->predicted_allocs)
+            mismatches += report_one(f, r->impl, "allocations", r->predicted_allocs, r->allocs, r->ran);
     }
     return mismatches;
 }

@@ -3,7 +3,8 @@
  * CSV columns (exactly; plot scripts and other tools read them):
  *   lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device
  * One row per implementation that ran (skipped ones are only in the table). dims is quoted because it holds
- * commas ("B=8192,G=8,K=64,N=64"). max_rel_err is empty when the reference implementation did not run.
+ * commas ("B=8192,G=8,K=64,N=64"). max_rel_err is always against the lesson's float64 reference: the largest
+ * max|x - ref| / max|ref| over every output and gradient; empty when the reference could not run.
  */
 #ifndef LESSONS_REPORT_H
 #define LESSONS_REPORT_H
@@ -16,11 +17,14 @@ typedef struct {
     int ran;                    /* 0: skipped, see note */
     char note[200];             /* why it was skipped */
     size_t predicted_peak, predicted_forward_live;
+    size_t predicted_allocs;    /* 0: the formula does not predict the count */
     size_t peak_bytes;          /* measured: highest live bytes during forward + backward, inputs included */
     size_t forward_live_bytes;  /* measured: live right after forward, inputs included, dout not yet allocated */
     size_t allocs;              /* tracked allocations during the run */
     double forward_ms, backward_ms;
-    double max_rel_err;         /* vs the reference implementation; NAN when it did not run */
+    double max_rel_err;         /* vs the float64 reference; NAN when it did not run */
+    int failed;                 /* ran, but max_rel_err exceeds the lesson's tolerance: FAIL in the table */
+    int emulated;               /* a CUDA implementation run by the CPU emulation: its times mean nothing */
     char device[64];            /* "cpu" or the GPU's name */
 } impl_row;
 
@@ -29,7 +33,7 @@ void format_bytes_exact(size_t bytes, char *buf, size_t len);
 /* "1.03 GiB" */
 void format_bytes_human(size_t bytes, char *buf, size_t len);
 
-void report_table(FILE *f, const impl_row *rows, int n, const char *reference_impl);
+void report_table(FILE *f, const impl_row *rows, int n);
 /* Prints "predicted vs measured" per implementation; returns the number of mismatches. */
 int report_predictions(FILE *f, const impl_row *rows, int n);
 /* Checks --csv and --dump before anything runs, so a bad path fails in a second, not after the lesson: the

@@ -67,9 +67,10 @@ bmm_memory naive_bmm_memory(const bmm_dims *d)
     size_t f = sizeof(float);
     size_t x = size_mul(f, bmm_x_count(d)), w = size_mul(f, bmm_w_count(d));
     size_t wexp = size_mul(f, bmm_w_expanded_count(d)), out = size_mul(f, bmm_out_count(d));
-    bmm_memory m;
+    bmm_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(x, w), size_add(wexp, out));
     /* + dout (same size as out) + dx (same as x) + dW_expanded (same as W_expanded) */
     m.peak = size_add(m.forward_live, size_add(size_add(out, x), wexp));
+    m.allocs = 8; /* x, W, W_expanded, out | dout, dx, dW_expanded, dW */
     return m;
 }

@@ -32,9 +32,10 @@ bmm_memory cpu_bmm_memory(const bmm_dims *d)
 {
     size_t f = sizeof(float);
     size_t x = size_mul(f, bmm_x_count(d)), w = size_mul(f, bmm_w_count(d)), out = size_mul(f, bmm_out_count(d));
-    bmm_memory m;
+    bmm_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(x, w), out);
     m.peak = size_add(m.forward_live, size_add(size_add(out, x), w)); /* + dout + dx + dW */
+    m.allocs = 6;                                                     /* x, W, out | dout, dx, dW */
     return m;
 }
 
@@ -46,6 +47,7 @@ bmm_memory cuda_bmm_memory(const bmm_dims *d)
     bmm_memory m = cpu_bmm_memory(d);
     m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
     m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
+    m.allocs += 1; /* the workspace */
     return m;
 }
 

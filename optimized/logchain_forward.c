@@ -78,7 +78,7 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
     float *dp0 = falloc(lc_p0_count(d), "dp0 (1,t,c)");
     float *beta = falloc(n * c, "bwd scratch: beta_i (n,c)");
     float *W = falloc(n * c, "bwd scratch: W = exp(x + beta - max) (n,c)");
-    float *U = falloc(n * c, "bwd scratch: U = dout exp(alpha-lz) (n,c)");
+    float *U = falloc(n * c, "bwd scratch: U = dout exp(alpha - log Z) (n,c)");
     float *S = falloc(n * c, "bwd scratch: sums W . P^T (n,c)");
     float *ma = falloc(n, "bwd scratch: alpha row maxima (n)");
     float *mb = falloc(n, "bwd scratch: x + beta row maxima (n)");
@@ -150,7 +150,7 @@ lc_memory cpu_lc_memory(const lc_dims *d)
     size_t F = 4, nc = size_mul(d->n, d->c);
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
     size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dbulk, dp0; dx reuses alpha */
-    lc_memory m;
+    lc_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(inputs_bytes(d), xb), ob); /* + alpha + out */
     size_t fwd_peak = size_add(m.forward_live, size_mul(F, size_add(size_mul(2, nc), d->n)));
     size_t bwd_peak = size_add(size_add(m.forward_live, ob), /* + dout */
@@ -170,7 +170,7 @@ lc_memory cuda_lc_memory_v1(const lc_dims *d)
     size_t F = 4, nc = size_mul(d->n, d->c);
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
     size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha, as on the CPU */
-    lc_memory m;
+    lc_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(inputs_bytes(d), xb), ob);
     m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, size_mul(F, size_mul(2, nc))));
     return m;
@@ -184,7 +184,7 @@ lc_memory cuda_lc_memory(const lc_dims *d)
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
     size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha */
     size_t scratch = size_mul(F, size_add(size_mul(2, tnc), lc_rows(d)));  /* the same in both passes */
-    lc_memory m;
+    lc_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(size_add(inputs_bytes(d), xb), ob), CUBLAS_WORKSPACE_BYTES);
     m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, scratch)); /* + dout */
     return m;

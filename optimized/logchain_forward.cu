@@ -104,13 +104,12 @@ extern "C" void cuda_lc_backward_v1(const lc_dims *d, const float *x, const floa
 
 static dim3 lc2_grid(const lc_dims *d) { return dim3(blocks_for((long long)d->n, LC2_ROWS), (unsigned)d->t); }
 
-/* Forward attaches the tracked cuBLAS workspace (counted in cuda_lc_memory); backward detaches it. */
+/* The caller attaches the tracked cuBLAS workspace around the pair (the session does: uses_cublas). */
 extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0,
                                   float **alpha_out)
 {
     int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v, V1 = v - 1;
     long long nc = (long long)n * c, C2 = (long long)c * c;
-    cublas_workspace_attach();
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
     float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
     float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
@@ -165,7 +164,6 @@ extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *
     dev_free(W);
     dev_free(SU);
     dev_free(mb);
-    cublas_workspace_detach();
     *dx_out = dx;
     *dbulk_out = dbulk;
     *dp0_out = dp0;

@@ -46,8 +46,8 @@ lc_memory cpu_lc_memory(const lc_dims *d);
 /* CUDA (built when HAVE_CUDA), two numbered versions with the same contract as the CPU functions: device
  * pointers from dev_alloc, same shapes, *dx is alpha's buffer. The plain names are the current version (v2).
  *   v2: per step one strided-batched GEMM over all t chain positions + one row kernel (forward), two GEMMs +
- *       one row kernel (backward); O(n c) exps per step. Forward attaches the tracked cuBLAS workspace
- *       (cublas_workspace_attach), backward detaches it: call them as a pair.
+ *       one row kernel (backward); O(n c) exps per step. Uses cuBLAS: the caller attaches the tracked
+ *       workspace (cublas_workspace_attach) around forward + backward, as the session does for uses_cublas.
  *   v1: log-space kernels only (online logsumexp "log-GEMM", O(n c^2) exps in dbulk); t looped on the host. */
 float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,

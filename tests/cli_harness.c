@@ -62,7 +62,7 @@ void assert_csv_rows(const char *binary, const char *args, const char *const *ro
 }
 
 void assert_dump_files(const char *binary, const char *args, const char *const *names, const char *const *shapes,
-                       int n)
+                       const char *const *descrs, int n)
 {
     static char out[65536];
     char dir[] = "/tmp/lesson_dump_XXXXXX", full[512], path[512];
@@ -77,8 +77,8 @@ void assert_dump_files(const char *binary, const char *args, const char *const *
         ck_assert_uint_eq(fread(head, 1, 127, f), 127);
         fclose(f);
         ck_assert_msg(memcmp(head, "\x93NUMPY\x01\x00", 8) == 0, "%s: bad magic", path);
-        ck_assert_msg(strstr(head + 10, "'descr': '<f4'") && strstr(head + 10, shapes[i]), "%s header: %s", path,
-                      head + 10);
+        ck_assert_msg(strstr(head + 10, descrs[i]) && strstr(head + 10, shapes[i]), "%s header: %s (expected %s %s)",
+                      path, head + 10, descrs[i], shapes[i]);
         unlink(path);
     }
     snprintf(path, sizeof path, "%s/sub", dir);

@@ -24,8 +24,8 @@ void assert_csv_rows(const char *binary, const char *args, const char *const *ro
                      const char *row_contains);
 
 /* Runs "<binary> <args> --dump DIR/sub" (a directory it must create) and asserts DIR/sub/<name>.npy exists for
- * each name, is float32 and has the given shape text ("(3, 8)"). Removes the files. */
+ * each name, has the NumPy descr descrs[i] ("'<f4'") and the shape text shapes[i] ("(3, 8)"). Removes them. */
 void assert_dump_files(const char *binary, const char *args, const char *const *names, const char *const *shapes,
-                       int n);
+                       const char *const *descrs, int n);
 
 #endif

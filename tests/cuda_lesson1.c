@@ -1,12 +1,14 @@
 /* cuda_lesson1.c - lesson 1 on the GPU: cuBLAS results within the float32 bound of the double reference,
  * and the device memory formula equal to the tracker. Run by test_cuda without fork. */
 #include <check.h>
+
+#include "cuda_suites.h"
 #include <string.h>
 
 #include "../kernels/rng.h"
 #include "../kernels/track.h"
-#include "../lessons/bmm_session.h"
-#include "bmm_reference.h"
+#include "bmm_testing.h"
+#include "../lessons/bmm_reference.h"
 
 static void run_case(bmm_dims d, uint64_t seed)
 {
@@ -23,9 +25,8 @@ static void run_case(bmm_dims d, uint64_t seed)
                        host_alloc_array(bmm_w_count(&d), DT_F32, "result dW")};
     bmm_inputs in = {x, W, dout};
     impl_row row;
-    memset(&row, 0, sizeof row);
     size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
-    bmm_run(BMM_CUDA, &d, &in, &res, &row, 0);
+    row = bmm_run(BMM_CUDA, &d, &in, &res);
     ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
 
     bmm_memory m = bmm_predict(BMM_CUDA, &d);

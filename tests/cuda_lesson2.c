@@ -2,7 +2,8 @@
  * and the device memory formula equal to the tracker. Run by test_cuda without fork.
  *
  * NOT YET RUN ON A GPU: written and compiled on a machine without one; run on the CPU emulator by make test-emu
- * (tests/cuda_emu). Both versions run: v2 (the current cuda_lc_*) through lc_run, v1 (cuda_lc_*_v1) directly.
+ * (tests/cuda_emu). Both versions run: "cuda" (v2, cuBLAS GEMMs + row kernels) and "cuda-v1" (log-space
+ * kernels).
  *
  * Tolerances (the model of tests/test_lesson2.c): log Z within err_lz = 2 v eps (max|lz| + sqrt(c)); each
  * gradient element within delta = 3 err_lz relative to a per-element scale. For dx (one chain per element) the
@@ -11,15 +12,15 @@
  * kernels use expf/logf without fast math; the online logsumexp adds one rescale per 32-wide tile, i.e. c/32
  * more roundings per step, inside the sqrt(c) term. */
 #include <check.h>
+
+#include "cuda_suites.h"
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/cuda_track.h"
 #include "../kernels/rng.h"
 #include "../kernels/track.h"
 #include "../lessons/logchain_reference.h"
-#include "../lessons/logchain_session.h"
-#include "../lessons/tensor_copy.h"
+#include "lc_testing.h"
 #include "../optimized/logchain_forward.h"
 
 #define EPS32 1.1920928955078125e-07
@@ -35,35 +36,9 @@ static size_t outside(const float *x, const double *ref, const double *scale, si
     return bad;
 }
 
-/* Version 1 (cuda_lc_*_v1), measured the way lc_run measures the current version. */
-static void run_v1(const lc_dims *d, const lc_inputs *in, lc_outputs *res, impl_row *row)
+static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
 {
-    size_t nx = lc_x_count(d), nb = lc_bulk_count(d), np = lc_p0_count(d), no = lc_out_count(d);
-    track_scope scope;
-    track_scope_begin(&scope);
-    float *x = dev_copy(in->x, nx, DT_F32, "x (n,t,v,c) input");
-    float *bulk = dev_copy(in->bulk, nb, DT_F32, "bulk (1,t,v-1,c,c) input");
-    float *p0 = dev_copy(in->p0, np, DT_F32, "p0 (1,t,c) input");
-    float *alpha, *dx, *dbulk, *dp0;
-    float *out = cuda_lc_forward_v1(d, x, bulk, p0, &alpha);
-    row->forward_live_bytes = track_scope_read(&scope, MEM_DEVICE).live_bytes;
-    float *dout = dev_copy(in->dout, no, DT_F32, "dout (n,t) upstream gradient");
-    cuda_lc_backward_v1(d, x, bulk, p0, alpha, out, dout, &dx, &dbulk, &dp0);
-    mem_counters c = track_scope_read(&scope, MEM_DEVICE);
-    row->peak_bytes = c.peak_bytes;
-    row->allocs = c.allocs;
-    dev_download(res->out, out, no * sizeof(float));
-    dev_download(res->dx, dx, nx * sizeof(float));
-    dev_download(res->dbulk, dbulk, nb * sizeof(float));
-    dev_download(res->dp0, dp0, np * sizeof(float));
-    float *bufs[] = {x, bulk, p0, out, dout, dx, dbulk, dp0};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) dev_free(bufs[i]);
-}
-
-/* version 2: the current cuda_lc_* through lc_run (as the lesson runs it); 1: cuda_lc_*_v1 */
-static void run_case_version(lc_dims d, uint64_t seed, int version)
-{
-    ck_assert(version == 2 ? cuda_lc_dims_fit(&d) : cuda_lc_dims_fit_v1(&d));
+    ck_assert(impl == LC_CUDA ? cuda_lc_dims_fit(&d) : cuda_lc_dims_fit_v1(&d));
     rng r;
     rng_seed(&r, seed);
     float *x = host_alloc_array(lc_x_count(&d), DT_F32, "test x");
@@ -82,18 +57,16 @@ static void run_case_version(lc_dims d, uint64_t seed, int version)
                       host_alloc_array(lc_p0_count(&d), DT_F32, "result dp0")};
     lc_inputs in = {x, bulk, p0, dout};
     impl_row row;
-    memset(&row, 0, sizeof row);
     size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
-    if (version == 2) lc_run(LC_CUDA, &d, &in, &res, &row, 0);
-    else run_v1(&d, &in, &res, &row);
+    row = lc_run(impl, &d, &in, &res);
     ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
 
-    lc_memory m = version == 2 ? lc_predict(LC_CUDA, &d) : cuda_lc_memory_v1(&d);
+    lc_memory m = lc_predict(impl, &d);
     ck_assert_uint_eq(row.peak_bytes, m.peak);
     ck_assert_uint_eq(row.forward_live_bytes, m.forward_live);
     /* v2: x, bulk, p0, workspace, alpha, out, W, S, m | dout, dbulk, dp0, W, U/S, mb  (dx reuses alpha)
      * v1: x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2 */
-    ck_assert_uint_eq(row.allocs, version == 2 ? 15 : 10);
+    ck_assert_uint_eq(row.allocs, impl == LC_CUDA ? 15 : 10);
 
     lc_ref_result ref, aref;
     lc_reference(&d, x, bulk, p0, dout, &ref);
@@ -108,8 +81,9 @@ static void run_case_version(lc_dims d, uint64_t seed, int version)
     size_t bb = outside(res.dbulk, ref.dbulk, aref.dbulk, lc_bulk_count(&d), delta);
     size_t bp = outside(res.dp0, ref.dp0, aref.dp0, lc_p0_count(&d), delta);
     ck_assert_msg(bo == 0 && bx == 0 && bb == 0 && bp == 0,
-                  "cuda v%d at n=%zu t=%zu v=%zu c=%zu outside the bound: out %zu dx %zu dbulk %zu dp0 %zu",
-                  version, d.n, d.t, d.v, d.c, bo, bx, bb, bp);
+                  "%s at n=%zu t=%zu v=%zu c=%zu outside the bound: out %zu dx %zu dbulk %zu dp0 %zu",
+                  lc_impl_name(impl), d.n, d.t,
+                  d.v, d.c, bo, bx, bb, bp);
     host_free(dx_scale);
     lc_reference_free(&ref);
     lc_reference_free(&aref);
@@ -124,7 +98,7 @@ static void run_case_version(lc_dims d, uint64_t seed, int version)
     host_free(adout);
 }
 
-static void run_case(lc_dims d, uint64_t seed) { run_case_version(d, seed, 2); }
+static void run_case(lc_dims d, uint64_t seed) { run_case_impl(d, seed, LC_CUDA); }
 
 START_TEST(cuda_lc_tiny) { run_case((lc_dims){2, 1, 5, 3}, 201); }
 END_TEST
@@ -138,15 +112,14 @@ END_TEST
 START_TEST(cuda_lc_forum) { run_case((lc_dims){500, 1, 40, 200}, 205); }
 END_TEST
 
-/* version 1 at the sizes that reach every tile edge */
-START_TEST(cuda_lc_v1_tiny) { run_case_version((lc_dims){2, 1, 5, 3}, 201, 1); }
+/* cuda-v1 at the sizes that reach every tile edge */
+START_TEST(cuda_lc_v1_tiny) { run_case_impl((lc_dims){2, 1, 5, 3}, 201, LC_CUDA_V1); }
 END_TEST
-START_TEST(cuda_lc_v1_odd_sizes) { run_case_version((lc_dims){37, 2, 9, 45}, 203, 1); }
+START_TEST(cuda_lc_v1_odd_sizes) { run_case_impl((lc_dims){37, 2, 9, 45}, 203, LC_CUDA_V1); }
 END_TEST
-START_TEST(cuda_lc_v1_medium) { run_case_version((lc_dims){100, 1, 40, 100}, 204, 1); }
+START_TEST(cuda_lc_v1_medium) { run_case_impl((lc_dims){100, 1, 40, 100}, 204, LC_CUDA_V1); }
 END_TEST
 
-Suite *cuda_lesson2_suite(void);
 Suite *cuda_lesson2_suite(void)
 {
     Suite *s = suite_create("cuda-lesson2");

@@ -6,9 +6,7 @@
 
 #include "../kernels/cuda_track.h"
 
-Suite *cuda_lesson1_suite(void);
-/* Later lessons add their suites here; weak, so a lesson's suite is optional at link time. */
-Suite *cuda_lesson2_suite(void) __attribute__((weak));
+#include "cuda_suites.h"
 
 int main(void)
 {
@@ -18,8 +16,11 @@ int main(void)
         return EXIT_SUCCESS;
     }
     printf("test_cuda: running on %s\n", cuda_device_name());
-    SRunner *sr = srunner_create(cuda_lesson1_suite());
-    if (cuda_lesson2_suite) srunner_add_suite(sr, cuda_lesson2_suite());
+    Suite *(*suites[])(void) = {cuda_lesson1_suite, cuda_lesson2_suite, cuda_lesson3_suite, cuda_lesson4_suite,
+                                cuda_lesson5_suite};
+    SRunner *sr = srunner_create(NULL);
+    for (int i = 0; i < 5; i++)
+        if (suites[i]) srunner_add_suite(sr, suites[i]());
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -87,7 +87,7 @@ static const float *widen(std::vector<float> &buf, const uint16_t *p, int rows, 
 static cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                            int n, int k, const float *alpha, const void *A, cudaDataType at, int lda, long long sA,
                            const void *B, cudaDataType bt, int ldb, long long sB, const float *beta, float *C,
-                           int ldc, long long sC, int batch)
+                           int ldc, long long sC, int batch, int c_is_scratch = 0)
 {
     if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
     for (cublasOperation_t op : {ta, tb})
@@ -106,7 +106,7 @@ static cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t t
     int use_ab = k > 0 && *alpha != 0.0f;
     if ((use_ab && (!operand_ok(fn, "A", A, ea, ra, ca, lda, sA, batch) ||
                     !operand_ok(fn, "B", B, eb, rb, cb, ldb, sB, batch))) ||
-        !operand_ok(fn, "C", C, 4, m, n, ldc, sC, batch))
+        (!c_is_scratch && !operand_ok(fn, "C", C, 4, m, n, ldc, sC, batch)))
         return CUBLAS_STATUS_EXECUTION_FAILED;
     emu::stats.gemm_calls++;
     emu::stats.gemm_flops += 2ull * m * n * k * batch;
@@ -147,11 +147,38 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
 static cublasStatus_t ex_types(const char *fn, cudaDataType at, cudaDataType bt, cudaDataType ct,
                                cublasComputeType_t comp)
 {
-    if (at == bt && (at == CUDA_R_32F || at == CUDA_R_16BF) && ct == CUDA_R_32F && comp == CUBLAS_COMPUTE_32F)
+    if (at == bt && (at == CUDA_R_32F || at == CUDA_R_16BF) && comp == CUBLAS_COMPUTE_32F &&
+        (ct == CUDA_R_32F || (ct == CUDA_R_16BF && at == CUDA_R_16BF)))
         return CUBLAS_STATUS_SUCCESS;
     fprintf(stderr, "cuda-emu: %s: types A %d B %d C %d compute %d are not emulated: CUBLAS_STATUS_NOT_SUPPORTED\n",
             fn, (int)at, (int)bt, (int)ct, (int)comp);
     return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* bf16 C: each problem runs on an f32 copy of C (read only when beta != 0), rounded back to nearest-even. */
+static cublasStatus_t gemm_bf16_c(const char *fn, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                  int n, int k, const float *alpha, const void *A, cudaDataType at, int lda,
+                                  long long sA, const void *B, cudaDataType bt, int ldb, long long sB,
+                                  const float *beta, uint16_t *C, int ldc, long long sC, int batch)
+{
+    if (m > 0 && n > 0 && ldc >= m && batch > 0 && !operand_ok(fn, "C", C, 2, m, n, ldc, sC, batch))
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    std::vector<float> c;
+    for (int b = 0; b < (batch > 0 ? batch : 1); b++) {
+        uint16_t *cb = C + b * sC;
+        if (m > 0 && n > 0 && ldc >= m) widen(c, cb, m, n, ldc);
+        const char *pa = (const char *)A + b * sA * 2, *pb = (const char *)B + b * sB * 2;
+        cublasStatus_t s = gemm(fn, h, ta, tb, m, n, k, alpha, pa, at, lda, 0, pb, bt, ldb, 0, beta, c.data(), ldc,
+                                0, batch > 0 ? 1 : batch, 1);
+        if (s != CUBLAS_STATUS_SUCCESS || batch <= 0 || !m || !n) return s;
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < m; i++) {
+                uint32_t u;
+                memcpy(&u, &c[(size_t)j * ldc + i], 4);
+                cb[(size_t)j * ldc + i] = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16); /* finite values */
+            }
+    }
+    return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -161,6 +188,9 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
 {
     cublasStatus_t s = ex_types("cublasGemmEx", at, bt, ct, comp);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
+    if (ct == CUDA_R_16BF)
+        return gemm_bf16_c("cublasGemmEx", h, ta, tb, m, n, k, (const float *)alpha, A, at, lda, 0, B, bt, ldb, 0,
+                           (const float *)beta, (uint16_t *)C, ldc, 0, 1);
     return gemm("cublasGemmEx", h, ta, tb, m, n, k, (const float *)alpha, A, at, lda, 0, B, bt, ldb, 0,
                 (const float *)beta, (float *)C, ldc, 0, 1);
 }
@@ -173,6 +203,9 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
 {
     cublasStatus_t s = ex_types("cublasGemmStridedBatchedEx", at, bt, ct, comp);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
+    if (ct == CUDA_R_16BF)
+        return gemm_bf16_c("cublasGemmStridedBatchedEx", h, ta, tb, m, n, k, (const float *)alpha, A, at, lda, sA,
+                           B, bt, ldb, sB, (const float *)beta, (uint16_t *)C, ldc, sC, batch);
     return gemm("cublasGemmStridedBatchedEx", h, ta, tb, m, n, k, (const float *)alpha, A, at, lda, sA, B, bt, ldb,
                 sB, (const float *)beta, (float *)C, ldc, sC, batch);
 }

@@ -17,18 +17,18 @@ CXX          := g++
 EMU_INC      := -I$(EMU_DIR)/include -isystem $(EMU_CUDA_INC)
 EMU_SAN      :=
 ifeq ($(SANITIZE),1)
-EMU_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer
+EMU_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
-EMU_CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wshadow -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
+EMU_CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
 CFLAGS       += -DHAVE_CUDA -DCUDA_EMU $(EMU_INC)
 LDLIBS       += -lopenblas -lstdc++
 EMU_OBJ      := $(patsubst %.cc,$(OBJ)/%.o,$(EMU_SRC))
 RUNTIME_OBJ  += $(EMU_OBJ)
-TESTS        += $(BIN)/test_emu
 
+# nvcc includes cuda_runtime.h in every .cu before its first line; -include does the same with the shim
 $(OBJ)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(CXX) -x c++ $(EMU_CXXFLAGS) -c -o $@ $<
+	$(CXX) -x c++ $(EMU_CXXFLAGS) -include cuda_runtime.h -c -o $@ $<
 
 $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
@@ -51,9 +51,11 @@ test-emu: check-deps
 	$(MAKE) EMU=1 emu-build
 	@export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; status=0; b=build/emu; \
 	for t in test_cuda test_emu; do echo "== $$b/$$t"; ./$$b/$$t || status=1; done; \
-	for l in $(notdir $(LESSONS)); do for s in $(EMU_SIZES); do \
-	  echo "== $$b/$$l --size $$s --impl cuda"; ./$$b/$$l --size $$s --impl cuda || status=1; done; done; \
+	for l in $(notdir $(LESSONS)); do impl=cuda; [ $$l = lesson2 ] && impl=cuda,cuda-v1; \
+	  for s in $(EMU_SIZES); do echo "== $$b/$$l --size $$s --impl $$impl"; \
+	  ./$$b/$$l --size $$s --impl $$impl || status=1; done; done; \
 	if [ $$status -ne 0 ]; then echo "make test-emu: FAILED"; else echo "make test-emu: all passed"; fi; exit $$status
 
 .PHONY: emu-build
-emu-build: $(BIN)/test_cuda $(BIN)/test_emu $(LESSONS)
+emu-build: # a recipe, not prerequisites: $(LESSONS) is complete only once the Makefile has been read
+	@$(MAKE) --no-print-directory $(BIN)/test_cuda $(BIN)/test_emu $(LESSONS)

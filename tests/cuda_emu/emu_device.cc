@@ -1,6 +1,6 @@
 /* emu_device.cc - TEST-ONLY: device discovery, properties, versions, events, streams and error names under the
- * CPU emulator (NVIDIA's prototypes from cuda_runtime_api.h). The one device is "emulated (CPU; timings
- * meaningless)": it is what the lessons print in their device column and CSV. */
+ * CPU emulator (NVIDIA's prototypes from cuda_runtime_api.h). The one device is named "emulated (CPU)":
+ * the session (lessons/session.c) sees the name and marks the row's timings as meaningless. */
 #include "emu_internal.h"
 
 #include <stdio.h>
@@ -35,7 +35,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
 {
     if (device != 0) return cudaErrorInvalidDevice;
     memset(p, 0, sizeof *p);
-    snprintf(p->name, sizeof p->name, "emulated (CPU; timings meaningless)");
+    snprintf(p->name, sizeof p->name, "emulated (CPU)"); /* the session marks its timings as meaningless */
     p->totalGlobalMem = emu::TOTAL_MEM;
     p->sharedMemPerBlock = 48 << 10;
     p->warpSize = 32;

@@ -9,6 +9,7 @@
  * Any failure is recorded for cudaGetLastError(); the process goes on. */
 #include "emu_sched.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,32 @@
 namespace emu {
 
 static std::vector<unsigned char> smem; /* dynamic shared memory of the running launch */
+int float_atomics;
+
+/* Float atomics add in a different order in each pass: the two results may differ by rounding. Compared as
+ * 32-bit floats: |a - b| <= 1e-4 max(|a|, |b|) + 1e-6 max|allocation| (bytes equal always pass). Returns the
+ * first word offset that fails, or (size_t)-1. */
+static size_t first_mismatch(const unsigned char *x, const unsigned char *y, size_t bytes, int tolerant)
+{
+    if (!tolerant) {
+        for (size_t i = 0; i < bytes; i++)
+            if (x[i] != y[i]) return i & ~(size_t)3;
+        return (size_t)-1;
+    }
+    float big = 0.0f;
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        float a;
+        memcpy(&a, x + i, 4);
+        if (fabsf(a) > big && fabsf(a) < INFINITY) big = fabsf(a);
+    }
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        float a, b;
+        memcpy(&a, x + i, 4);
+        memcpy(&b, y + i, 4);
+        if (memcmp(x + i, y + i, 4) && !(fabsf(a - b) <= 1e-4f * fmaxf(fabsf(a), fabsf(b)) + 1e-6f * big)) return i;
+    }
+    return memcmp(x + (bytes & ~(size_t)3), y + (bytes & ~(size_t)3), bytes & 3) ? bytes & ~(size_t)3 : (size_t)-1;
+}
 
 void *dynamic_smem(void) { return smem.data(); }
 
@@ -86,6 +113,7 @@ void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const 
     if (one_pass < 0) one_pass = getenv("EMU_ONE_PASS") && atoi(getenv("EMU_ONE_PASS"));
     for (region &r : regs)
         if (!one_pass) r.before.assign(r.a->base, r.a->base + r.a->bytes);
+    float_atomics = 0;
     for (int pass = 0; pass < (one_pass ? 1 : 2); pass++) {
         smem.assign(cfg.smem + 16, 0xFF); /* NaN-filled, like uninitialised memory is not */
         if (pass == 1)
@@ -102,11 +130,10 @@ void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const 
         }
     }
     for (region &r : regs) {
-        if (one_pass || !memcmp(r.first.data(), r.a->base, r.a->bytes)) continue;
-        size_t off = 0;
-        while (r.first[off] == (unsigned char)r.a->base[off]) off++;
-        off &= ~(size_t)3;
-        float x, y;
+        if (one_pass) continue;
+        size_t off = first_mismatch(r.first.data(), (const unsigned char *)r.a->base, r.a->bytes, float_atomics);
+        if (off == (size_t)-1) continue;
+        float x = 0.0f, y = 0.0f;
         memcpy(&x, &r.first[off], 4);
         memcpy(&y, r.a->base + off, 4);
         fail(cudaErrorLaunchFailure, "kernel %s (launched at %s:%d): the result depends on the order threads and "

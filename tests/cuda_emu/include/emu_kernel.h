@@ -78,9 +78,26 @@ struct syncwarp_site {
 inline void __threadfence(void) {}
 inline void __threadfence_block(void) {}
 
-/* Atomics: plain operations, returning the old value (no other thread runs in between). */
-template <class T> inline T atomicAdd(T *p, T v) { T o = *p; *p = o + v; return o; }
-template <class T> inline T atomicSub(T *p, T v) { T o = *p; *p = o - v; return o; }
+/* Atomics: plain operations, returning the old value (no other thread runs in between). A floating-point
+ * atomicAdd/atomicSub marks the launch: its two passes sum in different orders, so emu_launch.cc compares
+ * their results with a tolerance instead of bytewise. */
+namespace emu {
+extern int float_atomics; /* set by a float atomic during the current launch */
+}
+template <class T> inline T atomicAdd(T *p, T v)
+{
+    if (std::is_floating_point<T>::value) emu::float_atomics = 1;
+    T o = *p;
+    *p = o + v;
+    return o;
+}
+template <class T> inline T atomicSub(T *p, T v)
+{
+    if (std::is_floating_point<T>::value) emu::float_atomics = 1;
+    T o = *p;
+    *p = o - v;
+    return o;
+}
 template <class T> inline T atomicExch(T *p, T v) { T o = *p; *p = v; return o; }
 template <class T> inline T atomicMax(T *p, T v) { T o = *p; *p = o < v ? v : o; return o; }
 template <class T> inline T atomicMin(T *p, T v) { T o = *p; *p = v < o ? v : o; return o; }

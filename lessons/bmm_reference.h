@@ -6,8 +6,8 @@
  * u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 3.1). The tests use that bound per
  * element as the tolerance: proven, not tuned, and still a million times smaller than any indexing bug.
  */
-#ifndef TESTS_BMM_REFERENCE_H
-#define TESTS_BMM_REFERENCE_H
+#ifndef LESSONS_BMM_REFERENCE_H
+#define LESSONS_BMM_REFERENCE_H
 
 #include "../kernels/bmm_problem.h"
 

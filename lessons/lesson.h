@@ -1,0 +1,177 @@
+/* lesson.h - a lesson as data.
+ *
+ * A lesson is a problem (named dimensions and size presets, a list of tensors, a float64 reference) and a table
+ * of implementations of it (naive, cpu, cuda, ...). One generic session (session.c) runs any lesson: it draws
+ * the inputs, copies them into each implementation's memory (host or device, poisoned), times forward and
+ * backward, snapshots the tracker, validates every output and gradient against the float64 reference, and
+ * prints the table, the per-tensor memory, the formulas against the tracker, the CSV row and the .npy dumps.
+ * lessonN.c is the definition below plus thin typed adapters; naive/ and optimized/ keep their typed
+ * functions (so `break cpu_lc_forward` works in gdb) and the adapters call them.
+ *
+ * Tensors are one list, indexed by the lesson's own enum (e.g. { X, W, DOUT, OUT, DX, DW }); a run's slots
+ * t[] use the same index:
+ *   LT_INPUT     drawn by fill(), copied into the implementation's memory before forward
+ *   LT_UPSTREAM  drawn by fill() (dout), copied in after forward and before backward (as autograd does)
+ *   LT_OUTPUT    allocated and written by forward
+ *   LT_GRAD      allocated and written by backward; grad_of names the input it is the gradient of
+ * The session frees every slot after the run; an implementation frees whatever else it allocated.
+ */
+#ifndef LESSONS_LESSON_H
+#define LESSONS_LESSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../kernels/dtype.h"
+#include "../kernels/mem_formula.h"
+#include "report.h"
+
+#define LESSON_MAX_DIMS 8
+#define LESSON_MAX_SIZES 8
+#define LESSON_MAX_OPTS 4
+#define LESSON_MAX_TENSORS 16 /* lesson 4 has 13: six inputs, dout, out, five gradients */
+#define LESSON_MAX_RANK 5
+#define LESSON_MAX_IMPLS 8
+
+typedef enum { LT_INPUT, LT_UPSTREAM, LT_OUTPUT, LT_GRAD } lesson_role;
+
+typedef struct {
+    const char *name;  /* .npy name: input.<name>.npy, <impl>.<name>.npy; "x", "dW" */
+    lesson_role role;
+    dtype type;
+    const char *label; /* tracker label of an implementation's copy of an input ("x (B,G*K) input") */
+    /* Fills shape[0..rank-1] for this problem and returns the rank (<= LESSON_MAX_RANK). */
+    int (*shape)(const void *prob, size_t *shape);
+    int grad_of;       /* LT_GRAD: index of the input this is the gradient of */
+} lesson_tensor;
+
+typedef struct {
+    const char *name;
+    long long dims[LESSON_MAX_DIMS]; /* in the order of lesson.dim_names */
+} lesson_size;
+
+/* A lesson's own option: "--recompute" (a flag, value 1 when given) or "--checkpoint K" (an integer). */
+typedef struct {
+    const char *flag;      /* "--checkpoint" */
+    int takes_value;       /* 0: a flag */
+    long long def, min, max;
+    const char *help;
+} lesson_option;
+
+/* The state one implementation's run carries from forward to backward. */
+typedef struct {
+    const void *prob;                /* the lesson's problem struct (dimensions and options) */
+    void *t[LESSON_MAX_TENSORS];     /* tensor slots, in the implementation's memory (host or device) */
+    /* what forward saved for backward: the implementation's own struct of pointers, stored here so that no
+     * untracked allocation holds it (adapters static_assert that theirs fits) */
+    union {
+        long double align_;
+        unsigned char bytes[8192];
+    } saved;
+} lesson_run;
+
+typedef struct {
+    const char *name;   /* CLI name: "naive", "cpu", "cuda", "cuda-v1" */
+    const char *about;  /* one line, printed before the runs */
+    int device;         /* 0: host memory and host timers; 1: CUDA device memory and GPU timing */
+    int uses_cublas;    /* device: the session attaches the tracked cuBLAS workspace around the run */
+    mem_formula (*memory)(const void *prob);
+    /* NULL when this problem fits the implementation's limits (int indexing, grid sizes), else why not. */
+    const char *(*unfit)(const void *prob);
+    void (*forward)(lesson_run *r);  /* sets every LT_OUTPUT slot */
+    void (*backward)(lesson_run *r); /* sets every LT_GRAD slot; frees what forward saved */
+    double tolerance;   /* 0: the lesson's tolerance; otherwise this implementation's own (say why) */
+    /* Optional, host implementations: multiply-adds of forward + backward. The session divides it by the
+     * measured CPU GEMM rate and skips, with the estimate, a run longer than --time-limit. */
+    double (*work)(const void *prob);
+} lesson_impl;
+
+typedef struct lesson lesson;
+
+/* One implementation's measured run, after the session: the report row and host copies of its outputs. */
+typedef struct {
+    impl_row row;
+    int impl;                              /* index into lesson.impls */
+    int validated;                         /* ran and max_rel_err <= tolerance */
+    double tolerance;
+    void *result[LESSON_MAX_TENSORS];      /* host copies of LT_OUTPUT and LT_GRAD slots; NULL otherwise */
+    char *labels;                          /* the per-tensor memory table of the run (text), printed later */
+} lesson_result;
+
+/* What a lesson's epilogue sees after the table. */
+typedef struct {
+    const lesson *L;
+    const void *prob;
+    void *const *inputs;       /* host inputs, indexed like tensors (LT_INPUT and LT_UPSTREAM) */
+    double *const *ref;        /* float64 reference of LT_OUTPUT and LT_GRAD; NULL entries if it did not run */
+    const lesson_result *res;  /* one per implementation asked for, in --impl order */
+    int n;
+} lesson_report;
+
+struct lesson {
+    int number;                       /* CSV lesson column */
+    const char *program;              /* "lesson1" */
+    const char *title;                /* first line of the output */
+    const char *summary;              /* --help */
+    int ndims;
+    const char *dim_names[LESSON_MAX_DIMS];
+    int nsizes;
+    lesson_size sizes[LESSON_MAX_SIZES];
+    const char *default_size;
+    int nopts;
+    lesson_option opts[LESSON_MAX_OPTS];
+
+    /* Builds the problem struct (at most sizeof(lesson_problem) bytes) from dims and option values; returns
+     * NULL, or one sentence saying why these dimensions are invalid (the CLI prints it and exits 2). */
+    const char *(*make_problem)(const long long *dims, const long long *opts, void *prob);
+    int ntensors;
+    lesson_tensor tensors[LESSON_MAX_TENSORS];
+    /* Draws every LT_INPUT and LT_UPSTREAM slot of t (host buffers) from seed; the distributions are the
+     * lesson's (fresh random values, never zeros). */
+    void (*fill)(const void *prob, uint64_t seed, void *const *t);
+    /* float64 reference: ref[i] (host, count of tensor i) for each LT_OUTPUT and LT_GRAD. */
+    void (*reference)(const void *prob, void *const *t, double *const *ref);
+    /* NULL when the reference is affordable at this size, else why not (nothing is then validated). */
+    const char *(*reference_unfit)(const void *prob);
+    double tolerance;                 /* max_rel_err vs float64 that a valid implementation stays under */
+    const char *tolerance_why;        /* one sentence, printed under the table */
+
+    int nimpls;
+    lesson_impl impls[LESSON_MAX_IMPLS];
+
+    void (*preamble)(const void *prob, FILE *f);     /* optional: lines before the runs (work counts, ...) */
+    void (*epilogue)(const lesson_report *r, FILE *f); /* optional: lines after the formulas: where the bytes go */
+    const char *legend;               /* printed under the table: what "peak" and the labels mean here */
+};
+
+/* Storage for any lesson's problem struct. */
+typedef union {
+    long double align_;
+    unsigned char bytes[512];
+} lesson_problem;
+
+/* --- helpers for definitions and tests ------------------------------------------------------------------- */
+size_t lesson_tensor_count(const lesson *L, int i, const void *prob); /* elements; SIZE_MAX on overflow */
+size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob);
+int lesson_find_impl(const lesson *L, const char *name);              /* -1 when absent */
+
+/* The whole program: parse argv, run, report. Returns the exit status: 0, 1 (a run failed validation or a
+ * formula disagreed with the tracker, or nothing ran), 2 (bad input). */
+int lesson_main(const lesson *L, int argc, char **argv);
+
+/* --- the session, for tests -------------------------------------------------------------------------------- */
+/* Host inputs for prob drawn from seed (tracked, "driver: <name>"); free with lesson_free_slots. */
+void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t);
+void lesson_free_slots(const lesson *L, void **t);
+/* Runs implementation impl on the host inputs t and fills res (its row, result copies, labels text). The
+ * caller checked the device and the memory limit. The results are freed by lesson_result_free. */
+void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t, lesson_result *res);
+void lesson_result_free(const lesson *L, lesson_result *res);
+/* The reference's buffers (tracked f64), or all NULL with reference_unfit's reason; free with lesson_free_ref. */
+const char *lesson_make_reference(const lesson *L, const void *prob, void *const *t, double **ref);
+void lesson_free_ref(const lesson *L, double **ref);
+/* max over every LT_OUTPUT and LT_GRAD of max|x - ref| / max|ref| (NAN on any NaN). */
+double lesson_max_rel_err(const lesson *L, const void *prob, const lesson_result *res, double *const *ref);
+
+#endif

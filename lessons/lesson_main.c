@@ -1,0 +1,233 @@
+/* lesson_main.c - the program every lesson is: parse, run each implementation, validate, report.
+ *
+ * Order of the output: what runs, the table (FAIL where an implementation is over the lesson's tolerance
+ * against float64), what the columns mean, each run's memory by tensor, the formulas against the tracker,
+ * the ratios between validated implementations, then the lesson's own epilogue (where the bytes go).
+ */
+#include "lesson.h"
+
+#include "../kernels/gemm_cpu.h"
+#include "../kernels/track.h"
+#include "cli.h"
+#include "impl_gate.h"
+#include "lesson_output.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const lesson *L;
+    const void *prob;
+    cli_options o;
+    char dims[160];
+    void *t[LESSON_MAX_TENSORS];
+    double *ref[LESSON_MAX_TENSORS];
+    const char *ref_why;
+    lesson_result res[LESSON_MAX_IMPLS];
+} driver;
+
+/* The driver holds the inputs, one result set per implementation and the float64 reference: refuse before
+ * allocating anything if that alone overflows or is over the limit. */
+static int check_driver_bytes(const driver *dv)
+{
+    size_t in = 0, out = 0, out_f64 = 0;
+    for (int i = 0; i < dv->L->ntensors; i++) {
+        size_t b = lesson_tensor_bytes(dv->L, i, dv->prob);
+        lesson_role r = dv->L->tensors[i].role;
+        if (r == LT_INPUT || r == LT_UPSTREAM) in = size_add(in, b);
+        else {
+            out = size_add(out, b);
+            out_f64 = size_add(out_f64, size_mul(8, lesson_tensor_count(dv->L, i, dv->prob)));
+        }
+    }
+    if (dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) out_f64 = 0; /* it will not be made */
+    size_t need = size_add(size_add(in, size_mul(out, (size_t)dv->o.nimpl)), out_f64);
+    if (need != SIZE_MAX && need <= dv->o.mem_limit) return 0;
+    char n[32], lim[32];
+    format_bytes_exact(need, n, sizeof n);
+    format_bytes_exact(dv->o.mem_limit, lim, sizeof lim);
+    fprintf(stderr, "%s: dims %s need %s bytes for the inputs, results and reference alone, over --mem-limit %s\n",
+            dv->L->program, dv->dims, need == SIZE_MAX ? "more than 2^64" : n, lim);
+    return -1;
+}
+
+static void print_header(const driver *dv)
+{
+    const lesson *L = dv->L;
+    char lim[32], limh[16];
+    format_bytes_exact(dv->o.mem_limit, lim, sizeof lim);
+    format_bytes_human(dv->o.mem_limit, limh, sizeof limh);
+    printf("%s\n", L->title);
+    printf("size %s: %s", dv->o.size_name, dv->dims);
+    for (int k = 0; k < L->nopts; k++)
+        if (dv->o.opts[k] != L->opts[k].def || L->opts[k].takes_value)
+            printf("  %s%s%lld", L->opts[k].flag, L->opts[k].takes_value ? " " : "=", dv->o.opts[k]);
+    printf("   seed %llu   mem-limit %s (%s)\n", (unsigned long long)dv->o.seed, lim, limh);
+    printf("CPU GEMMs: %s, %d thread%s\n", gemm_cpu_library(), gemm_cpu_threads(), gemm_cpu_threads() == 1 ? "" : "s");
+    for (int i = 0; i < dv->o.nimpl; i++) printf("  %-8s %s\n", L->impls[dv->o.impl[i]].name, L->impls[dv->o.impl[i]].about);
+    if (L->preamble) L->preamble(dv->prob, stdout);
+    printf("\n");
+}
+
+/* A host implementation whose multiply-adds, at this machine's measured GEMM rate, exceed --time-limit is
+ * skipped with the estimate (lesson 3's cpu at the forum's size would run for hours). */
+static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
+{
+    if (im->device || !im->work) return 0;
+    double fmas = im->work(dv->prob);
+    if (fmas < 1e10) return 0; /* a few seconds at most: not worth timing the GEMM */
+    double s = fmas / gemm_cpu_fmas_per_second();
+    if (s <= dv->o.time_limit) return 0;
+    snprintf(row->note, sizeof row->note, "estimated %.0f s (%.3g multiply-adds at this machine's measured GEMM rate),"
+             " over --time-limit %.0f", s, fmas, dv->o.time_limit);
+    return 1;
+}
+
+static void run_all(driver *dv)
+{
+    const lesson *L = dv->L;
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const lesson_impl *im = &L->impls[dv->o.impl[k]];
+        lesson_result *res = &dv->res[k];
+        memset(res, 0, sizeof *res);
+        res->impl = dv->o.impl[k];
+        res->row.impl = im->name;
+        res->row.max_rel_err = NAN;
+        mem_formula f = im->memory(dv->prob);
+        res->row.predicted_peak = f.peak;
+        res->row.predicted_forward_live = f.forward_live;
+        fflush(stdout); /* impl_gate may explain a skip on stderr: keep it after what stdout said so far */
+        if (!impl_gate(L->program, &res->row, im->device, f.peak, dv->o.mem_limit)) continue;
+        const char *why = im->unfit ? im->unfit(dv->prob) : NULL;
+        if (why) {
+            snprintf(res->row.note, sizeof res->row.note, "%s", why);
+            continue;
+        }
+        if (too_slow(dv, im, &res->row)) continue;
+        lesson_timeline_begin(L->program, im->name);
+        lesson_run_impl(L, dv->prob, dv->o.impl[k], dv->t, res);
+        lesson_timeline_end();
+    }
+}
+
+/* Validation: every implementation against float64, before any ratio is printed. Returns the failures. */
+static int validate(driver *dv)
+{
+    int failures = 0, ran = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) ran += dv->res[k].row.ran;
+    if (!ran) {
+        dv->ref_why = "no implementation ran";
+        return 0;
+    }
+    dv->ref_why = lesson_make_reference(dv->L, dv->prob, dv->t, dv->ref);
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        lesson_result *res = &dv->res[k];
+        if (!res->row.ran || dv->ref_why) continue;
+        res->row.max_rel_err = lesson_max_rel_err(dv->L, dv->prob, res, dv->ref);
+        res->validated = res->row.max_rel_err <= res->tolerance; /* NaN fails */
+        res->row.failed = !res->validated;
+        failures += res->row.failed;
+    }
+    return failures;
+}
+
+static void print_ratios(const driver *dv)
+{
+    const lesson_result *base = NULL;
+    for (int k = 0; k < dv->o.nimpl; k++)
+        if (dv->res[k].validated && !dv->L->impls[dv->res[k].impl].device) {
+            base = &dv->res[k];
+            break;
+        }
+    if (!base) return;
+    int printed = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const lesson_result *r = &dv->res[k];
+        if (r == base || !r->validated || r->row.emulated) continue;
+        if (!printed++) printf("\nRatios between validated implementations (above 1: %s uses more):\n", base->row.impl);
+        printf("  %s / %s: peak %.1fx, live after forward %.1fx, forward + backward time %.2fx\n", base->row.impl,
+               r->row.impl, (double)base->row.peak_bytes / (double)r->row.peak_bytes,
+               (double)base->row.forward_live_bytes / (double)r->row.forward_live_bytes,
+               (base->row.forward_ms + base->row.backward_ms) / (r->row.forward_ms + r->row.backward_ms));
+    }
+}
+
+static void print_report(const driver *dv)
+{
+    const lesson *L = dv->L;
+    impl_row rows[LESSON_MAX_IMPLS];
+    for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
+    report_table(stdout, rows, dv->o.nimpl);
+    printf("\n\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
+           "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
+    if (L->legend) printf("%s\n", L->legend);
+    if (dv->ref_why) printf("max rel err: not measured (%s), so nothing is validated and no ratio is printed.\n", dv->ref_why);
+    else printf("max rel err = max |impl - ref| / max |ref| over every output and gradient against a float64\n"
+                "reference; FAIL above %.0e (%s).\n", L->tolerance, L->tolerance_why);
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        if (!dv->res[k].row.ran) continue;
+        printf("\n%s: memory by tensor (%s; peak = the most bytes that label held at once)\n", rows[k].impl,
+               L->impls[dv->res[k].impl].device ? "device" : "host");
+        fputs(dv->res[k].labels ? dv->res[k].labels : "", stdout);
+    }
+}
+
+static int finish(driver *dv, int failures)
+{
+    const lesson *L = dv->L;
+    impl_row rows[LESSON_MAX_IMPLS];
+    for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
+    printf("\nMemory formulas (docs/lesson-%d.md) against the tracker:\n", L->number);
+    int mismatches = report_predictions(stdout, rows, dv->o.nimpl);
+    print_ratios(dv);
+    if (L->epilogue) {
+        lesson_report rep = {L, dv->prob, dv->t, dv->ref, dv->res, dv->o.nimpl};
+        printf("\n");
+        L->epilogue(&rep, stdout);
+    }
+    int status = mismatches || failures || report_nothing_ran(L->program, rows, dv->o.nimpl) ? 1 : 0;
+    if (dv->o.csv_path && report_csv(dv->o.csv_path, L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl) != 0)
+        status = 1;
+    if (dv->o.dump_dir) {
+        if (lesson_dump(L, dv->prob, dv->o.dump_dir, dv->t, dv->res, dv->o.nimpl) != 0) status = 1;
+        else printf("\nwrote .npy files to %s\n", dv->o.dump_dir);
+    }
+    if (failures) fprintf(stderr, "%s: %d implementation(s) FAILED validation against float64 (see the table)\n", L->program, failures);
+    if (mismatches) fprintf(stderr, "%s: a memory formula disagrees with the tracker (see MISMATCH above)\n", L->program);
+    return status;
+}
+
+int lesson_main(const lesson *L, int argc, char **argv)
+{
+    static driver dv; /* large (result rows, label texts): static, not on the stack */
+    lesson_problem prob;
+    memset(&dv, 0, sizeof dv);
+    dv.L = L;
+    int rc = cli_parse(L, argc, argv, &dv.o);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    cli_format_dims(L, dv.o.dims, dv.dims, sizeof dv.dims);
+    const char *bad = L->make_problem(dv.o.dims, dv.o.opts, &prob);
+    if (bad) return cli_fail(L, "%s: %s", dv.dims, bad);
+    dv.prob = &prob;
+    if (check_driver_bytes(&dv) != 0) return 2;
+    if (report_prepare_outputs(L->program, dv.o.csv_path, dv.o.dump_dir) != 0) return 2;
+    if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return 2;
+
+    print_header(&dv);
+    gemm_cpu_warm_up();
+    lesson_make_inputs(L, dv.prob, dv.o.seed, dv.t);
+    run_all(&dv);
+    int failures = validate(&dv);
+    print_report(&dv);
+    int status = finish(&dv, failures);
+
+    lesson_timeline_close();
+    lesson_free_ref(L, dv.ref);
+    for (int k = 0; k < dv.o.nimpl; k++) lesson_result_free(L, &dv.res[k]);
+    lesson_free_slots(L, dv.t);
+    if (track_report_live(stderr) != 0) status = 1;
+    return status;
+}

@@ -1,0 +1,25 @@
+/* lesson_output.h - what a lesson writes besides its table: the .npy dumps and the allocation timeline. */
+#ifndef LESSONS_LESSON_OUTPUT_H
+#define LESSONS_LESSON_OUTPUT_H
+
+#include "lesson.h"
+
+/* --dump DIR: input.<name>.npy for every input and upstream gradient, <impl>.<name>.npy for every output and
+ * gradient of each implementation that ran. bf16 tensors are written as float32 values (exact: every bf16 is
+ * a float32), so np.load gives numbers, not raw bits. 0 on success. */
+int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const *inputs, const lesson_result *res,
+                int n);
+
+/* --timeline FILE: one CSV row per tracked allocation, free or relabel during each implementation's run:
+ *   impl,seq,event,domain,label,bytes,live_bytes
+ * event is alloc, free, relabel or mark (the session marks "forward done", where backward begins);
+ * live_bytes is the domain's live total after the event, counted from the run's start (the driver's own
+ * buffers are not in it); seq counts events within the run. The plot scripts stack it by label. Open fails with one message (and -1) if the file
+ * cannot be written; begin/end bracket one implementation (no-ops when no timeline is open). */
+int lesson_timeline_open(const char *program, const char *path);
+void lesson_timeline_begin(const char *program, const char *impl);
+void lesson_timeline_mark(const char *what);
+void lesson_timeline_end(void);
+void lesson_timeline_close(void);
+
+#endif

@@ -1,0 +1,275 @@
+/* session.c - one implementation's measured run, for any lesson (lesson.h).
+ *
+ * A run: begin a tracker scope; copy every input into the implementation's own memory (host or device, a
+ * tracked, labelled allocation, as a user's tensors would be); forward; read the live bytes (inputs, outputs
+ * and whatever forward saved); copy the upstream gradient in; backward; read the peak and the allocation
+ * count; copy outputs and gradients back to host result buffers; free every slot. Forward and backward times
+ * exclude the time spent in the allocators and the poison fill (track_alloc_ms). A device implementation runs
+ * twice and reports the second run: the first pays for cuBLAS's kernel selection and module loading.
+ * The driver (lesson_main.c) and the tests both call lesson_run_impl, so the numbers the tests assert are the
+ * numbers the table prints.
+ */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include "lesson.h"
+
+#include "../kernels/compare.h"
+#include "../kernels/timer.h"
+#include "../kernels/track.h"
+#include "lesson_output.h"
+#include "tensor_copy.h"
+#ifdef HAVE_CUDA
+#include "../kernels/cuda_track.h"
+#endif
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t lesson_tensor_count(const lesson *L, int i, const void *prob)
+{
+    size_t shape[LESSON_MAX_RANK], n = 1;
+    int rank = L->tensors[i].shape(prob, shape);
+    for (int k = 0; k < rank; k++) n = size_mul(n, shape[k]);
+    return n;
+}
+
+size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob)
+{
+    return size_mul(lesson_tensor_count(L, i, prob), dtype_size(L->tensors[i].type));
+}
+
+int lesson_find_impl(const lesson *L, const char *name)
+{
+    for (int i = 0; i < L->nimpls; i++)
+        if (strcmp(L->impls[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int is_input(lesson_role r) { return r == LT_INPUT || r == LT_UPSTREAM; }
+
+void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t)
+{
+    static char labels[LESSON_MAX_TENSORS][64]; /* interned by the tracker: must outlive the allocations */
+    for (int i = 0; i < LESSON_MAX_TENSORS; i++) t[i] = NULL;
+    for (int i = 0; i < L->ntensors; i++) {
+        if (!is_input(L->tensors[i].role)) continue;
+        snprintf(labels[i], sizeof labels[i], "driver: %s", L->tensors[i].name);
+        t[i] = host_alloc_array(lesson_tensor_count(L, i, prob), L->tensors[i].type, labels[i]);
+    }
+    L->fill(prob, seed, t);
+}
+
+void lesson_free_slots(const lesson *L, void **t)
+{
+    for (int i = 0; i < L->ntensors; i++) {
+        host_free(t[i]);
+        t[i] = NULL;
+    }
+}
+
+/* --- one run ------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    const lesson *L;
+    const void *prob;
+    int device;
+} run_ctx;
+
+static void *copy_in(const run_ctx *c, int i, const void *src)
+{
+    const lesson_tensor *ts = &c->L->tensors[i];
+    size_t n = lesson_tensor_count(c->L, i, c->prob);
+#ifdef HAVE_CUDA
+    if (c->device) return dev_copy(src, n, ts->type, ts->label);
+#endif
+    return host_copy(src, n, ts->type, ts->label);
+}
+
+static void copy_out(const run_ctx *c, void *dst, const void *src, int i)
+{
+    size_t bytes = lesson_tensor_bytes(c->L, i, c->prob);
+#ifdef HAVE_CUDA
+    if (c->device) {
+        dev_download(dst, src, bytes);
+        return;
+    }
+#endif
+    memcpy(dst, src, bytes);
+}
+
+static void free_slot(const run_ctx *c, void *p)
+{
+    (void)c;
+#ifdef HAVE_CUDA
+    if (c->device) {
+        dev_free(p);
+        return;
+    }
+#endif
+    host_free(p);
+}
+
+static void sync_device(const run_ctx *c)
+{
+#ifdef HAVE_CUDA
+    if (c->device) dev_synchronize();
+#else
+    (void)c;
+#endif
+}
+
+static void copy_role_in(const run_ctx *c, lesson_run *r, void *const *t, lesson_role role)
+{
+    for (int i = 0; i < c->L->ntensors; i++)
+        if (c->L->tensors[i].role == role) r->t[i] = copy_in(c, i, t[i]);
+}
+
+static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role role, const char *impl)
+{
+    for (int i = 0; i < c->L->ntensors; i++)
+        if (c->L->tensors[i].role == role && !r->t[i]) {
+            fprintf(stderr, "%s: implementation %s left %s unset\n", c->L->program, impl, c->L->tensors[i].name);
+            abort();
+        }
+}
+
+/* Milliseconds of fn(r), allocator time excluded, device work finished. */
+static double timed(const run_ctx *c, void (*fn)(lesson_run *), lesson_run *r)
+{
+    sync_device(c);
+    double a0 = track_alloc_ms(), t0 = host_time_ms();
+    fn(r);
+    sync_device(c);
+    double t1 = host_time_ms(), a1 = track_alloc_ms();
+    double ms = (t1 - t0) - (a1 - a0);
+    return ms > 0 ? ms : 0;
+}
+
+static void labels_text(lesson_result *res, mem_domain d)
+{
+    free(res->labels);
+    res->labels = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&res->labels, &len); /* the report's text, not a tensor: untracked */
+    if (!f) return;
+    track_print_labels(f, d);
+    fclose(f);
+}
+
+static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, lesson_result *res)
+{
+    mem_domain dom = c->device ? MEM_DEVICE : MEM_HOST;
+    lesson_run r;
+    memset(&r, 0, sizeof r);
+    r.prob = c->prob;
+    track_scope scope;
+    track_scope_begin(&scope);
+
+    copy_role_in(c, &r, t, LT_INPUT);
+#ifdef HAVE_CUDA
+    if (c->device && im->uses_cublas) cublas_workspace_attach();
+#endif
+    res->row.forward_ms = timed(c, im->forward, &r);
+    check_slots_set(c, &r, LT_OUTPUT, im->name);
+    res->row.forward_live_bytes = track_scope_read(&scope, dom).live_bytes;
+    lesson_timeline_mark("forward done");
+
+    copy_role_in(c, &r, t, LT_UPSTREAM);
+    res->row.backward_ms = timed(c, im->backward, &r);
+    check_slots_set(c, &r, LT_GRAD, im->name);
+    mem_counters m = track_scope_read(&scope, dom);
+    res->row.peak_bytes = m.peak_bytes;
+    res->row.allocs = m.allocs;
+    labels_text(res, dom);
+
+    for (int i = 0; i < c->L->ntensors; i++) {
+        if (res->result[i]) copy_out(c, res->result[i], r.t[i], i);
+        free_slot(c, r.t[i]);
+    }
+#ifdef HAVE_CUDA
+    if (c->device && im->uses_cublas) cublas_workspace_detach();
+#endif
+}
+
+void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t, lesson_result *res)
+{
+    const lesson_impl *im = &L->impls[impl];
+    run_ctx c = {L, prob, im->device};
+    static char labels[LESSON_MAX_TENSORS][64];
+    memset(res, 0, sizeof *res);
+    res->impl = impl;
+    res->row.impl = im->name;
+    res->row.max_rel_err = NAN;
+    res->tolerance = im->tolerance > 0 ? im->tolerance : L->tolerance;
+    mem_formula f = im->memory(prob);
+    res->row.predicted_peak = f.peak;
+    res->row.predicted_forward_live = f.forward_live;
+    res->row.predicted_allocs = f.allocs;
+    for (int i = 0; i < L->ntensors; i++) {
+        if (is_input(L->tensors[i].role)) continue;
+        snprintf(labels[i], sizeof labels[i], "driver: result %s", L->tensors[i].name);
+        res->result[i] = host_alloc_array(lesson_tensor_count(L, i, prob), L->tensors[i].type, labels[i]);
+    }
+    run_once(&c, im, t, res);
+    if (im->device) {
+#ifdef HAVE_CUDA
+        run_once(&c, im, t, res); /* the timed run; the first paid for cuBLAS setup and module loading */
+        snprintf(res->row.device, sizeof res->row.device, "%s", cuda_device_name());
+#ifdef CUDA_EMU
+        res->row.emulated = 1;
+#endif
+#endif
+    } else {
+        snprintf(res->row.device, sizeof res->row.device, "cpu");
+    }
+    res->row.ran = 1;
+}
+
+void lesson_result_free(const lesson *L, lesson_result *res)
+{
+    for (int i = 0; i < L->ntensors; i++) {
+        host_free(res->result[i]);
+        res->result[i] = NULL;
+    }
+    free(res->labels);
+    res->labels = NULL;
+}
+
+/* --- the float64 reference ------------------------------------------------------------------------------ */
+
+const char *lesson_make_reference(const lesson *L, const void *prob, void *const *t, double **ref)
+{
+    static char labels[LESSON_MAX_TENSORS][64];
+    for (int i = 0; i < LESSON_MAX_TENSORS; i++) ref[i] = NULL;
+    const char *why = L->reference_unfit ? L->reference_unfit(prob) : NULL;
+    if (why) return why;
+    for (int i = 0; i < L->ntensors; i++) {
+        if (is_input(L->tensors[i].role)) continue;
+        snprintf(labels[i], sizeof labels[i], "driver: float64 reference %s", L->tensors[i].name);
+        ref[i] = host_alloc_array(lesson_tensor_count(L, i, prob), DT_F64, labels[i]);
+    }
+    L->reference(prob, t, ref);
+    return NULL;
+}
+
+void lesson_free_ref(const lesson *L, double **ref)
+{
+    for (int i = 0; i < L->ntensors; i++) {
+        host_free(ref[i]);
+        ref[i] = NULL;
+    }
+}
+
+double lesson_max_rel_err(const lesson *L, const void *prob, const lesson_result *res, double *const *ref)
+{
+    double m = 0.0;
+    for (int i = 0; i < L->ntensors; i++) {
+        if (is_input(L->tensors[i].role)) continue;
+        if (!ref[i] || !res->result[i]) return NAN;
+        double e = max_rel_err(res->result[i], L->tensors[i].type, ref[i], DT_F64, lesson_tensor_count(L, i, prob));
+        if (isnan(e)) return NAN;
+        m = fmax(m, e);
+    }
+    return m;
+}

@@ -1,0 +1,37 @@
+/* lc_testing.h - lesson 2's typed view of the generic session, for its tests (test_lesson2.c, cuda_lesson2.c). */
+#ifndef TESTS_LC_TESTING_H
+#define TESTS_LC_TESTING_H
+
+#include "../kernels/logchain_problem.h"
+#include "lesson_testing.h"
+
+extern const lesson lesson2_def;
+
+typedef enum { LC_NAIVE = 0, LC_CPU = 1, LC_CUDA = 2, LC_CUDA_V1 = 3 } lc_impl; /* lesson2_def.impls order */
+
+typedef struct {
+    const float *x;    /* (n,t,v,c) */
+    const float *bulk; /* (1,t,v-1,c,c) */
+    const float *p0;   /* (1,t,c) */
+    const float *dout; /* (n,t) */
+} lc_inputs;
+
+typedef struct {
+    float *out;   /* (n,t) */
+    float *dx;    /* (n,t,v,c) */
+    float *dbulk; /* (1,t,v-1,c,c) */
+    float *dp0;   /* (1,t,c) */
+} lc_outputs;
+
+static inline const char *lc_impl_name(lc_impl impl) { return lesson2_def.impls[impl].name; }
+
+static inline mem_formula lc_predict(lc_impl impl, const lc_dims *d) { return lesson2_def.impls[impl].memory(d); }
+
+static inline impl_row lc_run(lc_impl impl, const lc_dims *d, const lc_inputs *in, lc_outputs *res)
+{
+    void *t[LESSON_MAX_TENSORS] = {(void *)in->x, (void *)in->bulk, (void *)in->p0, (void *)in->dout};
+    void *o[LESSON_MAX_TENSORS] = {NULL, NULL, NULL, NULL, res->out, res->dx, res->dbulk, res->dp0};
+    return lesson_test_run(&lesson2_def, d, lc_impl_name(impl), t, o);
+}
+
+#endif

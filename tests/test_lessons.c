@@ -1,0 +1,400 @@
+/* test_lessons.c - every lesson's definition, table-driven: what every lesson must do, tested once.
+ *
+ * For each lesson linked in (weak references: a lesson joins by being linked) and each of its host
+ * implementations, at the lesson's tiny and small presets:
+ *   formula     the memory formula equals the tracker: peak, live after forward, allocations (when predicted)
+ *   validated   max_rel_err against the float64 reference is within the lesson's stated tolerance
+ *   leaks       after the run and the frees, the tracker's live bytes are back where they started
+ *   determinism the same seed gives bitwise identical outputs and gradients in two runs (memcmp on purpose:
+ *               the CPU code has no data-dependent threading, so any difference is a bug, not rounding)
+ * and for each lesson binary, run as a user would at its tiny size: exit 0, no leak report, --csv writes the
+ * exact header and one row per implementation that ran, --dump writes every tensor of the definition with its
+ * shape and dtype. The generic command-line rejections (unknown flag, bad dims, repeated options, ...) are
+ * tested once, on lesson 1, since every lesson parses with the same code. A toy lesson with a deliberately
+ * wrong implementation proves that validation prints FAIL and exits non-zero.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../kernels/track.h"
+#include "../lessons/lesson.h"
+#include "check_main.h"
+#include "cli_harness.h"
+
+extern const lesson lesson1_def __attribute__((weak));
+extern const lesson lesson2_def __attribute__((weak));
+extern const lesson lesson3_def __attribute__((weak));
+extern const lesson lesson4_def __attribute__((weak));
+extern const lesson lesson5_def __attribute__((weak));
+
+static const lesson *lessons[5];
+static int nlessons;
+
+static void collect_lessons(void)
+{
+    const lesson *all[5] = {&lesson1_def, &lesson2_def, &lesson3_def, &lesson4_def, &lesson5_def};
+    nlessons = 0;
+    for (int i = 0; i < 5; i++)
+        if (all[i]) lessons[nlessons++] = all[i];
+}
+
+static const lesson_size *preset(const lesson *L, const char *name)
+{
+    for (int s = 0; s < L->nsizes; s++)
+        if (strcmp(L->sizes[s].name, name) == 0) return &L->sizes[s];
+    ck_abort_msg("%s has no size %s", L->program, name);
+    return NULL;
+}
+
+static void default_opts(const lesson *L, long long *opts)
+{
+    for (int k = 0; k < L->nopts; k++) opts[k] = L->opts[k].def;
+}
+
+/* Runs every host implementation of L at size; calls check(L, prob, res, ref) on each. */
+typedef void (*result_check)(const lesson *L, const void *prob, const lesson_result *res, double *const *ref);
+
+static void for_each_host_impl(const lesson *L, const char *size, result_check check)
+{
+    lesson_problem prob;
+    long long opts[LESSON_MAX_OPTS];
+    default_opts(L, opts);
+    const char *bad = L->make_problem(preset(L, size)->dims, opts, &prob);
+    ck_assert_msg(bad == NULL, "%s %s: %s", L->program, size, bad);
+    void *t[LESSON_MAX_TENSORS];
+    double *ref[LESSON_MAX_TENSORS];
+    lesson_make_inputs(L, &prob, 4242, t);
+    ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
+    for (int i = 0; i < L->nimpls; i++) {
+        if (L->impls[i].device) continue;
+        size_t live0 = track_counters(MEM_HOST).live_bytes;
+        lesson_result res;
+        lesson_run_impl(L, &prob, i, t, &res);
+        check(L, &prob, &res, ref);
+        lesson_result_free(L, &res);
+        ck_assert_msg(track_counters(MEM_HOST).live_bytes == live0, "%s %s at %s leaked %zu bytes", L->program,
+                      L->impls[i].name, size, track_counters(MEM_HOST).live_bytes - live0);
+    }
+    lesson_free_ref(L, ref);
+    lesson_free_slots(L, t);
+}
+
+static void check_formula(const lesson *L, const void *prob, const lesson_result *res, double *const *ref)
+{
+    (void)prob, (void)ref;
+    const impl_row *r = &res->row;
+    ck_assert_msg(r->peak_bytes == r->predicted_peak, "%s %s peak: formula %zu, tracker %zu", L->program, r->impl,
+                  r->predicted_peak, r->peak_bytes);
+    ck_assert_msg(r->forward_live_bytes == r->predicted_forward_live, "%s %s live after forward: formula %zu, "
+                  "tracker %zu", L->program, r->impl, r->predicted_forward_live, r->forward_live_bytes);
+    if (r->predicted_allocs)
+        ck_assert_msg(r->allocs == r->predicted_allocs, "%s %s allocations: formula %zu, tracker %zu", L->program,
+                      r->impl, r->predicted_allocs, r->allocs);
+}
+
+static void check_validated(const lesson *L, const void *prob, const lesson_result *res, double *const *ref)
+{
+    double e = lesson_max_rel_err(L, prob, res, ref);
+    ck_assert_msg(e <= res->tolerance, "%s %s: max rel err %.3e vs float64 exceeds %.1e", L->program, res->row.impl,
+                  e, res->tolerance);
+}
+
+START_TEST(formula_equals_tracker)
+{
+    for (int l = 0; l < nlessons; l++) {
+        for_each_host_impl(lessons[l], "tiny", check_formula);
+        for_each_host_impl(lessons[l], "small", check_formula);
+    }
+}
+END_TEST
+
+START_TEST(every_impl_validates_against_float64)
+{
+    for (int l = 0; l < nlessons; l++) {
+        for_each_host_impl(lessons[l], "tiny", check_validated);
+        for_each_host_impl(lessons[l], "small", check_validated);
+    }
+}
+END_TEST
+
+/* Two runs of one implementation on the same inputs: bitwise equal results. */
+static void check_deterministic(const lesson *L, const char *size)
+{
+    lesson_problem prob;
+    long long opts[LESSON_MAX_OPTS];
+    default_opts(L, opts);
+    ck_assert_ptr_null(L->make_problem(preset(L, size)->dims, opts, &prob));
+    void *t[LESSON_MAX_TENSORS];
+    lesson_make_inputs(L, &prob, 77, t);
+    for (int i = 0; i < L->nimpls; i++) {
+        if (L->impls[i].device) continue;
+        lesson_result a, b;
+        lesson_run_impl(L, &prob, i, t, &a);
+        lesson_run_impl(L, &prob, i, t, &b);
+        for (int k = 0; k < L->ntensors; k++)
+            if (a.result[k])
+                ck_assert_msg(memcmp(a.result[k], b.result[k], lesson_tensor_bytes(L, k, &prob)) == 0,
+                              "%s %s: %s differs between two runs", L->program, L->impls[i].name, L->tensors[k].name);
+        lesson_result_free(L, &a);
+        lesson_result_free(L, &b);
+    }
+    lesson_free_slots(L, t);
+}
+
+START_TEST(same_seed_same_bits)
+{
+    for (int l = 0; l < nlessons; l++) check_deterministic(lessons[l], "small");
+}
+END_TEST
+
+/* --- the binaries, as a user runs them ------------------------------------------------------------------ */
+
+static void binary_of(const lesson *L, char *buf, size_t len) { snprintf(buf, len, "./build/%s", L->program); }
+
+static int host_impl_list(const lesson *L, char *buf, size_t len)
+{
+    int n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < L->nimpls; i++) {
+        if (L->impls[i].device) continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", n ? "," : "", L->impls[i].name);
+        n++;
+    }
+    return n;
+}
+
+START_TEST(tiny_run_exits_zero_without_leaks)
+{
+    static char out[1 << 17];
+    for (int l = 0; l < nlessons; l++) {
+        char bin[64], impls[128], args[256];
+        binary_of(lessons[l], bin, sizeof bin);
+        host_impl_list(lessons[l], impls, sizeof impls);
+        snprintf(args, sizeof args, "--size tiny --impl %s", impls);
+        int rc = run_lesson(bin, args, out, sizeof out);
+        ck_assert_msg(rc == 0, "%s %s exited %d:\n%s", bin, args, rc, out);
+        ck_assert_msg(!strstr(out, "leak:") && !strstr(out, "FAILED") && !strstr(out, "MISMATCH"), "%s:\n%s", bin, out);
+        ck_assert_msg(strstr(out, "equal") != NULL, "%s printed no formula check:\n%s", bin, out);
+    }
+}
+END_TEST
+
+START_TEST(csv_has_one_row_per_impl)
+{
+    for (int l = 0; l < nlessons; l++) {
+        char bin[64], impls[128], args[256], prefix[LESSON_MAX_IMPLS][64];
+        const char *prefixes[LESSON_MAX_IMPLS];
+        binary_of(lessons[l], bin, sizeof bin);
+        int n = host_impl_list(lessons[l], impls, sizeof impls), k = 0;
+        for (int i = 0; i < lessons[l]->nimpls; i++) {
+            if (lessons[l]->impls[i].device) continue;
+            snprintf(prefix[k], sizeof prefix[k], "%d,%s,tiny,\"", lessons[l]->number, lessons[l]->impls[i].name);
+            prefixes[k] = prefix[k];
+            k++;
+        }
+        snprintf(args, sizeof args, "--size tiny --impl %s", impls);
+        assert_csv_rows(bin, args, prefixes, n, ",cpu");
+    }
+}
+END_TEST
+
+static const char *npy_descr(dtype t)
+{
+    switch (t) {
+    case DT_F32: case DT_BF16: return "'<f4'"; /* bf16 is dumped widened to float32 */
+    case DT_F64: return "'<f8'";
+    case DT_I32: return "'<i4'";
+    case DT_I64: return "'<i8'";
+    }
+    return "?";
+}
+
+/* Every tensor of the definition, as input.<name> or <impl>.<name>, with its shape and dtype. */
+static void check_dump(const lesson *L)
+{
+    lesson_problem prob;
+    long long opts[LESSON_MAX_OPTS];
+    default_opts(L, opts);
+    ck_assert_ptr_null(L->make_problem(preset(L, "tiny")->dims, opts, &prob));
+    char bin[64], impls[128], args[256];
+    binary_of(L, bin, sizeof bin);
+    host_impl_list(L, impls, sizeof impls);
+    snprintf(args, sizeof args, "--size tiny --impl %s", impls);
+    static char names[64][64], shapes[64][64];
+    const char *pn[64], *ps[64], *pd[64];
+    int n = 0;
+    for (int i = 0; i < L->ntensors; i++) {
+        size_t s[LESSON_MAX_RANK];
+        char shape[64];
+        int rank = L->tensors[i].shape(&prob, s), used = snprintf(shape, sizeof shape, "(");
+        for (int d = 0; d < rank; d++)
+            used += snprintf(shape + used, sizeof shape - (size_t)used, "%zu%s", s[d],
+                             rank == 1 ? "," : d + 1 < rank ? ", " : "");
+        snprintf(shape + used, sizeof shape - (size_t)used, ")");
+        int input = L->tensors[i].role == LT_INPUT || L->tensors[i].role == LT_UPSTREAM;
+        for (int m = 0; m < (input ? 1 : L->nimpls) && n < 64; m++) {
+            if (!input && L->impls[m].device) continue;
+            snprintf(names[n], 64, "%s.%s", input ? "input" : L->impls[m].name, L->tensors[i].name);
+            snprintf(shapes[n], 64, "%s", shape);
+            pn[n] = names[n], ps[n] = shapes[n], pd[n] = npy_descr(L->tensors[i].type);
+            n++;
+        }
+    }
+    assert_dump_files(bin, args, pn, ps, pd, n);
+}
+
+START_TEST(dump_writes_every_tensor)
+{
+    for (int l = 0; l < nlessons; l++) check_dump(lessons[l]);
+}
+END_TEST
+
+/* The shared command line, once (every lesson parses with lessons/cli.c and its own definition). */
+START_TEST(cli_rejects_bad_input)
+{
+    static const bad_input_case cases[] = {
+        {"--bogus", "unknown option '--bogus'"},
+        {"--size huge", "unknown size 'huge'"},
+        {"--dims B=0", "must be an integer from 1 to 2147483647"},
+        {"--dims B=-3", "must be an integer from 1 to 2147483647"},
+        {"--dims B=99999999999", "must be an integer from 1 to 2147483647"},
+        {"--dims Q=3", "unknown dimension 'Q'"},
+        {"--dims B=3,B=4", "B is given twice"},
+        {"--dims B", "is not NAME=VALUE"},
+        {"--impl gpu", "unknown implementation 'gpu'"},
+        {"--impl cpu,cpu", "'cpu' is listed twice"},
+        {"--seed -1", "must be a non-negative integer"},
+        {"--mem-limit 12X", "is not a positive size"},
+        {"--time-limit 0", "must be a whole number of seconds"},
+        {"--size tiny --size small", "option --size is given twice"},
+        {"--csv", "option --csv needs a value"},
+        {"stray", "unexpected argument 'stray'"},
+        {"--dims B=2147483647,G=2147483647,K=2147483647,N=2147483647", "overflows"},
+        {"--dims B=100000,G=100,K=100,N=100 --impl cpu --mem-limit 1M", "over --mem-limit"},
+        {"--size tiny --csv README.md", "is not a lesson CSV"},
+        {"--size tiny --csv /nonexistent-dir/x.csv", "cannot open --csv /nonexistent-dir/x.csv"},
+        {"--size tiny --dump README.md", "--dump README.md is not a writable directory"},
+        {"--size tiny --timeline /nonexistent-dir/t.csv", "cannot write --timeline"},
+    };
+    assert_rejects("./build/lesson1", cases, sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
+START_TEST(help_exits_zero_for_every_lesson)
+{
+    static char out[1 << 15];
+    for (int l = 0; l < nlessons; l++) {
+        char bin[64];
+        binary_of(lessons[l], bin, sizeof bin);
+        ck_assert_int_eq(run_lesson(bin, "--help", out, sizeof out), 0);
+        ck_assert_msg(strstr(out, "--size") && strstr(out, lessons[l]->impls[0].name), "%s --help:\n%s", bin, out);
+    }
+}
+END_TEST
+
+START_TEST(mem_limit_skips_with_prediction_and_nothing_ran_exits_one)
+{
+    static char out[1 << 16];
+    int rc = run_lesson("./build/lesson1", "--size small --impl naive,cpu --mem-limit 20M", out, sizeof out);
+    ck_assert_msg(rc == 0 && strstr(out, "naive    skipped: predicted peak 138,543,104 bytes"), "rc %d:\n%s", rc, out);
+    rc = run_lesson("./build/lesson1", "--size small --impl naive --mem-limit 20M", out, sizeof out);
+    ck_assert_msg(rc == 1 && strstr(out, "no implementation ran"), "rc %d:\n%s", rc, out);
+}
+END_TEST
+
+/* --- a toy lesson whose second implementation is wrong: validation must catch it ------------------------- */
+enum { TX, TDOUT, TOUT, TDX };
+static int toy_shape(const void *p, size_t *s) { s[0] = *(const size_t *)p; return 1; }
+static const char *toy_problem(const long long *dims, const long long *opts, void *p)
+{
+    (void)opts;
+    *(size_t *)p = (size_t)dims[0];
+    return NULL;
+}
+static void toy_fill(const void *p, uint64_t seed, void *const *t)
+{
+    for (size_t i = 0; i < *(const size_t *)p; i++) {
+        ((float *)t[TX])[i] = 1.0f + (float)((seed + i) % 7);
+        ((float *)t[TDOUT])[i] = 0.5f + (float)i;
+    }
+}
+static void toy_ref(const void *p, void *const *t, double *const *ref)
+{
+    for (size_t i = 0; i < *(const size_t *)p; i++) {
+        ref[TOUT][i] = 2.0 * ((float *)t[TX])[i];
+        ref[TDX][i] = 2.0 * ((float *)t[TDOUT])[i];
+    }
+}
+static mem_formula toy_memory(const void *p)
+{
+    size_t b = 4 * *(const size_t *)p;
+    mem_formula m = {4 * b, 2 * b, 4};
+    return m;
+}
+static void toy_scale(lesson_run *r, int out, int in, float k)
+{
+    size_t n = *(const size_t *)r->prob;
+    float *y = host_alloc_array(n, DT_F32, out == TOUT ? "toy out" : "toy dx");
+    for (size_t i = 0; i < n; i++) y[i] = k * ((float *)r->t[in])[i];
+    r->t[out] = y;
+}
+static void right_fwd(lesson_run *r) { toy_scale(r, TOUT, TX, 2.0f); }
+static void right_bwd(lesson_run *r) { toy_scale(r, TDX, TDOUT, 2.0f); }
+static void wrong_bwd(lesson_run *r) { toy_scale(r, TDX, TDOUT, 2.01f); } /* 0.5% off: must FAIL */
+
+static const lesson toy_def = {
+    .number = 0, .program = "toy", .title = "toy: y = 2x", .summary = "validation test", .ndims = 1,
+    .dim_names = {"n"}, .nsizes = 1, .sizes = {{"tiny", {5}}}, .default_size = "tiny", .make_problem = toy_problem,
+    .ntensors = 4,
+    .tensors = {[TX] = {"x", LT_INPUT, DT_F32, "toy x", toy_shape, 0},
+                [TDOUT] = {"dout", LT_UPSTREAM, DT_F32, "toy dout", toy_shape, 0},
+                [TOUT] = {"out", LT_OUTPUT, DT_F32, NULL, toy_shape, 0},
+                [TDX] = {"dx", LT_GRAD, DT_F32, NULL, toy_shape, TX}},
+    .fill = toy_fill, .reference = toy_ref, .tolerance = 1e-6, .tolerance_why = "exact products",
+    .nimpls = 2,
+    .impls = {{"right", "2x", 0, 0, toy_memory, NULL, right_fwd, right_bwd, 0},
+              {"wrong", "2x, backward 2.01x", 0, 0, toy_memory, NULL, right_fwd, wrong_bwd, 0}},
+};
+
+START_TEST(validation_failure_exits_nonzero)
+{
+    char *right[] = {"toy", "--impl", "right", NULL}, *both[] = {"toy", NULL};
+    ck_assert_int_eq(lesson_main(&toy_def, 3, right), 0);
+    ck_assert_int_eq(lesson_main(&toy_def, 1, both), 1);
+}
+END_TEST
+
+static Suite *lessons_suite(void)
+{
+    Suite *s = suite_create("lessons");
+    TCase *def = tcase_create("definitions");
+    tcase_add_test(def, formula_equals_tracker);
+    tcase_add_test(def, every_impl_validates_against_float64);
+    tcase_add_test(def, same_seed_same_bits);
+    tcase_add_test(def, validation_failure_exits_nonzero);
+    tcase_set_timeout(def, 300);
+    suite_add_tcase(s, def);
+    TCase *cli = tcase_create("binaries");
+    tcase_add_test(cli, tiny_run_exits_zero_without_leaks);
+    tcase_add_test(cli, csv_has_one_row_per_impl);
+    tcase_add_test(cli, dump_writes_every_tensor);
+    tcase_add_test(cli, cli_rejects_bad_input);
+    tcase_add_test(cli, help_exits_zero_for_every_lesson);
+    tcase_add_test(cli, mem_limit_skips_with_prediction_and_nothing_ran_exits_one);
+    tcase_set_timeout(cli, 300);
+    suite_add_tcase(s, cli);
+    return s;
+}
+
+int main(void)
+{
+    collect_lessons();
+    printf("test_lessons: %d lesson definition(s) linked\n", nlessons);
+    return check_main(lessons_suite());
+}
