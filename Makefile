@@ -10,6 +10,7 @@
 #   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
 #   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
 #   make WERROR=1     warnings are errors (CI)       make clean
+#   make test-emu     the CUDA code run on the CPU emulator (tests/cuda_emu/, test-only; EMU=1 builds into build/emu/)
 #
 # Adding a lesson is one line in the "lessons" section: $(eval $(call LESSON,N,<.c>,<.cu>,<extra test .c>)).
 
@@ -25,12 +26,18 @@ WERROR   ?= 0
 PYTHON   ?= python3
 BENCH_DIR ?= docs/results/cpu
 BIN      ?= build
+EMU      ?= 0
 
-ifeq ($(SANITIZE),1)
+# [emu hook] EMU=1: the CUDA sources compiled by g++ against tests/cuda_emu's shims (tests/cuda_emu/emu.mk)
+ifeq ($(SANITIZE)$(EMU),10)
 CUDA := 0
 endif
+ifeq ($(EMU),1)
+CUDA := 1
+BIN  := build/emu
+endif
 
-MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)
+MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)
 OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)
@@ -41,7 +48,7 @@ CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 LDFLAGS  += -fsanitize=address,undefined
 endif
 
-ifeq ($(CUDA),1)
+ifeq ($(CUDA)$(EMU),10) # [emu hook] nvcc only outside the emulation build
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
 # sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it.
@@ -75,6 +82,8 @@ CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubuni
 endif
 TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c)
 
+include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, test_emu, test-emu
+
 # ---- lessons ---------------------------------------------------------------------------------------------
 # $(call LESSON,N,C sources,CUDA sources,extra test C sources): lessons/lessonN.c holds the definition
 # (lessonN_def); build/lessonN is lessons/lesson_program.c over it; tests/test_lessonN.c is its own suite and
@@ -101,7 +110,7 @@ lesson-$(1): all
 endef
 
 $(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_reference.c,optimized/bmm_grouped.cu,))
-$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
+$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu kernels/logchain_kernels.cu kernels/logchain_kernels_v2.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
 $(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_kernels.cu optimized/maxsim_fused.cu,))
 $(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_kernels.cu,))
 $(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_kernels.cu,))
@@ -233,9 +242,11 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+ifneq ($(EMU),1) # [emu hook] under EMU=1, emu.mk compiles .cu with g++
 $(OBJ)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+endif
 
 -include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)
 

@@ -96,9 +96,20 @@ static void cuda_backward(lesson_run *r)
     cuda_lc_backward(r->prob, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
                      (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
+static void cuda_v1_forward(lesson_run *r)
+{
+    r->t[OUT] = cuda_lc_forward_v1(r->prob, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
+}
+static void cuda_v1_backward(lesson_run *r)
+{
+    cuda_lc_backward_v1(r->prob, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
+                        (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
+}
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
+#define cuda_v1_forward NULL
+#define cuda_v1_backward NULL
 #endif
 
 static mem_formula naive_memory(const void *p) { return naive_lc_memory(p); }
@@ -106,7 +117,12 @@ static mem_formula cpu_memory(const void *p) { return cpu_lc_memory(p); }
 static mem_formula cuda_memory(const void *p) { return cuda_lc_memory(p); }
 static const char *cuda_unfit(const void *p)
 {
-    return cuda_lc_dims_fit(p) ? NULL : "n or c exceeds the kernels' int indexing or grid limits";
+    return cuda_lc_dims_fit(p) ? NULL : "n, t or c exceeds the kernels' int indexing or grid limits";
+}
+static mem_formula cuda_v1_memory(const void *p) { return cuda_lc_memory_v1(p); }
+static const char *cuda_v1_unfit(const void *p)
+{
+    return cuda_lc_dims_fit_v1(p) ? NULL : "n or c exceeds the kernels' int indexing or grid limits";
 }
 
 /* --- what the lesson says before and after the table ------------------------------------------------------ */
@@ -226,13 +242,15 @@ const lesson lesson2_def = {
     .reference = reference,
     .tolerance = 1e-4,
     .tolerance_why = "float32 exp/log recursions over v steps err by ~1e-5 at these sizes; a wrong index errs by O(1)",
-    .nimpls = 3,
+    .nimpls = 4,
     .impls = {{"naive", "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
                         "intermediate kept", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
               {"cpu", "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
                       "backward", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
-              {"cuda", "the same recursions as CUDA kernels (log-space vector x matrix with online logsumexp; "
-                       "device memory)", 1, 0, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
+              {"cuda", "v2: cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) "
+                       "+ a warp-per-row kernel", 1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
+              {"cuda-v1", "v1: log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
+               1, 0, cuda_v1_memory, cuda_v1_unfit, cuda_v1_forward, cuda_v1_backward, 0}},
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"

@@ -159,9 +159,13 @@ lc_memory cpu_lc_memory(const lc_dims *d)
     return m;
 }
 
-/* The CUDA version keeps alpha and out in device memory, like the CPU, and needs only two (n, c) beta
- * buffers during backward (the kernels compute exponentials where the CPU stages weights for its GEMMs). */
-lc_memory cuda_lc_memory(const lc_dims *d)
+#include "../kernels/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES; declarations only, no CUDA needed */
+#include "../kernels/logchain_geometry.h"
+#include <limits.h>
+
+/* CUDA v1 keeps alpha and out in device memory, like the CPU, and needs only two (n, c) beta buffers during
+ * backward (its kernels compute exponentials where the CPU stages weights for its GEMMs). No cuBLAS. */
+lc_memory cuda_lc_memory_v1(const lc_dims *d)
 {
     size_t F = 4, nc = size_mul(d->n, d->c);
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
@@ -172,13 +176,33 @@ lc_memory cuda_lc_memory(const lc_dims *d)
     return m;
 }
 
-#include <limits.h>
+/* CUDA v2: the tracked cuBLAS workspace from the start of forward to the end of backward; scratch for all t
+ * chain positions at once: forward W, S (t,n,c) and m (t,n); backward W, U/S (t,n,c) and mb (t,n). */
+lc_memory cuda_lc_memory(const lc_dims *d)
+{
+    size_t F = 4, tnc = size_mul(lc_rows(d), d->c);
+    size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
+    size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha */
+    size_t scratch = size_mul(F, size_add(size_mul(2, tnc), lc_rows(d)));  /* the same in both passes */
+    lc_memory m = {0, 0, 0};
+    m.forward_live = size_add(size_add(size_add(inputs_bytes(d), xb), ob), CUBLAS_WORKSPACE_BYTES);
+    m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, scratch)); /* + dout */
+    return m;
+}
+
+/* Kernels index rows and columns with int. v1 launches ceil(c/LC1_TILE) x ceil(n/LC1_ROWS) blocks and 1-D
+ * grids of ceil(n*c/LC1_EW_BLOCK) and ceil(n*32/LC1_EW_BLOCK); v2 launches ceil(n/LC2_ROWS) x t blocks and
+ * passes n*c, c*c, (v-1)*c*c as cuBLAS strides and t as the batch count (int). */
+int cuda_lc_dims_fit_v1(const lc_dims *d)
+{
+    return d->n <= INT_MAX && d->c <= INT_MAX && (d->n + LC1_ROWS - 1) / LC1_ROWS <= LC_MAX_GRID_YZ &&
+           (d->c + LC1_TILE - 1) / LC1_TILE <= LC_MAX_GRID_YZ && lc_x_count(d) < ((size_t)1 << 62) &&
+           size_mul(d->n, d->c) / LC1_EW_BLOCK < LC_MAX_GRID_X && size_mul(d->n, 32) / LC1_EW_BLOCK < LC_MAX_GRID_X;
+}
 
 int cuda_lc_dims_fit(const lc_dims *d)
 {
-    /* kernels index rows and columns with int and launch ceil(c/32) x ceil(n/8) blocks (grid y <= 65535) */
-    /* ... and 1-D grids of ceil(n*c/256) and ceil(n*32/256) blocks (grid x <= 2^31 - 1) */
-    return d->n <= INT_MAX && d->c <= INT_MAX && (d->n + 7) / 8 <= 65535 && (d->c + 31) / 32 <= 65535 &&
-           lc_x_count(d) < ((size_t)1 << 62) && size_mul(d->n, d->c) / 256 < INT_MAX &&
-           size_mul(d->n, 32) / 256 < INT_MAX;
+    return d->n <= INT_MAX && d->c <= INT_MAX && d->v <= INT_MAX && d->t <= LC_MAX_GRID_YZ &&
+           (d->n + LC2_ROWS - 1) / LC2_ROWS <= LC_MAX_GRID_X && (d->c + LC2_DP0_BLOCK - 1) / LC2_DP0_BLOCK <= LC_MAX_GRID_X &&
+           lc_x_count(d) < ((size_t)1 << 62) && size_mul(lc_rows(d), d->c) < ((size_t)1 << 62);
 }

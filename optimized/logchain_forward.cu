@@ -1,159 +1,24 @@
-/* logchain_forward.cu - lesson 2's recursions as CUDA kernels (v1: log-space, no cuBLAS).
+/* logchain_forward.cu - lesson 2 on the GPU: allocations, launches and cuBLAS calls of both versions.
+ * The kernels are kernels/logchain_kernels.cu (v1) and kernels/logchain_kernels_v2.cu (v2); their launch
+ * geometry is kernels/logchain_geometry.h, which cuda_lc_dims_fit (logchain_forward.c) reads too.
  *
- * NOT RUN ON A GPU: this file was compiled (sm_80, sm_90) on a machine without one; the driver and the CUDA
- * tests skip it when no device is present. See docs/lesson-2.md.
- *
- * Kernels, in the order data flows:
- *   alpha_init_kernel   alpha_0 = log p0 + x_0
- *   log_vecmat_kernel   the log-space (n x c) . (c x c) product, "log-GEMM": out[b, k] = add_out[b, k] +
- *                       log sum_j exp(in[b, j] + add_in[b, j]) P'(j, k). Each block owns 8 rows x 32 columns;
- *                       it walks j in tiles of 32, staging the transition tile and the rows' log inputs in
- *                       shared memory, with an online logsumexp: a running row maximum, partial sums rescaled
- *                       when it grows. Forward: in = alpha_i, P' = P_i, add_out = x_{i+1}. Backward (beta):
- *                       in = beta_{i+1}, add_in = x_{i+1}, P' = P_i^T.
- *   logz_kernel         log Z = logsumexp(alpha_{v-1}), one warp per row, online logsumexp + shuffle merge
- *   posterior_kernel    dx_i = dout * exp(alpha_i + beta_i - log Z)
- *   dbulk_kernel        dbulk_i[j, k] = sum_b dout_b exp(alpha_i[b, j] + x_{i+1}[b, k] + beta_{i+1}[b, k] - lz_b):
- *                       a 32 x 32 output tile per block, the batch reduced in chunks of 32 rows staged in shared
- *                       memory -- the reduction over the batch happens inside the kernel, no (n, c, c) tensor
- *   dp0_kernel          dp0 = sum_b dx_0 / p0
- * The arithmetic is kernels/logchain_math.h, the same functions the CPU version calls.
+ *   v1  cuda_lc_forward_v1 / cuda_lc_backward_v1: log-space kernels only. Per chain position s and step:
+ *       one log_vecmat launch (forward), dbulk + log_vecmat + posterior (backward); s looped on the host.
+ *   v2  cuda_lc_forward / cuda_lc_backward: the CPU version's factorisation. Per step, for all s at once:
+ *       one strided-batched GEMM + one row kernel (forward); two GEMMs + one row kernel (backward).
+ * Every launch is LAUNCH(...) + CUDA_CHECK_LAST() (kernels/launch.h), so the CPU emulator runs this file.
  */
 #include "logchain_forward.h"
 
+#include "../kernels/cublas_rowmajor.h"
 #include "../kernels/cuda_check.h"
 #include "../kernels/cuda_track.h"
-#include "../kernels/logchain_math.h"
+#include "../kernels/launch.h"
+#include "../kernels/logchain_geometry.h"
+#include "../kernels/logchain_kernels.h"
 #include "../kernels/track.h"
 
-#define TILE 32 /* j and k tile: one warp spans a tile row */
-#define ROWS 8  /* batch rows per block in log_vecmat_kernel; blockDim = (TILE, ROWS) = 256 threads */
-static_assert(TILE == 32, "log_vecmat_kernel loads one log input per thread: blockDim.x must equal the j tile");
-static_assert(TILE % ROWS == 0, "the transition tile is loaded ROWS rows at a time");
-
-__global__ void alpha_init_kernel(int n, int c, const float *x0, long long ld, const float *p0s, float *alpha0)
-{
-    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= (long long)n * c) return;
-    long long b = idx / c;
-    int j = (int)(idx % c);
-    alpha0[b * ld + j] = logf(p0s[j]) + x0[b * ld + j];
-}
-
-__global__ void log_vecmat_kernel(int n, int c, const float *in, long long ld_in, const float *add_in,
-                                  long long ld_add_in, const float *P, int transP, const float *add_out,
-                                  long long ld_add_out, float *out, long long ld_out)
-{
-    __shared__ float sP[TILE][TILE + 1]; /* P'(j0 + jj, k0 + kk); +1 column: transposed writes hit distinct banks */
-    __shared__ float sA[ROWS][TILE];     /* the rows' log inputs for this j tile, then their weights */
-    int tx = threadIdx.x, ty = threadIdx.y;
-    int k0 = blockIdx.x * TILE, k = k0 + tx;
-    long long b = (long long)blockIdx.y * ROWS + ty;
-    float M = -INFINITY, acc = 0.0f; /* running max of row b's inputs, and sum_j exp(in - M) P'(j, k) */
-
-    for (int j0 = 0; j0 < c; j0 += TILE) {
-        int j = j0 + tx;
-        float a = -INFINITY; /* out-of-range j weighs exp(-inf) = 0 */
-        if (b < n && j < c) {
-            a = in[b * ld_in + j];
-            if (add_in) a += add_in[b * ld_add_in + j];
-        }
-        sA[ty][tx] = a;
-        if (!transP) {
-            for (int jj = ty; jj < TILE; jj += ROWS) /* coalesced along k */
-                sP[jj][tx] = (j0 + jj < c && k < c) ? P[(size_t)(j0 + jj) * c + k] : 0.0f;
-        } else {
-            for (int kk = ty; kk < TILE; kk += ROWS) /* P'(j, k) = P[k][j]: coalesced along j, stored transposed */
-                sP[tx][kk] = (j < c && k0 + kk < c) ? P[(size_t)(k0 + kk) * c + j] : 0.0f;
-        }
-        __syncthreads();
-
-        float mt = -INFINITY;
-        for (int jj = 0; jj < TILE; jj++) mt = fmaxf(mt, sA[ty][jj]);
-        float Mn = fmaxf(M, mt);
-        /* sync again: every thread of the row must read the log values before they are overwritten by weights */
-        __syncthreads();
-        sA[ty][tx] = Mn == -INFINITY ? 0.0f : lc_weight(a, Mn); /* rows past n are all -inf: weight 0 */
-        acc *= lc_rescale(M, Mn);
-        M = Mn;
-        __syncthreads();
-        for (int jj = 0; jj < TILE; jj++) acc += sA[ty][jj] * sP[jj][tx];
-        /* and before the next tile's loads overwrite sA and sP that slower threads may still read */
-        __syncthreads();
-    }
-    if (b < n && k < c) out[b * ld_out + k] = lc_finish(add_out ? add_out[b * ld_add_out + k] : 0.0f, M, acc);
-}
-
-__global__ void logz_kernel(int n, int c, const float *alpha_last, long long ld, float *out, long long ld_out)
-{
-    long long b = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    int lane = threadIdx.x % 32;
-    if (b >= n) return; /* whole warps exit together: b is uniform across a warp */
-    float m = -INFINITY, s = 0.0f;
-    for (int k = lane; k < c; k += 32) {
-        float a = alpha_last[b * ld + k], mn = fmaxf(m, a);
-        s = s * lc_rescale(m, mn) + lc_weight(a, mn);
-        m = mn;
-    }
-    for (int off = 16; off > 0; off /= 2) { /* merge (m, s) pairs across the warp */
-        float m2 = __shfl_down_sync(0xffffffffu, m, off), s2 = __shfl_down_sync(0xffffffffu, s, off);
-        float mn = fmaxf(m, m2);
-        s = s * lc_rescale(m, mn) + s2 * lc_rescale(m2, mn);
-        m = mn;
-    }
-    if (lane == 0) out[b * ld_out] = lc_finish(0.0f, m, s);
-}
-
-__global__ void posterior_kernel(int n, int c, const float *alpha_i, long long ld, const float *beta_i,
-                                 const float *dout, const float *logz, long long ld_r, float *dx_i)
-{
-    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= (long long)n * c) return;
-    long long b = idx / c;
-    int j = (int)(idx % c);
-    float beta = beta_i ? beta_i[b * c + j] : 0.0f; /* beta_{v-1} = 0 */
-    dx_i[b * ld + j] = dout[b * ld_r] * lc_posterior(alpha_i[b * ld + j], beta, logz[b * ld_r]);
-}
-
-__global__ void dbulk_kernel(int n, int c, const float *alpha_i, const float *x_next, long long ld,
-                             const float *beta_next, const float *dout, const float *logz, long long ld_r,
-                             float *dbulk_i)
-{
-    __shared__ float sA[TILE][TILE + 1]; /* [bb][jj] alpha_i[b, j] - log Z_b */
-    __shared__ float sG[TILE][TILE + 1]; /* [bb][kk] x_{i+1}[b, k] + beta_{i+1}[b, k] */
-    __shared__ float sD[TILE];           /* dout_b */
-    int tx = threadIdx.x, ty = threadIdx.y;
-    int j0 = blockIdx.y * TILE, k0 = blockIdx.x * TILE;
-    float acc[TILE / ROWS] = {0.0f}; /* rows j0 + ty + ROWS*q */
-
-    for (long long b0 = 0; b0 < n; b0 += TILE) {
-        for (int bb = ty; bb < TILE; bb += ROWS) {
-            long long b = b0 + bb;
-            int j = j0 + tx, k = k0 + tx;
-            sA[bb][tx] = (b < n && j < c) ? alpha_i[b * ld + j] - logz[b * ld_r] : -INFINITY;
-            sG[bb][tx] = (b < n && k < c) ? x_next[b * ld + k] + beta_next[b * c + k] : -INFINITY;
-            if (tx == 0) sD[bb] = b < n ? dout[b * ld_r] : 0.0f;
-        }
-        __syncthreads();
-        for (int bb = 0; bb < TILE; bb++)
-            for (int q = 0; q < TILE / ROWS; q++)
-                acc[q] += sD[bb] * lc_transition_term(sA[bb][ty + ROWS * q], sG[bb][tx], 0.0f);
-        __syncthreads();
-    }
-    for (int q = 0; q < TILE / ROWS; q++) {
-        int j = j0 + ty + ROWS * q, k = k0 + tx;
-        if (j < c && k < c) dbulk_i[(size_t)j * c + k] = acc[q];
-    }
-}
-
-__global__ void dp0_kernel(int n, int c, const float *dx0, long long ld, const float *p0s, float *dp0s)
-{
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= c) return;
-    float acc = 0.0f;
-    for (long long b = 0; b < n; b++) acc += dx0[b * ld + j];
-    dp0s[j] = acc / p0s[j];
-}
+/* ---- v1 ------------------------------------------------------------------------------------------------ */
 
 static unsigned blocks_for(long long count, int per_block) { return (unsigned)((count + per_block - 1) / per_block); }
 
@@ -161,13 +26,13 @@ static void log_vecmat(int n, int c, const float *in, long long ld_in, const flo
                        const float *P, int transP, const float *add_out, long long ld_add_out, float *out,
                        long long ld_out)
 {
-    dim3 grid(blocks_for(c, TILE), blocks_for(n, ROWS)), block(TILE, ROWS);
-    log_vecmat_kernel<<<grid, block>>>(n, c, in, ld_in, add_in, ld_add_in, P, transP, add_out, ld_add_out, out,
+    dim3 grid(blocks_for(c, LC1_TILE), blocks_for(n, LC1_ROWS)), block(LC1_TILE, LC1_ROWS);
+    LAUNCH(log_vecmat_kernel, grid, block, 0)(n, c, in, ld_in, add_in, ld_add_in, P, transP, add_out, ld_add_out, out,
                                        ld_out);
     CUDA_CHECK_LAST();
 }
 
-extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+extern "C" float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
                                   float **alpha_out)
 {
     int n = (int)d->n, c = (int)d->c;
@@ -178,19 +43,19 @@ extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float 
     for (size_t s = 0; s < t; s++) {
         const float *xs = x + s * v * d->c; /* x[b, s, i, :] = xs + b*ld + i*c */
         float *as = alpha + s * v * d->c;
-        alpha_init_kernel<<<blocks_for((long long)n * c, 256), 256>>>(n, c, xs, ld, p0 + s * d->c, as);
+        LAUNCH(alpha_init_kernel, blocks_for((long long)n * c, LC1_EW_BLOCK), LC1_EW_BLOCK, 0)(n, c, xs, ld, p0 + s * d->c, as);
         CUDA_CHECK_LAST();
         for (size_t i = 0; i < V1; i++)
             log_vecmat(n, c, as + i * d->c, ld, NULL, 0, bulk + (s * V1 + i) * C2, 0, xs + (i + 1) * d->c, ld,
                        as + (i + 1) * d->c, ld);
-        logz_kernel<<<blocks_for((long long)n * 32, 256), 256>>>(n, c, as + V1 * d->c, ld, out + s, (long long)t);
+        LAUNCH(logz_kernel, blocks_for((long long)n * 32, LC1_EW_BLOCK), LC1_EW_BLOCK, 0)(n, c, as + V1 * d->c, ld, out + s, (long long)t);
         CUDA_CHECK_LAST();
     }
     *alpha_out = alpha;
     return out;
 }
 
-extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+extern "C" void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                                  const float *out, const float *dout, float **dx_out, float **dbulk_out,
                                  float **dp0_out)
 {
@@ -205,32 +70,101 @@ extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *
     float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
     float *bcur = (float *)dev_alloc_array(d->n * d->c, DT_F32, "backward: beta_{i+1} (n,c)");
     float *bnext = (float *)dev_alloc_array(d->n * d->c, DT_F32, "backward: beta_i (n,c)");
-    unsigned pb = blocks_for((long long)n * c, 256);
-    dim3 tgrid(blocks_for(c, TILE), blocks_for(c, TILE)), tblock(TILE, ROWS);
+    unsigned pb = blocks_for((long long)n * c, LC1_EW_BLOCK);
+    dim3 tgrid(blocks_for(c, LC1_TILE), blocks_for(c, LC1_TILE)), tblock(LC1_TILE, LC1_ROWS);
 
     for (size_t s = 0; s < t; s++) {
         const float *xs = x + s * v * d->c, *as = alpha + s * v * d->c;
         float *dxs = dx + s * v * d->c;
         CUDA_CHECK(cudaMemset(bcur, 0, d->n * d->c * sizeof(float))); /* beta_{v-1} = 0 */
-        posterior_kernel<<<pb, 256>>>(n, c, as + V1 * d->c, ld, NULL, dout + s, out + s, ldr, dxs + V1 * d->c);
+        LAUNCH(posterior_kernel, pb, LC1_EW_BLOCK, 0)(n, c, as + V1 * d->c, ld, NULL, dout + s, out + s, ldr, dxs + V1 * d->c);
         CUDA_CHECK_LAST();
         for (size_t i = V1; i-- > 0;) {
-            dbulk_kernel<<<tgrid, tblock>>>(n, c, as + i * d->c, xs + (i + 1) * d->c, ld, bcur, dout + s, out + s,
+            LAUNCH(dbulk_kernel, tgrid, tblock, 0)(n, c, as + i * d->c, xs + (i + 1) * d->c, ld, bcur, dout + s, out + s,
                                             ldr, dbulk + (s * V1 + i) * C2);
             CUDA_CHECK_LAST();
             log_vecmat(n, c, bcur, c, xs + (i + 1) * d->c, ld, bulk + (s * V1 + i) * C2, 1, NULL, 0, bnext, c);
-            posterior_kernel<<<pb, 256>>>(n, c, as + i * d->c, ld, bnext, dout + s, out + s, ldr, dxs + i * d->c);
+            LAUNCH(posterior_kernel, pb, LC1_EW_BLOCK, 0)(n, c, as + i * d->c, ld, bnext, dout + s, out + s, ldr, dxs + i * d->c);
             CUDA_CHECK_LAST();
             float *tmp = bcur;
             bcur = bnext;
             bnext = tmp;
         }
-        dp0_kernel<<<blocks_for(c, 128), 128>>>(n, c, dxs, ld, p0 + s * d->c, dp0 + s * d->c);
+        LAUNCH(dp0_kernel, blocks_for(c, LC1_DP0_BLOCK), LC1_DP0_BLOCK, 0)(n, c, dxs, ld, p0 + s * d->c, dp0 + s * d->c);
         CUDA_CHECK_LAST();
     }
     dev_free(bcur);
     dev_free(bnext);
     *dx_out = dx; /* alpha's storage */
+    *dbulk_out = dbulk;
+    *dp0_out = dp0;
+}
+
+/* ---- v2 ------------------------------------------------------------------------------------------------ */
+
+static dim3 lc2_grid(const lc_dims *d) { return dim3(blocks_for((long long)d->n, LC2_ROWS), (unsigned)d->t); }
+
+/* The caller attaches the tracked cuBLAS workspace around the pair (the session does: uses_cublas). */
+extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                  float **alpha_out)
+{
+    int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v, V1 = v - 1;
+    long long nc = (long long)n * c, C2 = (long long)c * c;
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
+    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
+    float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: W = exp(alpha - m) (t,n,c)");
+    float *S = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: S = W . P (t,n,c)");
+    float *m = (float *)dev_alloc_array(d->t * d->n, DT_F32, "fwd scratch: row maxima m (t,n)");
+    LAUNCH(lc2_fwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, 0, x, p0, S, m, alpha, W, out);
+    CUDA_CHECK_LAST();
+    for (int i = 0; i < V1; i++) {
+        /* S_s (n, c; ld c) = W_s (n, c; ld c) . P_{s,i} (c, c; ld c), for every chain position s at once */
+        ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 0, 0, n, c, c, 1.0f, W, c, nc, bulk + i * C2, c, V1 * C2, 0.0f, S, c,
+                                       nc, t);
+        LAUNCH(lc2_fwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, i + 1, x, p0, S, m, alpha, W, out);
+        CUDA_CHECK_LAST();
+    }
+    dev_free(W);
+    dev_free(S);
+    dev_free(m);
+    *alpha_out = alpha;
+    return out;
+}
+
+extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                                 const float *out, const float *dout, float **dx_out, float **dbulk_out,
+                                 float **dp0_out)
+{
+    int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v, V1 = v - 1;
+    long long nc = (long long)n * c, C2 = (long long)c * c;
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    float *dx = alpha; /* written over alpha, step by step, as on the CPU */
+    track_relabel(MEM_DEVICE, dx, "dx (n,t,v,c) written over alpha");
+    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
+    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
+    float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: W = exp(x + beta - mb) (t,n,c)");
+    float *SU = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: U, then S = W . P^T (t,n,c)");
+    float *mb = (float *)dev_alloc_array(d->t * d->n, DT_F32, "bwd scratch: row maxima mb (t,n)");
+    for (int i = V1 - 1; i >= 0; i--) {
+        LAUNCH(lc2_bwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, i, x, dout, out, mb, alpha, W, SU);
+        CUDA_CHECK_LAST();
+        /* dbulk_{s,i} (c, c) = U_s^T (c, n; U_s is (n, c) ld c) . W_s (n, c; ld c): the batch is the inner dim */
+        ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 1, 0, c, c, n, 1.0f, SU, c, nc, W, c, nc, 0.0f, dbulk + i * C2, c,
+                                       V1 * C2, t);
+        /* S_s (n, c) = W_s (n, c) . P_{s,i}^T, into U's buffer (U is dead once dbulk_i is computed) */
+        ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 0, 1, n, c, c, 1.0f, W, c, nc, bulk + i * C2, c, V1 * C2, 0.0f, SU, c,
+                                       nc, t);
+    }
+    LAUNCH(lc2_dx0_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, dout, out, mb, SU, alpha);
+    CUDA_CHECK_LAST();
+    LAUNCH(lc2_dp0_kernel, dim3(blocks_for(c, LC2_DP0_BLOCK), (unsigned)t), LC2_DP0_BLOCK, 0)(n, c, t, v, dx, p0,
+                                                                                              dp0);
+    CUDA_CHECK_LAST();
+    dev_free(W);
+    dev_free(SU);
+    dev_free(mb);
+    *dx_out = dx;
     *dbulk_out = dbulk;
     *dp0_out = dp0;
 }

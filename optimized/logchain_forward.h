@@ -43,19 +43,32 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
  *                  (the forward's scratch, 2 n c + n, is smaller and gone before backward) */
 lc_memory cpu_lc_memory(const lc_dims *d);
 
-/* CUDA (built when HAVE_CUDA): the same recursions as kernels; device pointers from dev_alloc, same shapes. */
+/* CUDA (built when HAVE_CUDA), two numbered versions with the same contract as the CPU functions: device
+ * pointers from dev_alloc, same shapes, *dx is alpha's buffer. The plain names are the current version (v2).
+ *   v2: per step one strided-batched GEMM over all t chain positions + one row kernel (forward), two GEMMs +
+ *       one row kernel (backward); O(n c) exps per step. Uses cuBLAS: the caller attaches the tracked
+ *       workspace (cublas_workspace_attach) around forward + backward, as the session does for uses_cublas.
+ *   v1: log-space kernels only (online logsumexp "log-GEMM", O(n c^2) exps in dbulk); t looped on the host. */
 float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
-/* Same contract as cpu_lc_backward: *dx is alpha's buffer. */
 void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                       const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
+float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 
-/* Device bytes: forward_live = x + bulk + p0 + alpha + out;
- *               peak = forward_live + dout + dbulk + dp0 + beta ping-pong 2 (n,c) (dx reuses alpha, as on
- *               the CPU). No cuBLAS. */
+/* Device bytes, R = n*t rows, 4 bytes per element; inputs = x + bulk + p0; dx reuses alpha in both.
+ * v2: forward_live = inputs + alpha + out + cuBLAS workspace (CUBLAS_WORKSPACE_BYTES)
+ *     peak         = forward_live + dout + dbulk + dp0 + scratch 2 R c + R
+ *                    (forward's scratch W, S, m has the same size and is freed before dout exists)
+ * v1: forward_live = inputs + alpha + out
+ *     peak         = forward_live + dout + dbulk + dp0 + beta ping-pong 2 (n,c)   (no cuBLAS) */
 lc_memory cuda_lc_memory(const lc_dims *d);
+lc_memory cuda_lc_memory_v1(const lc_dims *d);
 
-/* 1 if n, c and the grid dimensions fit the kernels' int arithmetic and launch limits. */
+/* 1 if n, t, v, c and the grid dimensions fit the kernels' int arithmetic and launch limits
+ * (kernels/logchain_geometry.h). */
 int cuda_lc_dims_fit(const lc_dims *d);
+int cuda_lc_dims_fit_v1(const lc_dims *d);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 /* cuda_lesson2.c - lesson 2 on the GPU: the CUDA recursions within the float32 bound of the double reference,
  * and the device memory formula equal to the tracker. Run by test_cuda without fork.
  *
- * NOT YET RUN: written and compiled on a machine without a GPU (see docs/lesson-2.md).
+ * NOT YET RUN ON A GPU: written and compiled on a machine without one; run on the CPU emulator by make test-emu
+ * (tests/cuda_emu). Both versions run: "cuda" (v2, cuBLAS GEMMs + row kernels) and "cuda-v1" (log-space
+ * kernels).
  *
  * Tolerances (the model of tests/test_lesson2.c): log Z within err_lz = 2 v eps (max|lz| + sqrt(c)); each
  * gradient element within delta = 3 err_lz relative to a per-element scale. For dx (one chain per element) the
@@ -34,9 +36,9 @@ static size_t outside(const float *x, const double *ref, const double *scale, si
     return bad;
 }
 
-static void run_case(lc_dims d, uint64_t seed)
+static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
 {
-    ck_assert(cuda_lc_dims_fit(&d));
+    ck_assert(impl == LC_CUDA ? cuda_lc_dims_fit(&d) : cuda_lc_dims_fit_v1(&d));
     rng r;
     rng_seed(&r, seed);
     float *x = host_alloc_array(lc_x_count(&d), DT_F32, "test x");
@@ -56,13 +58,15 @@ static void run_case(lc_dims d, uint64_t seed)
     lc_inputs in = {x, bulk, p0, dout};
     impl_row row;
     size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
-    row = lc_run(LC_CUDA, &d, &in, &res);
+    row = lc_run(impl, &d, &in, &res);
     ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
 
-    lc_memory m = lc_predict(LC_CUDA, &d);
+    lc_memory m = lc_predict(impl, &d);
     ck_assert_uint_eq(row.peak_bytes, m.peak);
     ck_assert_uint_eq(row.forward_live_bytes, m.forward_live);
-    ck_assert_uint_eq(row.allocs, 10); /* x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2 (dx reuses alpha) */
+    /* v2: x, bulk, p0, workspace, alpha, out, W, S, m | dout, dbulk, dp0, W, U/S, mb  (dx reuses alpha)
+     * v1: x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2 */
+    ck_assert_uint_eq(row.allocs, impl == LC_CUDA ? 15 : 10);
 
     lc_ref_result ref, aref;
     lc_reference(&d, x, bulk, p0, dout, &ref);
@@ -77,7 +81,8 @@ static void run_case(lc_dims d, uint64_t seed)
     size_t bb = outside(res.dbulk, ref.dbulk, aref.dbulk, lc_bulk_count(&d), delta);
     size_t bp = outside(res.dp0, ref.dp0, aref.dp0, lc_p0_count(&d), delta);
     ck_assert_msg(bo == 0 && bx == 0 && bb == 0 && bp == 0,
-                  "cuda at n=%zu t=%zu v=%zu c=%zu outside the bound: out %zu dx %zu dbulk %zu dp0 %zu", d.n, d.t,
+                  "%s at n=%zu t=%zu v=%zu c=%zu outside the bound: out %zu dx %zu dbulk %zu dp0 %zu",
+                  lc_impl_name(impl), d.n, d.t,
                   d.v, d.c, bo, bx, bb, bp);
     host_free(dx_scale);
     lc_reference_free(&ref);
@@ -93,6 +98,8 @@ static void run_case(lc_dims d, uint64_t seed)
     host_free(adout);
 }
 
+static void run_case(lc_dims d, uint64_t seed) { run_case_impl(d, seed, LC_CUDA); }
+
 START_TEST(cuda_lc_tiny) { run_case((lc_dims){2, 1, 5, 3}, 201); }
 END_TEST
 START_TEST(cuda_lc_small) { run_case((lc_dims){10, 1, 6, 40}, 202); }
@@ -105,6 +112,14 @@ END_TEST
 START_TEST(cuda_lc_forum) { run_case((lc_dims){500, 1, 40, 200}, 205); }
 END_TEST
 
+/* cuda-v1 at the sizes that reach every tile edge */
+START_TEST(cuda_lc_v1_tiny) { run_case_impl((lc_dims){2, 1, 5, 3}, 201, LC_CUDA_V1); }
+END_TEST
+START_TEST(cuda_lc_v1_odd_sizes) { run_case_impl((lc_dims){37, 2, 9, 45}, 203, LC_CUDA_V1); }
+END_TEST
+START_TEST(cuda_lc_v1_medium) { run_case_impl((lc_dims){100, 1, 40, 100}, 204, LC_CUDA_V1); }
+END_TEST
+
 Suite *cuda_lesson2_suite(void)
 {
     Suite *s = suite_create("cuda-lesson2");
@@ -114,6 +129,9 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_odd_sizes);
     tcase_add_test(t, cuda_lc_medium);
     tcase_add_test(t, cuda_lc_forum);
+    tcase_add_test(t, cuda_lc_v1_tiny);
+    tcase_add_test(t, cuda_lc_v1_odd_sizes);
+    tcase_add_test(t, cuda_lc_v1_medium);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
     return s;

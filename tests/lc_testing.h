@@ -7,7 +7,7 @@
 
 extern const lesson lesson2_def;
 
-typedef enum { LC_NAIVE = 0, LC_CPU = 1, LC_CUDA = 2 } lc_impl; /* lesson2_def.impls order */
+typedef enum { LC_NAIVE = 0, LC_CPU = 1, LC_CUDA = 2, LC_CUDA_V1 = 3 } lc_impl; /* lesson2_def.impls order */
 
 typedef struct {
     const float *x;    /* (n,t,v,c) */

@@ -1,0 +1,157 @@
+/* logchain_kernels.cu - lesson 2's recursions as CUDA kernels, version 1: log-space, no cuBLAS.
+ * Launched by cuda_lc_forward_v1 / cuda_lc_backward_v1 (optimized/logchain_forward.cu); version 2 is
+ * logchain_kernels_v2.cu.
+ *
+ * NOT RUN ON A GPU: compiled (sm_80, sm_90) on a machine without one; run on the CPU emulator
+ * (tests/cuda_emu, make test-emu), which checks barriers, shuffles and bounds but says nothing of speed.
+ *
+ * Kernels, in the order data flows:
+ *   alpha_init_kernel   alpha_0 = log p0 + x_0
+ *   log_vecmat_kernel   the log-space (n x c) . (c x c) product, "log-GEMM": out[b, k] = add_out[b, k] +
+ *                       log sum_j exp(in[b, j] + add_in[b, j]) P'(j, k). Each block owns 8 rows x 32 columns;
+ *                       it walks j in tiles of 32, staging the transition tile and the rows' log inputs in
+ *                       shared memory, with an online logsumexp: a running row maximum, partial sums rescaled
+ *                       when it grows. Forward: in = alpha_i, P' = P_i, add_out = x_{i+1}. Backward (beta):
+ *                       in = beta_{i+1}, add_in = x_{i+1}, P' = P_i^T.
+ *   logz_kernel         log Z = logsumexp(alpha_{v-1}), one warp per row, online logsumexp + shuffle merge
+ *   posterior_kernel    dx_i = dout * exp(alpha_i + beta_i - log Z)
+ *   dbulk_kernel        dbulk_i[j, k] = sum_b dout_b exp(alpha_i[b, j] + x_{i+1}[b, k] + beta_{i+1}[b, k] - lz_b):
+ *                       a 32 x 32 output tile per block, the batch reduced in chunks of 32 rows staged in shared
+ *                       memory -- the reduction over the batch happens inside the kernel, no (n, c, c) tensor
+ *   dp0_kernel          dp0 = sum_b dx_0 / p0
+ * The arithmetic is kernels/logchain_math.h, the same functions the CPU version calls.
+ */
+#include "logchain_kernels.h"
+
+#include "logchain_geometry.h"
+#include "logchain_math.h"
+
+#define TILE LC1_TILE
+#define ROWS LC1_ROWS
+static_assert(TILE == 32, "log_vecmat_kernel loads one log input per thread: blockDim.x must equal the j tile");
+static_assert(TILE % ROWS == 0, "the transition tile is loaded ROWS rows at a time");
+
+__global__ void alpha_init_kernel(int n, int c, const float *x0, long long ld, const float *p0s, float *alpha0)
+{
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long)n * c) return;
+    long long b = idx / c;
+    int j = (int)(idx % c);
+    alpha0[b * ld + j] = logf(p0s[j]) + x0[b * ld + j];
+}
+
+__global__ void log_vecmat_kernel(int n, int c, const float *in, long long ld_in, const float *add_in,
+                                  long long ld_add_in, const float *P, int transP, const float *add_out,
+                                  long long ld_add_out, float *out, long long ld_out)
+{
+    __shared__ float sP[TILE][TILE + 1]; /* P'(j0 + jj, k0 + kk); +1 column: transposed writes hit distinct banks */
+    __shared__ float sA[ROWS][TILE];     /* the rows' log inputs for this j tile, then their weights */
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int k0 = blockIdx.x * TILE, k = k0 + tx;
+    long long b = (long long)blockIdx.y * ROWS + ty;
+    float M = -INFINITY, acc = 0.0f; /* running max of row b's inputs, and sum_j exp(in - M) P'(j, k) */
+
+    for (int j0 = 0; j0 < c; j0 += TILE) {
+        int j = j0 + tx;
+        float a = -INFINITY; /* out-of-range j weighs exp(-inf) = 0 */
+        if (b < n && j < c) {
+            a = in[b * ld_in + j];
+            if (add_in) a += add_in[b * ld_add_in + j];
+        }
+        sA[ty][tx] = a;
+        if (!transP) {
+            for (int jj = ty; jj < TILE; jj += ROWS) /* coalesced along k */
+                sP[jj][tx] = (j0 + jj < c && k < c) ? P[(size_t)(j0 + jj) * c + k] : 0.0f;
+        } else {
+            for (int kk = ty; kk < TILE; kk += ROWS) /* P'(j, k) = P[k][j]: coalesced along j, stored transposed */
+                sP[tx][kk] = (j < c && k0 + kk < c) ? P[(size_t)(k0 + kk) * c + j] : 0.0f;
+        }
+        __syncthreads();
+
+        float mt = -INFINITY;
+        for (int jj = 0; jj < TILE; jj++) mt = fmaxf(mt, sA[ty][jj]);
+        float Mn = fmaxf(M, mt);
+        /* sync again: every thread of the row must read the log values before they are overwritten by weights */
+        __syncthreads();
+        sA[ty][tx] = Mn == -INFINITY ? 0.0f : lc_weight(a, Mn); /* rows past n are all -inf: weight 0 */
+        acc *= lc_rescale(M, Mn);
+        M = Mn;
+        __syncthreads();
+        for (int jj = 0; jj < TILE; jj++) acc += sA[ty][jj] * sP[jj][tx];
+        /* and before the next tile's loads overwrite sA and sP that slower threads may still read */
+        __syncthreads();
+    }
+    if (b < n && k < c) out[b * ld_out + k] = lc_finish(add_out ? add_out[b * ld_add_out + k] : 0.0f, M, acc);
+}
+
+__global__ void logz_kernel(int n, int c, const float *alpha_last, long long ld, float *out, long long ld_out)
+{
+    long long b = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (b >= n) return; /* whole warps exit together: b is uniform across a warp */
+    float m = -INFINITY, s = 0.0f;
+    for (int k = lane; k < c; k += 32) {
+        float a = alpha_last[b * ld + k], mn = fmaxf(m, a);
+        s = s * lc_rescale(m, mn) + lc_weight(a, mn);
+        m = mn;
+    }
+    for (int off = 16; off > 0; off /= 2) { /* merge (m, s) pairs across the warp */
+        float m2 = __shfl_down_sync(0xffffffffu, m, off), s2 = __shfl_down_sync(0xffffffffu, s, off);
+        float mn = fmaxf(m, m2);
+        s = s * lc_rescale(m, mn) + s2 * lc_rescale(m2, mn);
+        m = mn;
+    }
+    if (lane == 0) out[b * ld_out] = lc_finish(0.0f, m, s);
+}
+
+__global__ void posterior_kernel(int n, int c, const float *alpha_i, long long ld, const float *beta_i,
+                                 const float *dout, const float *logz, long long ld_r, float *dx_i)
+{
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long)n * c) return;
+    long long b = idx / c;
+    int j = (int)(idx % c);
+    float beta = beta_i ? beta_i[b * c + j] : 0.0f; /* beta_{v-1} = 0 */
+    dx_i[b * ld + j] = dout[b * ld_r] * lc_posterior(alpha_i[b * ld + j], beta, logz[b * ld_r]);
+}
+
+__global__ void dbulk_kernel(int n, int c, const float *alpha_i, const float *x_next, long long ld,
+                             const float *beta_next, const float *dout, const float *logz, long long ld_r,
+                             float *dbulk_i)
+{
+    __shared__ float sA[TILE][TILE + 1]; /* [bb][jj] alpha_i[b, j] - log Z_b */
+    __shared__ float sG[TILE][TILE + 1]; /* [bb][kk] x_{i+1}[b, k] + beta_{i+1}[b, k] */
+    __shared__ float sD[TILE];           /* dout_b */
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int j0 = blockIdx.y * TILE, k0 = blockIdx.x * TILE;
+    float acc[TILE / ROWS] = {0.0f}; /* rows j0 + ty + ROWS*q */
+
+    for (long long b0 = 0; b0 < n; b0 += TILE) {
+        for (int bb = ty; bb < TILE; bb += ROWS) {
+            long long b = b0 + bb;
+            int j = j0 + tx, k = k0 + tx;
+            sA[bb][tx] = (b < n && j < c) ? alpha_i[b * ld + j] - logz[b * ld_r] : -INFINITY;
+            sG[bb][tx] = (b < n && k < c) ? x_next[b * ld + k] + beta_next[b * c + k] : -INFINITY;
+            if (tx == 0) sD[bb] = b < n ? dout[b * ld_r] : 0.0f;
+        }
+        __syncthreads();
+        for (int bb = 0; bb < TILE; bb++)
+            for (int q = 0; q < TILE / ROWS; q++)
+                acc[q] += sD[bb] * lc_transition_term(sA[bb][ty + ROWS * q], sG[bb][tx], 0.0f);
+        __syncthreads();
+    }
+    for (int q = 0; q < TILE / ROWS; q++) {
+        int j = j0 + ty + ROWS * q, k = k0 + tx;
+        if (j < c && k < c) dbulk_i[(size_t)j * c + k] = acc[q];
+    }
+}
+
+__global__ void dp0_kernel(int n, int c, const float *dx0, long long ld, const float *p0s, float *dp0s)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= c) return;
+    float acc = 0.0f;
+    for (long long b = 0; b < n; b++) acc += dx0[b * ld + j];
+    dp0s[j] = acc / p0s[j];
+}
+

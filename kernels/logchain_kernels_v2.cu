@@ -1,0 +1,136 @@
+/* logchain_kernels_v2.cu - lesson 2's recursions, version 2: the CPU version's factorisation on the GPU.
+ *
+ * Each step is  m + log(exp(a - m) . P)  (kernels/logchain_math.h): the (n x c) . (c x c) products and the
+ * transition gradient U^T W are cuBLAS GEMMs over the whole batch, every chain position s at once (strided
+ * batched, batch = t). What is left for our kernels is row-wise: one warp per row (b, s), LC2_ROWS rows per
+ * block, grid (ceil(n / LC2_ROWS), t). A row's max is a warp-shuffle reduction; no shared memory, no
+ * __syncthreads. Per step: O(n c) exps (v1's dbulk_kernel evaluated O(n c^2)).
+ *
+ * Scratch layout (t, n, c), row (s, b) at (s * n + b) * c: each chain position is one GEMM batch entry.
+ * alpha and x are (n, t, v, c): row (b, s) of variable i at ((b * t + s) * v + i) * c.
+ *
+ *   lc2_fwd_weights_kernel  alpha_0 = log p0 + x_0 (init), or alpha_{i+1} = x_{i+1} + m + log S (step);
+ *                           then m = max alpha, W = exp(alpha - m) for the next GEMM; after the last step,
+ *                           out = m + log sum W (log Z)
+ *   lc2_bwd_weights_kernel  finishes step i+1 (beta_{i+1} = mb + log S, dx_{i+1} = dout posterior, written
+ *                           over alpha_{i+1}), then prepares step i: W = exp(x_{i+1} + beta_{i+1} - mb),
+ *                           U = dout exp(ma + mb - lz) exp(alpha_i - ma)
+ *   lc2_dx0_kernel          finishes step 0: beta_0, dx_0
+ *   lc2_dp0_kernel          dp0 = sum_b dx_0 / p0, grid (ceil(c / LC2_DP0_BLOCK), t)
+ */
+#include "logchain_kernels.h"
+
+#include "logchain_geometry.h"
+#include "logchain_math.h"
+
+static_assert(LC2_BLOCK == 32 * LC2_ROWS, "one warp per row: the block is LC2_ROWS whole warps");
+
+/* max over the warp's 32 values, in every lane */
+__device__ static inline float warp_max(float v)
+{
+    for (int off = 16; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+__device__ static inline float warp_sum(float v)
+{
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+/* The row this warp owns: b (batch), s (chain position); whole warps leave together when b >= n. */
+struct lc2_row {
+    int b, s, lane;
+};
+__device__ static inline lc2_row lc2_this_row(void)
+{
+    lc2_row r;
+    r.b = blockIdx.x * LC2_ROWS + threadIdx.x / 32;
+    r.s = blockIdx.y;
+    r.lane = threadIdx.x % 32;
+    return r;
+}
+
+/* S, W: (t, n, c) scratch; m: (t, n) row shifts. i: the variable alpha_i being produced (0: from p0).
+ * out: (n, t), written when i == v - 1. */
+__global__ void lc2_fwd_weights_kernel(int n, int c, int t, int v, int i, const float *x, const float *p0,
+                                       const float *S, float *m, float *alpha, float *W, float *out)
+{
+    lc2_row r = lc2_this_row();
+    if (r.b >= n) return;
+    long long row = (long long)r.s * n + r.b;
+    long long a0 = (((long long)r.b * t + r.s) * v + i) * c; /* alpha_i and x_i of row (b, s) */
+    float m_old = i ? m[row] : 0.0f;                           /* every lane reads it before lane 0 rewrites it */
+    float mx = -INFINITY;
+    for (int j = r.lane; j < c; j += 32) {
+        float a = i ? lc_finish(x[a0 + j], m_old, S[row * c + j]) : logf(p0[(long long)r.s * c + j]) + x[a0 + j];
+        alpha[a0 + j] = a;
+        mx = fmaxf(mx, a);
+    }
+    mx = warp_max(mx); /* the shuffles also order every lane's alpha writes before the reads below */
+    float sum = 0.0f;
+    for (int j = r.lane; j < c; j += 32) {
+        float w = lc_weight(alpha[a0 + j], mx);
+        W[row * c + j] = w;
+        sum += w;
+    }
+    if (i == v - 1) {
+        sum = warp_sum(sum);
+        if (r.lane == 0) out[(long long)r.b * t + r.s] = lc_finish(0.0f, mx, sum);
+    } else if (r.lane == 0) {
+        m[row] = mx;
+    }
+}
+
+/* Finishes step i+1 (if i + 1 < v - 1: beta_{i+1} from S and mb; else beta_{v-1} = 0), writes dx_{i+1} over
+ * alpha_{i+1}, and prepares step i's GEMM operands W and U. S and U share a buffer: S is read, then U written,
+ * element by element by the same lane. */
+__global__ void lc2_bwd_weights_kernel(int n, int c, int t, int v, int i, const float *x, const float *dout,
+                                       const float *out, float *mb, float *alpha, float *W, float *SU)
+{
+    lc2_row r = lc2_this_row();
+    if (r.b >= n) return;
+    long long row = (long long)r.s * n + r.b, rs = (long long)r.b * t + r.s;
+    long long a1 = (rs * v + i + 1) * c, a0 = (rs * v + i) * c; /* variable i+1, variable i */
+    int last = i + 1 == v - 1;
+    float mb_old = last ? 0.0f : mb[row], lz = out[rs], g = dout[rs];
+    float mw = -INFINITY, ma = -INFINITY;
+    for (int j = r.lane; j < c; j += 32) {
+        float beta = last ? 0.0f : lc_finish(0.0f, mb_old, SU[row * c + j]);
+        float w = x[a1 + j] + beta;
+        alpha[a1 + j] = g * lc_posterior(alpha[a1 + j], beta, lz); /* dx_{i+1} */
+        W[row * c + j] = w;
+        mw = fmaxf(mw, w);
+        ma = fmaxf(ma, alpha[a0 + j]);
+    }
+    mw = warp_max(mw);
+    ma = warp_max(ma);
+    float scale = g * lc_transition_term(ma, mw, lz);
+    for (int j = r.lane; j < c; j += 32) {
+        W[row * c + j] = lc_weight(W[row * c + j], mw);
+        SU[row * c + j] = scale * lc_weight(alpha[a0 + j], ma);
+    }
+    if (r.lane == 0) mb[row] = mw;
+}
+
+/* Step 0's finish: beta_0 = mb + log S, dx_0 = dout posterior over alpha_0. Elementwise within the row. */
+__global__ void lc2_dx0_kernel(int n, int c, int t, int v, const float *dout, const float *out, const float *mb,
+                               const float *S, float *alpha)
+{
+    lc2_row r = lc2_this_row();
+    if (r.b >= n) return;
+    long long row = (long long)r.s * n + r.b, rs = (long long)r.b * t + r.s, a0 = rs * v * c;
+    float m = mb[row], lz = out[rs], g = dout[rs];
+    for (int j = r.lane; j < c; j += 32)
+        alpha[a0 + j] = g * lc_posterior(alpha[a0 + j], lc_finish(0.0f, m, S[row * c + j]), lz);
+}
+
+/* dp0[s, j] = sum_b dx[b, s, 0, j] / p0[s, j] */
+__global__ void lc2_dp0_kernel(int n, int c, int t, int v, const float *dx, const float *p0, float *dp0)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x, s = blockIdx.y;
+    if (j >= c) return;
+    float acc = 0.0f;
+    for (long long b = 0; b < n; b++) acc += dx[((b * t + s) * v) * c + j];
+    dp0[(long long)s * c + j] = acc / p0[(long long)s * c + j];
+}

@@ -1,0 +1,61 @@
+# tests/cuda_emu/emu.mk - the emulation build (TEST-ONLY): the project's .cu files compiled by g++ against the
+# shims in tests/cuda_emu/include and linked with the CPU emulator and the cuBLAS shim over OpenBLAS. Included
+# by the Makefile. EMU=1 switches the whole build into this mode (objects in build/obj/<mode>-emu, binaries in
+# build/emu/); `make test-emu` builds it and runs every CUDA test and each lesson's --impl cuda, tiny and small.
+EMU_DIR      := tests/cuda_emu
+EMU_CUDA_INC ?= $(patsubst %/cuda_runtime_api.h,%,$(firstword $(wildcard \
+                $(patsubst %/bin/nvcc,%,$(NVCC))/include/cuda_runtime_api.h /usr/local/cuda/include/cuda_runtime_api.h)))
+EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_launch.cc $(EMU_DIR)/emu_runtime.cc \
+                $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc
+EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
+
+ifeq ($(EMU),1)
+ifeq ($(EMU_CUDA_INC),)
+$(error EMU=1 needs NVIDIA's headers (cuda_runtime_api.h, cublas_api.h): install the CUDA toolkit or set EMU_CUDA_INC)
+endif
+CXX          := g++
+EMU_INC      := -I$(EMU_DIR)/include -isystem $(EMU_CUDA_INC)
+EMU_SAN      :=
+ifeq ($(SANITIZE),1)
+EMU_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+EMU_CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
+CFLAGS       += -DHAVE_CUDA -DCUDA_EMU $(EMU_INC)
+LDLIBS       += -lopenblas -lstdc++
+EMU_OBJ      := $(patsubst %.cc,$(OBJ)/%.o,$(EMU_SRC))
+RUNTIME_OBJ  += $(EMU_OBJ)
+
+# nvcc includes cuda_runtime.h in every .cu before its first line; -include does the same with the shim
+$(OBJ)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ $(EMU_CXXFLAGS) -include cuda_runtime.h -c -o $@ $<
+
+$(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
+
+$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
+                 $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+
+$(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+endif
+
+# Every CUDA test, the planted-bug suite, and each lesson's cuda implementation at tiny and small, on the CPU.
+# SANITIZE=1 runs the same under ASan+UBSan. EMU_SIZES: the lesson sizes to run (small ones: it is slow).
+EMU_SIZES ?= tiny small
+.PHONY: test-emu
+test-emu: check-deps
+	$(MAKE) EMU=1 emu-build
+	@export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; status=0; b=build/emu; \
+	for t in test_cuda test_emu; do echo "== $$b/$$t"; ./$$b/$$t || status=1; done; \
+	for l in $(notdir $(LESSONS)); do impl=cuda; [ $$l = lesson2 ] && impl=cuda,cuda-v1; \
+	  for s in $(EMU_SIZES); do echo "== $$b/$$l --size $$s --impl $$impl"; \
+	  ./$$b/$$l --size $$s --impl $$impl || status=1; done; done; \
+	if [ $$status -ne 0 ]; then echo "make test-emu: FAILED"; else echo "make test-emu: all passed"; fi; exit $$status
+
+.PHONY: emu-build
+emu-build: # a recipe, not prerequisites: $(LESSONS) is complete only once the Makefile has been read
+	@$(MAKE) --no-print-directory $(BIN)/test_cuda $(BIN)/test_emu $(LESSONS)

@@ -1,0 +1,102 @@
+/* emu_device.cc - TEST-ONLY: device discovery, properties, versions, events, streams and error names under the
+ * CPU emulator (NVIDIA's prototypes from cuda_runtime_api.h). The one device is named "emulated (CPU)":
+ * the session (lessons/session.c) sees the name and marks the row's timings as meaningless. */
+#include "emu_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* EMU_DEVICE_ERROR=no-device|no-driver|driver makes device discovery fail the way a machine without a GPU (or with a
+ * too-old driver) does, so the skip and fail paths of cuda_track.cu run in CI too. */
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    const char *e = getenv("EMU_DEVICE_ERROR");
+    *count = 0;
+    if (e && !strcmp(e, "no-device")) return emu::fail(cudaErrorNoDevice, "EMU_DEVICE_ERROR=no-device");
+    if (e && (!strcmp(e, "driver") || !strcmp(e, "no-driver")))
+        return emu::fail(cudaErrorInsufficientDriver, "EMU_DEVICE_ERROR=%s", e);
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device) { *device = 0; return cudaSuccess; }
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    const char *e = getenv("EMU_DEVICE_ERROR"); /* no-driver: what the runtime says when libcuda is absent */
+    *v = e && !strcmp(e, "no-driver") ? 0 : CUDART_VERSION;
+    return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
+{
+    if (device != 0) return cudaErrorInvalidDevice;
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "emulated (CPU)"); /* the session marks its timings as meaningless */
+    p->totalGlobalMem = emu::TOTAL_MEM;
+    p->sharedMemPerBlock = 48 << 10;
+    p->warpSize = 32;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
+    p->major = 9;
+    p->multiProcessorCount = 1;
+    return cudaSuccess;
+}
+
+/* Events hold a host timestamp; streams are names only (everything is synchronous). */
+struct CUevent_st { double ms; };
+struct CUstream_st { int unused; };
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *event) { *event = new CUevent_st{0.0}; return cudaSuccess; }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int) { return cudaEventCreate(event); }
+cudaError_t cudaEventDestroy(cudaEvent_t event) { delete event; return cudaSuccess; }
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) { event->ms = now_ms(); return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    *ms = (float)(end->ms - start->ms);
+    return cudaSuccess;
+}
+cudaError_t cudaStreamCreate(cudaStream_t *s) { *s = new CUstream_st{0}; return cudaSuccess; }
+cudaError_t cudaStreamDestroy(cudaStream_t s) { delete s; return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaPeekAtLastError(); }
+
+const char *cudaGetErrorName(cudaError_t e)
+{
+    switch (e) {
+#define N(x) case x: return #x;
+        N(cudaSuccess) N(cudaErrorInvalidValue) N(cudaErrorMemoryAllocation) N(cudaErrorInvalidConfiguration)
+        N(cudaErrorNoDevice) N(cudaErrorInsufficientDriver) N(cudaErrorInvalidDevice) N(cudaErrorLaunchFailure)
+        N(cudaErrorIllegalAddress) N(cudaErrorIllegalInstruction) N(cudaErrorMisalignedAddress)
+#undef N
+    default: return "cudaErrorUnknown";
+    }
+}
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
+    default: return "unknown error";
+    }
+}

@@ -1,0 +1,35 @@
+/* emu_internal.h - TEST-ONLY: what the emulator's own files share (device memory registry, error record). */
+#ifndef CUDA_EMU_INTERNAL_H
+#define CUDA_EMU_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+namespace emu {
+
+static const size_t TOTAL_MEM = (size_t)16 << 30; /* the emulated device's memory size */
+
+struct alloc_info {
+    char *base;   /* what cudaMalloc returned */
+    size_t bytes; /* what was asked for; red zones lie either side */
+};
+
+/* The live allocation holding [p, p + bytes) (bytes 0: p may be one past the end), or NULL. */
+const alloc_info *find_alloc(const void *p, size_t bytes);
+/* Checks every live allocation's red zones; on damage writes a description to msg and returns 0. */
+int redzones_intact(char *msg, size_t cap);
+/* Records err with a message for cudaGetLastError / emu_last_error_message (the first one wins until read),
+ * and prints it to stderr with the prefix "cuda-emu: ". Returns err. */
+cudaError_t fail(cudaError_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int launch_error_pending(void);
+
+/* Counts for EMU_STATS=1 (printed at exit): what the program asked of the "GPU", pass 1 only for kernels. */
+struct counters {
+    unsigned long long launches, blocks, threads, resumes; /* resumes: fiber switches into a thread */
+    unsigned long long gemm_calls, gemm_flops;             /* 2 m n k per GEMM problem */
+};
+extern counters stats;
+
+} /* namespace emu */
+
+#endif

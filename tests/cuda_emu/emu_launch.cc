@@ -1,0 +1,147 @@
+/* emu_launch.cc - TEST-ONLY: one kernel launch under the emulator.
+ *
+ *  1. the configuration is checked against an sm_90 device's limits (cudaErrorInvalidConfiguration);
+ *  2. every pointer argument must lie in a live device allocation (a host pointer is an illegal address);
+ *  3. the grid runs twice: threads in order and blocks in order, then threads reversed and blocks shuffled,
+ *     from the same starting memory. Both must leave the same bytes in every allocation the kernel can reach:
+ *     a missing barrier or a race between threads shows up as a mismatch (set EMU_ONE_PASS=1 to skip);
+ *  4. the red zones of every allocation are checked (an out-of-bounds write without ASan).
+ * Any failure is recorded for cudaGetLastError(); the process goes on. */
+#include "emu_sched.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+namespace emu {
+
+static std::vector<unsigned char> smem; /* dynamic shared memory of the running launch */
+int float_atomics;
+
+/* Float atomics add in a different order in each pass: the two results may differ by rounding. Compared as
+ * 32-bit floats: |a - b| <= 1e-4 max(|a|, |b|) + 1e-6 max|allocation| (bytes equal always pass). Returns the
+ * first word offset that fails, or (size_t)-1. */
+static size_t first_mismatch(const unsigned char *x, const unsigned char *y, size_t bytes, int tolerant)
+{
+    if (!tolerant) {
+        for (size_t i = 0; i < bytes; i++)
+            if (x[i] != y[i]) return i & ~(size_t)3;
+        return (size_t)-1;
+    }
+    float big = 0.0f;
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        float a;
+        memcpy(&a, x + i, 4);
+        if (fabsf(a) > big && fabsf(a) < INFINITY) big = fabsf(a);
+    }
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
+        float a, b;
+        memcpy(&a, x + i, 4);
+        memcpy(&b, y + i, 4);
+        if (memcmp(x + i, y + i, 4) && !(fabsf(a - b) <= 1e-4f * fmaxf(fabsf(a), fabsf(b)) + 1e-6f * big)) return i;
+    }
+    return memcmp(x + (bytes & ~(size_t)3), y + (bytes & ~(size_t)3), bytes & 3) ? bytes & ~(size_t)3 : (size_t)-1;
+}
+
+void *dynamic_smem(void) { return smem.data(); }
+
+/* Every block of the grid once, in order (pass 0) or in a shuffled order (pass 1); 0 if the launch failed. */
+static int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass)
+{
+    set_launch(cfg, body, ctx, pass);
+    blockDim = cfg.block, gridDim = cfg.grid;
+    size_t nb = (size_t)cfg.grid.x * cfg.grid.y * cfg.grid.z;
+    std::vector<size_t> order(nb);
+    for (size_t i = 0; i < nb; i++) order[i] = i;
+    uint64_t s = 0x9E3779B97F4A7C15ull ^ nb;
+    for (size_t i = nb; pass && i > 1; i--) { /* Fisher-Yates with a fixed seed: the same order every run */
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        size_t j = s % i, tmp = order[i - 1];
+        order[i - 1] = order[j], order[j] = tmp;
+    }
+    for (size_t b : order) {
+        blockIdx.x = (unsigned)(b % cfg.grid.x);
+        blockIdx.y = (unsigned)(b / cfg.grid.x % cfg.grid.y);
+        blockIdx.z = (unsigned)(b / ((size_t)cfg.grid.x * cfg.grid.y));
+        if (!pass) stats.blocks++, stats.threads += (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
+        if (!run_block(pass)) return 0;
+    }
+    return 1;
+}
+
+
+static int config_ok(const launch_cfg &c)
+{
+    size_t threads = (size_t)c.block.x * c.block.y * c.block.z;
+    const char *why = NULL;
+    if (!c.grid.x || !c.grid.y || !c.grid.z || !threads) why = "a zero grid or block dimension";
+    else if (c.block.x > 1024 || c.block.y > 1024 || c.block.z > 64 || threads > 1024) why = "block too large";
+    else if (c.grid.x > 2147483647u || c.grid.y > 65535 || c.grid.z > 65535) why = "grid too large";
+    else if (c.smem > (48u << 10)) why = "more than 48 KiB of dynamic shared memory";
+    if (!why) return 1;
+    fail(cudaErrorInvalidConfiguration, "kernel %s (launched at %s:%d): invalid configuration: %s (grid %u,%u,%u "
+         "block %u,%u,%u, %zu bytes shared)", c.name, c.file, c.line, why, c.grid.x, c.grid.y, c.grid.z, c.block.x,
+         c.block.y, c.block.z, c.smem);
+    return 0;
+}
+
+struct region {
+    const alloc_info *a;
+    std::vector<unsigned char> before, first;
+};
+
+void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const *ptrs, int nptrs)
+{
+    if (!config_ok(cfg)) return;
+    stats.launches++;
+    std::vector<region> regs;
+    for (int i = 0; i < nptrs; i++) {
+        if (!ptrs[i]) continue;
+        const alloc_info *a = find_alloc(ptrs[i], 0);
+        if (!a) {
+            fail(cudaErrorIllegalAddress, "kernel %s (launched at %s:%d): pointer argument %p is not in any live "
+                 "device allocation (a host pointer, or freed)", cfg.name, cfg.file, cfg.line, ptrs[i]);
+            return;
+        }
+        int seen = 0;
+        for (const region &r : regs) seen |= r.a == a;
+        if (!seen) regs.push_back(region{a, {}, {}});
+    }
+    static int one_pass = -1;
+    if (one_pass < 0) one_pass = getenv("EMU_ONE_PASS") && atoi(getenv("EMU_ONE_PASS"));
+    for (region &r : regs)
+        if (!one_pass) r.before.assign(r.a->base, r.a->base + r.a->bytes);
+    float_atomics = 0;
+    for (int pass = 0; pass < (one_pass ? 1 : 2); pass++) {
+        smem.assign(cfg.smem + 16, 0xFF); /* NaN-filled, like uninitialised memory is not */
+        if (pass == 1)
+            for (region &r : regs) {
+                r.first.assign(r.a->base, r.a->base + r.a->bytes);
+                memcpy(r.a->base, r.before.data(), r.a->bytes);
+            }
+        if (!run_grid(cfg, body, ctx, pass)) return;
+        char msg[256];
+        if (!redzones_intact(msg, sizeof msg)) {
+            fail(cudaErrorIllegalAddress, "kernel %s (launched at %s:%d): out-of-bounds %s", cfg.name, cfg.file,
+                 cfg.line, msg);
+            return;
+        }
+    }
+    for (region &r : regs) {
+        if (one_pass) continue;
+        size_t off = first_mismatch(r.first.data(), (const unsigned char *)r.a->base, r.a->bytes, float_atomics);
+        if (off == (size_t)-1) continue;
+        float x = 0.0f, y = 0.0f;
+        memcpy(&x, &r.first[off], 4);
+        memcpy(&y, r.a->base + off, 4);
+        fail(cudaErrorLaunchFailure, "kernel %s (launched at %s:%d): the result depends on the order threads and "
+             "blocks run in (a missing __syncthreads/__syncwarp, or a race): byte %zu of a %zu-byte allocation is "
+             "%g (as float) with threads in order and %g with threads reversed and blocks shuffled", cfg.name,
+             cfg.file, cfg.line, off, r.a->bytes, (double)x, (double)y);
+        return;
+    }
+}
+
+} /* namespace emu */

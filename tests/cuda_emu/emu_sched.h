@@ -1,0 +1,50 @@
+/* emu_sched.h - TEST-ONLY: the scheduler's internals, shared by emu_sched.cc, emu_warp.cc and emu_launch.cc. */
+#ifndef CUDA_EMU_SCHED_H
+#define CUDA_EMU_SCHED_H
+
+#include "emu_internal.h"
+#include "include/emu_launch.h"
+
+#include <stdint.h>
+#include <ucontext.h>
+#include <vector>
+
+namespace emu {
+
+enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE };
+
+struct fiber {
+    ucontext_t ctx; /* the portable switch */
+    void *sp;       /* the x86-64 switch: saved stack pointer */
+    char *stack;
+    uint3 tid;
+    int state;            /* thread_state */
+    const char *file;     /* where it waits */
+    int line;
+    int kind;             /* warp_kind, when state == T_WARP */
+    unsigned mask;
+    uint64_t value;       /* what this lane contributes */
+    uint64_t result;      /* what it gets back */
+    int arg, width;
+};
+
+struct launch_state {
+    const launch_cfg *cfg;
+    int pass; /* 0: threads in order, blocks in order; 1: threads reversed, blocks shuffled */
+};
+
+/* Releases every warp operation whose mask has fully arrived: 1 if any was, 0 if none, -1 on an error. */
+int resolve_warps(std::vector<fiber> &f);
+/* Fails the launch from inside a block: the message names the kernel, the block and the pass. */
+void block_fail(cudaError_t e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *kind_name(int k);
+/* "threads 0-31: waiting at __syncthreads f.cu:12; threads 32-63: exited" (emu_warp.cc) */
+void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap);
+/* The launch that the next run_block calls belong to, and the thread body. */
+void set_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass);
+/* Runs the block blockIdx with blockDim threads (reversed: resumed in reverse order); 0 if it failed. */
+int run_block(int reversed);
+
+} /* namespace emu */
+
+#endif

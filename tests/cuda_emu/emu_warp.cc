@@ -1,0 +1,133 @@
+/* emu_warp.cc - TEST-ONLY: warp operations, computed once every lane of the mask has arrived, from the values
+ * the lanes saved. CUDA's rules (Programming Guide, "Warp Shuffle Functions" and "Warp Vote Functions"):
+ *   - the mask must include the calling lane, and every lane of the mask must execute the same operation
+ *     with the same mask (here: before any of them continues);
+ *   - width is a power of two <= 32; the warp splits into groups of width lanes;
+ *   - __shfl_sync reads lane (srcLane mod width) of the caller's group; __shfl_up/down_sync return the
+ *     caller's own value when lane -/+ delta leaves the group; __shfl_xor_sync may read earlier groups, and a
+ *     later group gives the caller's own value;
+ *   - reading a lane that is not in the mask is undefined: an error here. */
+#include "emu_sched.h"
+
+#include <stdio.h>
+
+namespace emu {
+
+const char *kind_name(int k)
+{
+    static const char *names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp"};
+    return k >= 0 && k < W_KINDS ? names[k] : "?";
+}
+
+/* "threads 0-31: waiting at __syncthreads f.cu:12; threads 32-63: exited": consecutive equal states merged */
+void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap)
+{
+    size_t len = 0, n = fibers.size();
+    out[0] = 0;
+    for (size_t i = 0; i < n && len + 1 < cap;) {
+        size_t j = i + 1;
+        const fiber &a = fibers[i];
+        while (j < n && fibers[j].state == a.state && fibers[j].line == a.line && fibers[j].file == a.file &&
+               (a.state != T_WARP || fibers[j].kind == a.kind))
+            j++;
+        char what[200];
+        if (a.state == T_DONE) snprintf(what, sizeof what, "exited");
+        else if (a.state == T_SYNC) snprintf(what, sizeof what, "waiting at __syncthreads %s:%d", a.file, a.line);
+        else if (a.state == T_WARP)
+            snprintf(what, sizeof what, "waiting at %s %s:%d (mask 0x%08x)", kind_name(a.kind), a.file, a.line, a.mask);
+        else snprintf(what, sizeof what, "runnable");
+        len += snprintf(out + len, cap - len, "%sthreads %zu-%zu: %s", i ? "; " : "", i, j - 1, what);
+        i = j;
+    }
+}
+
+
+static int source_lane(const fiber &f, int lane)
+{
+    int w = f.width, g0 = lane & ~(w - 1), d = f.arg;
+    switch (f.kind) {
+    case W_SHFL_IDX: return g0 + ((d % w) + w) % w;
+    case W_SHFL_UP: return lane - d < g0 ? lane : lane - d;
+    case W_SHFL_DOWN: return (lane - g0) + d >= w ? lane : lane + d;
+    case W_SHFL_XOR: { int s = lane ^ d; return s >= g0 + w ? lane : s; }
+    default: return lane;
+    }
+}
+
+/* Checks that warp w's lanes of one mask have all arrived at the same operation; computes and releases them. */
+static int release(std::vector<fiber> &f, size_t w, int lane0)
+{
+    size_t n = f.size();
+    const fiber &a = f[w * 32 + lane0];
+    unsigned m = a.mask;
+    if (!(m >> lane0 & 1u)) {
+        block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: warp %zu lane %d calls it with mask 0x%08x, which "
+                   "does not include the calling lane", kind_name(a.kind), a.file, a.line, w, lane0, m);
+        return -1;
+    }
+    for (int l = 0; l < 32; l++) {
+        if (!(m >> l & 1u)) continue;
+        size_t t = w * 32 + l;
+        if (t >= n) {
+            block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: mask 0x%08x names lane %d of warp %zu, which does "
+                       "not exist (the block has %zu threads)", kind_name(a.kind), a.file, a.line, m, l, w, n);
+            return -1;
+        }
+        if (f[t].state == T_DONE) {
+            block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: lane %d of mask 0x%08x (warp %zu) has exited",
+                       kind_name(a.kind), a.file, a.line, l, m, w);
+            return -1;
+        }
+        if (f[t].state != T_WARP) return 0; /* still running, or at a barrier: decided later */
+        if (f[t].kind != a.kind || f[t].mask != m || f[t].width != a.width) {
+            block_fail(cudaErrorIllegalInstruction, "warp %zu: lane %d waits at %s %s:%d (mask 0x%08x) while lane %d "
+                       "waits at %s %s:%d (mask 0x%08x)", w, lane0, kind_name(a.kind), a.file, a.line, m, l,
+                       kind_name(f[t].kind), f[t].file, f[t].line, f[t].mask);
+            return -1;
+        }
+    }
+    int wd = a.width;
+    if (wd < 1 || wd > 32 || (wd & (wd - 1))) {
+        block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: width %d is not a power of two in [1, 32]",
+                   kind_name(a.kind), a.file, a.line, wd);
+        return -1;
+    }
+    unsigned ballot = 0;
+    for (int l = 0; l < 32; l++)
+        if (m >> l & 1u && f[w * 32 + l].value) ballot |= 1u << l;
+    for (int l = 0; l < 32; l++) {
+        if (!(m >> l & 1u)) continue;
+        fiber &me = f[w * 32 + l];
+        int src = source_lane(me, l);
+        if (src != l && !(m >> src & 1u)) {
+            block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: lane %d of warp %zu reads lane %d, which is not in "
+                       "mask 0x%08x (undefined result)", kind_name(a.kind), me.file, me.line, l, w, src, m);
+            return -1;
+        }
+        switch (a.kind) {
+        case W_BALLOT: me.result = ballot; break;
+        case W_ANY: me.result = ballot != 0; break;
+        case W_ALL: me.result = ballot == m; break;
+        case W_SYNCWARP: me.result = 0; break;
+        default: me.result = f[w * 32 + src].value;
+        }
+    }
+    for (int l = 0; l < 32; l++)
+        if (m >> l & 1u) f[w * 32 + l].state = T_READY;
+    return 1;
+}
+
+int resolve_warps(std::vector<fiber> &f)
+{
+    int any = 0;
+    for (size_t t = 0; t < f.size(); t++) {
+        if (f[t].state != T_WARP) continue;
+        int r = release(f, t / 32, (int)(t % 32));
+        if (r < 0) return -1;
+        any |= r;
+    }
+    return any;
+}
+
+} /* namespace emu */

@@ -1,0 +1,42 @@
+/* planted.h - TEST-ONLY: small kernels, each a correct version and a version with one planted bug, run on
+ * the CPU emulator by test_emu.c. Each runner uploads its input, launches, downloads, and returns the
+ * cudaError_t (or cublasStatus_t) it got: the test then checks the error and emu_last_error_message(). */
+#ifndef CUDA_EMU_PLANTED_H
+#define CUDA_EMU_PLANTED_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reverses each 256-element block of in (n elements) into out through shared memory.
+ * bug: 0 correct; 1 no __syncthreads between the write and the read; 2 __syncthreads inside `if (t < 128)`;
+ *      3 early return for i >= n before the __syncthreads (n not a multiple of 256) */
+int planted_reverse(int bug, const float *in, float *out, int n);
+
+/* Sums each warp's 32 values (n a multiple of 32) into sums[n / 32] with __shfl_down_sync.
+ * bug: 0 correct; 1 the last halving step is skipped (offsets 16..2); 2 a 16-lane mask 0x0000ffff with
+ *      offsets from 16, so lanes read lanes outside the mask; 3 the 16-lane sum with offsets from 8 (correct) */
+int planted_warp_sum(int bug, const float *in, float *sums, int n);
+
+/* Not a bug: one block of 64 threads runs every warp operation (see planted_warp.cu); res is (64, 7). */
+int planted_warp_semantics(const int *in, int *res);
+
+/* out[i] = 2 in[i] for i < n. bug: 0 correct; 1 the guard is i <= n (writes out[n]); 2 out is a host pointer;
+ * 3 a 2048-thread block */
+int planted_scale(int bug, const float *in, float *out, int n);
+
+/* Row-major C (M x N) = A (M x K) . B (K x N) through cublasSgemm. bug: 0 correct; 1 A's leading dimension
+ * passed as M (the transposed matrix's), 2 as 2K (valid for cuBLAS but past the end of A). Returns the
+ * cublasStatus_t. */
+int planted_gemm(int bug, const float *A, const float *B, float *C, int M, int N, int K);
+
+/* C (M x N) = A (M x K) . B (K x N), row-major, through cublasGemmEx with A and B converted to bf16 (their
+ * values must be exact in bf16), and through cublasGemmStridedBatchedEx as batch 2 of the same problem with
+ * stride 0 for A and B. types_ok 0 asks for a CUDA_R_16F C: CUBLAS_STATUS_NOT_SUPPORTED. Returns the status. */
+int planted_gemm_ex(int types_ok, const float *A, const float *B, float *C, int M, int N, int K);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

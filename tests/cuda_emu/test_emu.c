@@ -1,0 +1,203 @@
+/* test_emu.c - TEST-ONLY: proof that the CPU emulator catches what it must. Each planted bug (planted_*.cu)
+ * must fail for its own reason -- the error code and the recorded message are both checked -- and each
+ * correct twin must pass with the right numbers.
+ *
+ * Runs forked (Check's default), unlike test_cuda: the emulator is ordinary host memory in one thread, with no
+ * driver state, so a fork copies it whole; and under ASan an out-of-bounds write ends the process, which only
+ * a forked test can expect (ASan's exit code is set to 23 below, so the test knows it was ASan). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <check.h>
+#include <driver_types.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../kernels/cuda_track.h"
+#include "planted.h"
+#include "test_emu.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#define ASAN_EXIT 23
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "exitcode=23"; }
+#endif
+
+enum { BLAS_OK = 0, BLAS_INVALID_VALUE = 7, BLAS_EXECUTION_FAILED = 13, BLAS_NOT_SUPPORTED = 15 }; /* cublasStatus_t */
+
+START_TEST(out_of_bounds_write)
+{
+    fill();
+#ifdef ASAN_EXIT
+    fprintf(stderr, "test_emu: the AddressSanitizer report that follows is EXPECTED (planted out-of-bounds write)\n");
+#endif
+    int e = planted_scale(1, in, out, 100);
+#ifdef ASAN_EXIT
+    (void)e;
+    ck_abort_msg("ASan should have ended the process at the write past the end");
+#else
+    ck_assert_int_eq(e, cudaErrorIllegalAddress);
+    assert_message("scale_off_by_one");
+    assert_message("write at byte 400 of a 400-byte device allocation (0 past its end)");
+#endif
+}
+END_TEST
+
+START_TEST(host_pointer_argument)
+{
+    fill();
+    ck_assert_int_eq(planted_scale(2, in, out, 100), cudaErrorIllegalAddress);
+    assert_message("is not in any live device allocation");
+}
+END_TEST
+
+START_TEST(block_too_large)
+{
+    fill();
+    ck_assert_int_eq(planted_scale(3, in, out, 100), cudaErrorInvalidConfiguration);
+    assert_message("block too large");
+}
+END_TEST
+
+#define GM 8
+#define GN 4
+#define GK 16
+static float A[GM * GK], B[GK * GN], C[GM * GN];
+
+static void gemm_inputs(void)
+{
+    for (int i = 0; i < GM * GK; i++) A[i] = (float)(i % 7) - 3.0f;
+    for (int i = 0; i < GK * GN; i++) B[i] = (float)(i % 5) - 2.0f;
+    emu_clear_error();
+}
+
+START_TEST(gemm_correct)
+{
+    gemm_inputs();
+    ck_assert_int_eq(planted_gemm(0, A, B, C, GM, GN, GK), BLAS_OK);
+    for (int i = 0; i < GM; i++)
+        for (int j = 0; j < GN; j++) {
+            float s = 0.0f;
+            for (int k = 0; k < GK; k++) s += A[i * GK + k] * B[k * GN + j];
+            ck_assert_float_eq(C[i * GN + j], s); /* small integers: exact in any order */
+        }
+}
+END_TEST
+
+START_TEST(gemm_transposed_ld)
+{
+    gemm_inputs();
+    ck_assert_int_eq(planted_gemm(1, A, B, C, GM, GN, GK), BLAS_INVALID_VALUE); /* ldb = 8 < k = 16 */
+}
+END_TEST
+
+START_TEST(gemm_ld_past_the_end)
+{
+    gemm_inputs();
+    ck_assert_int_eq(planted_gemm(2, A, B, C, GM, GN, GK), BLAS_EXECUTION_FAILED);
+    assert_message("operand B of batch 0 (16 x 8, ld 32");
+}
+END_TEST
+
+START_TEST(gemm_ex_bf16)
+{
+    float C2[2 * GM * GN];
+    gemm_inputs(); /* small integers: exact in bf16, and their products' sums exact in f32 */
+    ck_assert_int_eq(planted_gemm_ex(1, A, B, C2, GM, GN, GK), BLAS_OK);
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < GM; i++)
+            for (int j = 0; j < GN; j++) {
+                float s = 0.0f;
+                for (int k = 0; k < GK; k++) s += A[i * GK + k] * B[k * GN + j];
+                ck_assert_float_eq(C2[b * GM * GN + i * GN + j], s);
+            }
+}
+END_TEST
+
+START_TEST(gemm_ex_unsupported_types)
+{
+    float C2[2 * GM * GN];
+    gemm_inputs();
+    ck_assert_int_eq(planted_gemm_ex(0, A, B, C2, GM, GN, GK), BLAS_NOT_SUPPORTED);
+}
+END_TEST
+
+/* cuda_track.cu's device discovery (issue 6): only "no GPU" is a skip; a driver error fails loudly. */
+START_TEST(no_device_is_a_skip)
+{
+    const char *why = NULL;
+    setenv("EMU_DEVICE_ERROR", "no-device", 1);
+    ck_assert_int_eq(cuda_device_count(&why), 0);
+    ck_assert_str_eq(why, "no CUDA-capable device is detected");
+}
+END_TEST
+
+START_TEST(no_driver_is_a_skip)
+{
+    const char *why = NULL;
+    setenv("EMU_DEVICE_ERROR", "no-driver", 1); /* cudaErrorInsufficientDriver with driver version 0 */
+    ck_assert_int_eq(cuda_device_count(&why), 0);
+    ck_assert_str_eq(why, "no NVIDIA driver installed");
+}
+END_TEST
+
+START_TEST(skip_with_require_device_is_a_failure)
+{
+    setenv("EMU_DEVICE_ERROR", "no-device", 1);
+    setenv("CUDA_REQUIRE_DEVICE", "1", 1);
+    (void)cuda_device_count(NULL); /* exits 4 */
+}
+END_TEST
+
+START_TEST(driver_error_is_a_failure)
+{
+    setenv("EMU_DEVICE_ERROR", "driver", 1);
+    (void)cuda_device_count(NULL); /* prints the error and both versions, exits 4 */
+}
+END_TEST
+
+START_TEST(cublas_handle_untracked_bytes)
+{
+    ck_assert_int_eq(cuda_device_count(NULL), 1);
+    ck_assert_ptr_nonnull(cublas_handle());
+    ck_assert_uint_eq(cublas_untracked_bytes(), 0); /* the shim's handle holds no device memory */
+}
+END_TEST
+
+Suite *emu_suite(void);
+Suite *emu_suite(void)
+{
+    Suite *s = suite_create("cuda-emu-planted");
+    TCase *t = tcase_create("planted-memory-cublas");
+#ifdef ASAN_EXIT
+    tcase_add_exit_test(t, out_of_bounds_write, ASAN_EXIT);
+#else
+    tcase_add_test(t, out_of_bounds_write);
+#endif
+    tcase_add_test(t, host_pointer_argument);
+    tcase_add_test(t, block_too_large);
+    tcase_add_test(t, gemm_correct);
+    tcase_add_test(t, gemm_transposed_ld);
+    tcase_add_test(t, gemm_ld_past_the_end);
+    tcase_add_test(t, gemm_ex_bf16);
+    tcase_add_test(t, gemm_ex_unsupported_types);
+    suite_add_tcase(s, t);
+    TCase *d = tcase_create("cuda-track");
+    tcase_add_test(d, no_device_is_a_skip);
+    tcase_add_test(d, no_driver_is_a_skip);
+    tcase_add_exit_test(d, skip_with_require_device_is_a_failure, 4);
+    tcase_add_exit_test(d, driver_error_is_a_failure, 4);
+    tcase_add_test(d, cublas_handle_untracked_bytes);
+    suite_add_tcase(s, d);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(emu_suite());
+    srunner_add_suite(sr, emu_sync_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,137 @@
+/* test_emu_sync.c - TEST-ONLY: planted barrier and warp-shuffle bugs (planted_sync.cu, planted_warp.cu), each
+ * expected to fail for its own reason, and their correct twins expected to pass. Run by test_emu.c. */
+#include <driver_types.h>
+#include <math.h>
+
+#include "planted.h"
+#include "test_emu.h"
+
+START_TEST(reverse_correct)
+{
+    fill();
+    ck_assert_int_eq(planted_reverse(0, in, out, N_REV), cudaSuccess);
+    for (int i = 0; i < N_REV; i++) ck_assert_float_eq(out[i], in[(i / 256) * 256 + 255 - i % 256]);
+}
+END_TEST
+
+START_TEST(missing_syncthreads)
+{
+    fill();
+    ck_assert_int_eq(planted_reverse(1, in, out, N_REV), cudaErrorLaunchFailure);
+    assert_message("depends on the order threads and blocks run in");
+    assert_message("reverse_no_sync");
+}
+END_TEST
+
+START_TEST(divergent_syncthreads)
+{
+    fill();
+    ck_assert_int_eq(planted_reverse(2, in, out, N_REV), cudaErrorLaunchFailure);
+    assert_message("not every thread of the block reached it");
+    assert_message("threads 0-127: waiting at __syncthreads");
+    assert_message("threads 128-255: exited");
+}
+END_TEST
+
+START_TEST(exit_before_syncthreads)
+{
+    fill();
+    ck_assert_int_eq(planted_reverse(3, in, out, 300), cudaErrorLaunchFailure);
+    assert_message("block (1,0,0)");
+    assert_message("threads 44-255: exited");
+}
+END_TEST
+
+START_TEST(shuffle_sum_correct)
+{
+    float sums[N_REV / 32];
+    fill();
+    ck_assert_int_eq(planted_warp_sum(0, in, sums, N_REV), cudaSuccess);
+    for (int w = 0; w < N_REV / 32; w++) {
+        float s = 0.0f;
+        for (int l = 0; l < 32; l++) s += in[w * 32 + l];
+        ck_assert_float_eq_tol(sums[w], s, 1e-3f);
+    }
+}
+END_TEST
+
+/* A wrong offset sequence is no error to the hardware: the test sees the wrong number, and which one. */
+START_TEST(shuffle_wrong_offsets)
+{
+    float sums[N_REV / 32];
+    fill();
+    ck_assert_int_eq(planted_warp_sum(1, in, sums, N_REV), cudaSuccess);
+    for (int w = 0; w < N_REV / 32; w++) {
+        float all = 0.0f, even = 0.0f;
+        for (int l = 0; l < 32; l++) all += in[w * 32 + l], even += l % 2 ? 0.0f : in[w * 32 + l];
+        ck_assert_float_eq_tol(sums[w], even, 1e-3f); /* offsets 16..2 sum the even lanes only */
+        ck_assert(fabsf(sums[w] - all) > 1e-3f || fabsf(all - even) <= 1e-3f);
+    }
+}
+END_TEST
+
+START_TEST(shuffle_outside_mask)
+{
+    float sums[N_REV / 32];
+    fill();
+    ck_assert_int_eq(planted_warp_sum(2, in, sums, N_REV), cudaErrorIllegalInstruction);
+    assert_message("lane 0 of warp 0 reads lane 16, which is not in mask 0x0000ffff");
+}
+END_TEST
+
+START_TEST(shuffle_half_warp_correct)
+{
+    float sums[N_REV / 32];
+    fill();
+    ck_assert_int_eq(planted_warp_sum(3, in, sums, N_REV), cudaSuccess);
+    for (int w = 0; w < N_REV / 32; w++) {
+        float s = 0.0f;
+        for (int l = 0; l < 16; l++) s += in[w * 32 + l];
+        ck_assert_float_eq_tol(sums[w], s, 1e-3f);
+    }
+}
+END_TEST
+
+/* The emulator's warp rules against CUDA's documented ones (Programming Guide, warp shuffle and vote
+ * functions), written out here lane by lane, independently of emu_warp.cc. */
+START_TEST(warp_operation_rules)
+{
+    int vin[64], res[64 * 7];
+    for (int t = 0; t < 64; t++) vin[t] = t < 32 ? (t * 7 + 3) % 50 : t % 40; /* warp 1: all < 40 */
+    emu_clear_error();
+    ck_assert_int_eq(planted_warp_semantics(vin, res), cudaSuccess);
+    for (int t = 0; t < 64; t++) {
+        int w = t / 32 * 32, L = t % 32, *r = res + t * 7;
+        unsigned ballot = 0;
+        int any = 0, all = 1;
+        for (int l = 0; l < 32; l++) {
+            ballot |= (unsigned)(vin[w + l] & 1) << l;
+            any |= vin[w + l] < 40, all &= vin[w + l] < 40;
+        }
+        ck_assert_int_eq(r[0], vin[w + (L & ~7) + 5]);                    /* srcLane 5 of the 8-lane group */
+        ck_assert_int_eq(r[1], vin[w + (L % 8 >= 3 ? L - 3 : L)]);         /* up: own value below the group */
+        ck_assert_int_eq(r[2], vin[w + (L % 8 + 3 < 8 ? L + 3 : L)]);      /* down: own value past the group */
+        ck_assert_int_eq(r[3], vin[w + (L ^ 9)]);
+        ck_assert_int_eq(r[4], vin[w + (L ^ 2)]);
+        ck_assert_uint_eq((unsigned)r[5], ballot);
+        ck_assert_int_eq(r[6], any + 2 * all);
+    }
+}
+END_TEST
+
+Suite *emu_sync_suite(void)
+{
+    Suite *s = suite_create("cuda-emu-planted-sync");
+    TCase *t = tcase_create("barriers-and-shuffles");
+    tcase_add_test(t, reverse_correct);
+    tcase_add_test(t, missing_syncthreads);
+    tcase_add_test(t, divergent_syncthreads);
+    tcase_add_test(t, exit_before_syncthreads);
+    tcase_add_test(t, shuffle_sum_correct);
+    tcase_add_test(t, shuffle_wrong_offsets);
+    tcase_add_test(t, shuffle_outside_mask);
+    tcase_add_test(t, shuffle_half_warp_correct);
+    tcase_add_test(t, warp_operation_rules);
+    suite_add_tcase(s, t);
+    return s;
+}
