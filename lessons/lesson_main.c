@@ -11,6 +11,9 @@
 #include "cli.h"
 #include "impl_gate.h"
 #include "lesson_output.h"
+#ifdef HAVE_CUDA
+#include "../kernels/cuda_track.h"
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -154,6 +157,24 @@ static void print_ratios(const driver *dv)
     }
 }
 
+/* cublasCreate allocates device memory of its own that no tracked allocator sees: say how much, once. */
+static void print_untracked(const driver *dv)
+{
+#ifdef HAVE_CUDA
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const lesson_impl *im = &dv->L->impls[dv->res[k].impl];
+        if (!dv->res[k].row.ran || !im->device || !im->uses_cublas) continue;
+        char b[32];
+        format_bytes_exact(cublas_untracked_bytes(), b, sizeof b);
+        printf("untracked: the cuBLAS handle's own device memory, measured with cudaMemGetInfo around cublasCreate: "
+               "%s bytes (not in the table: no allocator of ours made it)\n", b);
+        return;
+    }
+#else
+    (void)dv;
+#endif
+}
+
 static void print_report(const driver *dv)
 {
     const lesson *L = dv->L;
@@ -166,6 +187,7 @@ static void print_report(const driver *dv)
     if (dv->ref_why) printf("max rel err: not measured (%s), so nothing is validated and no ratio is printed.\n", dv->ref_why);
     else printf("max rel err = max |impl - ref| / max |ref| over every output and gradient against a float64\n"
                 "reference; FAIL above %.0e (%s).\n", L->tolerance, L->tolerance_why);
+    print_untracked(dv);
     for (int k = 0; k < dv->o.nimpl; k++) {
         if (!dv->res[k].row.ran) continue;
         printf("\n%s: memory by tensor (%s; peak = the most bytes that label held at once)\n", rows[k].impl,
