@@ -52,6 +52,11 @@ static void observe(void *ctx, char kind, mem_domain d, const char *label, const
                     size_t live)
 {
     (void)ctx;
+    if (strncmp(label, "driver:", 7) == 0 && kind != 'r') { /* the driver's result copies: not the run's memory */
+        if (kind == 'a') timeline_base[d] += bytes;
+        else timeline_base[d] -= bytes;
+        return;
+    }
     const char *event = kind == 'a' ? "alloc" : kind == 'f' ? "free" : "relabel";
     fprintf(timeline, "%s,%zu,%s,%s,\"%s%s%s\",%zu,%zu\n", timeline_impl, timeline_seq++, event,
             d == MEM_HOST ? "host" : "device", from ? from : "", from ? " -> " : "", label, bytes,
