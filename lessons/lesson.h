@@ -30,7 +30,7 @@
 #define LESSON_MAX_DIMS 8
 #define LESSON_MAX_SIZES 8
 #define LESSON_MAX_OPTS 4
-#define LESSON_MAX_TENSORS 12
+#define LESSON_MAX_TENSORS 16 /* lesson 4 has 13: six inputs, dout, out, five gradients */
 #define LESSON_MAX_RANK 5
 #define LESSON_MAX_IMPLS 8
 

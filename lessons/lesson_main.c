@@ -45,6 +45,7 @@ static int check_driver_bytes(const driver *dv)
             out_f64 = size_add(out_f64, size_mul(8, lesson_tensor_count(dv->L, i, dv->prob)));
         }
     }
+    if (dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) out_f64 = 0; /* it will not be made */
     size_t sets = (size_t)dv->o.nimpl + (dv->o.repeat > 1); /* --repeat holds one more result set */
     size_t need = size_add(size_add(in, size_mul(out, sets)), out_f64);
     if (need != SIZE_MAX && need <= dv->o.mem_limit) return 0;

@@ -9,6 +9,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,11 +252,4 @@ static Suite *lesson1_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(lesson1_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return check_main(lesson1_suite()); }

@@ -18,6 +18,8 @@
  */
 #define _POSIX_C_SOURCE 200809L /* popen, mkstemp, mkdtemp */
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -537,11 +539,4 @@ static Suite *lesson2_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(lesson2_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return check_main(lesson2_suite()); }

@@ -23,6 +23,7 @@
 
 #include "../kernels/track.h"
 #include "../lessons/lesson.h"
+#include "check_main.h"
 #include "cli_harness.h"
 
 extern const lesson lesson1_def __attribute__((weak));
@@ -394,9 +395,5 @@ int main(void)
 {
     collect_lessons();
     printf("test_lessons: %d lesson definition(s) linked\n", nlessons);
-    SRunner *sr = srunner_create(lessons_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_main(lessons_suite());
 }

@@ -2,6 +2,8 @@
  * .npy writer and size parsing. Each test draws random data from a fixed seed. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+
+#include "check_main.h"
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -494,11 +496,4 @@ static Suite *runtime_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(runtime_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+int main(void) { return check_main(runtime_suite()); }

@@ -1,0 +1,62 @@
+/* gru_cell_math.h - the arithmetic of one element of lesson 4's cell, forward and backward, shared by the
+ * CPU (optimized/gru_fused.c) and the CUDA kernels (kernels/gru_kernels.cu). One call handles one (row, j)
+ * element of the hidden state; the GEMMs around it are the caller's.
+ *
+ * Forward (gru_gate_forward): the inputs are the three pre-activations of x (xr, xu, xn), of z (zr, zu, zn)
+ * and the old h. It returns the new h and the four values backward needs: r, u, n and zn.
+ * Why these: dn = g (1 - u), du = g (h - n), dh_direct = g u need u and n (h is the previous output, kept
+ * anyway); d(pre-tanh) = dn (1 - n^2) needs n; dzn = d(pre-tanh) r and dr = d(pre-tanh) zn need r and zn;
+ * the sigmoid derivatives s(1 - s) need r and u. Pre-activations are never needed: sigma' and tanh' are
+ * written in terms of the outputs.
+ */
+#ifndef KERNELS_GRU_CELL_MATH_H
+#define KERNELS_GRU_CELL_MATH_H
+
+#include "hd.h"
+#include <math.h>
+
+HD float gru_sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
+
+/* z = mean + eps exp(lv/2); e = eps exp(lv/2) is saved: dlv = dz e / 2 needs nothing else. */
+HD float gru_reparam(float mean, float lv, float eps, float *e)
+{
+    *e = eps * expf(0.5f * lv);
+    return mean + *e;
+}
+
+/* dlv from dz and the saved e (dmean = dz) */
+HD float gru_reparam_backward(float dz, float e) { return 0.5f * dz * e; }
+
+typedef struct {
+    float r, u, n, zn; /* saved for backward */
+} gru_gates;
+
+HD float gru_gate_forward(float xr, float xu, float xn, float zr, float zu, float zn, float h, gru_gates *s)
+{
+    s->r = gru_sigmoid(xr + zr);
+    s->u = gru_sigmoid(xu + zu);
+    s->n = tanhf(xn + s->r * zn);
+    s->zn = zn;
+    return s->n + s->u * (h - s->n);
+}
+
+/* The gradients of one element's pre-activations: da_r, da_u feed both x W_ih and z W_zh; da_n feeds xn
+ * directly and zn through r (dzn = da_n r). */
+typedef struct {
+    float da_r, da_u, da_n, dzn;
+} gru_gate_grads;
+
+/* g: gradient of the new h (dout_t + what step t+1 sent back); h: the old h. Returns dh_direct = g u, the
+ * part of the old h's gradient that goes straight through the interpolation. */
+HD float gru_gate_backward(float g, float h, gru_gates s, gru_gate_grads *o)
+{
+    float dn = g * (1.0f - s.u);
+    float du = g * (h - s.n);
+    o->da_n = dn * (1.0f - s.n * s.n);
+    o->dzn = o->da_n * s.r;
+    o->da_r = o->da_n * s.zn * s.r * (1.0f - s.r);
+    o->da_u = du * s.u * (1.0f - s.u);
+    return g * s.u;
+}
+
+#endif

@@ -1,0 +1,52 @@
+/* linear_ce_gemm.c - lesson 5's bf16 GEMMs on the CPU (see linear_ce_gemm.h): convert a panel, call sgemm_cpu. */
+#include "linear_ce_gemm.h"
+
+#include "gemm_cpu.h"
+#include "linear_ce_problem.h"
+
+void lce_bf16_to_f32(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t rows, size_t cols)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) dst[i * ldd + j] = bf16_to_f32(src[i * lds + j]);
+}
+
+void lce_f32_to_bf16(bf16 *dst, size_t ldd, const float *src, size_t lds, size_t rows, size_t cols)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) dst[i * ldd + j] = bf16_from_f32(src[i * lds + j]);
+}
+
+void lce_logits_panel(const float *xf, size_t rows, size_t H, const bf16 *W, size_t v0, size_t vb, float *wp,
+                      float *out, size_t ldo)
+{
+    lce_bf16_to_f32(wp, H, W + v0 * H, H, vb, H); /* wp (vb, H) = W[v0:v0+vb, :] */
+    /* out (rows, vb) = xf (rows, H) . wp^T (H, vb); K = H, wp stored (N, K): transB */
+    sgemm_cpu(0, 1, rows, vb, H, 1.0f, xf, H, wp, H, 0.0f, out, ldo);
+}
+
+void lce_grad_panel(const bf16 *g, size_t ldg, size_t rows, const bf16 *W, size_t H, size_t v0, size_t vb,
+                    float *gp, float *wp)
+{
+    lce_bf16_to_f32(gp, vb, g + v0, ldg, rows, vb);   /* gp (rows, vb) */
+    lce_bf16_to_f32(wp, H, W + v0 * H, H, vb, H);     /* wp (vb, H) */
+}
+
+void lce_dx_panel(const float *gp, const float *wp, size_t rows, size_t vb, size_t H, float beta, float *dxc)
+{
+    /* dxc (rows, H) = beta dxc + gp (rows, vb) . wp (vb, H); K = vb, the panel's share of the sum over V */
+    sgemm_cpu(0, 0, rows, H, vb, 1.0f, gp, vb, wp, H, beta, dxc, H);
+}
+
+void lce_dw_panel(const float *gp, const float *xf, size_t rows, size_t vb, size_t H, float beta, float *out)
+{
+    /* out (vb, H) = beta out + gp^T (vb, rows) . xf (rows, H); gp is stored (rows, vb) = (K, M): transA. The
+     * sum over the chunk's rows happens inside the GEMM's reduction, in float32. */
+    sgemm_cpu(1, 0, vb, H, rows, 1.0f, gp, vb, xf, H, beta, out, H);
+}
+
+float lce_mean_scale(const int32_t *target, size_t N)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N; i++) n += target[i] != LCE_IGNORE;
+    return n ? 1.0f / (float)n : 0.0f;
+}

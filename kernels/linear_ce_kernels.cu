@@ -1,0 +1,147 @@
+/* linear_ce_kernels.cu - lesson 5's CUDA kernels (v1). The GEMMs are cuBLAS's (optimized/linear_ce_fused.cu);
+ * these are the row pass between them and the small reductions around them.
+ *
+ *   lce_mean_scale_kernel   1 / n_valid, one block
+ *   lce_rows_kernel         one block per row: online logsumexp over the row (each thread a strided slice, merged
+ *                           across the warp with shuffles and across warps in shared memory), the row's loss, then
+ *                           the gradient written over the row in bf16, in place
+ *   lce_loss_kernel         the loss: the rows' losses summed in double, times 1 / n_valid
+ *   lce_scale_*_kernel      backward: the saved gradients times dloss, in place
+ * The arithmetic is kernels/linear_ce_math.h, the same functions cpu_lce_rows calls.
+ */
+#include "linear_ce_kernels.h"
+
+#include "cuda_check.h"
+#include "launch.h"
+#include "linear_ce_geometry.h"
+#include "linear_ce_math.h"
+#include "linear_ce_problem.h"
+
+static_assert(LCE_ROW_THREADS % LCE_WARP == 0 && LCE_ROW_THREADS / LCE_WARP <= LCE_WARP,
+              "the block merge reads one partial per warp into a single warp");
+
+static unsigned blocks_for(long long n, int per) { return (unsigned)((n + per - 1) / per); }
+
+__global__ void lce_mean_scale_kernel(long long N, const int32_t *target /* (N,) */, float *scale /* (1,) */)
+{
+    __shared__ unsigned long long part[LCE_SCALE_THREADS];
+    unsigned long long n = 0;
+    for (long long i = threadIdx.x; i < N; i += blockDim.x) n += target[i] != LCE_IGNORE;
+    part[threadIdx.x] = n;
+    __syncthreads(); /* every partial written before the tree reads it */
+    for (int s = blockDim.x / 2; s > 0; s /= 2) {
+        if ((int)threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads(); /* this level done before the next reads it */
+    }
+    if (threadIdx.x == 0) scale[0] = part[0] ? 1.0f / (float)part[0] : 0.0f;
+}
+
+/* (m, s) of the whole block, returned to every thread */
+__device__ lce_lse_acc block_lse(lce_lse_acc a)
+{
+    __shared__ float sm[LCE_ROW_THREADS / LCE_WARP], ss[LCE_ROW_THREADS / LCE_WARP];
+    int lane = threadIdx.x % LCE_WARP, warp = threadIdx.x / LCE_WARP, nw = blockDim.x / LCE_WARP;
+    for (int off = LCE_WARP / 2; off > 0; off /= 2) {
+        lce_lse_acc b;
+        b.m = __shfl_down_sync(0xffffffffu, a.m, off);
+        b.s = __shfl_down_sync(0xffffffffu, a.s, off);
+        a = lce_lse_merge(a, b);
+    }
+    if (lane == 0) { sm[warp] = a.m; ss[warp] = a.s; }
+    __syncthreads(); /* the warps' partials are in shared memory */
+    lce_lse_acc t = lce_lse_init();
+    for (int w = 0; w < nw; w++) {
+        lce_lse_acc b;
+        b.m = sm[w];
+        b.s = ss[w];
+        t = lce_lse_merge(t, b); /* every thread merges the same partials in the same order: same result */
+    }
+    return t;
+}
+
+__global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) bf16 */,
+                                const int32_t *target /* (rows,) */, const float *scale /* (1,) */,
+                                float *row_loss /* (rows,) */)
+{
+    long long r = blockIdx.x;
+    float *zr = z + r * V;    /* (V,) f32 logits of this row */
+    bf16 *gr = (bf16 *)zr;    /* (V,) bf16 gradient, over the first half of the same bytes */
+    int t = target[r], tid = threadIdx.x, B = blockDim.x;
+    if (t == LCE_IGNORE) { /* uniform across the block: nothing to read, zeros to write */
+        for (int v = tid; v < V; v += B) gr[v] = 0;
+        if (tid == 0) row_loss[r] = 0.0f;
+        return;
+    }
+    lce_lse_acc a = lce_lse_init();
+    for (int v = tid; v < V; v += B) a = lce_lse_add(a, zr[v]);
+    float lse = lce_lse_finish(block_lse(a)), zt = zr[t], sc = scale[0];
+    if (tid == 0) row_loss[r] = lce_row_loss(lse, zt);
+    /* In place: in step k the block writes bf16 [kB, kB+B), i.e. the bytes of floats [kB/2, kB/2 + B/2), which were
+     * read in step k/2 <= k. The barrier between each step's reads and writes orders the k = 0 case, and every
+     * earlier step finished its reads at an earlier barrier. zt was read before the first barrier. */
+    for (int base = 0; base < V; base += B) {
+        int v = base + tid;
+        float zv = v < V ? zr[v] : 0.0f;
+        __syncthreads();
+        if (v < V) gr[v] = bf16_from_f32(lce_grad(zv, lse, v == t, sc));
+    }
+}
+
+__global__ void lce_loss_kernel(long long N, const float *row_loss /* (N,) */, const float *scale /* (1,) */,
+                                float *loss /* (1,) */)
+{
+    __shared__ double part[LCE_SCALE_THREADS];
+    double s = 0.0;
+    for (long long i = threadIdx.x; i < N; i += blockDim.x) s += row_loss[i];
+    part[threadIdx.x] = s;
+    __syncthreads(); /* every partial written before the tree reads it */
+    for (int k = blockDim.x / 2; k > 0; k /= 2) {
+        if ((int)threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+        __syncthreads(); /* this level done before the next reads it */
+    }
+    if (threadIdx.x == 0) loss[0] = (float)(part[0] * (double)scale[0]);
+}
+
+__global__ void lce_scale_bf16_kernel(long long n, bf16 *p /* (n,) */, const float *g /* (1,) */)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = bf16_from_f32(bf16_to_f32(p[i]) * g[0]);
+}
+
+__global__ void lce_scale_f32_kernel(long long n, float *p /* (n,) */, const float *g /* (1,) */)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] *= g[0];
+}
+
+void lce_launch_mean_scale(long long N, const int32_t *target, float *scale)
+{
+    LAUNCH(lce_mean_scale_kernel, 1, LCE_SCALE_THREADS, 0)(N, target, scale);
+    CUDA_CHECK_LAST();
+}
+
+void lce_launch_rows(int rows, int V, float *z, const int32_t *target, const float *scale, float *row_loss)
+{
+    LAUNCH(lce_rows_kernel, rows, LCE_ROW_THREADS, 0)(V, z, target, scale, row_loss);
+    CUDA_CHECK_LAST();
+}
+
+void lce_launch_loss(long long N, const float *row_loss, const float *scale, float *loss)
+{
+    LAUNCH(lce_loss_kernel, 1, LCE_SCALE_THREADS, 0)(N, row_loss, scale, loss);
+    CUDA_CHECK_LAST();
+}
+
+void lce_launch_scale_bf16(long long n, bf16 *p, const float *g)
+{
+    if (n == 0) return;
+    LAUNCH(lce_scale_bf16_kernel, blocks_for(n, LCE_SCALE_THREADS), LCE_SCALE_THREADS, 0)(n, p, g);
+    CUDA_CHECK_LAST();
+}
+
+void lce_launch_scale_f32(long long n, float *p, const float *g)
+{
+    if (n == 0) return;
+    LAUNCH(lce_scale_f32_kernel, blocks_for(n, LCE_SCALE_THREADS), LCE_SCALE_THREADS, 0)(n, p, g);
+    CUDA_CHECK_LAST();
+}

@@ -1,0 +1,171 @@
+/* maxsim_kernels.cu - lesson 3's kernels, numbered from simple to tiled (declared in maxsim_kernels.cuh).
+ *
+ * NOT RUN ON A GPU here: compiled with nvcc (sm_80, sm_90) on a machine without one; tests/cuda_lesson3.c runs
+ * them where a device (or the CPU emulation build) exists, each version validated against the float64 reference.
+ *
+ *   v1  ms_forward_v1   one thread per (i, m): loops j, n, k. No reuse: every a and b row is read from global
+ *                       memory J*N times over. Simple, and the reference point for v2.
+ *   v2  ms_forward_v2   one block per (i, m) computes the [J, N] slab a[i] . b[m]^T as a GEMM would: 64 x 64
+ *                       output tiles, K in steps of 16 staged in shared memory, a 4 x 4 register tile per
+ *                       thread. The epilogue never stores the tile: each thread folds its scores into a running
+ *                       (max, argmax) per row, the 16 threads sharing a row merge by warp shuffles, and the block
+ *                       sums the row maxima over j in order. Nothing of size [J, N] leaves the block.
+ *   backward            da by a gather (deterministic); db by atomicAdd, or (--deterministic) by a stable counting
+ *                       sort of the rows into buckets by argmax, then one block per (m, n) summing its bucket in
+ *                       row order: the same sum, bitwise reproducible.
+ * The tie rule (lowest n) and the per-term arithmetic are kernels/maxsim_math.h, shared with the CPU.
+ */
+#include "maxsim_geometry.h"
+#include "maxsim_kernels.cuh"
+#include "maxsim_math.h"
+
+#include <math.h>
+
+static_assert(MS_THREADS == 256, "v2's loads assume 256 threads: 64x16 tile elements = 4 per thread");
+static_assert(MS_TN / MS_RN == 16, "a row's 16 partial argmaxes merge with shuffles inside half a warp");
+static_assert((MS_TJ * MS_TK) % MS_THREADS == 0 && (MS_TN * MS_TK) % MS_THREADS == 0, "tiles load evenly");
+
+__global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
+{
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (long long)I * M) return;
+    int i = (int)(t / M), m = (int)(t % M);
+    float sum = 0.0f;
+    for (int j = 0; j < J; j++) {
+        const float *ar = a + ((long long)i * J + j) * K;          /* a[i, j, :], (K,) */
+        const float *bm = b + (long long)m * N * K;                /* b[m], (N, K) */
+        float best = ms_dot(ar, bm, K);
+        int bn = 0;
+        for (int n = 1; n < N; n++) {
+            float s = ms_dot(ar, bm + (long long)n * K, K);
+            if (ms_better(s, n, best, bn)) best = s, bn = n;
+        }
+        sum += best; /* j ascending, as the CPU sums */
+        if (arg) arg[((long long)i * J + j) * M + m] = bn;
+    }
+    if (out) out[t] = sum;
+}
+
+/* Stage a[i, j0 .. j0+64, k0 .. k0+16) as sA[kk][jj] and b[m, n0 .. n0+64, k0 ..) as sB[kk][nn]; zeros outside. */
+__device__ static void load_tiles(const float *ai, const float *bm, int J, int N, int K, int j0, int n0, int k0,
+                                  float (*sA)[MS_TJ], float (*sB)[MS_TN])
+{
+    for (int e = threadIdx.x; e < MS_TJ * MS_TK; e += MS_THREADS) {
+        int jj = e / MS_TK, kk = e % MS_TK, j = j0 + jj, k = k0 + kk; /* consecutive threads: consecutive k */
+        sA[kk][jj] = (j < J && k < K) ? ai[(long long)j * K + k] : 0.0f;
+    }
+    for (int e = threadIdx.x; e < MS_TN * MS_TK; e += MS_THREADS) {
+        int nn = e / MS_TK, kk = e % MS_TK, n = n0 + nn, k = k0 + kk;
+        sB[kk][nn] = (n < N && k < K) ? bm[(long long)n * K + k] : 0.0f;
+    }
+}
+
+/* The 16 threads of a row group (same ty, tx = 0..15: 16 consecutive lanes) merge their (max, argmax). The rule
+ * is a total order, so the merge order does not change the winner. Every lane of the warp takes part. */
+__device__ static void merge_row(float *best, int *bn)
+{
+    for (int off = MS_TN / MS_RN / 2; off > 0; off /= 2) {
+        float ov = __shfl_xor_sync(0xffffffffu, *best, off);
+        int on = __shfl_xor_sync(0xffffffffu, *bn, off);
+        if (ms_better(ov, on, *best, *bn)) *best = ov, *bn = on;
+    }
+}
+
+/* One 64-row j tile: its [64, N] scores reduced to 64 (max, argmax), written to rowmax and (if kept) arg. */
+__device__ static void j_tile(const float *ai, const float *bm, int J, int N, int K, int j0, float (*sA)[MS_TJ],
+                              float (*sB)[MS_TN], float *rowmax, int *argrow, int M)
+{
+    int tx = threadIdx.x % (MS_TN / MS_RN), ty = threadIdx.x / (MS_TN / MS_RN);
+    float best[MS_RJ];
+    int bn[MS_RJ];
+    for (int rj = 0; rj < MS_RJ; rj++) best[rj] = -INFINITY, bn[rj] = N;
+    for (int n0 = 0; n0 < N; n0 += MS_TN) {
+        float acc[MS_RJ][MS_RN] = {{0.0f}};
+        for (int k0 = 0; k0 < K; k0 += MS_TK) {
+            load_tiles(ai, bm, J, N, K, j0, n0, k0, sA, sB);
+            __syncthreads(); /* the tiles are complete before anyone reads them */
+            for (int kk = 0; kk < MS_TK; kk++)
+                for (int rj = 0; rj < MS_RJ; rj++)
+                    for (int rn = 0; rn < MS_RN; rn++)
+                        acc[rj][rn] += sA[kk][ty * MS_RJ + rj] * sB[kk][tx * MS_RN + rn];
+            __syncthreads(); /* everyone is done reading before the next k step overwrites the tiles */
+        }
+        for (int rj = 0; rj < MS_RJ; rj++)
+            for (int rn = 0; rn < MS_RN; rn++) {
+                int n = n0 + tx * MS_RN + rn;
+                if (n < N && ms_better(acc[rj][rn], n, best[rj], bn[rj])) best[rj] = acc[rj][rn], bn[rj] = n;
+            }
+    }
+    for (int rj = 0; rj < MS_RJ; rj++) {
+        merge_row(&best[rj], &bn[rj]);
+        int jj = ty * MS_RJ + rj;
+        if (tx == 0) {
+            rowmax[jj] = best[rj];
+            if (argrow && j0 + jj < J) argrow[(long long)(j0 + jj) * M] = bn[rj];
+        }
+    }
+}
+
+__global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
+{
+    __shared__ float sA[MS_TK][MS_TJ], sB[MS_TK][MS_TN], rowmax[MS_TJ];
+    int i = blockIdx.x / M, m = blockIdx.x % M;
+    const float *ai = a + (long long)i * J * K, *bm = b + (long long)m * N * K; /* a[i] (J, K), b[m] (N, K) */
+    int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
+    float sum = 0.0f;
+    (void)I;
+    for (int j0 = 0; j0 < J; j0 += MS_TJ) {
+        j_tile(ai, bm, J, N, K, j0, sA, sB, rowmax, argrow, M);
+        __syncthreads(); /* rowmax is complete */
+        if (threadIdx.x == 0)
+            for (int jj = 0; jj < MS_TJ && j0 + jj < J; jj++) sum += rowmax[jj]; /* j ascending, as the CPU */
+        __syncthreads(); /* thread 0 has read rowmax before the next tile rewrites it */
+    }
+    if (threadIdx.x == 0 && out) out[blockIdx.x] = sum;
+}
+
+__global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const float *dout, const int *arg, float *da)
+{
+    long long r = blockIdx.x;
+    const float *w = dout + (r / J) * M; /* dout[i, :], (M,) */
+    for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        float s = 0.0f;
+        for (int m = 0; m < M; m++) s += w[m] * b[((long long)m * N + arg[r * M + m]) * K + k];
+        da[r * K + k] = s;
+    }
+}
+
+__global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, const float *dout, const int *arg,
+                                    float *db)
+{
+    long long r = blockIdx.x;
+    const float *w = dout + (r / J) * M;
+    for (int k = threadIdx.x; k < K; k += blockDim.x)
+        for (int m = 0; m < M; m++) atomicAdd(&db[((long long)m * N + arg[r * M + m]) * K + k], w[m] * a[r * K + k]);
+}
+
+__global__ void ms_bucket_kernel(int R, int M, int N, const int *arg, int *start, int *list)
+{
+    int m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= M) return;
+    int *st = start + (long long)m * (N + 1); /* (N+1,) */
+    int *li = list + (long long)m * R;        /* (R,) */
+    for (int n = 0; n <= N; n++) st[n] = 0;
+    for (int r = 0; r < R; r++) st[arg[(long long)r * M + m] + 1]++;  /* counts, shifted by one */
+    for (int n = 0; n < N; n++) st[n + 1] += st[n];                    /* st[n] = start of bucket n */
+    for (int r = 0; r < R; r++) li[st[arg[(long long)r * M + m]]++] = r; /* r ascending: stable */
+    for (int n = N; n > 0; n--) st[n] = st[n - 1];                     /* the cursors ran to the ends: shift back */
+    st[0] = 0;
+}
+
+__global__ void ms_db_bucket_kernel(int J, int M, int N, int K, int R, const float *a, const float *dout,
+                                    const int *start, const int *list, float *db)
+{
+    int m = blockIdx.x / N, n = blockIdx.x % N;
+    const int *st = start + (long long)m * (N + 1), *li = list + (long long)m * R;
+    for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        float s = 0.0f;
+        for (int p = st[n]; p < st[n + 1]; p++) s += dout[(long long)(li[p] / J) * M + m] * a[(long long)li[p] * K + k];
+        db[(long long)blockIdx.x * K + k] = s;
+    }
+}

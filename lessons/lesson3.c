@@ -1,0 +1,266 @@
+/* lesson3.c - MaxSim: torch.einsum('ijk,mnk->ijmn', a, b).max(-1).values.sum(1) without the 4-D tensor.
+ *
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
+ *   naive    naive/maxsim_einsum.c    the einsum's [I,J,M,N] scores, int64 max indices, autograd's backward
+ *   cpu      optimized/maxsim_fused.c tiles reduced to max/argmax at once; int32 argmax saved, or nothing
+ *                                     with --recompute
+ *   cuda     optimized/maxsim_fused.cu, kernels/maxsim_kernels.cu: tiled kernel v2 (shared-memory tiles,
+ *   cuda-v1                           fused max/argmax epilogue); v1 one thread per (i, m)
+ * See docs/lesson-3.md.   build/lesson3 --size medium     build/lesson3 --size medium --recompute
+ */
+#include "lesson.h"
+
+#include "../kernels/maxsim_problem.h"
+#include "../naive/maxsim_einsum.h"
+#include "../optimized/maxsim_fused.h"
+#include "lesson_defs.h"
+#include "maxsim_reference.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { A, B, DOUT, OUT, DA, DB };
+enum { OPT_RECOMPUTE, OPT_DETERMINISTIC };
+
+/* The problem a run sees: the dimensions and the two flags. */
+typedef struct {
+    ms_dims d;
+    int recompute, deterministic;
+} ms_problem;
+static_assert(sizeof(ms_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
+
+static const ms_problem *prob_of(const void *p) { return p; }
+static const ms_dims *dims_of(const void *p) { return &prob_of(p)->d; }
+
+static const char *make_problem(const long long *dims, const long long *opts, void *prob)
+{
+    ms_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3], (size_t)dims[4]},
+                    (int)opts[OPT_RECOMPUTE], (int)opts[OPT_DETERMINISTIC]};
+    if (ms_scores_count(&p.d) == SIZE_MAX || size_mul(ms_scores_count(&p.d), 8) == SIZE_MAX)
+        return "I*J*M*N*8 overflows 64 bits";
+    if (p.d.N > INT32_MAX) return "N must stay below 2^31: the argmax is stored as int32";
+    memcpy(prob, &p, sizeof p);
+    return NULL;
+}
+
+static int shape_a(const void *p, size_t *s) { return lesson_shape3(s, dims_of(p)->I, dims_of(p)->J, dims_of(p)->K); }
+static int shape_b(const void *p, size_t *s) { return lesson_shape3(s, dims_of(p)->M, dims_of(p)->N, dims_of(p)->K); }
+static int shape_out(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->I, dims_of(p)->M); }
+
+static void fill(const void *prob, uint64_t seed, void *const *t)
+{
+    ms_fill_inputs(dims_of(prob), seed, t[A], t[B], t[DOUT]);
+}
+
+static void reference(const void *prob, void *const *t, double *const *ref)
+{
+    ms_reference(dims_of(prob), t[A], t[B], t[DOUT], ref[OUT], ref[DA], ref[DB]);
+}
+
+/* The reference costs I*J*M*N*K double multiply-adds (no 4-D tensor): about 4e9 a second here. */
+static const char *reference_unfit(const void *prob)
+{
+    static char why[160];
+    double fmas = ms_gemm_fmas(dims_of(prob));
+    if (fmas <= 2e11) return NULL;
+    snprintf(why, sizeof why, "the float64 reference needs %.3g multiply-adds (I*J*M*N*K), hours at this size", fmas);
+    return why;
+}
+
+/* --- adapters ------------------------------------------------------------------------------------------- */
+static_assert(sizeof(naive_ms_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
+static_assert(sizeof(cpu_ms_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
+static_assert(sizeof(cuda_ms_saved) <= sizeof(((lesson_run *)0)->saved), "cuda's saved state fits the run");
+
+static void naive_forward(lesson_run *r)
+{
+    r->t[OUT] = naive_ms_forward(dims_of(r->prob), r->t[A], r->t[B], (naive_ms_saved *)r->saved.bytes);
+}
+static void naive_backward(lesson_run *r)
+{
+    naive_ms_backward(dims_of(r->prob), r->t[A], r->t[B], (naive_ms_saved *)r->saved.bytes, r->t[DOUT],
+                      (float **)&r->t[DA], (float **)&r->t[DB]);
+}
+static void cpu_forward(lesson_run *r)
+{
+    r->t[OUT] = cpu_ms_forward(dims_of(r->prob), r->t[A], r->t[B], prob_of(r->prob)->recompute,
+                               (cpu_ms_saved *)r->saved.bytes);
+}
+static void cpu_backward(lesson_run *r)
+{
+    cpu_ms_backward(dims_of(r->prob), r->t[A], r->t[B], (cpu_ms_saved *)r->saved.bytes, r->t[DOUT],
+                    (float **)&r->t[DA], (float **)&r->t[DB]);
+}
+#ifdef HAVE_CUDA
+static void cuda_forward_v(lesson_run *r, ms_cuda_version v)
+{
+    const ms_problem *p = prob_of(r->prob);
+    r->t[OUT] = cuda_ms_forward(&p->d, r->t[A], r->t[B], v, p->recompute, p->deterministic,
+                                (cuda_ms_saved *)r->saved.bytes);
+}
+static void cuda_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V2); }
+static void cuda_v1_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V1); }
+static void cuda_backward(lesson_run *r)
+{
+    cuda_ms_backward(dims_of(r->prob), r->t[A], r->t[B], (cuda_ms_saved *)r->saved.bytes, r->t[DOUT],
+                     (float **)&r->t[DA], (float **)&r->t[DB]);
+}
+#else
+#define cuda_forward NULL
+#define cuda_v1_forward NULL
+#define cuda_backward NULL
+#endif
+
+static mem_formula naive_memory(const void *p) { return naive_ms_memory(dims_of(p)); }
+static mem_formula cpu_memory(const void *p) { return cpu_ms_memory(dims_of(p), prob_of(p)->recompute); }
+static mem_formula cuda_memory(const void *p)
+{
+    return cuda_ms_memory(dims_of(p), prob_of(p)->recompute, prob_of(p)->deterministic);
+}
+static const char *cuda_unfit(const void *p) { return cuda_ms_unfit(dims_of(p)); }
+
+/* cpu is fused, so memory never stops it; time does. Above ten minutes it says how long instead of running. */
+#define CPU_MAX_SECONDS 600.0
+static const char *cpu_unfit(const void *p)
+{
+    static char why[200];
+    if (ms_gemm_fmas(dims_of(p)) < 1e11) return NULL; /* seconds at most: do not even time a tile */
+    double s = cpu_ms_estimate_seconds(dims_of(p), prob_of(p)->recompute);
+    if (s <= CPU_MAX_SECONDS) return NULL;
+    snprintf(why, sizeof why, "estimated %.1f hours on this machine (%.3g multiply-adds at the measured tile "
+             "GEMM rate); its memory would fit", s / 3600.0, ms_gemm_fmas(dims_of(p)));
+    return why;
+}
+
+/* --- what the lesson says before and after the table ------------------------------------------------------ */
+static void preamble(const void *prob, FILE *f)
+{
+    const ms_dims *d = dims_of(prob);
+    char ex[32], hu[16];
+    format_bytes_exact(size_mul(ms_scores_count(d), 4), ex, sizeof ex);
+    format_bytes_human(size_mul(ms_scores_count(d), 4), hu, sizeof hu);
+    fprintf(f, "the einsum's scores [I,J,M,N] f32: %s bytes (%s); the GEMM behind them: %.4g multiply-adds\n", ex,
+            hu, ms_gemm_fmas(d));
+    fprintf(f, "inputs on a 1/8 grid, so every score is exact in float32 and all implementations pick the same "
+               "argmax (ties: lowest n)\n");
+}
+
+/* Inputs, outputs and gradients: what any implementation must hold; the rest is the algorithm's. */
+static size_t io_bytes(const ms_dims *d)
+{
+    size_t in = size_mul(size_add(ms_a_count(d), ms_b_count(d)), 4), o = size_mul(ms_out_count(d), 4);
+    return size_add(size_mul(in, 2), size_mul(o, 2)); /* a b da db | out dout */
+}
+
+/* The seed thread's profiler table ran its example, I=20, J=20, M=25, N=19, K=25. */
+static void thread_figures(const ms_dims *d, FILE *f)
+{
+    size_t sc = size_mul(ms_scores_count(d), 4), mx = size_mul(ms_arg_count(d), 4 + 8);
+    int thread = d->I == 20 && d->J == 20 && d->M == 25 && d->N == 19 && d->K == 25;
+    fprintf(f, "einsum result (aten::bmm) %zu bytes = %.2f KiB; max(-1) values f32 + indices int64 (aten::max) "
+               "%zu bytes = %.2f KiB%s\n", sc, sc / 1024.0, mx, mx / 1024.0,
+            thread ? "  (the thread's profiler: 742.19 Kb and 117.19 Kb)" : "");
+}
+
+/* The thread's proposal: chunks of k queries, each checkpointed (its 4-D slab re-made in backward). */
+static void chunk_answer(const ms_dims *d, FILE *f)
+{
+    char sb[32], sh[16];
+    size_t slab = size_mul(size_mul(ms_scores_count(d), 4), 1) / (d->I ? d->I : 1); /* k = 1 query */
+    format_bytes_exact(slab, sb, sizeof sb);
+    format_bytes_human(slab, sh, sizeof sh);
+    fprintf(f, "chunk + checkpoint (the thread's question), one query per chunk: each chunk's [1,J,M,N] slab is "
+               "%s bytes (%s),\nmade twice (forward, recompute) plus its zero-filled gradient and two backward GEMMs "
+               "over it: about 4x the\neinsum's multiply-adds. It works; the fused reduction needs no slab and 1x "
+               "(2x with --recompute).\n", sb, sh);
+}
+
+static void beyond_line(const lesson_report *rep, FILE *f)
+{
+    const ms_dims *d = dims_of(rep->prob);
+    const lesson_result *naive = lesson_report_find(rep, "naive");
+    size_t io = io_bytes(d), np = naive ? naive->row.peak_bytes : naive_ms_memory(d).peak;
+    char b1[32], b2[32];
+    format_bytes_exact(io, b1, sizeof b1);
+    format_bytes_exact(np - io, b2, sizeof b2);
+    fprintf(f, "bytes beyond inputs, outputs and gradients (%s bytes) at peak:\n", b1);
+    fprintf(f, "  %-8s %15s%s\n", "naive", b2, naive ? "" : " (predicted, not run)");
+    for (int k = 0; k < rep->n; k++) {
+        const lesson_result *r = &rep->res[k];
+        if (!r->row.ran || r == naive) continue;
+        size_t beyond = r->row.peak_bytes - io;
+        format_bytes_exact(beyond, b2, sizeof b2);
+        fprintf(f, "  %-8s %15s   naive / %s: peak %.1fx, beyond %.1fx\n", r->row.impl, b2, r->row.impl,
+                (double)np / (double)r->row.peak_bytes, beyond ? (double)(np - io) / (double)beyond : INFINITY);
+    }
+}
+
+static void epilogue(const lesson_report *rep, FILE *f)
+{
+    const ms_problem *p = prob_of(rep->prob);
+    fprintf(f, "\n");
+    thread_figures(&p->d, f);
+    chunk_answer(&p->d, f);
+    beyond_line(rep, f);
+    char tile[32];
+    format_bytes_exact(cpu_ms_scratch_bytes(&p->d), tile, sizeof tile);
+    fprintf(f, "\nWhere the bytes go: naive's peak is the [I,J,M,N] f32 tensor, made twice (the einsum's scores "
+               "in forward,\nMaxBackward's zero-filled gradient in backward) plus int64 indices [I,J,M]; cpu holds "
+               "%s,\na %s-byte scores tile while it runs, and otherwise only the inputs, the output and the "
+               "gradients.\n", p->recompute ? "nothing between forward and backward (--recompute)"
+                                              : "the int32 argmax [I,J,M] between forward and backward",
+            tile);
+}
+
+const lesson lesson3_def = {
+    .number = 3,
+    .program = "lesson3",
+    .title = "Lesson 3: MaxSim  out[i,m] = sum_j max_n <a[i,j,:], b[m,n,:]>  (the forum's 4-D einsum)",
+    .summary = "MaxSim / late interaction: einsum('ijk,mnk->ijmn').max(-1).values.sum(1) with and without the\n"
+               "  4-D tensor (default size medium; forum: naive is predicted, cpu estimated)",
+    .ndims = 5,
+    .dim_names = {"I", "J", "M", "N", "K"},
+    .nsizes = 4,
+    .sizes = {{"tiny", {2, 3, 2, 4, 3}},
+              {"small", {20, 20, 25, 19, 25}},
+              {"medium", {32, 256, 32, 256, 128}},
+              {"forum", {300, 2000, 315, 1990, 256}}},
+    .default_size = "medium",
+    .nopts = 2,
+    .opts = {[OPT_RECOMPUTE] = {"--recompute", 0, 0, 0, 1,
+                                "cpu, cuda: keep nothing for backward; recompute the argmax there (checkpointing)"},
+             [OPT_DETERMINISTIC] = {"--deterministic", 0, 0, 0, 1,
+                                    "cuda: db by buckets of rows sorted by argmax instead of atomics (bitwise "
+                                    "reproducible)"}},
+    .make_problem = make_problem,
+    .ntensors = 6,
+    .tensors = {[A] = {"a", LT_INPUT, DT_F32, "a [I,J,K] input", shape_a, 0},
+                [B] = {"b", LT_INPUT, DT_F32, "b [M,N,K] input", shape_b, 0},
+                [DOUT] = {"dout", LT_UPSTREAM, DT_F32, "dout [I,M] upstream gradient", shape_out, 0},
+                [OUT] = {"out", LT_OUTPUT, DT_F32, NULL, shape_out, 0},
+                [DA] = {"da", LT_GRAD, DT_F32, NULL, shape_a, A},
+                [DB] = {"db", LT_GRAD, DT_F32, NULL, shape_b, B}},
+    .fill = fill,
+    .reference = reference,
+    .reference_unfit = reference_unfit,
+    .tolerance = 1e-4,
+    .tolerance_why = "scores are exact (grid inputs); float32 sums of up to I*J gradient terms err by ~6e-8*sqrt(I*J); "
+                     "a wrong argmax moves a whole term, ~1e-1",
+    .nimpls = 4,
+    .impls = {{"naive", "the einsum: scores [I,J,M,N] (one GEMM), max(-1) with int64 indices, sum(1); backward "
+                        "scatters dout into a zero [I,J,M,N] and runs two GEMMs over it", 0, 0, naive_memory, NULL,
+               naive_forward, naive_backward, 0},
+              {"cpu", "fused: tiles of (i,j) x (m,n) reduced to max/argmax at once, int32 argmax saved (none with "
+                      "--recompute); gather da, scatter-add db", 0, 0, cpu_memory, cpu_unfit, cpu_forward,
+               cpu_backward, 0},
+              {"cuda", "tiled kernel v2: one block per (i,m), 64x64 shared-memory tiles, max/argmax epilogue, sum "
+                       "over j in the block; db by atomics (--deterministic: buckets)", 1, 0, cuda_memory,
+               cuda_unfit, cuda_forward, cuda_backward, 0},
+              {"cuda-v1", "simple kernel v1: one thread per (i,m) looping j, n, k; same backward as cuda", 1, 0,
+               cuda_memory, cuda_unfit, cuda_v1_forward, cuda_backward, 0}},
+    .preamble = preamble,
+    .epilogue = epilogue,
+    .legend = "(\"beyond\" = peak minus inputs, outputs and gradients: what the algorithm itself costs.)",
+};

@@ -1,0 +1,338 @@
+/* lesson4.c - a GRU with a sampled latent in a step loop: why eager autograd keeps 10H floats per step.
+ *
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
+ *   naive  naive/gru_eager.c        every op's result a new allocation, autograd's saved tensors kept
+ *   cpu    optimized/gru_fused.c    block input projection, fused cell, h + 6H per step, one arena
+ *   cuda   optimized/gru_fused.cu   the same with cuBLAS and fused kernels
+ * Options: --checkpoint K (0 = off: save all T steps; K: save one segment of K steps and recompute it in
+ * backward), --block P (steps per input-projection GEMM; 0 = all T). See docs/lesson-4.md.
+ *   build/lesson4 --size medium                  # naive vs cpu
+ *   build/lesson4 --size medium --checkpoint 16  # the segment trade
+ */
+#include "lesson.h"
+
+#include "../kernels/arena.h"
+#include "../kernels/rng.h"
+#include "../kernels/track.h"
+#include "../naive/gru_eager.h"
+#include "../optimized/gru_fused.h"
+#include "gru_reference.h"
+#include "lesson4.h"
+#include "lesson_defs.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+enum { X_, H0, EPS, WENC, WIH, WZH, DOUT, OUT, DX, DH0, DWENC, DWIH, DWZH };
+
+static const gru_problem *P_(const void *prob) { return prob; }
+
+const char *gru_make_problem(const long long *dims, const long long *opts, void *prob)
+{
+    gru_problem p;
+    memset(&p, 0, sizeof p);
+    p.d = (gru_dims){(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3]};
+    p.o = (gru_opts){(size_t)opts[0], (size_t)opts[1]};
+    if (gru_seq_count(&p.d) == SIZE_MAX || gru_x_count(&p.d) == SIZE_MAX || size_mul(p.d.H, p.d.H) == SIZE_MAX ||
+        size_mul(gru_seq_count(&p.d), 10 * 4) == SIZE_MAX)
+        return "T*Bt*H (or T*Bt*X) times the bytes saved per step overflows 64 bits";
+    p.probe = gru_sampler_probe();
+    static_assert(sizeof(gru_problem) <= sizeof(lesson_problem), "the problem fits the session's storage");
+    memcpy(prob, &p, sizeof p);
+    return NULL;
+}
+
+static int shape_x(const void *p, size_t *s) { return lesson_shape3(s, P_(p)->d.T, P_(p)->d.B, P_(p)->d.X); }
+static int shape_bh(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.B, P_(p)->d.H); }
+static int shape_seq(const void *p, size_t *s) { return lesson_shape3(s, P_(p)->d.T, P_(p)->d.B, P_(p)->d.H); }
+static int shape_wenc(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.H, 2 * P_(p)->d.H); }
+static int shape_wih(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.X, 3 * P_(p)->d.H); }
+static int shape_wzh(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.H, 3 * P_(p)->d.H); }
+
+/* x, eps, dout ~ N(0, 1); h0 ~ N(0, 0.5); weights at their layer's usual scale 1/sqrt(fan-in), W_enc halved
+ * so that exp(lv/2) stays near 1 (the forum's latent is a unit-scale Gaussian). Drawn in this order. */
+void gru_fill(const void *prob, uint64_t seed, void *const *t)
+{
+    const gru_dims *d = &P_(prob)->d;
+    rng r;
+    rng_seed(&r, seed);
+    rng_fill_normal_f32(&r, t[X_], gru_x_count(d), 0.0f, 1.0f);
+    rng_fill_normal_f32(&r, t[H0], gru_h0_count(d), 0.0f, 0.5f);
+    rng_fill_normal_f32(&r, t[EPS], gru_seq_count(d), 0.0f, 1.0f);
+    rng_fill_normal_f32(&r, t[WENC], gru_wenc_count(d), 0.0f, 0.5f / sqrtf((float)d->H));
+    rng_fill_normal_f32(&r, t[WIH], gru_wih_count(d), 0.0f, 1.0f / sqrtf((float)d->X));
+    rng_fill_normal_f32(&r, t[WZH], gru_wzh_count(d), 0.0f, 1.0f / sqrtf((float)d->H));
+    rng_fill_normal_f32(&r, t[DOUT], gru_seq_count(d), 0.0f, 1.0f);
+}
+
+static gru_inputs inputs_of(void *const *t)
+{
+    return (gru_inputs){t[X_], t[H0], t[EPS], t[WENC], t[WIH], t[WZH], t[DOUT]};
+}
+
+static void reference(const void *prob, void *const *t, double *const *ref)
+{
+    gru_inputs in = inputs_of(t);
+    gru_ref_outputs o = {ref[OUT], ref[DX], ref[DH0], ref[DWENC], ref[DWIH], ref[DWZH]};
+    gru_reference(&P_(prob)->d, &in, &o);
+}
+
+/* The direct double loops cost T B (X + 2H) 3H multiply-adds each way: refuse past ~2e10. */
+static const char *reference_unfit(const void *prob)
+{
+    const gru_dims *d = &P_(prob)->d;
+    double work = (double)d->T * d->B * (d->X + 2.0 * d->H) * 3.0 * d->H;
+    return work > 2e10 ? "the float64 reference would take minutes at this size (T*Bt*(X+2H)*3H > 2e10)" : NULL;
+}
+
+/* --- the step sampler ------------------------------------------------------------------------------------ */
+static gru_trace *trace_now;
+
+static void trace_push(gru_trace *tr, gru_phase ph, size_t t, mem_counters c)
+{
+    if (tr->n == GRU_TRACE_MAX) return;
+    tr->phase[tr->n] = ph;
+    tr->step[tr->n] = t;
+    tr->live[tr->n] = c.live_bytes - tr->base_live + tr->inputs;
+    tr->n++;
+}
+
+static void sample(void *ctx, gru_phase ph, size_t t)
+{
+    (void)ctx;
+    gru_trace *tr = trace_now;
+    if (!tr) return;
+    mem_counters c = track_counters(MEM_HOST);
+    if (ph == GRU_FWD_BEGIN) { /* the session has just copied the inputs in */
+        tr->n = 0;
+        tr->base_live = c.live_bytes;
+        tr->base_allocs = c.allocs;
+        return;
+    }
+    int last = ph == GRU_FWD_STEP ? t == tr->T - 1 : t == 0, first = ph == GRU_FWD_STEP ? t == 0 : t == tr->T - 1;
+    if (ph == GRU_FWD_STEP && first) tr->fwd_first_allocs = c.allocs;
+    if (ph == GRU_FWD_STEP && last) tr->fwd_last_allocs = c.allocs;
+    if (ph == GRU_BWD_STEP && first) tr->bwd_first_allocs = c.allocs;
+    if (ph == GRU_BWD_STEP && last) tr->bwd_last_allocs = c.allocs;
+    int on_stride = ph == GRU_FWD_STEP ? (t + 1) % tr->stride == 0 : t % tr->stride == 0;
+    if (ph == GRU_BWD_END || first || last || on_stride) trace_push(tr, ph, t, c);
+}
+
+static const gru_probe sampler = {sample, NULL};
+const gru_probe *gru_sampler_probe(void) { return &sampler; }
+
+void gru_sampler_attach(gru_trace *tr, const gru_dims *d, size_t stride)
+{
+    trace_now = tr;
+    if (!tr) return;
+    memset(tr, 0, sizeof *tr);
+    tr->T = d->T;
+    tr->stride = stride ? stride : 1;
+    tr->inputs = gru_input_bytes(d);
+}
+
+double gru_trace_fwd_allocs_per_step(const gru_trace *tr)
+{
+    return tr->T > 1 ? (double)(tr->fwd_last_allocs - tr->fwd_first_allocs) / (double)(tr->T - 1) : 0.0;
+}
+double gru_trace_bwd_allocs_per_step(const gru_trace *tr)
+{
+    return tr->T > 1 ? (double)(tr->bwd_last_allocs - tr->bwd_first_allocs) / (double)(tr->T - 1) : 0.0;
+}
+
+/* The lesson's own traces: one per host implementation, recorded while the session runs it. */
+static gru_trace lesson_traces[2];
+static void trace_for(const gru_problem *p, int which)
+{
+    size_t stride = p->d.T >= 8 ? p->d.T / 8 : 1;
+    gru_sampler_attach(&lesson_traces[which], &p->d, stride);
+}
+
+/* --- adapters ------------------------------------------------------------------------------------------- */
+typedef struct {
+    void *arena;
+    gru_fused_ws ws;
+} cpu_saved;
+static_assert(sizeof(gru_eager_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
+static_assert(sizeof(cpu_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
+
+static void naive_forward(lesson_run *r)
+{
+    const gru_problem *p = r->prob;
+    trace_for(p, 0);
+    r->t[OUT] = naive_gru_forward(&p->d, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH],
+                                  (gru_eager_saved *)r->saved.bytes, p->probe);
+}
+static void store_grads(lesson_run *r, const gru_grads *g)
+{
+    r->t[DX] = g->dx, r->t[DH0] = g->dh0, r->t[DWENC] = g->dW_enc, r->t[DWIH] = g->dW_ih, r->t[DWZH] = g->dW_zh;
+}
+static void naive_backward(lesson_run *r)
+{
+    const gru_problem *p = r->prob;
+    gru_grads g;
+    naive_gru_backward(&p->d, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH], r->t[DOUT],
+                       (gru_eager_saved *)r->saved.bytes, &g, p->probe);
+    store_grads(r, &g);
+    gru_sampler_attach(NULL, NULL, 0);
+}
+static void cpu_forward(lesson_run *r)
+{
+    const gru_problem *p = r->prob;
+    cpu_saved *s = (cpu_saved *)r->saved.bytes;
+    trace_for(p, 1);
+    r->t[OUT] = cpu_gru_forward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH],
+                                &s->arena, &s->ws, p->probe);
+}
+static void cpu_backward(lesson_run *r)
+{
+    const gru_problem *p = r->prob;
+    cpu_saved *s = (cpu_saved *)r->saved.bytes;
+    gru_grads g;
+    cpu_gru_backward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH], r->t[OUT],
+                     r->t[DOUT], s->arena, &s->ws, &g, p->probe);
+    store_grads(r, &g);
+    gru_sampler_attach(NULL, NULL, 0);
+}
+#ifdef HAVE_CUDA
+static void cuda_forward(lesson_run *r)
+{
+    const gru_problem *p = r->prob;
+    cpu_saved *s = (cpu_saved *)r->saved.bytes;
+    r->t[OUT] = cuda_gru_forward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH],
+                                 &s->arena, &s->ws);
+}
+static void cuda_backward(lesson_run *r)
+{
+    const gru_problem *p = r->prob;
+    cpu_saved *s = (cpu_saved *)r->saved.bytes;
+    gru_grads g;
+    cuda_gru_backward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH], r->t[OUT],
+                      r->t[DOUT], s->arena, &s->ws, &g);
+    store_grads(r, &g);
+}
+#else
+#define cuda_forward NULL
+#define cuda_backward NULL
+#endif
+
+static mem_formula naive_memory(const void *p) { return naive_gru_memory(&P_(p)->d); }
+static mem_formula cpu_memory(const void *p) { return cpu_gru_memory(&P_(p)->d, &P_(p)->o); }
+static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(&P_(p)->d, &P_(p)->o); }
+static const char *cuda_unfit(const void *p) { return cuda_gru_unfit(&P_(p)->d, &P_(p)->o); }
+
+/* --- what the lesson says before and after the table ----------------------------------------------------- */
+static void preamble(const void *prob, FILE *f)
+{
+    const gru_problem *p = prob;
+    const gru_dims *d = &p->d;
+    gru_fused_ws ws;
+    arena a;
+    arena_plan(&a);
+    gru_fused_carve(d, &p->o, &a, &ws);
+    char b[32];
+    format_bytes_exact(a.used, b, sizeof b);
+    fprintf(f, "cpu/cuda arena, allocated once before the loop: saved rows cap*Bt*6H*4 + x W_ih block P*Bt*3H*4 +\n"
+               "  step scratch Bt*3H*4 + Bt*H*4 (each rounded up to 256 bytes), cap = %zu (%s), P = %zu: %s bytes\n",
+            ws.cap, ws.cap == d->T ? "T: every step saved" : "--checkpoint", ws.P, b);
+    format_bytes_exact(naive_gru_kept_per_step(d), b, sizeof b);
+    fprintf(f, "naive keeps 10*Bt*H*4 = %s bytes per step for backward (e1, z, z W_zh, u, r, n, h-n, h); cpu keeps "
+               "6*Bt*H*4 beside h (which is out)\n", b);
+}
+
+static const char *phase_name(gru_phase ph)
+{
+    return ph == GRU_FWD_STEP ? "forward, after step" : ph == GRU_BWD_STEP ? "backward, after step" : "backward done";
+}
+
+/* live bytes step by step, naive beside cpu (same sample points: both loops call the probe alike) */
+static void print_traces(FILE *f, const gru_trace *nv, const gru_trace *cp)
+{
+    fprintf(f, "\nLive bytes during the run (inputs included; the session adds dout before backward):\n");
+    fprintf(f, "  %-22s %6s %16s %16s\n", "", "t", "naive", "cpu");
+    for (int i = 0; i < nv->n && i < cp->n; i++) {
+        if (nv->phase[i] != cp->phase[i] || nv->step[i] != cp->step[i]) break;
+        char a[32], b[32];
+        format_bytes_exact(nv->live[i], a, sizeof a);
+        format_bytes_exact(cp->live[i], b, sizeof b);
+        if (nv->phase[i] == GRU_BWD_END)
+            fprintf(f, "  %-22s %6s %16s %16s\n", phase_name(nv->phase[i]), "", a, b);
+        else
+            fprintf(f, "  %-22s %6zu %16s %16s\n", phase_name(nv->phase[i]), nv->step[i], a, b);
+    }
+}
+
+static void epilogue(const lesson_report *rep, FILE *f)
+{
+    const gru_problem *p = rep->prob;
+    const lesson_result *nv = lesson_report_find(rep, "naive"), *cp = lesson_report_find(rep, "cpu");
+    if (nv)
+        fprintf(f, "naive allocates %.0f times per forward step and %.0f times per backward step (steps 1..T-1).\n",
+                gru_trace_fwd_allocs_per_step(&lesson_traces[0]), gru_trace_bwd_allocs_per_step(&lesson_traces[0]));
+    if (cp)
+        fprintf(f, "cpu allocates %.0f times per forward step and %.0f per backward step; the whole run %zu times "
+                   "(6 inputs, arena, out, dout, 5 gradients).\n",
+                gru_trace_fwd_allocs_per_step(&lesson_traces[1]), gru_trace_bwd_allocs_per_step(&lesson_traces[1]),
+                cp->row.allocs);
+    if (nv && cp) print_traces(f, &lesson_traces[0], &lesson_traces[1]);
+    if (!nv || !cp || !nv->validated || !cp->validated) return;
+    char kept[32], saved[32];
+    format_bytes_exact(size_mul(naive_gru_kept_per_step(&p->d), p->d.T), kept, sizeof kept);
+    format_bytes_exact(size_mul(size_mul(gru_seq_count(&p->d) / p->d.T, 4 * GRU_SAVED_PER_ROW),
+                                p->o.checkpoint && p->o.checkpoint < p->d.T ? p->o.checkpoint : p->d.T),
+                       saved, sizeof saved);
+    fprintf(f, "\nnaive's peak is %.2fx cpu's (the forum: \"something like 2x more CUDA memory than with LSTMs\").\n",
+            (double)nv->row.peak_bytes / (double)cp->row.peak_bytes);
+    fprintf(f, "Where the bytes go: naive keeps %s bytes of autograd's saved results (10H floats per step and row: "
+               "exp, z, all of z W_zh for its zn view, three activations, h - n, h) plus a stacked copy of h; cpu "
+               "keeps h once, as the output, and %s bytes of r, u, n, zn, z, e in its arena%s.\n",
+            kept, saved, p->o.checkpoint ? ", one checkpoint segment at a time" : "");
+}
+
+const lesson lesson4_def = {
+    .number = 4,
+    .program = "lesson4",
+    .title = "Lesson 4: a GRU with a sampled latent in a step loop - per-step allocations versus one arena",
+    .summary = "RNN step loop: autograd's saved tensors per step versus a fused cell with one arena",
+    .ndims = 4,
+    .dim_names = {"T", "Bt", "X", "H"},
+    .nsizes = 3,
+    .sizes = {{"tiny", {3, 2, 3, 4}}, {"small", {64, 16, 32, 64}}, {"medium", {256, 32, 128, 256}}},
+    .default_size = "medium",
+    .nopts = 2,
+    .opts = {{"--checkpoint", 1, 0, 0, 1LL << 40,
+              "cpu/cuda: save the cell's rows for one segment of K steps and recompute it in backward (0: save all)"},
+             {"--block", 1, 16, 0, 1LL << 40, "cpu/cuda: steps per input-projection GEMM (0: all T at once)"}},
+    .make_problem = gru_make_problem,
+    .ntensors = 13,
+    .tensors = {[X_] = {"x", LT_INPUT, DT_F32, "x (T,Bt,X) input", shape_x, 0},
+                [H0] = {"h0", LT_INPUT, DT_F32, "h0 (Bt,H) input", shape_bh, 0},
+                [EPS] = {"eps", LT_INPUT, DT_F32, "eps (T,Bt,H) input noise", shape_seq, 0},
+                [WENC] = {"W_enc", LT_INPUT, DT_F32, "W_enc (H,2H) input", shape_wenc, 0},
+                [WIH] = {"W_ih", LT_INPUT, DT_F32, "W_ih (X,3H) input", shape_wih, 0},
+                [WZH] = {"W_zh", LT_INPUT, DT_F32, "W_zh (H,3H) input", shape_wzh, 0},
+                [DOUT] = {"dout", LT_UPSTREAM, DT_F32, "dout (T,Bt,H) upstream gradient", shape_seq, 0},
+                [OUT] = {"out", LT_OUTPUT, DT_F32, NULL, shape_seq, 0},
+                [DX] = {"dx", LT_GRAD, DT_F32, NULL, shape_x, X_},
+                [DH0] = {"dh0", LT_GRAD, DT_F32, NULL, shape_bh, H0},
+                [DWENC] = {"dW_enc", LT_GRAD, DT_F32, NULL, shape_wenc, WENC},
+                [DWIH] = {"dW_ih", LT_GRAD, DT_F32, NULL, shape_wih, WIH},
+                [DWZH] = {"dW_zh", LT_GRAD, DT_F32, NULL, shape_wzh, WZH}},
+    .fill = gru_fill,
+    .reference = reference,
+    .reference_unfit = reference_unfit,
+    .tolerance = 1e-3,
+    .tolerance_why = "float32 GEMMs of up to max(X,3H) terms err ~6e-8*sqrt(K) per step; backward through time "
+                     "adds T such errors (the recurrence contracts), ~T*3e-6 < 1e-3 at T=256; a wrong index errs O(1)",
+    .nimpls = 3,
+    .impls = {{"naive", "eager autograd: every op of every step a new allocation, 10H floats per step kept for "
+                        "backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
+              {"cpu", "fused cell: x W_ih per block of steps, one GEMM each for pd and z W_zh, fused gates; h + 6H "
+                      "per step, one arena", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
+              {"cuda", "the same with cuBLAS GEMMs and fused cell kernels (tracked device memory)", 1, 1,
+               cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
+    .preamble = preamble,
+    .epilogue = epilogue,
+    .legend = "(\"peak\" includes the inputs, dout and the gradients; the arena is one tracked allocation.)",
+};

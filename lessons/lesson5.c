@@ -1,0 +1,215 @@
+/* lesson5.c - fused linear cross-entropy: the weight gradient accumulated in place, in fp32, with no temporaries.
+ *
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
+ *   naive  naive/linear_ce_chunked.c   the seed's chunk loop: grad_weight += mm(g^T, x).float(), V*H*6 bytes
+ *   cpu    optimized/linear_ce_fused.c the same chunks, dW accumulated by the GEMM itself (beta = 1), in fp32
+ *   cuda   optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel
+ * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
+ */
+#include "lesson.h"
+
+#include "../kernels/linear_ce_problem.h"
+#include "../naive/linear_ce_chunked.h"
+#include "../optimized/linear_ce_fused.h"
+#include "lesson_defs.h"
+#include "linear_ce_reference.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { X, W, TARGET, DLOSS, LOSS, DX, DW };
+enum { OPT_CHUNK };
+
+static const lce_dims *dims_of(const void *prob) { return prob; }
+
+static const char *make_problem(const long long *dims, const long long *opts, void *prob)
+{
+    lce_dims d = {(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0};
+    if (d.V > INT32_MAX) return "V must fit the int32 targets (at most 2147483647)";
+    if (size_mul(6, size_mul(d.V, d.H)) == SIZE_MAX || size_mul(4, size_mul(d.N, d.V)) == SIZE_MAX)
+        return "V*H or N*V overflows 64 bits";
+    if ((size_t)opts[OPT_CHUNK] > d.N) return "--chunk must be at most N (rows per chunk)";
+    d.chunk = opts[OPT_CHUNK] ? (size_t)opts[OPT_CHUNK] : lce_default_chunk(d.N, d.H, d.V);
+    if (d.chunk > d.N) d.chunk = d.N; /* the power of two can exceed N: the one chunk then holds N rows */
+    memcpy(prob, &d, sizeof d);
+    return NULL;
+}
+
+static int shape_x(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->N, dims_of(p)->H); }
+static int shape_w(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->V, dims_of(p)->H); }
+static int shape_n(const void *p, size_t *s) { return lesson_shape1(s, dims_of(p)->N); }
+static int shape_1(const void *p, size_t *s) { (void)p; return lesson_shape1(s, 1); }
+
+static void fill(const void *prob, uint64_t seed, void *const *t)
+{
+    lce_fill(prob, seed, t[X], t[W], t[TARGET], t[DLOSS]);
+}
+
+static void reference(const void *prob, void *const *t, double *const *ref)
+{
+    lce_reference(prob, t[X], t[W], t[TARGET], ((const float *)t[DLOSS])[0], ref[LOSS], ref[DX], ref[DW]);
+}
+
+/* N*V*H multiply-adds, three times, in double: about a minute at 4e10 on one core */
+static const char *reference_unfit(const void *prob)
+{
+    const lce_dims *d = prob;
+    if (size_mul(d->N, lce_w_count(d)) > ((size_t)1 << 35))
+        return "the float64 reference needs 3*N*V*H multiply-adds in double (over 1e11 here)";
+    return NULL;
+}
+
+/* --- adapters ------------------------------------------------------------------------------------------- */
+static_assert(sizeof(naive_lce_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
+static_assert(sizeof(fused_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
+
+static void naive_forward(lesson_run *r)
+{
+    r->t[LOSS] = naive_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (naive_lce_saved *)r->saved.bytes);
+}
+static void naive_backward(lesson_run *r)
+{
+    naive_lce_backward(r->prob, (naive_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+                       (float **)&r->t[DW]);
+}
+static void cpu_forward(lesson_run *r)
+{
+    r->t[LOSS] = cpu_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+}
+static void cpu_backward(lesson_run *r)
+{
+    cpu_lce_backward(r->prob, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+                     (float **)&r->t[DW]);
+}
+#ifdef HAVE_CUDA
+static void cuda_forward(lesson_run *r)
+{
+    r->t[LOSS] = cuda_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+}
+static void cuda_backward(lesson_run *r)
+{
+    cuda_lce_backward(r->prob, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+                      (float **)&r->t[DW]);
+}
+#else
+#define cuda_forward NULL
+#define cuda_backward NULL
+#endif
+
+static mem_formula naive_memory(const void *p) { return naive_lce_memory(p); }
+static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(p); }
+static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(p); }
+static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(p); }
+
+/* --- what the lesson says before and after the table ----------------------------------------------------- */
+static void preamble(const void *prob, FILE *f)
+{
+    const lce_dims *d = prob;
+    char six[32], lg[32];
+    format_bytes_exact(size_mul(6, lce_w_count(d)), six, sizeof six);
+    format_bytes_exact(size_mul(2, size_mul(d->chunk, d->V)), lg, sizeof lg);
+    fprintf(f, "chunk %zu rows (the seed's rule next_power_of_2(ceil(N / ceil(V/H))) gives %zu), %zu chunk%s;\n"
+               "one chunk's bf16 logits [c,V] = %s bytes; V*H*6 = %s bytes\n", d->chunk,
+            lce_default_chunk(d->N, d->H, d->V), lce_chunks(d), lce_chunks(d) == 1 ? "" : "s", lg, six);
+}
+
+/* max |x - ref| / max |ref| of one tensor of one implementation */
+static double tensor_err(const lesson_report *rep, const lesson_result *res, int i, dtype t)
+{
+    size_t n = lesson_tensor_count(rep->L, i, rep->prob);
+    double m = 0.0, mr = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        m = fmax(m, fabs(dtype_load(res->result[i], t, k) - rep->ref[i][k]));
+        mr = fmax(mr, fabs(rep->ref[i][k]));
+    }
+    return mr > 0.0 ? m / mr : m;
+}
+
+static void print_errors(const lesson_report *rep, FILE *f)
+{
+    if (!rep->ref[LOSS]) return;
+    fprintf(f, "Error against float64, tensor by tensor (max |x - ref| / max |ref|):\n");
+    for (int k = 0; k < rep->n; k++) {
+        const lesson_result *res = &rep->res[k];
+        if (!res->row.ran) continue;
+        fprintf(f, "  %-6s loss %.2e   dx (bf16) %.2e   dW (f32) %.2e\n", res->row.impl,
+                tensor_err(rep, res, LOSS, DT_F32), tensor_err(rep, res, DX, DT_BF16), tensor_err(rep, res, DW, DT_F32));
+    }
+}
+
+/* The seed's figure: "For V = 128k and H = 4096, this would save 3GB of memory." */
+static void print_seed_figure(FILE *f)
+{
+    lce_dims s = {8192, 4096, 128256, lce_default_chunk(8192, 4096, 128256)};
+    mem_formula n = naive_lce_memory(&s), c = cpu_lce_memory(&s);
+    char a[32], b[32], six[32];
+    format_bytes_exact(n.peak, a, sizeof a);
+    format_bytes_exact(c.peak, b, sizeof b);
+    format_bytes_exact(6 * lce_w_count(&s), six, sizeof six);
+    fprintf(f, "At the seed's size (N=8192, H=4096, V=128256, chunk %zu) the formulas give naive %s bytes, cpu %s "
+               "bytes;\nV*H*6 = %s bytes is the seed's \"this would save 3GB\".\n", s.chunk, a, b, six);
+}
+
+static void epilogue(const lesson_report *rep, FILE *f)
+{
+    const lce_dims *d = rep->prob;
+    print_errors(rep, f);
+    const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
+    if (naive && cpu && naive->validated && cpu->validated) {
+        char diff[32], six[32];
+        format_bytes_exact(naive->row.peak_bytes - cpu->row.peak_bytes, diff, sizeof diff);
+        format_bytes_exact(6 * lce_w_count(d), six, sizeof six);
+        fprintf(f, "naive's peak is %s bytes above cpu's; V*H*6 = %s of it (%.3f).\n", diff, six,
+                (double)(6 * lce_w_count(d)) / (double)(naive->row.peak_bytes - cpu->row.peak_bytes));
+    }
+    print_seed_figure(f);
+    fprintf(f, "Where the bytes go: both keep the fp32 weight gradient [V,H] and the bf16 input gradient [N,H]; "
+               "naive adds,\nfor every chunk, a bf16 [V,H] product and its fp32 copy (V*H*6 bytes, three passes "
+               "over [V,H]), which\ncpu never allocates because its GEMM adds each chunk into the fp32 gradient "
+               "itself.\n");
+}
+
+const lesson lesson5_def = {
+    .number = 5,
+    .program = "lesson5",
+    .title = "Lesson 5: fused linear cross-entropy, loss = mean CE(x W^T, target), x [N,H] and W [V,H] bf16",
+    .summary = "fused linear cross-entropy: the weight gradient accumulated in place, in fp32",
+    .ndims = 3,
+    .dim_names = {"N", "H", "V"},
+    .nsizes = 4,
+    .sizes = {{"tiny", {4, 3, 7}}, {"small", {256, 128, 4096}}, {"medium", {2048, 256, 32768}},
+              {"forum", {8192, 4096, 128256}}},
+    .default_size = "medium",
+    .nopts = 1,
+    .opts = {{"--chunk", 1, 0, 0, 1LL << 40, "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"}},
+    .make_problem = make_problem,
+    .ntensors = 7,
+    .tensors = {[X] = {"x", LT_INPUT, DT_BF16, "x [N,H] bf16 input", shape_x, 0},
+                [W] = {"W", LT_INPUT, DT_BF16, "W [V,H] bf16 input", shape_w, 0},
+                [TARGET] = {"target", LT_INPUT, DT_I32, "target [N] int32 input", shape_n, 0},
+                [DLOSS] = {"dloss", LT_UPSTREAM, DT_F32, "dloss [1] f32 upstream gradient", shape_1, 0},
+                [LOSS] = {"loss", LT_OUTPUT, DT_F32, NULL, shape_1, 0},
+                [DX] = {"dx", LT_GRAD, DT_BF16, NULL, shape_x, X},
+                [DW] = {"dW", LT_GRAD, DT_F32, NULL, shape_w, W}},
+    .fill = fill,
+    .reference = reference,
+    .reference_unfit = reference_unfit,
+    .tolerance = 2.0 / 256.0,
+    .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
+                     "so 2u; naive also rounds the logits (u |z| each), hence its own 16u",
+    .nimpls = 3,
+    .impls = {{"naive", "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
+                        "(bf16 [V,H] + f32 [V,H] temporaries)", 0, 0, naive_memory, NULL, naive_forward,
+               naive_backward, 16.0 / 256.0},
+              {"cpu", "same chunks: fp32 logits, one pass per row (logsumexp, loss, bf16 gradient in place), "
+                      "dW += g^T x_chunk inside the GEMM (beta = 1)", 0, 0, cpu_memory, NULL, cpu_forward,
+               cpu_backward, 0},
+              {"cuda", "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel",
+               1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
+    .preamble = preamble,
+    .epilogue = epilogue,
+    .legend = "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "
+              "backward, as the seed's code does.)",
+};

@@ -1,0 +1,76 @@
+/* gru_fused.h - lesson 4, optimized: the cell as a fused RNN runs it (haste, cuDNN), CPU and CUDA.
+ *
+ * Forward, per block of P steps: ONE GEMM projects x_t W_ih for all P steps (rows P*B). Per step: one GEMM
+ * pd = h W_enc, a fused reparameterisation (z and e = eps exp(lv/2) written straight into the step's saved
+ * row), one GEMM z W_zh, and one fused gate pass that writes the new h into out[t] and saves r, u, n, zn.
+ * Saved per step and row: h (it is out[t], kept anyway) + 6H floats laid out [r | u | n | zn | z | e]:
+ *     r, u, n   the activations' outputs: sigma' = s(1-s), tanh' = 1-n^2, dn = g(1-u), du = g(h-n)
+ *     zn        dr = d(pre-tanh) zn
+ *     z         dW_zh = z^T dZP
+ *     e         dlv = dz e / 2 (dmean = dz)
+ * Backward overwrites the same row in place as the values die: [da_r | da_u | dzn | da_n | dz | dlv], so the
+ * gradients of x W_ih, z W_zh and h W_enc for every step of a segment are there for the big GEMMs after it:
+ *     dW_ih = X_seg^T [da_r da_u | da_n],  dx_seg = [da_r da_u | da_n] W_ih^T,  dW_enc = Hprev_seg^T [dz dlv]
+ * (two GEMMs each where the n column block is not next to r and u; beta = 1 accumulates, no temporary).
+ * dW_zh needs z, which dz overwrites, so it is accumulated per step (beta = 1) before dz is written.
+ * Every buffer is carved from one arena allocated before the loop: zero allocations inside it.
+ *
+ * --checkpoint k: the saved rows exist for one segment of k steps only; backward recomputes each segment's
+ * forward from out[t0-1] (h is the output: always there) before running back through it. Memory 6H per
+ * step of the segment instead of all T; time one more forward.
+ */
+#ifndef OPTIMIZED_GRU_FUSED_H
+#define OPTIMIZED_GRU_FUSED_H
+
+#include "../kernels/gru_problem.h"
+#include "../kernels/mem_formula.h"
+#include "../naive/gru_eager.h" /* gru_grads */
+
+typedef struct {
+    size_t checkpoint; /* 0: save all T steps; k >= 1: save one segment of k steps, recompute in backward */
+    size_t block;      /* steps per input-projection GEMM; 0: all T at once */
+} gru_opts;
+
+#define GRU_SAVED_PER_ROW 6 /* r, u, n, zn, z, e: floats per hidden unit saved per step and row */
+
+typedef struct {
+    size_t cap; /* steps whose rows the saved buffer holds: T, or the checkpoint k */
+    size_t P;   /* steps per input projection */
+    float *S;   /* (cap,B,6H) saved rows, then their gradients */
+    float *xp;  /* (P,B,3H) x_t W_ih for one block of steps */
+    float *zp;  /* (B,3H) pd = h W_enc (first 2H columns), then z W_zh: the same scratch every step */
+    float *hs;  /* (B,H) the new h while recomputing a segment (out[t] already holds it) */
+} gru_fused_ws;
+
+/* Carves ws from a; with a planning arena (base NULL) it only counts: a.used is the arena's size. */
+void gru_fused_carve(const gru_dims *d, const gru_opts *o, void *arena_ptr, gru_fused_ws *ws);
+size_t gru_fused_arena_bytes(const gru_dims *d, const gru_opts *o);
+
+/* host pointers; shapes as in gru_eager.h. Allocates the arena (kept in *arena_out for backward) and out. */
+float *cpu_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
+                       const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
+                       gru_fused_ws *ws, const gru_probe *probe);
+/* Allocates the five gradients; frees the arena. */
+void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
+                      const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
+                      const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, const gru_probe *probe);
+
+#ifdef HAVE_CUDA
+/* The same on the device (optimized/gru_fused.cu): every pointer is device memory; the arena and out are
+ * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_kernels.cu). */
+float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
+                        const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
+                        gru_fused_ws *ws);
+void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
+                       const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
+                       const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g);
+#endif
+/* NULL when cuBLAS's int dimensions and the kernels' grids hold this problem, else why not */
+const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o);
+/* cpu's bytes on the device, plus the tracked cuBLAS workspace (one more allocation) */
+mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o);
+
+/* The tracker's view: inputs + out + arena after forward; + dout + gradients at the peak; 14 allocations. */
+mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o);
+
+#endif

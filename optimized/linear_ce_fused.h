@@ -1,0 +1,67 @@
+/* linear_ce_fused.h - lesson 5, optimized: the same chunk loop with no (V, H) temporary.
+ *
+ * Per chunk of rows (the seed's chunk rule, kernels/linear_ce_problem.h):
+ *     logits (chunk, V) f32   = x_chunk . W^T          a GEMM with a float32 output (cublasGemmEx: bf16 A and B,
+ *                                                       f32 C, compute 32F)
+ *     one pass per row over the logits: online logsumexp, the row's loss, then the gradient written over the
+ *     row in bf16 (row r's bf16 gradient occupies the first half of its own f32 row: row stride 2V elements)
+ *     grad_input[chunk] (chunk, H) = g . W             f32 accumulation, rounded once to bf16
+ *     grad_weight (V, H) f32  = 1 * grad_weight + g^T . x_chunk      beta = 1: accumulated in place
+ * so the weight gradient is one pass over (V, H) per chunk and no chunk's contribution is rounded to bf16 before
+ * it is added. What stays allocated: grad_weight (V, H) f32, grad_input (N, H) bf16 (saved for backward, as in the
+ * seed) and one chunk-sized workspace. Backward multiplies both by dloss in place.
+ */
+#ifndef OPTIMIZED_LINEAR_CE_FUSED_H
+#define OPTIMIZED_LINEAR_CE_FUSED_H
+
+#include <stdint.h>
+#include "../kernels/bf16.h"
+#include "../kernels/linear_ce_problem.h"
+#include "../kernels/mem_formula.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "../kernels/arena.h" /* a C header without its own extern "C" */
+
+typedef struct {
+    float *grad_weight; /* (V, H) f32 */
+    bf16 *grad_input;   /* (N, H) bf16 */
+} fused_lce_saved;
+
+/* --- CPU ------------------------------------------------------------------------------------------------ */
+/* Allocates and returns loss (1,) f32; fills saved. x (N, H) bf16, W (V, H) bf16, target (N,) int32. */
+float *cpu_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                       fused_lce_saved *saved);
+/* Scales the saved gradients by dloss (1,) in place: *dx (N, H) bf16, *dW (V, H) f32. */
+void cpu_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dloss, bf16 **dx, float **dW);
+/* The one pass over a chunk's f32 logits z (rows, V): returns the sum of the counted rows' losses (not yet divided
+ * by n_valid) and leaves row r's gradient as bf16 at (bf16 *)(z + r * V), i.e. row stride 2V. */
+double cpu_lce_rows(float *z, const int32_t *target, size_t rows, size_t V, float scale);
+size_t cpu_lce_workspace_bytes(const lce_dims *d);
+mem_formula cpu_lce_memory(const lce_dims *d);
+
+/* --- CUDA (optimized/linear_ce_fused.cu); device pointers --------------------------------------------------- */
+float *cuda_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                        fused_lce_saved *saved);
+void cuda_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dloss, bf16 **dx, float **dW);
+/* The device workspace, carved from one dev_alloc block (kernels/arena.h): */
+typedef struct {
+    float *logits;   /* (chunk, V) f32 logits; the row kernel writes row r's bf16 gradient over its first half */
+    float *row_loss; /* (N,) f32 each row's loss (0 for ignored rows), summed at the end */
+    float *scale;    /* (1,) f32 1 / n_valid, counted on the device */
+} cuda_lce_workspace;
+void cuda_lce_carve(arena *a, const lce_dims *d, cuda_lce_workspace *w);
+size_t cuda_lce_workspace_bytes(const lce_dims *d);
+mem_formula cuda_lce_memory(const lce_dims *d);
+/* NULL when every dimension fits cuBLAS's int arguments and the grid, else why not. */
+const char *cuda_lce_unfit(const lce_dims *d);
+
+/* cuda_track.h's CUBLAS_WORKSPACE_BYTES, restated so the C formula needs no CUDA header (a test asserts equal) */
+#define CUBLAS_WORKSPACE_BYTES_C ((size_t)32 << 20)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,66 @@
+/* maxsim_fused.h - lesson 3, optimized: MaxSim with the max over n fused into the GEMM, so the 4-D scores
+ * tensor [I, J, M, N] never exists.
+ *
+ * CPU (maxsim_fused.c): tiles of rows of a (pairs (i, j)) against blocks of rows of b (pairs (m, n)). Each
+ * tile's scores [rows, cols] are computed by a small GEMM into one reused scratch buffer and reduced at once to
+ * a running max and argmax per (i, j, m); out[i, m] accumulates the maxima over j. What is kept for backward:
+ *   saved mode      arg [I, J, M] int32 (4 bytes per (i, j, m), half of torch's int64 indices)
+ *   --recompute     nothing: backward runs the same tiles again to find the argmax (the checkpointing
+ *                   answer to the forum's question, without ever holding a chunk's 4-D slab either)
+ * Backward needs only the argmax:
+ *   da[i, j, :] = sum_m dout[i, m] * b[m, arg[i, j, m], :]                              (gather)
+ *   db[m, n, :] = sum over (i, j) with arg[i, j, m] == n of dout[i, m] * a[i, j, :]     (scatter-add)
+ * Both modes walk the tiles in the same order and add the same terms in the same order, so recompute and
+ * saved give bitwise-equal gradients (a test asserts it).
+ *
+ * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_kernels.cu): the same dataflow, one block per (i, m).
+ */
+#ifndef OPTIMIZED_MAXSIM_FUSED_H
+#define OPTIMIZED_MAXSIM_FUSED_H
+
+#include <stdint.h>
+#include "../kernels/maxsim_problem.h"
+#include "../kernels/mem_formula.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int32_t *arg;  /* [I, J, M] argmax over n, or NULL when recompute */
+    int recompute;
+} cpu_ms_saved;
+
+/* Allocates and returns out [I, M]; a [I, J, K], b [M, N, K]. recompute: keep nothing for backward. */
+float *cpu_ms_forward(const ms_dims *d, const float *a, const float *b, int recompute, cpu_ms_saved *saved);
+/* Allocates *da [I, J, K], *db [M, N, K] from dout [I, M]; frees what forward saved. */
+void cpu_ms_backward(const ms_dims *d, const float *a, const float *b, cpu_ms_saved *saved, const float *dout,
+                     float **da, float **db);
+mem_formula cpu_ms_memory(const ms_dims *d, int recompute);
+/* Bytes of the one scratch block (scores tile, running max and argmax). */
+size_t cpu_ms_scratch_bytes(const ms_dims *d);
+/* Seconds forward + backward would take here, from a timed scores tile (the fit check uses it). */
+double cpu_ms_estimate_seconds(const ms_dims *d, int recompute);
+
+/* --- CUDA (maxsim_fused.cu); pointers are device memory ------------------------------------------------- */
+typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2 } ms_cuda_version;
+typedef struct {
+    int32_t *arg;  /* [I, J, M] on the device, or NULL when recompute */
+    int recompute, deterministic;
+    ms_cuda_version version;
+} cuda_ms_saved;
+
+float *cuda_ms_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int recompute,
+                       int deterministic, cuda_ms_saved *saved);
+void cuda_ms_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *saved, const float *dout,
+                      float **da, float **db);
+/* Device bytes (no cuBLAS: the kernels are our own). */
+mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic);
+/* NULL when the problem fits the kernels' int32 argmax and grid limits, else why not. */
+const char *cuda_ms_unfit(const ms_dims *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

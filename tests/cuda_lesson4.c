@@ -1,0 +1,53 @@
+/* cuda_lesson4.c - lesson 4's GPU checks, run by test_cuda without fork (on a GPU, or under the CPU emulation
+ * build). Small sizes so that emulation stays fast. Each case runs the cuda implementation through the generic
+ * session: validated against the float64 reference with the lesson's tolerance (lesson4.c derives it), and the
+ * device tracker's peak, live-after-forward and allocation count equal to cuda_gru_memory -- 15 allocations in
+ * all (6 inputs, cuBLAS workspace, arena, out, dout, 5 gradients), so no cudaMalloc happens inside the loops. */
+#include <check.h>
+
+#include "../lessons/lesson4.h"
+
+static void run_cuda(gru_dims d, size_t checkpoint, size_t block, uint64_t seed)
+{
+    long long dims[4] = {(long long)d.T, (long long)d.B, (long long)d.X, (long long)d.H};
+    long long opts[2] = {(long long)checkpoint, (long long)block};
+    gru_problem p;
+    ck_assert_ptr_null(gru_make_problem(dims, opts, &p));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    double *ref[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(&lesson4_def, &p, seed, t);
+    ck_assert_ptr_null(lesson_make_reference(&lesson4_def, &p, t, ref));
+    lesson_result res;
+    lesson_run_impl(&lesson4_def, &p, lesson_find_impl(&lesson4_def, "cuda"), t, &res);
+    double e = lesson_max_rel_err(&lesson4_def, &p, &res, ref);
+    ck_assert_msg(e <= lesson4_def.tolerance, "cuda T=%zu ckpt=%zu: max rel err %g", d.T, checkpoint, e);
+    ck_assert_uint_eq(res.row.peak_bytes, res.row.predicted_peak);
+    ck_assert_uint_eq(res.row.forward_live_bytes, res.row.predicted_forward_live);
+    ck_assert_uint_eq(res.row.allocs, 15);
+    lesson_result_free(&lesson4_def, &res);
+    lesson_free_ref(&lesson4_def, ref);
+    lesson_free_slots(&lesson4_def, t);
+}
+
+START_TEST(cuda4_tiny) { run_cuda((gru_dims){3, 2, 3, 4}, 0, 16, 91); }
+END_TEST
+START_TEST(cuda4_tiny_checkpoint) { run_cuda((gru_dims){5, 2, 3, 4}, 2, 1, 92); }
+END_TEST
+START_TEST(cuda4_odd_shape) { run_cuda((gru_dims){7, 3, 33, 20}, 3, 2, 93); }
+END_TEST
+START_TEST(cuda4_small) { run_cuda((gru_dims){16, 16, 32, 64}, 0, 16, 94); }
+END_TEST
+
+Suite *cuda_lesson4_suite(void);
+Suite *cuda_lesson4_suite(void)
+{
+    Suite *s = suite_create("cuda_lesson4");
+    TCase *tc = tcase_create("gru");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, cuda4_tiny);
+    tcase_add_test(tc, cuda4_tiny_checkpoint);
+    tcase_add_test(tc, cuda4_odd_shape);
+    tcase_add_test(tc, cuda4_small);
+    suite_add_tcase(s, tc);
+    return s;
+}

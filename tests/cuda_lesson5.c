@@ -1,0 +1,95 @@
+/* cuda_lesson5.c - lesson 5 on the GPU (or under the CPU emulation of CUDA): the cuda implementation within the
+ * lesson's bound of the float64 reference, close to cpu (the same algorithm), no less accurate than naive, and
+ * its device memory formula equal to the tracker. Run by test_cuda without fork; small sizes so the emulation
+ * is quick.
+ *
+ * NOT YET RUN: written and compiled on a machine without a GPU (see docs/lesson-5.md).
+ *
+ * Tolerances: against float64, the lesson's 2u (u = 2^-8, see lessons/lesson5.c and tests/test_lesson5.c).
+ * Against cpu: both round the same float32 gradient to bf16 and the same float32 sums of dx to bf16; only the
+ * order of the float32 additions differs (cuBLAS's tiles versus OpenBLAS's), which can move a value across a
+ * bf16 rounding boundary: one bf16 step, 2u relative, for dx; dW is float32 throughout but sums bf16 operands that
+ * may differ by one step in a few elements, so also 2u of max|dW|. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "../kernels/linear_ce_problem.h"
+#include "../kernels/track.h"
+#include "../lessons/lesson.h"
+
+extern const lesson lesson5_def;
+
+enum { X, W, TARGET, DLOSS, LOSS, DX, DW }; /* lessons/lesson5.c's tensor order */
+
+static void run_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
+{
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {N, H, V}, opts[1] = {chunk};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    double *ref[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(L, &prob, seed, t);
+    ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
+    int ic = lesson_find_impl(L, "cuda"), ip = lesson_find_impl(L, "cpu"), in = lesson_find_impl(L, "naive");
+    lesson_result rc, rp, rn;
+    size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
+    lesson_run_impl(L, &prob, ic, t, &rc);
+    lesson_run_impl(L, &prob, ip, t, &rp);
+    lesson_run_impl(L, &prob, in, t, &rn);
+    ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
+
+    mem_formula f = L->impls[ic].memory(&prob);
+    ck_assert_uint_eq(rc.row.peak_bytes, f.peak);
+    ck_assert_uint_eq(rc.row.forward_live_bytes, f.forward_live);
+    ck_assert_uint_eq(rc.row.allocs, f.allocs);
+
+    double ec = lesson_max_rel_err(L, &prob, &rc, ref), en = lesson_max_rel_err(L, &prob, &rn, ref);
+    ck_assert_msg(ec <= 2.0 / 256.0, "cuda at N=%lld H=%lld V=%lld: max rel err %.3g", N, H, V, ec);
+    ck_assert_msg(ec <= en, "cuda error %.3g above naive's %.3g", ec, en);
+    size_t nx = lesson_tensor_count(L, DX, &prob), nw = lesson_tensor_count(L, DW, &prob);
+    double mx = 0, mw = 0, dxm = 0, dwm = 0;
+    for (size_t i = 0; i < nx; i++) {
+        mx = fmax(mx, fabs(dtype_load(rc.result[DX], DT_BF16, i) - dtype_load(rp.result[DX], DT_BF16, i)));
+        dxm = fmax(dxm, fabs(ref[DX][i]));
+    }
+    for (size_t i = 0; i < nw; i++) {
+        mw = fmax(mw, fabs(dtype_load(rc.result[DW], DT_F32, i) - dtype_load(rp.result[DW], DT_F32, i)));
+        dwm = fmax(dwm, fabs(ref[DW][i]));
+    }
+    ck_assert_msg(mx <= 2.0 / 256.0 * dxm && mw <= 2.0 / 256.0 * dwm, "cuda vs cpu: dx %.3g, dW %.3g", mx / dxm,
+                  mw / dwm);
+    double lc = dtype_load(rc.result[LOSS], DT_F32, 0), lp = dtype_load(rp.result[LOSS], DT_F32, 0);
+    ck_assert_double_eq_tol(lc, lp, 1e-5 * fabs(lp)); /* float32 logits either way: ~H eps32 per logit */
+    lesson_result_free(L, &rc);
+    lesson_result_free(L, &rp);
+    lesson_result_free(L, &rn);
+    lesson_free_ref(L, ref);
+    lesson_free_slots(L, t);
+}
+
+START_TEST(cuda_lce_tiny) { run_case(4, 3, 7, 0, 501); }
+END_TEST
+/* rows not a multiple of anything, V not a multiple of the block (256), a ragged last chunk */
+START_TEST(cuda_lce_odd) { run_case(37, 24, 1000, 6, 502); }
+END_TEST
+/* one chunk: every row's logits at once */
+START_TEST(cuda_lce_one_chunk) { run_case(32, 16, 300, 32, 503); }
+END_TEST
+START_TEST(cuda_lce_small) { run_case(256, 128, 4096, 0, 504); }
+END_TEST
+
+Suite *cuda_lesson5_suite(void); /* tests/test_cuda.c runs it */
+Suite *cuda_lesson5_suite(void)
+{
+    Suite *s = suite_create("cuda-lesson5");
+    TCase *t = tcase_create("fused-linear-ce");
+    tcase_add_test(t, cuda_lce_tiny);
+    tcase_add_test(t, cuda_lce_odd);
+    tcase_add_test(t, cuda_lce_one_chunk);
+    tcase_add_test(t, cuda_lce_small);
+    tcase_set_timeout(t, 120);
+    suite_add_tcase(s, t);
+    return s;
+}
