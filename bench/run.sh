@@ -201,7 +201,10 @@ for e in "${PLAN[@]}"; do
         "$what" "$shown" "$([ "$status" = ok ] && echo "median of $REPEAT" || echo "$status")" "$secs" "$elapsed" "$left"
 done
 
-mv "$LOG.new" "$LOG"
+# this run's seconds replace the last bench's for the same points; the other points' estimates stay
+awk -F'\t' 'NR == FNR { seen[$1] = 1; print; next } !($1 in seen)' "$LOG.new" "$LOG" 2>/dev/null >"$LOG.merged" ||
+    cp "$LOG.new" "$LOG.merged"
+mv "$LOG.merged" "$LOG"; rm -f "$LOG.new"
 rm -f "$BENCH_DIR"/.tmp.*
 total=$(awk -v a="$START" -v b="$(date +%s.%N)" 'BEGIN{e = b - a; printf "%d:%02d", e / 60, e % 60}')
 echo "bench: done in $total (min:s); results in $BENCH_DIR"
