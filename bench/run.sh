@@ -3,6 +3,7 @@
 #
 #   bench/run.sh [LESSON ...]          (default: every lesson in bench/sweeps.txt whose binary is built)
 #   env: BIN=build  BENCH_DIR=docs/results/<machine>  REPEAT=5  TORCH_PYTHON=<python with torch, or none>
+#        SWEEPS=bench/sweeps.txt  MEM_LIMIT=<bytes, 4G, ...: --mem-limit for every run>
 #
 # Per lesson it writes, under BENCH_DIR (replacing what a previous bench wrote for that lesson):
 #   lessonN.csv           the lessons' CSV (lesson,impl,size,dims,peak_bytes,...,device): one row per point and
@@ -21,7 +22,8 @@ cd "$(dirname "$0")/.."
 
 BIN=${BIN:-build}
 REPEAT=${REPEAT:-5}
-SWEEPS=bench/sweeps.txt
+SWEEPS=${SWEEPS:-bench/sweeps.txt}
+MEM_LIMIT=${MEM_LIMIT:-}  # passed as --mem-limit (default: the binary's, half the RAM)
 CPU_MODEL=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -1 | tr -d ',"')
 CPU_MODEL=${CPU_MODEL:-cpu}
 THREADS=${OPENBLAS_NUM_THREADS:-$(nproc)}
@@ -76,16 +78,18 @@ for L in "${LESSONS[@]}"; do
         variant=$(field variant "$line")
         IFS=, read -ra values <<<"$(field values "$line")"
         IFS=, read -ra runs <<<"$(field run "$line")"
+        # the implementations that run at a point share one process (inputs and float64 reference made once)
         for v in "${values[@]}"; do
+            run= pred=
             for r in "${runs[@]}"; do
                 impl=${r%%<=*}; max=
                 [ "$impl" != "$r" ] && max=${r#*<=}
                 [ "$impl" = cuda ] && [ $HAVE_CUDA = 0 ] && continue
                 [[ ",$impls," == *",$impl,"* ]] || impls=${impls:+$impls,}$impl
-                mode=run
-                [ -n "$max" ] && [ "$v" -gt "$max" ] && mode=predict
-                PLAN+=("$L|$sweep|$axis|$v|$dims|$opts|$variant|$impl|$mode")
+                if [ -n "$max" ] && [ "$v" -gt "$max" ]; then pred=${pred:+$pred,}$impl; else run=${run:+$run,}$impl; fi
             done
+            [ -n "$run" ] && PLAN+=("$L|$sweep|$axis|$v|$dims|$opts|$variant|$run|run")
+            [ -n "$pred" ] && PLAN+=("$L|$sweep|$axis|$v|$dims|$opts|$variant|$pred|predict")
         done
     done < <(grep -v '^[[:space:]]*#' "$SWEEPS" | grep .)
     [ -n "$forum" ] && PLAN+=("$L|forum|size|$forum||||$impls|predict")
@@ -162,13 +166,20 @@ for e in "${PLAN[@]}"; do
     status=ok
     case $mode in
     run)
-        if ! "$BIN/lesson$L" "${args[@]}" --repeat "$REPEAT" --times "$tmp.runs" --csv "$tmp.csv" >"$tmp.out" 2>&1; then
-            if grep -q "exceeds --mem-limit" "$tmp.out"; then
-                mode=predict; status="over the memory limit: predicted"
-            else
-                status=FAILED; FAILED=$((FAILED + 1))
-                echo "bench: $BIN/lesson$L ${args[*]} failed:"; tail -20 "$tmp.out"
-            fi
+        rc=0
+        "$BIN/lesson$L" "${args[@]}" ${MEM_LIMIT:+--mem-limit "$MEM_LIMIT"} --repeat "$REPEAT" --times "$tmp.runs" \
+            --csv "$tmp.csv" >"$tmp.out" 2>&1 || rc=$?
+        # an implementation the binary skipped because its predicted peak exceeds the memory limit: predicted
+        over=$(awk '$2 == "skipped:" && /exceeds --mem-limit/ {printf "%s%s", sep, $1; sep = ","}' "$tmp.out")
+        if [ $rc != 0 ] && ! { [ -n "$over" ] && ! [ -s "$tmp.csv" ] && [ "$over" = "$impl" ]; }; then
+            status=FAILED; FAILED=$((FAILED + 1))
+            echo "bench: $BIN/lesson$L ${args[*]} failed:"; tail -20 "$tmp.out"
+        fi
+        if [ -n "$over" ]; then
+            move_rows "$tmp.csv" "$BENCH_DIR/lesson$L.csv" "$variant" "$optaxis" "$v"
+            move_rows "$tmp.runs" "$BENCH_DIR/lesson${L}_runs.csv" "$variant" "$optaxis" "$v"
+            for k in "${!args[@]}"; do [ "${args[$k]}" = --impl ] && args[k + 1]=$over; done
+            mode=predict; [ "$status" = ok ] && status="$over over the memory limit:"
         fi ;;
     timeline)
         "$BIN/lesson$L" "${args[@]}" >"$tmp.out" 2>&1 || { status=FAILED; FAILED=$((FAILED + 1)); tail -20 "$tmp.out"; }
@@ -182,7 +193,7 @@ for e in "${PLAN[@]}"; do
     if [ "$mode" = predict ]; then
         rm -f "$tmp.csv" "$tmp.runs"
         "$BIN/lesson$L" "${args[@]}" --predict --csv "$tmp.csv" >"$tmp.out" 2>&1 || { status=FAILED; FAILED=$((FAILED + 1)); tail -5 "$tmp.out"; }
-        [ "$status" = ok ] && status=predicted
+        case $status in ok) status=predicted ;; *over*) status="$status predicted" ;; esac
     fi
     move_rows "$tmp.csv" "$BENCH_DIR/lesson$L.csv" "$variant" "$optaxis" "$v"
     move_rows "$tmp.runs" "$BENCH_DIR/lesson${L}_runs.csv" "$variant" "$optaxis" "$v"

@@ -432,7 +432,7 @@ def readme_table(lessons, data):
         if not best:
             continue
         name, s, x, n, c, at = best
-        dims = ",".join(f"{k}={v}" for k, v in sorted({**s["base"], **({s['axis']: x} if not s['axis'].startswith('--') else {})}.items()))
+        dims = fmt_dims(n["dims"]) + (f", {n['size']}" if s["axis"].startswith("--") else "")
         tn, tb = at.get("pytorch-naive"), at.get("pytorch-best")
         torch_col = f"{tn['peak_bytes']:,} / {tb['peak_bytes']:,}" if tn and tb else "-"
         forum_col = (f"{fr['naive']['peak_bytes']:,} / {fr['cpu']['peak_bytes']:,}"
