@@ -274,8 +274,8 @@ FORMS = {1: lesson1_forms, 2: lesson2_forms, 3: lesson3_forms, 4: lesson4_forms,
 
 
 def sweep_points(path, lesson):
-    """(sweep, dims) for every point of the lesson's sweeps in bench/sweeps.txt where the C naive (for
-    pytorch-naive) or cpu (for pytorch-best) runs: the same points, the same limits. Sweeps over a lesson
+    """(sweep, dims, impls) for the points of the lesson's sweeps in bench/sweeps.txt (those in torch=, when the
+    sweep lists some) where the C naive (for pytorch-naive) or cpu (for pytorch-best) runs. Sweeps over a lesson
     option or with a variant are the C code's own knobs and have no PyTorch counterpart here."""
     for line in open(path):
         line = line.split("#")[0].strip()
@@ -287,9 +287,9 @@ def sweep_points(path, lesson):
         for r in f["run"].split(","):
             impl, _, mx = r.partition("<=")
             limits[impl] = int(mx) if mx else None
-        torch_max = int(f["torch"]) if "torch" in f else None
+        only = {int(v) for v in f["torch"].split(",")} if "torch" in f else None
         for v in f["values"].split(","):
-            if torch_max is not None and int(v) > torch_max:
+            if only is not None and int(v) not in only:
                 continue
             d = {k: int(x) for k, x in base.items()}
             d[f["axis"]] = int(v)
