@@ -78,7 +78,7 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
     float *dp0 = falloc(lc_p0_count(d), "dp0 (1,t,c)");
     float *beta = falloc(n * c, "bwd scratch: beta_i (n,c)");
     float *W = falloc(n * c, "bwd scratch: W = exp(x + beta - max) (n,c)");
-    float *U = falloc(n * c, "bwd scratch: U = dout exp(alpha-lz) (n,c)");
+    float *U = falloc(n * c, "bwd scratch: U = dout exp(alpha - log Z) (n,c)");
     float *S = falloc(n * c, "bwd scratch: sums W . P^T (n,c)");
     float *ma = falloc(n, "bwd scratch: alpha row maxima (n)");
     float *mb = falloc(n, "bwd scratch: x + beta row maxima (n)");

@@ -8,7 +8,7 @@
 static inline int check_main(Suite *s)
 {
     SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
+    srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=silent|minimal|normal|verbose; normal when unset */
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
