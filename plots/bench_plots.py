@@ -150,7 +150,7 @@ def style(impl, k):
 
 
 def series_label(impl, pts):
-    devs = sorted({r["device"] for _, r in pts if not r["predicted"]})
+    devs = sorted({r["device"].replace(" saved+io", "") for _, r in pts if not r["predicted"]})
     return f"{impl} ({', '.join(devs)})" if devs else f"{impl} (predicted only)"
 
 
@@ -278,6 +278,10 @@ def save(fig, path, written):
 def lesson_figures(lesson, spec, rows, out, written, notes):
     forum_rows = [(r["impl"], r) for r in rows if r["predicted"] and spec["forum"] and r["size"] == spec["forum"]]
     sweeps = [(name, s, sweep_rows(rows, s)) for name, s in spec["sweeps"].items()]
+    for name, s, pts in sweeps:
+        if not pts:
+            print(f"lesson {lesson} sweep {name}: no rows in the CSV match it (held dims {fmt_dims(s['base'])}): "
+                  "re-run `make bench`")
     sweeps = [t for t in sweeps if t[2]]
     if not sweeps:
         return
@@ -336,13 +340,20 @@ def timeline_figure(lesson, path, out, written):
     impls = list(dict.fromkeys(e["impl"] for e in events))
     if not impls:
         return
-    fig, axes = plt.subplots(1, len(impls), figsize=(7.5 * len(impls), 5), squeeze=False)
+    fig, axes = plt.subplots(1, len(impls), figsize=(7.5 * len(impls), 6.5), squeeze=False)
+    data = {impl: timeline_series([e for e in events if e["impl"] == impl]) for impl in impls}
+    # one color per label across the panels, so an input or a gradient looks the same in naive and cpu
+    names = list(dict.fromkeys(k for d in data.values() for k in d[1] if k != "other"))
+    palette = plt.get_cmap("tab20").colors
+    color_of = {k: palette[i % len(palette)] for i, k in enumerate(names)}
+    color_of["other"] = "lightgray"
     for ax, impl in zip(axes[0], impls):
-        xs, ys, mark_x, totals = timeline_series([e for e in events if e["impl"] == impl])
+        xs, ys, mark_x, totals = data[impl]
         if not xs:
             continue
         scale, unit = (2 ** 20, "MiB") if max(totals) >= 2 ** 20 else (2 ** 10, "KiB")
-        ax.stackplot(xs, *[[v / scale for v in y] for y in ys.values()], labels=list(ys), step="post", alpha=0.85)
+        ax.stackplot(xs, *[[v / scale for v in y] for y in ys.values()], labels=list(ys), step="post", alpha=0.9,
+                     colors=[color_of[k] for k in ys])
         if mark_x is not None:
             ax.axvline(mark_x, color="black", linestyle="--", linewidth=1)
             ax.annotate("forward | backward", (mark_x, 1), xycoords=("data", "axes fraction"),
@@ -354,7 +365,7 @@ def timeline_figure(lesson, path, out, written):
         ax.set_xlabel("allocation event (alloc, free, relabel) in order")
         ax.set_ylabel(f"live {unit} (the run's own buffers; each panel its own scale)")
         ax.set_title(f"lesson {lesson} {impl}: live memory by buffer over forward + backward", fontsize=10)
-        ax.legend(fontsize=6, loc="upper left")
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
         ax.grid(True, alpha=0.25)
     save(fig, os.path.join(out, f"lesson{lesson}_timeline.png"), written)
 
@@ -376,6 +387,22 @@ def headline(spec, rows):
             break
     forum = {r["impl"]: r for r in rows if r["predicted"] and spec["forum"] and r["size"] == spec["forum"]}
     return best, forum
+
+
+def torch_point(spec, rows):
+    """PyTorch naive / best bytes at the largest point of the first sweep where both ran, and that point."""
+    for name, s in spec["sweeps"].items():
+        by = defaultdict(dict)
+        for x, r in sweep_rows(rows, s):
+            if r["impl"] in ("pytorch-naive", "pytorch-best"):
+                by[x][r["impl"]] = r
+        both = [x for x in by if len(by[x]) == 2]
+        if both:
+            x = max(both)
+            n, b = by[x]["pytorch-naive"], by[x]["pytorch-best"]
+            what = "peak" if "saved+io" not in n["device"] else "saved+io"
+            return f"{n['peak_bytes']:,} / {b['peak_bytes']:,} {what} ({s['axis'].lstrip('-')}={x})"
+    return "-"
 
 
 def overview(lessons, data, out, written):
@@ -421,7 +448,7 @@ def fmt_ms(r):
 
 def readme_table(lessons, data):
     lines = ["| lesson | point (largest where both ran) | naive peak | cpu peak | saved | naive ms | cpu ms | "
-             "PyTorch naive / best saved+io | forum size: naive / cpu peak (predicted) |",
+             "PyTorch naive / best bytes | forum size: naive / cpu peak (predicted) |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for lesson, spec in lessons.items():
         rows = data.get(lesson)
@@ -433,8 +460,7 @@ def readme_table(lessons, data):
             continue
         name, s, x, n, c, at = best
         dims = fmt_dims(n["dims"]) + (f", {n['size']}" if s["axis"].startswith("--") else "")
-        tn, tb = at.get("pytorch-naive"), at.get("pytorch-best")
-        torch_col = f"{tn['peak_bytes']:,} / {tb['peak_bytes']:,}" if tn and tb else "-"
+        torch_col = torch_point(spec, rows)
         forum_col = (f"{fr['naive']['peak_bytes']:,} / {fr['cpu']['peak_bytes']:,}"
                      if "naive" in fr and "cpu" in fr else "-")
         lines.append(f"| {lesson} | {dims} | {n['peak_bytes']:,} | {c['peak_bytes']:,} | "
