@@ -32,17 +32,17 @@ THREADS=${OPENBLAS_NUM_THREADS:-$(nproc)}
 lessons_in_table() { sed -n 's/^lesson=\([0-9]*\) .*/\1/p' "$SWEEPS" | sort -un; }
 if [ $# -gt 0 ]; then LESSONS=("$@"); else mapfile -t LESSONS < <(lessons_in_table); fi
 
+# cuda runs where the lesson binary can run it (a CUDA build and a device): ask lesson 1 at its tiny size
 HAVE_CUDA=0
 GPU_NAME=
-if [ -x "$BIN/lesson1" ] && "$BIN/lesson1" --size tiny --impl cuda >/tmp/bench_cuda_probe.$$ 2>&1; then
+if [ -x "$BIN/lesson1" ] && "$BIN/lesson1" --size tiny --impl cuda >/dev/null 2>&1; then
     HAVE_CUDA=1
-    GPU_NAME=$(awk '$1 == "cuda" && NF > 3 {print $NF}' /tmp/bench_cuda_probe.$$ | tail -1)
+    GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    GPU_NAME=${GPU_NAME:-a CUDA device}
 fi
-rm -f /tmp/bench_cuda_probe.$$
 if [ -z "${BENCH_DIR:-}" ]; then
     if [ $HAVE_CUDA = 1 ]; then
-        BENCH_DIR=docs/results/$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 |
-                                 tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+        BENCH_DIR=docs/results/$(printf '%s' "$GPU_NAME" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
         [ "$BENCH_DIR" = docs/results/ ] && BENCH_DIR=docs/results/gpu
     else
         BENCH_DIR=docs/results/cpu

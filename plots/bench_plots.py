@@ -235,7 +235,7 @@ def slope_guide(ax, meas, k_doc, color, what, notes):
     ax.plot([x0, x1], [y1 * (x0 / x1) ** k_doc, y1], color=color, linestyle=(0, (1, 3)), linewidth=1.2)
     differs = abs(m - k_doc) > 0.2
     text = f"{what}: measured slope {m:.2f}, doc says {k_doc:g}" + (" - they DIFFER" if differs else "")
-    notes.append(text)
+    notes.append((what, m, k_doc, differs, text))
     ax.annotate(f"x^{k_doc:g} guide; fit x^{m:.2f}" + (" (differs)" if differs else ""), (x1, y1),
                 xytext=(-8, 8), textcoords="offset points", fontsize=7, color=color, ha="right")
 
@@ -528,8 +528,14 @@ def main():
     if not a.no_docs:
         replace_between(a.readme, "results", readme_table(lessons, data), f"{a.results}/lessonN.csv")
     print("\nGrowth rates (the docs' claims against a least-squares fit of the measured points):")
-    for n in notes or ["(none: no sweep with a slope= claim has 3 measured points)"]:
-        print("  " + n)
+    for n in notes or [(0, 0, 0, 0, "(none: no sweep with a slope= claim has 3 measured points)")]:
+        print("  " + n[4])
+    if not a.no_docs and notes:
+        rows = ["| what | doc's exponent | measured (least squares, upper half of the sweep) | |",
+                "| --- | ---: | ---: | --- |"]
+        rows += [f"| {w} | {k:g} | {m:.2f} | {'**differs**' if d else 'agrees'} |" for w, m, k, d, _ in notes]
+        replace_between(os.path.join(os.path.dirname(a.readme) or ".", "docs", "README.md"), "slopes",
+                        "\n".join(rows), f"{a.results}/lessonN.csv")
     print(f"\n{len(written)} figures in {a.out}")
     return 0
 
