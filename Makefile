@@ -179,6 +179,9 @@ docs: all plot-deps
 	$(PYTHON) plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./$(BIN)/lesson1 --size forum
 	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-medium -- ./$(BIN)/lesson2 --size medium
 	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-forum -- ./$(BIN)/lesson2 --size forum
+	$(PYTHON) plots/paste_output.py docs/lesson-3.md lesson3-medium -- ./$(BIN)/lesson3 --size medium
+	$(PYTHON) plots/paste_output.py docs/lesson-4.md lesson4-medium -- ./$(BIN)/lesson4 --size medium
+	$(PYTHON) plots/paste_output.py docs/lesson-5.md lesson5-medium -- ./$(BIN)/lesson5 --size medium
 
 clean:
 	rm -rf build

@@ -169,8 +169,9 @@ for e in "${PLAN[@]}"; do
         rc=0
         "$BIN/lesson$L" "${args[@]}" ${MEM_LIMIT:+--mem-limit "$MEM_LIMIT"} --repeat "$REPEAT" --times "$tmp.runs" \
             --csv "$tmp.csv" >"$tmp.out" 2>&1 || rc=$?
-        # an implementation the binary skipped because its predicted peak exceeds the memory limit: predicted
-        over=$(awk '$2 == "skipped:" && /exceeds --mem-limit/ {printf "%s%s", sep, $1; sep = ","}' "$tmp.out")
+        # an implementation the binary skipped, its predicted peak over the memory limit or its estimated time
+        # over --time-limit: recorded as predicted
+        over=$(awk '$2 == "skipped:" && /exceeds --mem-limit|over --time-limit/ {printf "%s%s", sep, $1; sep = ","}' "$tmp.out")
         if [ $rc != 0 ] && ! { [ -n "$over" ] && ! [ -s "$tmp.csv" ] && [ "$over" = "$impl" ]; }; then
             status=FAILED; FAILED=$((FAILED + 1))
             echo "bench: $BIN/lesson$L ${args[*]} failed:"; tail -20 "$tmp.out"
@@ -179,7 +180,7 @@ for e in "${PLAN[@]}"; do
             move_rows "$tmp.csv" "$BENCH_DIR/lesson$L.csv" "$variant" "$optaxis" "$v"
             move_rows "$tmp.runs" "$BENCH_DIR/lesson${L}_runs.csv" "$variant" "$optaxis" "$v"
             for k in "${!args[@]}"; do [ "${args[$k]}" = --impl ] && args[k + 1]=$over; done
-            mode=predict; [ "$status" = ok ] && status="$over over the memory limit:"
+            mode=predict; [ "$status" = ok ] && status="$over over a limit:"
         fi ;;
     timeline)
         "$BIN/lesson$L" "${args[@]}" >"$tmp.out" 2>&1 || { status=FAILED; FAILED=$((FAILED + 1)); tail -20 "$tmp.out"; }

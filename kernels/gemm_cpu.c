@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "timer.h"
+
 static int as_int(size_t v, const char *what)
 {
     if (v > INT_MAX) {
@@ -53,4 +55,22 @@ void gemm_cpu_warm_up(void)
     float a[64 * 64], c[64 * 64];
     for (int i = 0; i < 64 * 64; i++) a[i] = (float)(i % 7);
     sgemm_cpu(0, 0, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
+}
+
+double gemm_cpu_fmas_per_second(void)
+{
+    enum { S = 256 };
+    static float a[S * S], c[S * S]; /* calibration buffers, not a lesson's memory */
+    static double rate;
+    if (rate > 0.0) return rate;
+    for (int i = 0; i < S * S; i++) a[i] = (float)(i % 7) - 3.0f;
+    int reps = 0;
+    double t0 = host_time_ms(), t = 0.0;
+    while (t < 20.0 || reps < 2) {
+        sgemm_cpu(0, 0, S, S, S, 1.0f, a, S, a, S, 0.0f, c, S);
+        reps++;
+        t = host_time_ms() - t0;
+    }
+    rate = (double)reps * S * S * S / (t * 1e-3);
+    return rate;
 }

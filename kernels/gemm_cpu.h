@@ -28,5 +28,8 @@ int gemm_cpu_threads(void);
 const char *gemm_cpu_library(void);
 /* One small GEMM, so the library's thread start-up and buffer mapping happen before anything is timed. */
 void gemm_cpu_warm_up(void);
+/* Multiply-adds per second of a 256^3 GEMM on this machine, measured once (about 20 ms): what the lessons'
+ * time estimates divide by. */
+double gemm_cpu_fmas_per_second(void);
 
 #endif

@@ -13,12 +13,14 @@
 #define SEED_DEFAULT 1234u
 
 typedef enum {
-    OPT_SIZE, OPT_DIMS, OPT_IMPL, OPT_SEED, OPT_CSV, OPT_DUMP, OPT_MEM_LIMIT, OPT_TIMELINE,
+    OPT_SIZE, OPT_DIMS, OPT_IMPL, OPT_SEED, OPT_CSV, OPT_DUMP, OPT_MEM_LIMIT, OPT_TIME_LIMIT, OPT_TIMELINE,
     OPT_REPEAT, OPT_TIMES, OPT_PREDICT, /* measurement: the bench's options (cli.h) */
     OPT_COMMON
 } common_option;
 static const char *const common_flags[OPT_COMMON] = {"--size", "--dims", "--impl", "--seed", "--csv", "--dump",
-                                                     "--mem-limit", "--timeline", "--repeat", "--times", "--predict"};
+                                                     "--mem-limit", "--time-limit", "--timeline", "--repeat",
+                                                     "--times", "--predict"};
+#define TIME_LIMIT_DEFAULT 120
 
 int cli_fail(const lesson *L, const char *fmt, ...)
 {
@@ -79,6 +81,8 @@ static void usage(const lesson *L)
     printf("  --dump DIR         write inputs and every output and gradient as NumPy .npy files\n");
     printf("  --mem-limit BYTES  skip an implementation whose predicted peak exceeds this (4G, 512M, ...;\n");
     printf("                     default: half of this machine's RAM)\n");
+    printf("  --time-limit S     skip a CPU implementation estimated to take longer than S seconds (from its\n");
+    printf("                     multiply-adds and this machine's measured GEMM rate; default %d)\n", TIME_LIMIT_DEFAULT);
     printf("  --timeline FILE    write every tracked allocation and free of each run as CSV\n");
     printf("  --repeat N         one warm-up run, then N timed runs of each implementation; the table and CSV\n");
     printf("                     report the median times (default 1: one run, no warm-up)\n");
@@ -200,6 +204,13 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
         if (cli_parse_bytes(val, &o->mem_limit) != 0)
             return cli_fail(L, "--mem-limit '%s' is not a positive size like 4G, 512M or 1000000", val);
         return CLI_OK;
+    case OPT_TIME_LIMIT: {
+        long long v;
+        if (parse_ll(val, 1, 1000000000, &v) != 0)
+            return cli_fail(L, "--time-limit '%s' must be a whole number of seconds from 1", val);
+        o->time_limit = (double)v;
+        return CLI_OK;
+    }
     case OPT_COMMON: break;
     }
     return CLI_ERROR;
@@ -221,6 +232,7 @@ static void set_defaults(const lesson *L, cli_options *o)
     o->seed = SEED_DEFAULT;
     o->mem_limit = cli_default_mem_limit();
     o->repeat = 1;
+    o->time_limit = TIME_LIMIT_DEFAULT;
     o->nimpl = L->nimpls;
     for (int i = 0; i < L->nimpls; i++) o->impl[i] = i;
     for (int k = 0; k < L->nopts; k++) o->opts[k] = L->opts[k].def;

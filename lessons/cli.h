@@ -1,8 +1,8 @@
 /* cli.h - the command line every lesson shares, read from the lesson's definition (lesson.h).
  *
  *   build/lessonN [--size NAME] [--dims A=..,B=..] [--impl a,b,c] [--seed S] [--csv FILE] [--dump DIR]
- *                 [--mem-limit BYTES] [--timeline FILE] [--repeat N] [--times FILE] [--predict]
- *                 [lesson options] [--help]
+ *                 [--mem-limit BYTES] [--time-limit SECONDS] [--timeline FILE] [--repeat N] [--times FILE]
+ *                 [--predict] [lesson options] [--help]
  *
  * --repeat, --times and --predict are for the bench (bench/run.sh): N timed runs after a warm-up with the
  * median reported, every run's times to a CSV, and rows for what is only predicted.
@@ -30,6 +30,7 @@ typedef struct {
     const char *dump_dir;              /* NULL: no dumps */
     const char *timeline_path;         /* NULL: no allocation timeline */
     size_t mem_limit;                  /* bytes; default half of physical RAM */
+    double time_limit;                 /* seconds a host implementation may be estimated to take; default 120 */
     int repeat;                        /* timed runs per implementation (median reported); 1: no warm-up */
     const char *times_path;            /* NULL: no per-run times CSV */
     int predict;                       /* run nothing; print (and --csv) the memory formulas */

@@ -82,6 +82,9 @@ typedef struct {
     void (*forward)(lesson_run *r);  /* sets every LT_OUTPUT slot */
     void (*backward)(lesson_run *r); /* sets every LT_GRAD slot; frees what forward saved */
     double tolerance;   /* 0: the lesson's tolerance; otherwise this implementation's own (say why) */
+    /* Optional, host implementations: multiply-adds of forward + backward. The session divides it by the
+     * measured CPU GEMM rate and skips, with the estimate, a run longer than --time-limit. */
+    double (*work)(const void *prob);
 } lesson_impl;
 
 typedef struct lesson lesson;

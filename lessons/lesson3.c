@@ -121,18 +121,10 @@ static mem_formula cuda_memory(const void *p)
 }
 static const char *cuda_unfit(const void *p) { return cuda_ms_unfit(dims_of(p)); }
 
-/* cpu is fused, so memory never stops it; time does. Above ten minutes it says how long instead of running. */
-#define CPU_MAX_SECONDS 600.0
-static const char *cpu_unfit(const void *p)
-{
-    static char why[200];
-    if (ms_gemm_fmas(dims_of(p)) < 1e11) return NULL; /* seconds at most: do not even time a tile */
-    double s = cpu_ms_estimate_seconds(dims_of(p), prob_of(p)->recompute);
-    if (s <= CPU_MAX_SECONDS) return NULL;
-    snprintf(why, sizeof why, "estimated %.1f hours on this machine (%.3g multiply-adds at the measured tile "
-             "GEMM rate); its memory would fit", s / 3600.0, ms_gemm_fmas(dims_of(p)));
-    return why;
-}
+/* cpu is fused, so memory never stops it; time does: the session skips it, with an estimate, beyond
+ * --time-limit. naive's work is one GEMM forward and two backward (its memory stops it first anyway). */
+static double cpu_work(const void *p) { return cpu_ms_work(dims_of(p), prob_of(p)->recompute); }
+static double naive_work(const void *p) { return 3.0 * ms_gemm_fmas(dims_of(p)); }
 
 /* --- what the lesson says before and after the table ------------------------------------------------------ */
 static void preamble(const void *prob, FILE *f)
@@ -251,10 +243,10 @@ const lesson lesson3_def = {
     .nimpls = 4,
     .impls = {{"naive", "the einsum: scores [I,J,M,N] (one GEMM), max(-1) with int64 indices, sum(1); backward "
                         "scatters dout into a zero [I,J,M,N] and runs two GEMMs over it", 0, 0, naive_memory, NULL,
-               naive_forward, naive_backward, 0},
+               naive_forward, naive_backward, 0, naive_work},
               {"cpu", "fused: tiles of (i,j) x (m,n) reduced to max/argmax at once, int32 argmax saved (none with "
-                      "--recompute); gather da, scatter-add db", 0, 0, cpu_memory, cpu_unfit, cpu_forward,
-               cpu_backward, 0},
+                      "--recompute); gather da, scatter-add db", 0, 0, cpu_memory, NULL, cpu_forward,
+               cpu_backward, 0, cpu_work},
               {"cuda", "tiled kernel v2: one block per (i,m), 64x64 shared-memory tiles, max/argmax epilogue, sum "
                        "over j in the block; db by atomics (--deterministic: buckets)", 1, 0, cuda_memory,
                cuda_unfit, cuda_forward, cuda_backward, 0},

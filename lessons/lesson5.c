@@ -98,6 +98,12 @@ static void cuda_backward(lesson_run *r)
 #define cuda_backward NULL
 #endif
 
+/* three GEMMs of N*H*V multiply-adds each (logits, dx, dW), whatever the chunking */
+static double gemm_work(const void *p)
+{
+    const lce_dims *d = p;
+    return 3.0 * (double)d->N * (double)d->H * (double)d->V;
+}
 static mem_formula naive_memory(const void *p) { return naive_lce_memory(p); }
 static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(p); }
 static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(p); }
@@ -202,10 +208,10 @@ const lesson lesson5_def = {
     .nimpls = 3,
     .impls = {{"naive", "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
                         "(bf16 [V,H] + f32 [V,H] temporaries)", 0, 0, naive_memory, NULL, naive_forward,
-               naive_backward, 16.0 / 256.0},
+               naive_backward, 16.0 / 256.0, gemm_work},
               {"cpu", "same chunks: fp32 logits, one pass per row (logsumexp, loss, bf16 gradient in place), "
                       "dW += g^T x_chunk inside the GEMM (beta = 1)", 0, 0, cpu_memory, NULL, cpu_forward,
-               cpu_backward, 0},
+               cpu_backward, 0, gemm_work},
               {"cuda", "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel",
                1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
     .preamble = preamble,

@@ -122,6 +122,20 @@ static void repeat_runs(driver *dv, int k)
     res->row.backward_ms = median(dv->bwd_ms[k], n);
 }
 
+/* A host implementation whose multiply-adds, at this machine's measured GEMM rate, exceed --time-limit is
+ * skipped with the estimate (lesson 3's cpu at the forum's size would run for hours). */
+static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
+{
+    if (im->device || !im->work) return 0;
+    double fmas = im->work(dv->prob);
+    if (fmas < 1e10) return 0; /* a few seconds at most: not worth timing the GEMM */
+    double s = fmas / gemm_cpu_fmas_per_second();
+    if (s <= dv->o.time_limit) return 0;
+    snprintf(row->note, sizeof row->note, "estimated %.0f s (%.3g multiply-adds at this machine's measured GEMM rate),"
+             " over --time-limit %.0f", s, fmas, dv->o.time_limit);
+    return 1;
+}
+
 static void run_all(driver *dv)
 {
     const lesson *L = dv->L;
@@ -142,6 +156,7 @@ static void run_all(driver *dv)
             snprintf(res->row.note, sizeof res->row.note, "%s", why);
             continue;
         }
+        if (too_slow(dv, im, &res->row)) continue;
         lesson_timeline_begin(L->program, im->name);
         lesson_run_impl(L, dv->prob, dv->o.impl[k], dv->t, res);
         lesson_timeline_end();

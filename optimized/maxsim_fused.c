@@ -207,36 +207,11 @@ mem_formula cpu_ms_memory(const ms_dims *d, int recompute)
     return f;
 }
 
-/* --- the fit check's time estimate -------------------------------------------------------------------- */
-#define CAL_R MS_CPU_ROWS
-#define CAL_K 128
-#define CAL_C MS_CPU_COLS
-static float cal_a[CAL_R * CAL_K], cal_b[CAL_C * CAL_K], cal_s[CAL_R * CAL_C]; /* not a run's memory */
-
-/* Multiply-adds per second of this machine's tile GEMM, measured once (about 10 ms). */
-static double tile_fmas_per_second(void)
-{
-    static double rate = 0.0;
-    if (rate > 0.0) return rate;
-    for (size_t e = 0; e < CAL_R * CAL_K; e++) cal_a[e] = (float)(e % 7) - 3.0f;
-    for (size_t e = 0; e < CAL_C * CAL_K; e++) cal_b[e] = (float)(e % 5) - 2.0f;
-    int reps = 0;
-    double t0 = host_time_ms(), t = 0.0;
-    while (t < 10.0) {
-        sgemm_cpu(0, 1, CAL_R, CAL_C, CAL_K, 1.0f, cal_a, CAL_K, cal_b, CAL_K, 0.0f, cal_s, CAL_C);
-        reps++;
-        t = host_time_ms() - t0;
-    }
-    rate = (double)reps * CAL_R * CAL_C * CAL_K / (t * 1e-3);
-    return rate;
-}
-
-double cpu_ms_estimate_seconds(const ms_dims *d, int recompute)
+double cpu_ms_work(const ms_dims *d, int recompute)
 {
     /* forward: every score once; backward: 2 K-length axpys per (i, j, m), plus every score again when
      * recomputing */
-    double fmas = ms_gemm_fmas(d) * (recompute ? 2.0 : 1.0) + 2.0 * (double)ms_arg_count(d) * (double)d->K;
-    return fmas / tile_fmas_per_second();
+    return ms_gemm_fmas(d) * (recompute ? 2.0 : 1.0) + 2.0 * (double)ms_arg_count(d) * (double)d->K;
 }
 
 /* --- CUDA formulas and fit check (C, so a CPU-only build prints and tests them) -------------------------- */

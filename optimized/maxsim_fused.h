@@ -39,8 +39,8 @@ void cpu_ms_backward(const ms_dims *d, const float *a, const float *b, cpu_ms_sa
 mem_formula cpu_ms_memory(const ms_dims *d, int recompute);
 /* Bytes of the one scratch block (scores tile, running max and argmax). */
 size_t cpu_ms_scratch_bytes(const ms_dims *d);
-/* Seconds forward + backward would take here, from a timed scores tile (the fit check uses it). */
-double cpu_ms_estimate_seconds(const ms_dims *d, int recompute);
+/* Multiply-adds of forward + backward (the session's time estimate divides it by the measured GEMM rate). */
+double cpu_ms_work(const ms_dims *d, int recompute);
 
 /* --- CUDA (maxsim_fused.cu); pointers are device memory ------------------------------------------------- */
 typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2 } ms_cuda_version;

@@ -272,6 +272,7 @@ START_TEST(cli_rejects_bad_input)
         {"--impl cpu,cpu", "'cpu' is listed twice"},
         {"--seed -1", "must be a non-negative integer"},
         {"--mem-limit 12X", "is not a positive size"},
+        {"--time-limit 0", "must be a whole number of seconds"},
         {"--size tiny --size small", "option --size is given twice"},
         {"--csv", "option --csv needs a value"},
         {"stray", "unexpected argument 'stray'"},
