@@ -187,7 +187,7 @@ def lesson5_forms(torch, d):
     N, H, V = d["N"], d["H"], d["V"]
     x = torch.randn(N, H).to(torch.bfloat16)
     W = (torch.randn(V, H) / H ** 0.5).to(torch.bfloat16)
-    target = torch.randint(0, V, (N,))
+    target = torch.randint(0, V, (N,), device=x.device)
     inc = -(-V // H)
     chunk = 1 << max(0, (-(-N // inc) - 1).bit_length())  # the seed's next_power_of_2(ceil(N / ceil(V / H)))
 
@@ -200,7 +200,7 @@ def lesson5_forms(torch, d):
             logits = (xc @ W.t()).float()
             p = torch.softmax(logits, -1)
             loss += -(torch.log(p.gather(1, tc[:, None]))).sum()
-            p[torch.arange(p.shape[0]), tc] -= 1
+            p[torch.arange(p.shape[0], device=p.device), tc] -= 1
             g = (p / N).to(torch.bfloat16)
             grad_input[s0:s0 + chunk] = g @ W
             accumulate(grad_weight, g, xc)
@@ -212,7 +212,7 @@ def lesson5_forms(torch, d):
     def addmm(gw, g, xc):
         gw.addmm_(g.t().float(), xc.float())  # into the fp32 gradient; fp32 copies of the chunk's operands only
 
-    return [x, W], torch.ones(()), {"pytorch-naive": Manual(lambda: loop(seed), 3),
+    return [x, W], torch.ones((), device=x.device), {"pytorch-naive": Manual(lambda: loop(seed), 3),
                                     "pytorch-best": Manual(lambda: loop(addmm), 3)}
 
 
