@@ -184,7 +184,7 @@ def memory_panel(ax, lesson, name, sweep, pts, forum_rows, notes):
         meas = [(x, r["peak_bytes"] / GIB) for x, r in sp if not r["predicted"]]
         pred = [(x, r["peak_bytes"] / GIB) for x, r in sp if r["predicted"]]
         saved = any("saved+io" in r["device"] for _, r in sp)
-        lab = series_label(impl, sp) + (" [autograd saved+io]" if saved else "")
+        lab = series_label(impl, sp) + (" [saved+io: no temporaries]" if saved else "")
         if meas:
             ax.plot(*zip(*meas), color=color, marker=marker, linestyle=ls, label=lab)
         if pred:
@@ -221,8 +221,11 @@ def memory_panel(ax, lesson, name, sweep, pts, forum_rows, notes):
     ax.set_xlabel(f"{axis}   ({held})")
     ax.set_ylabel("peak GiB (tracked bytes; hollow = predicted, not run)")
     ax.set_title(f"lesson {lesson}: peak memory vs {axis}", fontsize=10)
+    if not forum_rows:
+        ax.annotate("no forum size: the thread gives no dimensions", (0.5, 0.02), xycoords="axes fraction",
+                    ha="center", fontsize=7, color="dimgray")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=6, loc="lower right")
+    ax.legend(fontsize=6, loc="best")
 
 
 def slope_guide(ax, meas, k_doc, color, what, notes):
