@@ -224,6 +224,10 @@ def memory_panel(ax, lesson, name, sweep, pts, forum_rows, notes):
     if not forum_rows:
         ax.annotate("no forum size: the thread gives no dimensions", (0.5, 0.02), xycoords="axes fraction",
                     ha="center", fontsize=7, color="dimgray")
+    elif not forum_x:
+        r = forum_rows[0][1]
+        ax.annotate(f"the forum's size ({fmt_dims(r['dims'])}) has no {axis} of its own: it uses the default",
+                    (0.5, 0.02), xycoords="axes fraction", ha="center", fontsize=7, color="dimgray")
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(fontsize=6, loc="best")
 
