@@ -119,11 +119,12 @@ def attach_runs(rows, runs):
 
 def sweep_rows(rows, sweep):
     """(x, row) of one sweep: the held dimensions equal, x = the axis value (a dimension, or for a lesson option
-    the value the bench wrote into the size column as "name=value")."""
+    the value the bench wrote into the size column as "name=value"). The forum's predicted rows are drawn as
+    their own marker, not as a point of a sweep they happen to cross."""
     axis, base = sweep["axis"], sweep["base"]
     out = []
     for r in rows:
-        if any(r["dims"].get(k) != v for k, v in base.items()):
+        if r.get("forum") or any(r["dims"].get(k) != v for k, v in base.items()):
             continue
         if axis.startswith("--"):
             name = axis[2:] + "="
@@ -283,7 +284,7 @@ def save(fig, path, written):
 
 
 def lesson_figures(lesson, spec, rows, out, written, notes):
-    forum_rows = [(r["impl"], r) for r in rows if r["predicted"] and spec["forum"] and r["size"] == spec["forum"]]
+    forum_rows = [(r["impl"], r) for r in rows if r["forum"]]
     sweeps = [(name, s, sweep_rows(rows, s)) for name, s in spec["sweeps"].items()]
     for name, s, pts in sweeps:
         if not pts:
@@ -392,7 +393,7 @@ def headline(spec, rows):
             x = max(both)
             best = (name, s, x, meas[x]["naive"], meas[x]["cpu"], {r["impl"]: r for xx, r in pts if xx == x})
             break
-    forum = {r["impl"]: r for r in rows if r["predicted"] and spec["forum"] and r["size"] == spec["forum"]}
+    forum = {r["impl"]: r for r in rows if r["forum"]}
     return best, forum
 
 
@@ -520,6 +521,8 @@ def main():
             print(f"lesson {lesson}: no {a.results}/lesson{lesson}.csv (run `make bench`): no figures")
             continue
         attach_runs(rows, load_csv(os.path.join(a.results, f"lesson{lesson}_runs.csv")))
+        for r in rows:
+            r["forum"] = r["predicted"] and spec["forum"] is not None and r["size"] == spec["forum"]
         data[lesson] = rows
         lesson_figures(lesson, spec, rows, a.out, written, notes)
         tl = os.path.join(a.results, f"lesson{lesson}_timeline.csv")
