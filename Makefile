@@ -4,8 +4,8 @@
 #                     missing (apt, as root) or prints the command
 #   make lesson-N     build and run lesson N at its default size
 #   make test         install Check if missing (apt, as root), build and run every test suite
-#   make bench-1      size sweep of lesson 1 -> $(BENCH_DIR)/lesson1_sweep.csv (bench-2 likewise)
-#   make plots        draw docs/img/*.png from the sweep CSVs (installs matplotlib if missing)
+#   make bench        every lesson's sweeps (bench/sweeps.txt) -> docs/results/<machine>/lessonN.csv; bench-N: one
+#   make plots        draw docs/img/*.png and the results tables from those CSVs (installs matplotlib if missing)
 #   make docs         re-run the lessons and paste their output into docs/lesson-N.md
 #   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
 #   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
@@ -24,7 +24,7 @@ DEBUG    ?= 0
 SANITIZE ?= 0
 WERROR   ?= 0
 PYTHON   ?= python3
-BENCH_DIR ?= docs/results/cpu
+BENCH_DIR ?=
 BIN      ?= build
 EMU      ?= 0
 
@@ -122,7 +122,7 @@ TESTS   += $(BIN)/test_cuda
 endif
 
 # ---- top-level targets -----------------------------------------------------------------------------------
-.PHONY: all lessons docs test test-build check-deps blas-deps bench-1 bench-2 plots plot-deps debug clean cuda-status
+.PHONY: all lessons docs test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
 .DEFAULT_GOAL := all
 
 all: blas-deps cuda-status $(LESSONS)
@@ -164,37 +164,13 @@ check-deps:
 blas-deps:
 	$(call need_pkg,/usr/include/x86_64-linux-gnu/cblas.h,libopenblas-dev)
 
-BENCH_B := 256 512 1024 2048 4096 8192 16384
-bench-1: all
-	@mkdir -p $(BENCH_DIR)
-	rm -f $(BENCH_DIR)/lesson1_sweep.csv
-	@for b in $(BENCH_B); do \
-	  ./$(BIN)/lesson1 --dims B=$$b,G=8,K=64,N=64 --csv $(BENCH_DIR)/lesson1_sweep.csv > /dev/null || exit 1; \
-	  echo "B=$$b done"; done
-	@echo "wrote $(BENCH_DIR)/lesson1_sweep.csv"
-
-# Lesson 2: memory and time against the chain length v and the hidden size c (n=100, t=1). naive runs up to the
-# sizes where its O(n v c^3) tree takes under a minute on 2 cores; cpu (and cuda on a GPU) continue beyond.
-BENCH2_V       := 4 8 16 32 64 128
-BENCH2_V_LARGE := 256 512
-BENCH2_C       := 16 32 64 128
-BENCH2_C_LARGE := 256 512
-bench-2: all
-	@mkdir -p $(BENCH_DIR)
-	rm -f $(BENCH_DIR)/lesson2_sweep_v.csv $(BENCH_DIR)/lesson2_sweep_c.csv
-	@for v in $(BENCH2_V); do \
-	  ./$(BIN)/lesson2 --dims n=100,t=1,v=$$v,c=64 --csv $(BENCH_DIR)/lesson2_sweep_v.csv > /dev/null || exit 1; \
-	  echo "v=$$v done"; done
-	@for v in $(BENCH2_V_LARGE); do \
-	  ./$(BIN)/lesson2 --dims n=100,t=1,v=$$v,c=64 --impl cpu,cuda --csv $(BENCH_DIR)/lesson2_sweep_v.csv > /dev/null || exit 1; \
-	  echo "v=$$v done (cpu, cuda)"; done
-	@for c in $(BENCH2_C); do \
-	  ./$(BIN)/lesson2 --dims n=100,t=1,v=40,c=$$c --csv $(BENCH_DIR)/lesson2_sweep_c.csv > /dev/null || exit 1; \
-	  echo "c=$$c done"; done
-	@for c in $(BENCH2_C_LARGE); do \
-	  ./$(BIN)/lesson2 --dims n=100,t=1,v=40,c=$$c --impl cpu,cuda --csv $(BENCH_DIR)/lesson2_sweep_c.csv > /dev/null || exit 1; \
-	  echo "c=$$c done (cpu, cuda)"; done
-	@echo "wrote $(BENCH_DIR)/lesson2_sweep_v.csv and $(BENCH_DIR)/lesson2_sweep_c.csv"
+# The sweeps are data (bench/sweeps.txt); bench/run.sh runs them on every implementation this machine has, five
+# timed runs after a warm-up per point, and writes docs/results/<machine>/lessonN{,_runs,_timeline}.csv.
+# BENCH_DIR unset: docs/results/cpu, or docs/results/<gpu-name> where a CUDA device runs. bench-N: lesson N only.
+bench: all
+	BENCH_DIR=$(BENCH_DIR) bench/run.sh
+bench-%: all
+	BENCH_DIR=$(BENCH_DIR) bench/run.sh $*
 
 plot-deps:
 	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || { \
@@ -203,9 +179,9 @@ plot-deps:
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq python3-matplotlib; } || \
 	  { echo "could not install matplotlib. Install it with:  python3 -m pip install matplotlib"; exit 1; }; }
 
+# Every figure (docs/img), the README's results table and the sweep tables in the lesson docs, from the CSVs.
 plots: plot-deps
-	$(PYTHON) plots/plot_lesson1.py --csv $(BENCH_DIR)/lesson1_sweep.csv --out docs/img --doc docs/lesson-1.md
-	$(PYTHON) plots/plot_lesson2.py --csv $(BENCH_DIR)/lesson2_sweep_v.csv --csv $(BENCH_DIR)/lesson2_sweep_c.csv --out docs/img --doc docs/lesson-2.md
+	$(PYTHON) plots/bench_plots.py --results $(or $(BENCH_DIR),docs/results/cpu) --out docs/img --readme README.md
 
 # Re-run each lesson at the size its doc shows and paste the output into the doc (between markers).
 docs: all plot-deps

@@ -42,7 +42,7 @@ void track_set_observer(track_observer fn, void *ctx)
     observer_ctx = ctx;
 }
 
-static void notify(char kind, mem_domain d, unsigned short label, size_t bytes);
+static void notify(char kind, mem_domain d, unsigned short label, unsigned short from, size_t bytes);
 
 static void die(const char *what, const void *p)
 {
@@ -135,21 +135,21 @@ void track_register(mem_domain d, void *p, size_t bytes, const char *label)
     l->allocs++;
     l->touched = 1;
     if (l->live > l->peak) l->peak = l->live;
-    notify('a', d, s.label, bytes);
+    notify('a', d, s.label, 0, bytes);
 }
 
 void track_relabel(mem_domain d, void *p, const char *label)
 {
     size_t i = table_find(d, (uintptr_t)p);
     if (i == SIZE_MAX) die("relabelling a pointer that is not live", p);
-    unsigned short to = label_index(d, label);
-    labels[d][table[i].label].live -= table[i].bytes;
+    unsigned short to = label_index(d, label), from = table[i].label;
+    labels[d][from].live -= table[i].bytes;
     table[i].label = to;
     label_stats *l = &labels[d][to];
     l->live += table[i].bytes;
     l->touched = 1;
     if (l->live > l->peak) l->peak = l->live;
-    notify('r', d, to, table[i].bytes);
+    notify('r', d, to, from, table[i].bytes);
 }
 
 size_t track_unregister(mem_domain d, void *p)
@@ -163,7 +163,7 @@ size_t track_unregister(mem_domain d, void *p)
     table_used--;
     counters[d].live_bytes -= bytes;
     counters[d].frees++;
-    notify('f', d, label, bytes);
+    notify('f', d, label, 0, bytes);
     return bytes;
 }
 
@@ -215,9 +215,11 @@ void host_free(void *p)
 
 mem_counters track_counters(mem_domain d) { return counters[d]; }
 
-static void notify(char kind, mem_domain d, unsigned short label, size_t bytes)
+static void notify(char kind, mem_domain d, unsigned short label, unsigned short from, size_t bytes)
 {
-    if (observer) observer(observer_ctx, kind, d, labels[d][label].name, bytes, counters[d].live_bytes);
+    if (observer)
+        observer(observer_ctx, kind, d, labels[d][label].name, kind == 'r' ? labels[d][from].name : NULL, bytes,
+                 counters[d].live_bytes);
 }
 
 void track_scope_begin(track_scope *s)

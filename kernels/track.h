@@ -89,8 +89,10 @@ double track_alloc_ms(void);
 void track_add_alloc_ms(double ms); /* for the device allocator */
 
 /* An observer sees every allocation, free and relabel as it happens (the --timeline CSV): kind is 'a', 'f' or
- * 'r'; live is the domain's live bytes after the event. NULL turns it off. */
-typedef void (*track_observer)(void *ctx, char kind, mem_domain d, const char *label, size_t bytes, size_t live);
+ * 'r'; from is the label a relabelled buffer had before ('r'; NULL otherwise), so a timeline can move its bytes
+ * from one label to the other; live is the domain's live bytes after the event. NULL turns it off. */
+typedef void (*track_observer)(void *ctx, char kind, mem_domain d, const char *label, const char *from, size_t bytes,
+                               size_t live);
 void track_set_observer(track_observer fn, void *ctx);
 
 /* Prints every allocation still live (label and size) and returns how many. Drivers call it before exit:

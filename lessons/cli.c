@@ -13,10 +13,13 @@
 #define SEED_DEFAULT 1234u
 
 typedef enum {
-    OPT_SIZE, OPT_DIMS, OPT_IMPL, OPT_SEED, OPT_CSV, OPT_DUMP, OPT_MEM_LIMIT, OPT_TIME_LIMIT, OPT_TIMELINE, OPT_COMMON
+    OPT_SIZE, OPT_DIMS, OPT_IMPL, OPT_SEED, OPT_CSV, OPT_DUMP, OPT_MEM_LIMIT, OPT_TIME_LIMIT, OPT_TIMELINE,
+    OPT_REPEAT, OPT_TIMES, OPT_PREDICT, /* measurement: the bench's options (cli.h) */
+    OPT_COMMON
 } common_option;
-static const char *const common_flags[OPT_COMMON] = {"--size", "--dims", "--impl", "--seed", "--csv",
-                                                     "--dump", "--mem-limit", "--time-limit", "--timeline"};
+static const char *const common_flags[OPT_COMMON] = {"--size", "--dims", "--impl", "--seed", "--csv", "--dump",
+                                                     "--mem-limit", "--time-limit", "--timeline", "--repeat",
+                                                     "--times", "--predict"};
 #define TIME_LIMIT_DEFAULT 120
 
 int cli_fail(const lesson *L, const char *fmt, ...)
@@ -81,6 +84,11 @@ static void usage(const lesson *L)
     printf("  --time-limit S     skip a CPU implementation estimated to take longer than S seconds (from its\n");
     printf("                     multiply-adds and this machine's measured GEMM rate; default %d)\n", TIME_LIMIT_DEFAULT);
     printf("  --timeline FILE    write every tracked allocation and free of each run as CSV\n");
+    printf("  --repeat N         one warm-up run, then N timed runs of each implementation; the table and CSV\n");
+    printf("                     report the median times (default 1: one run, no warm-up)\n");
+    printf("  --times FILE       append every timed run's forward and backward ms as CSV (the spread)\n");
+    printf("  --predict          run nothing: print each implementation's memory formula; with --csv append\n");
+    printf("                     one row per implementation with device 'predicted' and no times\n");
     for (int k = 0; k < L->nopts; k++) {
         const lesson_option *op = &L->opts[k];
         char head[40];
@@ -179,9 +187,19 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
     case OPT_CSV:
     case OPT_DUMP:
     case OPT_TIMELINE:
+    case OPT_TIMES:
         if (!*val) return cli_fail(L, "%s needs a %s", common_flags[k], k == OPT_DUMP ? "directory" : "file name");
-        *(k == OPT_CSV ? &o->csv_path : k == OPT_DUMP ? &o->dump_dir : &o->timeline_path) = val;
+        *(k == OPT_CSV ? &o->csv_path : k == OPT_DUMP ? &o->dump_dir : k == OPT_TIMES ? &o->times_path
+                                                                                     : &o->timeline_path) = val;
         return CLI_OK;
+    case OPT_REPEAT: {
+        long long n;
+        if (parse_ll(val, 1, CLI_MAX_REPEAT, &n) != 0)
+            return cli_fail(L, "--repeat '%s' must be an integer from 1 to %d", val, CLI_MAX_REPEAT);
+        o->repeat = (int)n;
+        return CLI_OK;
+    }
+    case OPT_PREDICT: break; /* a flag: set in cli_parse */
     case OPT_MEM_LIMIT:
         if (cli_parse_bytes(val, &o->mem_limit) != 0)
             return cli_fail(L, "--mem-limit '%s' is not a positive size like 4G, 512M or 1000000", val);
@@ -213,6 +231,7 @@ static void set_defaults(const lesson *L, cli_options *o)
     memset(o, 0, sizeof *o);
     o->seed = SEED_DEFAULT;
     o->mem_limit = cli_default_mem_limit();
+    o->repeat = 1;
     o->time_limit = TIME_LIMIT_DEFAULT;
     o->nimpl = L->nimpls;
     for (int i = 0; i < L->nimpls; i++) o->impl[i] = i;
@@ -255,6 +274,11 @@ int cli_parse(const lesson *L, int argc, char **argv, cli_options *o)
         if (seen & (1u << k)) return cli_fail(L, "option %s is given twice", flag);
         seen |= 1u << k;
         const lesson_option *lo = k >= OPT_COMMON ? &L->opts[k - OPT_COMMON] : NULL;
+        if (k == OPT_PREDICT) {
+            if (eq) return cli_fail(L, "option %s takes no value", flag);
+            o->predict = 1;
+            continue;
+        }
         if (lo && !lo->takes_value) {
             if (eq) return cli_fail(L, "option %s takes no value", flag);
             o->opts[k - OPT_COMMON] = 1;

@@ -1,8 +1,11 @@
 /* cli.h - the command line every lesson shares, read from the lesson's definition (lesson.h).
  *
  *   build/lessonN [--size NAME] [--dims A=..,B=..] [--impl a,b,c] [--seed S] [--csv FILE] [--dump DIR]
- *                 [--mem-limit BYTES] [--time-limit SECONDS] [--timeline FILE] [lesson options] [--help]
+ *                 [--mem-limit BYTES] [--time-limit SECONDS] [--timeline FILE] [--repeat N] [--times FILE]
+ *                 [--predict] [lesson options] [--help]
  *
+ * --repeat, --times and --predict are for the bench (bench/run.sh): N timed runs after a warm-up with the
+ * median reported, every run's times to a CSV, and rows for what is only predicted.
  * cli_parse fills a cli_options or prints one clear message. Both "--flag value" and "--flag=value" are
  * accepted; each option may be given once. --dims overrides dimensions of the chosen preset (the default
  * preset if --size is absent); the size is then reported as "custom". Every dimension must be an integer in
@@ -28,7 +31,12 @@ typedef struct {
     const char *timeline_path;         /* NULL: no allocation timeline */
     size_t mem_limit;                  /* bytes; default half of physical RAM */
     double time_limit;                 /* seconds a host implementation may be estimated to take; default 120 */
+    int repeat;                        /* timed runs per implementation (median reported); 1: no warm-up */
+    const char *times_path;            /* NULL: no per-run times CSV */
+    int predict;                       /* run nothing; print (and --csv) the memory formulas */
 } cli_options;
+
+#define CLI_MAX_REPEAT 100
 
 enum { CLI_OK = 0, CLI_HELP = 1, CLI_ERROR = 2 };
 

@@ -29,6 +29,9 @@ typedef struct {
     double *ref[LESSON_MAX_TENSORS];
     const char *ref_why;
     lesson_result res[LESSON_MAX_IMPLS];
+    /* --repeat: every timed run's ms per implementation (the median goes into the row) */
+    double fwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT], bwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT];
+    int unstable; /* repeated runs whose memory differed from the first run's */
 } driver;
 
 /* The driver holds the inputs, one result set per implementation and the float64 reference: refuse before
@@ -46,7 +49,8 @@ static int check_driver_bytes(const driver *dv)
         }
     }
     if (dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) out_f64 = 0; /* it will not be made */
-    size_t need = size_add(size_add(in, size_mul(out, (size_t)dv->o.nimpl)), out_f64);
+    size_t sets = (size_t)dv->o.nimpl + (dv->o.repeat > 1); /* --repeat holds one more result set */
+    size_t need = size_add(size_add(in, size_mul(out, sets)), out_f64);
     if (need != SIZE_MAX && need <= dv->o.mem_limit) return 0;
     char n[32], lim[32];
     format_bytes_exact(need, n, sizeof n);
@@ -63,6 +67,7 @@ static void print_header(const driver *dv)
     format_bytes_exact(dv->o.mem_limit, lim, sizeof lim);
     format_bytes_human(dv->o.mem_limit, limh, sizeof limh);
     printf("%s\n", L->title);
+    if (dv->o.repeat > 1) printf("times: the median of %d runs after one warm-up run\n", dv->o.repeat);
     printf("size %s: %s", dv->o.size_name, dv->dims);
     for (int k = 0; k < L->nopts; k++)
         if (dv->o.opts[k] != L->opts[k].def || L->opts[k].takes_value)
@@ -72,6 +77,52 @@ static void print_header(const driver *dv)
     for (int i = 0; i < dv->o.nimpl; i++) printf("  %-8s %s\n", L->impls[dv->o.impl[i]].name, L->impls[dv->o.impl[i]].about);
     if (L->preamble) L->preamble(dv->prob, stdout);
     printf("\n");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *v, int n)
+{
+    double s[CLI_MAX_REPEAT];
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* --repeat N: the run already in res was the warm-up (its memory, results and timeline are what the report
+ * shows); N more runs are timed and their median becomes the row's time. Each run's memory must equal the
+ * first's: the tracker is exact, so a difference is a bug worth a non-zero exit. With N = 1 the single run is
+ * the sample. */
+static void repeat_runs(driver *dv, int k)
+{
+    lesson_result *res = &dv->res[k];
+    int n = dv->o.repeat;
+    if (n == 1) {
+        dv->fwd_ms[k][0] = res->row.forward_ms;
+        dv->bwd_ms[k][0] = res->row.backward_ms;
+        return;
+    }
+    for (int r = 0; r < n; r++) {
+        lesson_result tmp;
+        lesson_run_impl(dv->L, dv->prob, res->impl, dv->t, &tmp);
+        dv->fwd_ms[k][r] = tmp.row.forward_ms;
+        dv->bwd_ms[k][r] = tmp.row.backward_ms;
+        if (tmp.row.peak_bytes != res->row.peak_bytes || tmp.row.forward_live_bytes != res->row.forward_live_bytes ||
+            tmp.row.allocs != res->row.allocs) {
+            fprintf(stderr, "%s: %s: run %d of --repeat measured peak %zu, live %zu, allocs %zu; the first run %zu, "
+                            "%zu, %zu\n", dv->L->program, res->row.impl, r + 1, tmp.row.peak_bytes,
+                    tmp.row.forward_live_bytes, tmp.row.allocs, res->row.peak_bytes, res->row.forward_live_bytes,
+                    res->row.allocs);
+            dv->unstable++;
+        }
+        lesson_result_free(dv->L, &tmp);
+    }
+    res->row.forward_ms = median(dv->fwd_ms[k], n);
+    res->row.backward_ms = median(dv->bwd_ms[k], n);
 }
 
 /* A host implementation whose multiply-adds, at this machine's measured GEMM rate, exceed --time-limit is
@@ -112,6 +163,7 @@ static void run_all(driver *dv)
         lesson_timeline_begin(L->program, im->name);
         lesson_run_impl(L, dv->prob, dv->o.impl[k], dv->t, res);
         lesson_timeline_end();
+        repeat_runs(dv, k);
     }
 }
 
@@ -212,6 +264,11 @@ static int finish(driver *dv, int failures)
     int status = mismatches || failures || report_nothing_ran(L->program, rows, dv->o.nimpl) ? 1 : 0;
     if (dv->o.csv_path && report_csv(dv->o.csv_path, L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl) != 0)
         status = 1;
+    for (int k = 0; k < dv->o.nimpl && dv->o.times_path; k++)
+        if (rows[k].ran && report_times_csv(dv->o.times_path, L->number, dv->o.size_name, dv->dims, &rows[k],
+                                            dv->fwd_ms[k], dv->bwd_ms[k], dv->o.repeat) != 0)
+            status = 1;
+    if (dv->unstable) status = 1;
     if (dv->o.dump_dir) {
         if (lesson_dump(L, dv->prob, dv->o.dump_dir, dv->t, dv->res, dv->o.nimpl) != 0) status = 1;
         else printf("\nwrote .npy files to %s\n", dv->o.dump_dir);
@@ -219,6 +276,35 @@ static int finish(driver *dv, int failures)
     if (failures) fprintf(stderr, "%s: %d implementation(s) FAILED validation against float64 (see the table)\n", L->program, failures);
     if (mismatches) fprintf(stderr, "%s: a memory formula disagrees with the tracker (see MISMATCH above)\n", L->program);
     return status;
+}
+
+/* --predict: nothing runs and nothing is allocated; each implementation's formula is printed and, with --csv,
+ * written as a row with device "predicted" (how the bench records a point that is over the memory limit or
+ * too slow to run here). */
+static int predict_only(driver *dv)
+{
+    const lesson *L = dv->L;
+    if (dv->o.dump_dir || dv->o.timeline_path || dv->o.times_path || dv->o.repeat > 1)
+        return cli_fail(L, "--predict runs nothing: --dump, --timeline, --times and --repeat do not apply");
+    if (report_prepare_outputs(L->program, dv->o.csv_path, NULL) != 0) return 2;
+    print_header(dv);
+    impl_row rows[LESSON_MAX_IMPLS];
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const lesson_impl *im = &L->impls[dv->o.impl[k]];
+        mem_formula f = im->memory(dv->prob);
+        memset(&rows[k], 0, sizeof rows[k]);
+        rows[k].impl = im->name;
+        rows[k].predicted = 1;
+        rows[k].predicted_peak = f.peak;
+        rows[k].predicted_forward_live = f.forward_live;
+        rows[k].predicted_allocs = f.allocs;
+        rows[k].max_rel_err = NAN;
+    }
+    printf("--predict: nothing runs. Memory formulas (docs/lesson-%d.md):\n", L->number);
+    report_predictions(stdout, rows, dv->o.nimpl);
+    if (dv->o.csv_path && report_csv(dv->o.csv_path, L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl) != 0)
+        return 1;
+    return 0;
 }
 
 int lesson_main(const lesson *L, int argc, char **argv)
@@ -234,8 +320,10 @@ int lesson_main(const lesson *L, int argc, char **argv)
     const char *bad = L->make_problem(dv.o.dims, dv.o.opts, &prob);
     if (bad) return cli_fail(L, "%s: %s", dv.dims, bad);
     dv.prob = &prob;
+    if (dv.o.predict) return predict_only(&dv);
     if (check_driver_bytes(&dv) != 0) return 2;
     if (report_prepare_outputs(L->program, dv.o.csv_path, dv.o.dump_dir) != 0) return 2;
+    if (report_prepare_times(L->program, dv.o.times_path) != 0) return 2;
     if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return 2;
 
     print_header(&dv);

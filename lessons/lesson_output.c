@@ -47,12 +47,20 @@ static const char *timeline_impl;
 static size_t timeline_seq;
 static size_t timeline_base[MEM_DOMAINS]; /* live bytes when the run began: the driver's own buffers */
 
-static void observe(void *ctx, char kind, mem_domain d, const char *label, size_t bytes, size_t live)
+/* A relabel's label is "<old> -> <new>": the plot moves its bytes from one label to the other. */
+static void observe(void *ctx, char kind, mem_domain d, const char *label, const char *from, size_t bytes,
+                    size_t live)
 {
     (void)ctx;
+    if (strncmp(label, "driver:", 7) == 0 && kind != 'r') { /* the driver's result copies: not the run's memory */
+        if (kind == 'a') timeline_base[d] += bytes;
+        else timeline_base[d] -= bytes;
+        return;
+    }
     const char *event = kind == 'a' ? "alloc" : kind == 'f' ? "free" : "relabel";
-    fprintf(timeline, "%s,%zu,%s,%s,\"%s\",%zu,%zu\n", timeline_impl, timeline_seq++, event,
-            d == MEM_HOST ? "host" : "device", label, bytes, live - timeline_base[d]);
+    fprintf(timeline, "%s,%zu,%s,%s,\"%s%s%s\",%zu,%zu\n", timeline_impl, timeline_seq++, event,
+            d == MEM_HOST ? "host" : "device", from ? from : "", from ? " -> " : "", label, bytes,
+            live - timeline_base[d]);
 }
 
 int lesson_timeline_open(const char *program, const char *path)

@@ -12,9 +12,10 @@ int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const 
 
 /* --timeline FILE: one CSV row per tracked allocation, free or relabel during each implementation's run:
  *   impl,seq,event,domain,label,bytes,live_bytes
- * event is alloc, free, relabel or mark (the session marks "forward done", where backward begins);
+ * event is alloc, free, relabel or mark (the session marks "forward done", where backward begins); a
+ * relabel's label is "<old label> -> <new label>" (the buffer's bytes move from one to the other);
  * live_bytes is the domain's live total after the event, counted from the run's start (the driver's own
- * buffers are not in it); seq counts events within the run. The plot scripts stack it by label. Open fails with one message (and -1) if the file
+ * buffers, "driver: ..." labels, are neither rows nor in it); seq counts events within the run. The plot scripts stack it by label. Open fails with one message (and -1) if the file
  * cannot be written; begin/end bracket one implementation (no-ops when no timeline is open). */
 int lesson_timeline_open(const char *program, const char *path);
 void lesson_timeline_begin(const char *program, const char *impl);

@@ -92,29 +92,34 @@ int report_predictions(FILE *f, const impl_row *rows, int n)
 static const char CSV_HEADER[] =
     "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device\n";
 
+/* path must be appendable and, if it has content, start with exactly header. -1 and one message otherwise. */
+static int check_appendable(const char *program, const char *flag, const char *path, const char *header)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "%s: %s %s is a directory\n", program, flag, path);
+        return -1;
+    }
+    FILE *f = fopen(path, "a+");
+    if (!f) {
+        fprintf(stderr, "%s: cannot open %s %s for appending: %s\n", program, flag, path, strerror(errno));
+        return -1;
+    }
+    char first[160] = "";
+    rewind(f);
+    int empty = fgets(first, sizeof first, f) == NULL;
+    fclose(f);
+    if (!empty && strcmp(first, header) != 0) {
+        fprintf(stderr, "%s: %s %s has content that is not a lesson CSV (its first line is not the header "
+                        "lesson,impl,...); refusing to append\n", program, flag, path);
+        return -1;
+    }
+    return 0;
+}
+
 int report_prepare_outputs(const char *program, const char *csv_path, const char *dump_dir)
 {
-    if (csv_path) {
-        struct stat st;
-        if (stat(csv_path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "%s: --csv %s is a directory\n", program, csv_path);
-            return -1;
-        }
-        FILE *f = fopen(csv_path, "a+");
-        if (!f) {
-            fprintf(stderr, "%s: cannot open --csv %s for appending: %s\n", program, csv_path, strerror(errno));
-            return -1;
-        }
-        char first[sizeof CSV_HEADER + 1] = "";
-        rewind(f);
-        int empty = fgets(first, sizeof first, f) == NULL;
-        fclose(f);
-        if (!empty && strcmp(first, CSV_HEADER) != 0) {
-            fprintf(stderr, "%s: --csv %s has content that is not a lesson CSV (its first line is not the header "
-                            "lesson,impl,...); refusing to append\n", program, csv_path);
-            return -1;
-        }
-    }
+    if (csv_path && check_appendable(program, "--csv", csv_path, CSV_HEADER) != 0) return -1;
     if (dump_dir) {
         if (npy_make_dir(dump_dir) != 0 || access(dump_dir, W_OK) != 0) {
             fprintf(stderr, "%s: --dump %s is not a writable directory\n", program, dump_dir);
@@ -144,12 +149,48 @@ int report_csv(const char *path, int lesson, const char *size, const char *dims,
     if (need_header) fputs(CSV_HEADER, f);
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
+        if (r->predicted && !r->ran) {
+            if (r->predicted_peak == SIZE_MAX || r->predicted_forward_live == SIZE_MAX) continue; /* overflow */
+            fprintf(f, "%d,%s,%s,\"%s\",%zu,%zu,", lesson, r->impl, size, dims, r->predicted_peak,
+                    r->predicted_forward_live);
+            if (r->predicted_allocs) fprintf(f, "%zu", r->predicted_allocs);
+            fprintf(f, ",,,,predicted\n");
+            continue;
+        }
         if (!r->ran) continue;
         fprintf(f, "%d,%s,%s,\"%s\",%zu,%zu,%zu,%.4f,%.4f,", lesson, r->impl, size, dims, r->peak_bytes,
                 r->forward_live_bytes, r->allocs, r->forward_ms, r->backward_ms);
         if (!isnan(r->max_rel_err)) fprintf(f, "%.6e", r->max_rel_err);
         fprintf(f, ",%s\n", r->device);
     }
+    if (fclose(f) != 0) {
+        fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static const char TIMES_HEADER[] = "lesson,impl,size,dims,run,forward_ms,backward_ms,device\n";
+
+int report_prepare_times(const char *program, const char *path)
+{
+    return path ? check_appendable(program, "--times", path, TIMES_HEADER) : 0;
+}
+
+int report_times_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *row,
+                     const double *forward_ms, const double *backward_ms, int runs)
+{
+    struct stat st;
+    int need_header = stat(path, &st) != 0 || st.st_size == 0;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "error: cannot open %s for appending: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (need_header) fputs(TIMES_HEADER, f);
+    for (int k = 0; k < runs; k++)
+        fprintf(f, "%d,%s,%s,\"%s\",%d,%.4f,%.4f,%s\n", lesson, row->impl, size, dims, k + 1, forward_ms[k],
+                backward_ms[k], row->device);
     if (fclose(f) != 0) {
         fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
         return -1;

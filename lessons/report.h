@@ -2,7 +2,9 @@
  *
  * CSV columns (exactly; plot scripts and other tools read them):
  *   lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device
- * One row per implementation that ran (skipped ones are only in the table). dims is quoted because it holds
+ * One row per implementation that ran (skipped ones are only in the table), plus, when a run only predicted
+ * (--predict), one row per implementation with the formula's peak, live and allocation count, device
+ * "predicted" and forward_ms, backward_ms and max_rel_err empty. dims is quoted because it holds
  * commas ("B=8192,G=8,K=64,N=64"). max_rel_err is always against the lesson's float64 reference: the largest
  * max|x - ref| / max|ref| over every output and gradient; empty when the reference could not run.
  */
@@ -25,6 +27,7 @@ typedef struct {
     double max_rel_err;         /* vs the float64 reference; NAN when it did not run */
     int failed;                 /* ran, but max_rel_err exceeds the lesson's tolerance: FAIL in the table */
     int emulated;               /* a CUDA implementation run by the CPU emulation: its times mean nothing */
+    int predicted;              /* not run (--predict): the CSV row carries the formula, device "predicted" */
     char device[64];            /* "cpu" or the GPU's name */
 } impl_row;
 
@@ -45,5 +48,12 @@ int report_prepare_outputs(const char *program, const char *csv_path, const char
 int report_nothing_ran(const char *program, const impl_row *rows, int n);
 /* Appends rows to path, writing the header first if the file is new or empty. 0 on success. */
 int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n);
+
+/* --times: every timed run of a --repeat, one row each, so a plot can show the spread around the median:
+ *   lesson,impl,size,dims,run,forward_ms,backward_ms,device
+ * report_prepare_times checks the file like --csv (appendable; if not empty, this header first). */
+int report_prepare_times(const char *program, const char *path);
+int report_times_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *row,
+                     const double *forward_ms, const double *backward_ms, int runs);
 
 #endif

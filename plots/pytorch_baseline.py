@@ -1,6 +1,16 @@
 """The seeds' own PyTorch formulations, measured on the same sizes as the C lessons.
 
     python3 plots/pytorch_baseline.py --lesson 1 --size forum [--csv docs/results/cpu/pytorch.csv] [--compare build/lesson1]
+    python3 plots/pytorch_baseline.py --lesson 3 --sweeps bench/sweeps.txt --csv docs/results/cpu/lesson3.csv \
+        --runs docs/results/cpu/lesson3_runs.csv --device "AMD EPYC"      (what `make bench` runs)
+
+The formulations, one per seed: 1 matmul (naive) vs einsum (best); 2 the pairwise log-space tree vs the forward
+algorithm; 3 einsum('ijk,mnk->ijmn').max(-1).values.sum(1) vs the same per chunk of i under checkpoint (the
+thread's chunk+checkpoint answer); 4 the seed's Python-loop cell with its sampled latent vs the same loop with the
+input projection hoisted into one GEMM and checkpointed segments of sqrt(T) steps; 5 the seed's chunked linear
+cross-entropy (grad_weight += mm(g.t(), x_chunk).float()) vs grad_weight.addmm_ of the chunk's operands in fp32.
+With --sweeps it runs every point of the lesson's sweeps (bench/sweeps.txt) where the C naive / cpu run, and
+appends rows to the lesson's CSV (--csv) and every timed run to --runs (the spread).
 
 For each lesson it runs the forum's formulation (impl=pytorch-naive) and the fixed one (impl=pytorch-best),
 forward and backward, and reports:
@@ -26,7 +36,12 @@ import time
 SIZES = {
     1: {"tiny": dict(B=3, G=2, K=4, N=5), "small": dict(B=512, G=8, K=64, N=64), "forum": dict(B=8192, G=8, K=64, N=64)},
     2: {"tiny": dict(n=2, t=1, v=5, c=3), "small": dict(n=10, t=1, v=6, c=40), "medium": dict(n=100, t=1, v=40, c=100)},
+    3: {"tiny": dict(I=2, J=3, M=2, N=4, K=3), "small": dict(I=20, J=20, M=25, N=19, K=25),
+        "medium": dict(I=32, J=256, M=32, N=256, K=128)},
+    4: {"tiny": dict(T=3, Bt=2, X=3, H=4), "small": dict(T=64, Bt=16, X=32, H=64), "medium": dict(T=256, Bt=32, X=128, H=256)},
+    5: {"tiny": dict(N=4, H=3, V=7), "small": dict(N=256, H=128, V=4096), "medium": dict(N=2048, H=256, V=32768)},
 }
+DIM_ORDER = {1: "B G K N", 2: "n t v c", 3: "I J M N K", 4: "T Bt X H", 5: "N H V"}
 CSV_HEADER = ["lesson", "impl", "size", "dims", "peak_bytes", "forward_live_bytes", "allocs", "forward_ms",
               "backward_ms", "max_rel_err", "device"]
 
@@ -98,7 +113,112 @@ def lesson2_forms(torch, d):
     return [x, bulk, p0], dout, {"pytorch-naive": tree, "pytorch-best": forward_algorithm}
 
 
+def lesson3_forms(torch, d):
+    I, J, M, N, K = d["I"], d["J"], d["M"], d["N"], d["K"]
+    a = torch.randn(I, J, K, requires_grad=True)
+    b = torch.randn(M, N, K, requires_grad=True)
+    dout = torch.randn(I, M)
+    from torch.utils.checkpoint import checkpoint
+    naive = lambda: torch.einsum("ijk,mnk->ijmn", a, b).max(-1).values.sum(1)  # the forum's line
+    maxsim = lambda ac, bc: torch.einsum("ijk,mnk->ijmn", ac, bc).max(-1).values.sum(1)
+
+    def chunked():  # the thread's answer: a chunk of i at a time, recomputed in backward
+        step = max(1, I // 8)
+        return torch.cat([checkpoint(maxsim, a[i:i + step], b, use_reentrant=False) for i in range(0, I, step)])
+
+    return [a, b], dout, {"pytorch-naive": naive, "pytorch-best": chunked}
+
+
+def lesson4_forms(torch, d):
+    T, Bt, X, H = d["T"], d["Bt"], d["X"], d["H"]
+    x, eps = torch.randn(T, Bt, X), torch.randn(T, Bt, H)
+    h0 = (torch.randn(Bt, H) * 0.5).requires_grad_()
+    W_enc = (torch.randn(H, 2 * H) / H ** 0.5 / 2).requires_grad_()
+    W_ih = (torch.randn(X, 3 * H) / X ** 0.5).requires_grad_()
+    W_zh = (torch.randn(H, 3 * H) / H ** 0.5).requires_grad_()
+    dout = torch.randn(T, Bt, H)
+    from torch.utils.checkpoint import checkpoint
+
+    def cell(hidden, x_results, e):  # the seed's step: sampled latent, then a GRU-like update
+        mean_, z = torch.mm(hidden, W_enc).chunk(2, 1)
+        z = mean_ + e * torch.exp(0.5 * z)
+        z_results = torch.mm(z, W_zh)
+        r, u, n = x_results.chunk(3, 1)
+        z_r, z_z, z_n = z_results.chunk(3, 1)
+        u = torch.sigmoid(u + z_z)
+        n = torch.tanh(n + torch.sigmoid(r + z_r) * z_n)
+        return n + torch.mul(u, hidden - n)
+
+    def seed_loop():  # torch.mm(x, W_ih) inside the loop, every step's tensors kept by autograd
+        hidden, outputs = h0, []
+        for i in range(T):
+            hidden = cell(hidden, torch.mm(x[i], W_ih), eps[i])
+            outputs.append(hidden)
+        return torch.stack(outputs)
+
+    def segment(hidden, xr, e):
+        outs = []
+        for i in range(xr.shape[0]):
+            hidden = cell(hidden, xr[i], e[i])
+            outs.append(hidden)
+        return torch.stack(outs)
+
+    def hoisted_checkpointed():  # one input GEMM for all steps; segments of sqrt(T) steps recomputed in backward
+        xr = torch.mm(x.reshape(T * Bt, X), W_ih).view(T, Bt, 3 * H)
+        k, hidden, outs = max(1, round(T ** 0.5)), h0, []
+        for s0 in range(0, T, k):
+            seg = checkpoint(segment, hidden, xr[s0:s0 + k], eps[s0:s0 + k], use_reentrant=False)
+            outs.append(seg)
+            hidden = seg[-1]
+        return torch.cat(outs)
+
+    return [h0, W_enc, W_ih, W_zh], dout, {"pytorch-naive": seed_loop, "pytorch-best": hoisted_checkpointed}
+
+
+class Manual:
+    """Lesson 5's seed computes its gradients inside forward (no autograd graph): forward returns them, and
+    backward scales them by the upstream dloss, as the seed's autograd.Function does."""
+
+    def __init__(self, fwd, outs):
+        self.fwd, self.outs = fwd, outs
+
+
+def lesson5_forms(torch, d):
+    N, H, V = d["N"], d["H"], d["V"]
+    x = torch.randn(N, H).to(torch.bfloat16)
+    W = (torch.randn(V, H) / H ** 0.5).to(torch.bfloat16)
+    target = torch.randint(0, V, (N,), device=x.device)
+    inc = -(-V // H)
+    chunk = 1 << max(0, (-(-N // inc) - 1).bit_length())  # the seed's next_power_of_2(ceil(N / ceil(V / H)))
+
+    def loop(accumulate):
+        grad_weight = torch.zeros(V, H, dtype=torch.float32)
+        grad_input = torch.empty(N, H, dtype=torch.bfloat16)
+        loss = torch.zeros((), dtype=torch.float32)
+        for s0 in range(0, N, chunk):
+            xc, tc = x[s0:s0 + chunk], target[s0:s0 + chunk]
+            logits = (xc @ W.t()).float()
+            p = torch.softmax(logits, -1)
+            loss += -(torch.log(p.gather(1, tc[:, None]))).sum()
+            p[torch.arange(p.shape[0], device=p.device), tc] -= 1
+            g = (p / N).to(torch.bfloat16)
+            grad_input[s0:s0 + chunk] = g @ W
+            accumulate(grad_weight, g, xc)
+        return loss / N, grad_input, grad_weight
+
+    def seed(gw, g, xc):
+        gw += torch.mm(g.t(), xc).float()  # bf16 [V,H] product and its fp32 copy, both alive
+
+    def addmm(gw, g, xc):
+        gw.addmm_(g.t().float(), xc.float())  # into the fp32 gradient; fp32 copies of the chunk's operands only
+
+    return [x, W], torch.ones((), device=x.device), {"pytorch-naive": Manual(lambda: loop(seed), 3),
+                                    "pytorch-best": Manual(lambda: loop(addmm), 3)}
+
+
 def measure(torch, inputs, dout, fn, repeat):
+    if isinstance(fn, Manual):
+        return measure_manual(torch, inputs, dout, fn, repeat)
     fwd, bwd, saved_bytes, out_bytes = [], [], 0, 0
     for r in range(repeat + 1):
         for p in inputs:
@@ -116,7 +236,25 @@ def measure(torch, inputs, dout, fn, repeat):
         fwd.append((t1 - t0) * 1e3)
         bwd.append((t2 - t1) * 1e3)
     in_bytes = sum(p.numel() * p.element_size() for p in inputs)
-    return statistics.median(fwd), statistics.median(bwd), saved_bytes + out_bytes + in_bytes
+    return fwd, bwd, saved_bytes + out_bytes + in_bytes
+
+
+def measure_manual(torch, inputs, dout, m, repeat):
+    """Forward computes loss and gradients; backward scales the gradients by dout. Memory: inputs + outputs."""
+    fwd, bwd, out_bytes = [], [], 0
+    for r in range(repeat + 1):
+        t0 = time.perf_counter()
+        outs = m.fwd()
+        t1 = time.perf_counter()
+        _ = [o * dout for o in outs[1:]]
+        t2 = time.perf_counter()
+        if r == 0:
+            out_bytes = sum(o.numel() * o.element_size() for o in outs)
+            continue
+        fwd.append((t1 - t0) * 1e3)
+        bwd.append((t2 - t1) * 1e3)
+    in_bytes = sum(p.numel() * p.element_size() for p in inputs)
+    return fwd, bwd, out_bytes + in_bytes
 
 
 def run_c_lesson(binary, size, repeat):
@@ -132,12 +270,69 @@ def run_c_lesson(binary, size, repeat):
             return statistics.median(float(r["forward_ms"]) + float(r["backward_ms"]) for r in csv.DictReader(f))
 
 
+FORMS = {1: lesson1_forms, 2: lesson2_forms, 3: lesson3_forms, 4: lesson4_forms, 5: lesson5_forms}
+
+
+def sweep_points(path, lesson):
+    """(sweep, dims, impls) for the points of the lesson's sweeps in bench/sweeps.txt (those in torch=, when the
+    sweep lists some) where the C naive (for pytorch-naive) or cpu (for pytorch-best) runs. Sweeps over a lesson
+    option or with a variant are the C code's own knobs and have no PyTorch counterpart here."""
+    for line in open(path):
+        line = line.split("#")[0].strip()
+        f = dict(t.split("=", 1) for t in line.split()) if line else {}
+        if f.get("lesson") != str(lesson) or "sweep" not in f or "variant" in f or f["axis"].startswith("--"):
+            continue
+        base = dict(kv.split("=") for kv in f["dims"].split(","))
+        limits = {}
+        for r in f["run"].split(","):
+            impl, _, mx = r.partition("<=")
+            limits[impl] = int(mx) if mx else None
+        only = {int(v) for v in f["torch"].split(",")} if "torch" in f else None
+        for v in f["values"].split(","):
+            if only is not None and int(v) not in only:
+                continue
+            d = {k: int(x) for k, x in base.items()}
+            d[f["axis"]] = int(v)
+            runs = [t for t, c in (("pytorch-naive", "naive"), ("pytorch-best", "cpu"))
+                    if c in limits and (limits[c] is None or int(v) <= limits[c])]
+            yield f["sweep"], d, runs
+
+
+def append_csv(path, header, rows):
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(header)
+        w.writerows(rows)
+
+
+def run_point(torch, lesson, d, impls, repeat, on_gpu):
+    """[(impl, forward ms list, backward ms list, bytes)] for one point."""
+    torch.manual_seed(1234)
+    inputs, dout, forms = FORMS[lesson](torch, d)
+    out = []
+    for impl in impls:
+        if on_gpu:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        f, b, mem = measure(torch, inputs, dout, forms[impl], repeat)
+        if on_gpu:
+            mem = torch.cuda.max_memory_allocated()
+        out.append((impl, f, b, mem))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lesson", type=int, choices=sorted(SIZES), required=True)
     ap.add_argument("--size", default="small")
+    ap.add_argument("--sweeps", help="bench/sweeps.txt: run every point of the lesson's sweeps instead of --size")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--csv")
+    ap.add_argument("--runs", help="append every timed run here (lesson,impl,size,dims,run,forward_ms,backward_ms,device)")
+    ap.add_argument("--device", default="cpu", help="the device column's name for this machine (the CPU model)")
+    ap.add_argument("--threads", type=int, help="torch threads (default: OPENBLAS_NUM_THREADS, else all cores)")
     ap.add_argument("--compare", metavar="BINARY", help="the C lesson binary to time in the same run")
     a = ap.parse_args()
     try:
@@ -145,36 +340,49 @@ def main():
     except ImportError:
         print("pytorch_baseline: torch is not installed (apt-get install python3-torch, then run with /usr/bin/python3)")
         return 0
-    if a.size not in SIZES[a.lesson]:
+    if not a.sweeps and a.size not in SIZES[a.lesson]:
         sys.exit(f"pytorch_baseline: lesson {a.lesson} has no size {a.size} here ({', '.join(SIZES[a.lesson])})")
-    threads = int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count()))
+    threads = a.threads or int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count()))
     torch.set_num_threads(threads)
-    torch.manual_seed(1234)
-    d = SIZES[a.lesson][a.size]
-    inputs, dout, forms = (lesson1_forms if a.lesson == 1 else lesson2_forms)(torch, d)
-    rows = []
-    for impl, fn in forms.items():
-        f, b, mem = measure(torch, inputs, dout, fn, a.repeat)
-        rows.append((impl, f, b, mem))
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, BLAS: {blas_in_use()}")
-    print(f"lesson {a.lesson} size {a.size}: " + ",".join(f"{k}={v}" for k, v in d.items()))
-    print(f"{'impl':14} {'saved+io bytes':>16} {'forward ms':>11} {'backward ms':>12}   (median of {a.repeat})")
-    for impl, f, b, mem in rows:
-        print(f"{impl:14} {mem:16,d} {f:11.2f} {b:12.2f}")
-    if a.compare:
+    on_gpu = torch.cuda.is_available()
+    if on_gpu:  # every tensor the forms make lands on the GPU; the peak is the caching allocator's
+        torch.set_default_tensor_type(torch.cuda.FloatTensor)
+    torch.mm(torch.randn(64, 64), torch.randn(64, 64))  # map the BLAS before asking which one it is
+    blas = blas_in_use()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads (the C code's: {threads}), BLAS: {blas}")
+    if not on_gpu and "openblas" not in blas.lower() and "mkl" not in blas.lower():
+        print("pytorch_baseline: WARNING: torch is not on an optimized BLAS (install libopenblas0): its times "
+              "are not comparable")
+    device = (torch.cuda.get_device_name() if on_gpu else a.device) + ("" if on_gpu else " saved+io")
+    points = list(sweep_points(a.sweeps, a.lesson)) if a.sweeps else [("size", SIZES[a.lesson][a.size], list(FORMS[a.lesson](torch, SIZES[a.lesson]["tiny"])[2]))]
+    size_col = "custom" if a.sweeps else a.size
+    csv_rows, run_rows, all_rows = [], [], []
+    t_start = time.perf_counter()
+    for k, (sweep, d, impls) in enumerate(points):
+        if not impls:
+            continue
+        dims = ",".join(f"{n}={d[n]}" for n in DIM_ORDER[a.lesson].split())
+        t0 = time.perf_counter()
+        rows = run_point(torch, a.lesson, d, impls, a.repeat, on_gpu)
+        for impl, f, b, mem in rows:
+            fm, bm = statistics.median(f), statistics.median(b)
+            all_rows.append((impl, fm, bm, mem))
+            csv_rows.append([a.lesson, impl, size_col, dims, mem, mem, "", f"{fm:.4f}", f"{bm:.4f}", "", device])
+            run_rows += [[a.lesson, impl, size_col, dims, r + 1, f"{x:.4f}", f"{y:.4f}", device]
+                         for r, (x, y) in enumerate(zip(f, b))]
+            print(f"  lesson {a.lesson} {sweep} {dims:28} {impl:14} {'saved+io' if not on_gpu else 'peak'} "
+                  f"{mem:>14,d} B  forward {fm:9.2f} ms  backward {bm:9.2f} ms  (median of {a.repeat}, "
+                  f"point {time.perf_counter() - t0:.1f} s, elapsed {time.perf_counter() - t_start:.0f} s, "
+                  f"{k + 1}/{len(points)})", flush=True)
+    if a.compare and not a.sweeps:
         c_ms = run_c_lesson(a.compare, a.size, a.repeat)
-        best = next(f + b for impl, f, b, _ in rows if impl == "pytorch-best")
+        best = next(f + b for impl, f, b, _ in all_rows if impl == "pytorch-best")
         print(f"C cpu forward+backward {c_ms:.2f} ms (median of {a.repeat} runs) vs pytorch-best {best:.2f} ms: "
               f"ratio C/torch {c_ms / best:.2f}")
     if a.csv:
-        new = not os.path.exists(a.csv) or os.path.getsize(a.csv) == 0
-        with open(a.csv, "a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(CSV_HEADER)
-            dims = ",".join(f"{k}={v}" for k, v in d.items())
-            for impl, fw, bw, mem in rows:
-                w.writerow([a.lesson, impl, a.size, dims, mem, mem, "", f"{fw:.4f}", f"{bw:.4f}", "", "cpu saved+io"])
+        append_csv(a.csv, CSV_HEADER, csv_rows)
+    if a.runs:
+        append_csv(a.runs, ["lesson", "impl", "size", "dims", "run", "forward_ms", "backward_ms", "device"], run_rows)
     return 0
 
 

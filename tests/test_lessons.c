@@ -11,7 +11,8 @@
  * exact header and one row per implementation that ran, --dump writes every tensor of the definition with its
  * shape and dtype. The generic command-line rejections (unknown flag, bad dims, repeated options, ...) are
  * tested once, on lesson 1, since every lesson parses with the same code. A toy lesson with a deliberately
- * wrong implementation proves that validation prints FAIL and exits non-zero.
+ * wrong implementation proves that validation prints FAIL and exits non-zero. The bench's flags (--repeat,
+ * --times, --predict) are checked on every lesson: predicted rows carry exactly the bytes a run measures.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -281,6 +282,11 @@ START_TEST(cli_rejects_bad_input)
         {"--size tiny --csv /nonexistent-dir/x.csv", "cannot open --csv /nonexistent-dir/x.csv"},
         {"--size tiny --dump README.md", "--dump README.md is not a writable directory"},
         {"--size tiny --timeline /nonexistent-dir/t.csv", "cannot write --timeline"},
+        {"--repeat 0", "--repeat '0' must be an integer from 1 to 100"},
+        {"--repeat 101", "must be an integer from 1 to 100"},
+        {"--predict=1", "option --predict takes no value"},
+        {"--size tiny --predict --repeat 3", "--predict runs nothing"},
+        {"--size tiny --times README.md", "--times README.md has content that is not a lesson CSV"},
     };
     assert_rejects("./build/lesson1", cases, sizeof cases / sizeof cases[0]);
 }
@@ -305,6 +311,80 @@ START_TEST(mem_limit_skips_with_prediction_and_nothing_ran_exits_one)
     ck_assert_msg(rc == 0 && strstr(out, "naive    skipped: predicted peak 138,543,104 bytes"), "rc %d:\n%s", rc, out);
     rc = run_lesson("./build/lesson1", "--size small --impl naive --mem-limit 20M", out, sizeof out);
     ck_assert_msg(rc == 1 && strstr(out, "no implementation ran"), "rc %d:\n%s", rc, out);
+}
+END_TEST
+
+/* The bench's flags, on every lesson: --repeat N times N runs (one --times row each, run 1..N) and keeps the
+ * CSV's one row per implementation; --predict runs nothing and writes rows whose bytes equal what the tracker
+ * measured at the same size (the formulas are exact), with device "predicted" and the times empty. */
+static int csv_field(const char *line, int k, char *out, size_t len) /* k-th field; the quoted dims is one */
+{
+    int f = 0, quoted = 0;
+    size_t o = 0;
+    for (const char *c = line; *c && *c != '\n'; c++) {
+        if (*c == '"') quoted = !quoted;
+        else if (*c == ',' && !quoted) f++;
+        else if (f == k && o + 1 < len) out[o++] = *c;
+    }
+    out[o] = '\0';
+    return f >= k ? 0 : -1;
+}
+
+static void check_repeat_and_predict(const lesson *L)
+{
+    static char out[1 << 16];
+    char bin[64], impls[128], args[512], csv[] = "/tmp/lesson_bench_XXXXXX", times[] = "/tmp/lesson_times_XXXXXX";
+    binary_of(L, bin, sizeof bin);
+    int n = host_impl_list(L, impls, sizeof impls);
+    close(mkstemp(csv));
+    close(mkstemp(times));
+    snprintf(args, sizeof args, "--size tiny --impl %s --repeat 3 --times %s --csv %s", impls, times, csv);
+    ck_assert_msg(run_lesson(bin, args, out, sizeof out) == 0, "%s %s:\n%s", bin, args, out);
+    ck_assert_msg(strstr(out, "the median of 3 runs after one warm-up run"), "%s", out);
+    snprintf(args, sizeof args, "--size tiny --impl %s --predict --csv %s", impls, csv);
+    ck_assert_msg(run_lesson(bin, args, out, sizeof out) == 0, "%s %s:\n%s", bin, args, out);
+    FILE *f = fopen(csv, "r");
+    char line[1024], measured[LESSON_MAX_IMPLS][2][32], field[64];
+    int rows = 0;
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f)); /* header */
+    while (fgets(line, sizeof line, f)) {
+        int k = rows % n;
+        ck_assert_int_eq(csv_field(line, 10, field, sizeof field), 0);
+        if (rows < n) { /* measured: keep peak and live */
+            ck_assert_str_ne(field, "predicted");
+            csv_field(line, 4, measured[k][0], 32);
+            csv_field(line, 5, measured[k][1], 32);
+        } else {
+            ck_assert_msg(strcmp(field, "predicted") == 0, "%s", line);
+            csv_field(line, 4, field, sizeof field);
+            ck_assert_msg(strcmp(field, measured[k][0]) == 0, "predicted peak %s, measured %s", field, measured[k][0]);
+            csv_field(line, 5, field, sizeof field);
+            ck_assert_str_eq(field, measured[k][1]);
+            csv_field(line, 7, field, sizeof field);
+            ck_assert_msg(field[0] == '\0', "a predicted row has a time: %s", line);
+        }
+        rows++;
+    }
+    fclose(f);
+    ck_assert_int_eq(rows, 2 * n);
+    f = fopen(times, "r");
+    rows = 0;
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "lesson,impl,size,dims,run,forward_ms,backward_ms,device\n");
+    while (fgets(line, sizeof line, f)) {
+        csv_field(line, 4, field, sizeof field);
+        ck_assert_int_eq(atoi(field), rows % 3 + 1);
+        rows++;
+    }
+    fclose(f);
+    ck_assert_int_eq(rows, 3 * n);
+    unlink(csv);
+    unlink(times);
+}
+
+START_TEST(repeat_times_and_predict)
+{
+    for (int l = 0; l < nlessons; l++) check_repeat_and_predict(lessons[l]);
 }
 END_TEST
 
@@ -387,6 +467,7 @@ static Suite *lessons_suite(void)
     tcase_add_test(cli, cli_rejects_bad_input);
     tcase_add_test(cli, help_exits_zero_for_every_lesson);
     tcase_add_test(cli, mem_limit_skips_with_prediction_and_nothing_ran_exits_one);
+    tcase_add_test(cli, repeat_times_and_predict);
     tcase_set_timeout(cli, 300);
     suite_add_tcase(s, cli);
     return s;
