@@ -136,6 +136,9 @@ struct lesson {
     const char *(*reference_unfit)(const void *prob);
     double tolerance;                 /* max_rel_err vs float64 that a valid implementation stays under */
     const char *tolerance_why;        /* one sentence, printed under the table */
+    /* Optional: the tolerance at this problem's size, where rounding grows with a dimension (lesson 2's chain
+     * length); replaces `tolerance` when set. */
+    double (*tolerance_of)(const void *prob);
 
     int nimpls;
     lesson_impl impls[LESSON_MAX_IMPLS];
@@ -155,6 +158,7 @@ typedef union {
 size_t lesson_tensor_count(const lesson *L, int i, const void *prob); /* elements; SIZE_MAX on overflow */
 size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob);
 int lesson_find_impl(const lesson *L, const char *name);              /* -1 when absent */
+double lesson_tolerance(const lesson *L, const void *prob);           /* tolerance_of, else tolerance */
 
 /* The whole program: parse argv, run, report. Returns the exit status: 0, 1 (a run failed validation or a
  * formula disagreed with the tracker, or nothing ran), 2 (bad input). */

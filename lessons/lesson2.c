@@ -68,6 +68,14 @@ static void reference(const void *prob, void *const *t, double *const *ref)
     lc_reference_free(&r);
 }
 
+/* Each of the v-1 steps adds a float32 rounding of the running log values and of the step's products, so the
+ * error of log Z and of the gradients grows in proportion to the chain length. */
+static double tolerance_of(const void *prob)
+{
+    double v = (double)((const lc_dims *)prob)->v;
+    return 1e-4 * (v > 64.0 ? v / 64.0 : 1.0);
+}
+
 /* --- adapters ------------------------------------------------------------------------------------------- */
 static_assert(sizeof(naive_lc_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
 static_assert(sizeof(float *) <= sizeof(((lesson_run *)0)->saved), "the saved alphas fit the run");
@@ -241,7 +249,9 @@ const lesson lesson2_def = {
     .fill = fill,
     .reference = reference,
     .tolerance = 1e-4,
-    .tolerance_why = "float32 exp/log recursions over v steps err by ~1e-5 at these sizes; a wrong index errs by O(1)",
+    .tolerance_why = "float32 rounding accumulates over the v-1 recursion steps, so the bound grows linearly: "
+                     "1e-4 * max(1, v/64); measured 6e-6 at v=40 and 1.5e-4 at v=512; a wrong index errs by O(1)",
+    .tolerance_of = tolerance_of,
     .nimpls = 4,
     .impls = {{"naive", "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
                         "intermediate kept", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},

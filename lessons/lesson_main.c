@@ -238,7 +238,7 @@ static void print_report(const driver *dv)
     if (L->legend) printf("%s\n", L->legend);
     if (dv->ref_why) printf("max rel err: not measured (%s), so nothing is validated and no ratio is printed.\n", dv->ref_why);
     else printf("max rel err = max |impl - ref| / max |ref| over every output and gradient against a float64\n"
-                "reference; FAIL above %.0e (%s).\n", L->tolerance, L->tolerance_why);
+                "reference; FAIL above %.1e (%s).\n", lesson_tolerance(L, dv->prob), L->tolerance_why);
     print_untracked(dv);
     for (int k = 0; k < dv->o.nimpl; k++) {
         if (!dv->res[k].row.ran) continue;

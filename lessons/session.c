@@ -39,6 +39,11 @@ size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob)
     return size_mul(lesson_tensor_count(L, i, prob), dtype_size(L->tensors[i].type));
 }
 
+double lesson_tolerance(const lesson *L, const void *prob)
+{
+    return L->tolerance_of ? L->tolerance_of(prob) : L->tolerance;
+}
+
 int lesson_find_impl(const lesson *L, const char *name)
 {
     for (int i = 0; i < L->nimpls; i++)
@@ -201,7 +206,7 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
     res->impl = impl;
     res->row.impl = im->name;
     res->row.max_rel_err = NAN;
-    res->tolerance = im->tolerance > 0 ? im->tolerance : L->tolerance;
+    res->tolerance = im->tolerance > 0 ? im->tolerance : lesson_tolerance(L, prob);
     mem_formula f = im->memory(prob);
     res->row.predicted_peak = f.peak;
     res->row.predicted_forward_live = f.forward_live;
