@@ -442,11 +442,41 @@ static const lesson toy_def = {
               {"wrong", "2x, backward 2.01x", 0, 0, toy_memory, NULL, right_fwd, wrong_bwd, 0}},
 };
 
+/* lesson_main(argv) with stdout and stderr captured into out; returns its status. */
+static int toy_main(char **argv, int argc, char *out, size_t len)
+{
+    char path[] = "/tmp/lesson_toy_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stdout);
+    fflush(stderr);
+    int so = dup(1), se = dup(2);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    int rc = lesson_main(&toy_def, argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    dup2(so, 1);
+    dup2(se, 2);
+    close(so);
+    close(se);
+    ssize_t n = pread(fd, out, len - 1, 0);
+    out[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    return rc;
+}
+
 START_TEST(validation_failure_exits_nonzero)
 {
+    static char out[1 << 15];
     char *right[] = {"toy", "--impl", "right", NULL}, *both[] = {"toy", NULL};
-    ck_assert_int_eq(lesson_main(&toy_def, 3, right), 0);
-    ck_assert_int_eq(lesson_main(&toy_def, 1, both), 1);
+    ck_assert_int_eq(toy_main(right, 3, out, sizeof out), 0);
+    ck_assert_msg(!strstr(out, "FAILED") && !strstr(out, " FAIL  "), "%s", out);
+    ck_assert_int_eq(toy_main(both, 1, out, sizeof out), 1);
+    /* the wrong row says FAIL, no ratio is printed against it, and the exit status says why */
+    ck_assert_msg(strstr(out, "5.00e-03 FAIL") && strstr(out, "FAILED validation") && !strstr(out, "right / wrong"),
+                  "%s", out);
 }
 END_TEST
 
