@@ -2,6 +2,7 @@
 #include "linear_ce_gemm.h"
 
 #include "gemm_cpu.h"
+#include "track.h"
 #include "linear_ce_problem.h"
 
 void lce_bf16_to_f32(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t rows, size_t cols)
@@ -49,4 +50,19 @@ float lce_mean_scale(const int32_t *target, size_t N)
     size_t n = 0;
     for (size_t i = 0; i < N; i++) n += target[i] != LCE_IGNORE;
     return n ? 1.0f / (float)n : 0.0f;
+}
+
+void lce_scale_saved_gradients(const lce_dims *d, float dloss, bf16 **grad_input, float **grad_weight, bf16 **dx,
+                               float **dW)
+{
+    bf16 *gi = *grad_input; /* (N, H) */
+    float *gw = *grad_weight; /* (V, H) */
+    for (size_t i = 0; i < lce_x_count(d); i++) gi[i] = bf16_from_f32(bf16_to_f32(gi[i]) * dloss);
+    for (size_t i = 0; i < lce_w_count(d); i++) gw[i] *= dloss;
+    track_relabel(MEM_HOST, gi, "dx [N,H] bf16 (grad_input, scaled)");
+    track_relabel(MEM_HOST, gw, "dW [V,H] f32 (grad_weight, scaled)");
+    *dx = gi;
+    *dW = gw;
+    *grad_input = NULL;
+    *grad_weight = NULL;
 }

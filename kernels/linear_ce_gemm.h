@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bf16.h"
+#include "linear_ce_problem.h"
 
 /* dst (rows, cols) f32, row stride ldd  <-  src (rows, cols) bf16, row stride lds. Exact. */
 void lce_bf16_to_f32(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t rows, size_t cols);
@@ -42,5 +43,10 @@ void lce_dw_panel(const float *gp, const float *xf, size_t rows, size_t vb, size
 /* 1 / (rows whose target is not LCE_IGNORE): the mean's scale, folded into every gradient element; 0 when every
  * row is ignored (the loss and every gradient are then 0, as Liger's kernel gives; F.cross_entropy says NaN). */
 float lce_mean_scale(const int32_t *target, size_t N);
+/* Backward of both CPU implementations, as Liger's: the gradients forward saved (dloss-free) are scaled by the
+ * upstream dloss in place (grad_input stays bf16, so dx is rounded once more) and handed over as dx and dW; the
+ * saved pointers are cleared. */
+void lce_scale_saved_gradients(const lce_dims *d, float dloss, bf16 **grad_input, float **grad_weight, bf16 **dx,
+                               float **dW);
 
 #endif

@@ -150,20 +150,10 @@ float *naive_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const 
     return loss;
 }
 
+/* Liger's backward: element_mul_kernel(grad_input, grad_output) and the same on grad_weight, in place. */
 void naive_lce_backward(const lce_dims *d, naive_lce_saved *saved, const float *dloss, bf16 **dx, float **dW)
 {
-    /* Liger's backward: element_mul_kernel(grad_input, grad_output) and the same on grad_weight, in place.
-     * grad_input stays bf16, so dx is rounded once more. */
-    float g = dloss[0];
-    for (size_t i = 0; i < lce_x_count(d); i++)
-        saved->grad_input[i] = bf16_from_f32(bf16_to_f32(saved->grad_input[i]) * g);
-    for (size_t i = 0; i < lce_w_count(d); i++) saved->grad_weight[i] *= g;
-    track_relabel(MEM_HOST, saved->grad_input, "dx [N,H] bf16 (grad_input, scaled)");
-    track_relabel(MEM_HOST, saved->grad_weight, "dW [V,H] f32 (grad_weight, scaled)");
-    *dx = saved->grad_input;
-    *dW = saved->grad_weight;
-    saved->grad_input = NULL;
-    saved->grad_weight = NULL;
+    lce_scale_saved_gradients(d, dloss[0], &saved->grad_input, &saved->grad_weight, dx, dW);
 }
 
 /* The inputs: x (N,H) bf16, W (V,H) bf16, target (N,) int32. */

@@ -114,16 +114,7 @@ float *cpu_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const in
 
 void cpu_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dloss, bf16 **dx, float **dW)
 {
-    float g = dloss[0];
-    for (size_t i = 0; i < lce_x_count(d); i++)
-        saved->grad_input[i] = bf16_from_f32(bf16_to_f32(saved->grad_input[i]) * g);
-    for (size_t i = 0; i < lce_w_count(d); i++) saved->grad_weight[i] *= g;
-    track_relabel(MEM_HOST, saved->grad_input, "dx [N,H] bf16 (grad_input, scaled)");
-    track_relabel(MEM_HOST, saved->grad_weight, "dW [V,H] f32 (grad_weight, scaled)");
-    *dx = saved->grad_input;
-    *dW = saved->grad_weight;
-    saved->grad_input = NULL;
-    saved->grad_weight = NULL;
+    lce_scale_saved_gradients(d, dloss[0], &saved->grad_input, &saved->grad_weight, dx, dW);
 }
 
 mem_formula cpu_lce_memory(const lce_dims *d)
