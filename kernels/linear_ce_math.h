@@ -13,6 +13,7 @@
 #define KERNELS_LINEAR_CE_MATH_H
 
 #include <math.h>
+#include "bf16.h"
 #include "hd.h"
 
 typedef struct {
@@ -57,6 +58,15 @@ HD float lce_row_loss(float lse, float z_target) { return lse - z_target; }
 HD float lce_grad(float z, float lse, int is_target, float scale)
 {
     return (expf(z - lse) - (is_target ? 1.0f : 0.0f)) * scale;
+}
+
+/* one logit z = a . b of two bf16 rows of length H, products and sum in fp32 (in index order: deterministic, the
+ * same in forward and in backward's recomputation) */
+HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
+{
+    float s = 0.0f;
+    for (int h = 0; h < H; h++) s += bf16_to_f32(a[h]) * bf16_to_f32(b[h]);
+    return s;
 }
 
 #endif

@@ -4,12 +4,14 @@
  *   naive  naive/linear_ce_chunked.c   the seed's chunk loop: grad_weight += mm(g^T, x).float(), V*H*6 bytes
  *   cpu    optimized/linear_ce_fused.c the same chunks, dW accumulated by the GEMM itself (beta = 1), in fp32
  *   cuda   optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel
+ *   cuda-v2 optimized/linear_ce_cce.cu  no logits buffer: online logsumexp over V, logits recomputed in backward
  * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
  */
 #include "lesson.h"
 
 #include "../kernels/linear_ce_problem.h"
 #include "../naive/linear_ce_chunked.h"
+#include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_fused.h"
 #include "lesson_defs.h"
 #include "linear_ce_reference.h"
@@ -64,6 +66,7 @@ static const char *reference_unfit(const void *prob)
 /* --- adapters ------------------------------------------------------------------------------------------- */
 static_assert(sizeof(naive_lce_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
 static_assert(sizeof(fused_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
+static_assert(sizeof(cce_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2's saved state fits the run");
 
 static void naive_forward(lesson_run *r)
 {
@@ -93,9 +96,20 @@ static void cuda_backward(lesson_run *r)
     cuda_lce_backward(r->prob, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
                       (float **)&r->t[DW]);
 }
+static void cce_forward(lesson_run *r)
+{
+    r->t[LOSS] = cuda_cce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
+}
+static void cce_backward(lesson_run *r)
+{
+    cuda_cce_backward(r->prob, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+                      (float **)&r->t[DW]);
+}
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
+#define cce_forward NULL
+#define cce_backward NULL
 #endif
 
 /* three GEMMs of N*H*V multiply-adds each (logits, dx, dW), whatever the chunking */
@@ -108,6 +122,8 @@ static mem_formula naive_memory(const void *p) { return naive_lce_memory(p); }
 static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(p); }
 static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(p); }
 static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(p); }
+static mem_formula cce_memory(const void *p) { return cuda_cce_memory(p); }
+static const char *cce_unfit(const void *p) { return cuda_cce_unfit(p); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
@@ -140,7 +156,7 @@ static void print_errors(const lesson_report *rep, FILE *f)
     for (int k = 0; k < rep->n; k++) {
         const lesson_result *res = &rep->res[k];
         if (!res->row.ran) continue;
-        fprintf(f, "  %-6s loss %.2e   dx (bf16) %.2e   dW (f32) %.2e\n", res->row.impl,
+        fprintf(f, "  %-7s loss %.2e   dx (bf16) %.2e   dW (f32) %.2e\n", res->row.impl,
                 tensor_err(rep, res, LOSS, DT_F32), tensor_err(rep, res, DX, DT_BF16), tensor_err(rep, res, DW, DT_F32));
     }
 }
@@ -205,7 +221,7 @@ const lesson lesson5_def = {
     .tolerance = 2.0 / 256.0,
     .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
                      "so 2u; naive also rounds the logits (u |z| each), hence its own 16u",
-    .nimpls = 3,
+    .nimpls = 4,
     .impls = {{"naive", "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
                         "(bf16 [V,H] + f32 [V,H] temporaries)", 0, 0, naive_memory, NULL, naive_forward,
                naive_backward, 16.0 / 256.0, gemm_work},
@@ -213,7 +229,10 @@ const lesson lesson5_def = {
                       "dW += g^T x_chunk inside the GEMM (beta = 1)", 0, 0, cpu_memory, NULL, cpu_forward,
                cpu_backward, 0, gemm_work},
               {"cuda", "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel",
-               1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
+               1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
+              {"cuda-v2", "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
+                          "backward recomputes the logits for dx and dW (no cuBLAS)",
+               1, 0, cce_memory, cce_unfit, cce_forward, cce_backward, 0}},
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "

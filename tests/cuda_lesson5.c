@@ -1,4 +1,5 @@
-/* cuda_lesson5.c - lesson 5 on the GPU (or under the CPU emulation of CUDA): the cuda implementation within the
+/* cuda_lesson5.c - lesson 5 on the GPU (or under the CPU emulation of CUDA): the cuda and cuda-v2 implementations
+ * (cuda-v2's cases and tolerances are derived above them, at "cuda-v2"); the cuda implementation within the
  * lesson's bound of the float64 reference, close to cpu (the same algorithm), no less accurate than naive, and
  * its device memory formula equal to the tracker. Run by test_cuda without fork; small sizes so the emulation
  * is quick.
@@ -73,6 +74,89 @@ static void run_case(long long N, long long H, long long V, long long chunk, uin
     lesson_free_slots(L, t);
 }
 
+/* --- cuda-v2: no logits buffer ------------------------------------------------------------------------------
+ * Tolerances: against float64, the lesson's 2u like every implementation (dx is rounded to bf16 once, from fp32
+ * sums of an fp32 gradient: u, within 2u). dW never passes through bf16 in v2: the logit dot (H terms), expf and
+ * the sum over rows (N terms) are fp32, about (H + N) eps32 = 2e-5 relative at small; 1e-3 leaves 50x margin
+ * and still fails any path that rounds g or dW to bf16 (u = 3.9e-3). Memory: formula == tracker to the byte,
+ * device memory back to where it was, and v2's peak under cuda's. */
+static double tensor_rel_err(const lesson *L, const void *prob, const lesson_result *r, double *const *ref, int i,
+                             dtype t)
+{
+    size_t n = lesson_tensor_count(L, i, prob);
+    double m = 0.0, mr = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        m = fmax(m, fabs(dtype_load(r->result[i], t, k) - ref[i][k]));
+        mr = fmax(mr, fabs(ref[i][k]));
+    }
+    return mr > 0.0 ? m / mr : m;
+}
+
+/* ignore: 0 keeps lce_fill's targets (1 in 16 ignored, and row 1); 1 ignores every third row and rows 32..63
+ * (a whole row tile of the dW kernel) and points row 0 at the last vocabulary row (a ragged V-tile) */
+static void run_case_v2(long long N, long long H, long long V, uint64_t seed, int ignore)
+{
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {N, H, V}, opts[1] = {0};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    double *ref[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(L, &prob, seed, t);
+    if (ignore) {
+        int32_t *tg = t[TARGET];
+        for (long long n = 0; n < N; n++)
+            if (n % 3 == 2 || (n >= 32 && n < 64)) tg[n] = LCE_IGNORE;
+        tg[0] = (int32_t)(V - 1);
+    }
+    ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
+    int i2 = lesson_find_impl(L, "cuda-v2"), i1 = lesson_find_impl(L, "cuda");
+    ck_assert_int_ge(i2, 0);
+    ck_assert_int_eq(L->impls[i2].uses_cublas, 0);
+    ck_assert_ptr_null(L->impls[i2].unfit(&prob));
+    lesson_result r2, r1;
+    size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
+    lesson_run_impl(L, &prob, i2, t, &r2);
+    ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
+    lesson_run_impl(L, &prob, i1, t, &r1);
+
+    mem_formula f = L->impls[i2].memory(&prob);
+    ck_assert_uint_eq(r2.row.peak_bytes, f.peak);
+    ck_assert_uint_eq(r2.row.forward_live_bytes, f.forward_live);
+    ck_assert_uint_eq(r2.row.allocs, f.allocs);
+    ck_assert_uint_lt(r2.row.peak_bytes, r1.row.peak_bytes);
+    ck_assert_uint_lt(r2.row.forward_live_bytes, r1.row.forward_live_bytes);
+
+    double e = lesson_max_rel_err(L, &prob, &r2, ref), ew = tensor_rel_err(L, &prob, &r2, ref, DW, DT_F32);
+    ck_assert_msg(e <= 2.0 / 256.0, "cuda-v2 at N=%lld H=%lld V=%lld: max rel err %.3g", N, H, V, e);
+    ck_assert_msg(ew <= 1e-3, "cuda-v2 dW (fp32 throughout) at N=%lld H=%lld V=%lld: rel err %.3g", N, H, V, ew);
+    lesson_result_free(L, &r2);
+    lesson_result_free(L, &r1);
+    lesson_free_ref(L, ref);
+    lesson_free_slots(L, t);
+}
+
+START_TEST(cuda_lce_v2_tiny) { run_case_v2(4, 3, 7, 511, 0); }
+END_TEST
+/* V = 1000: not a multiple of the 128 threads' logit blocks nor of the 32-row V-tiles; N = 37: a ragged row tile */
+START_TEST(cuda_lce_v2_odd) { run_case_v2(37, 24, 1000, 512, 0); }
+END_TEST
+START_TEST(cuda_lce_v2_ignored) { run_case_v2(70, 16, 301, 513, 1); }
+END_TEST
+/* small: no logits buffer, so the peak is below cuda's even without cuda's 32 MiB cuBLAS workspace */
+START_TEST(cuda_lce_v2_small)
+{
+    run_case_v2(256, 128, 4096, 514, 0);
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {256, 128, 4096}, opts[1] = {0};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    mem_formula f2 = L->impls[lesson_find_impl(L, "cuda-v2")].memory(&prob);
+    mem_formula f1 = L->impls[lesson_find_impl(L, "cuda")].memory(&prob);
+    ck_assert_uint_lt(f2.peak, f1.peak - ((size_t)32 << 20));
+}
+END_TEST
+
 START_TEST(cuda_lce_tiny) { run_case(4, 3, 7, 0, 501); }
 END_TEST
 /* rows not a multiple of anything, V not a multiple of the block (256), a ragged last chunk */
@@ -95,5 +179,12 @@ Suite *cuda_lesson5_suite(void)
     tcase_add_test(t, cuda_lce_small);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
+    TCase *t2 = tcase_create("cce-v2");
+    tcase_add_test(t2, cuda_lce_v2_tiny);
+    tcase_add_test(t2, cuda_lce_v2_odd);
+    tcase_add_test(t2, cuda_lce_v2_ignored);
+    tcase_add_test(t2, cuda_lce_v2_small);
+    tcase_set_timeout(t2, 120);
+    suite_add_tcase(s, t2);
     return s;
 }

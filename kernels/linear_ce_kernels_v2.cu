@@ -1,0 +1,160 @@
+/* linear_ce_kernels_v2.cu - lesson 5's cuda-v2 kernels: linear cross-entropy with no logits buffer (the Cut
+ * Cross-Entropy approach). Each logit z[n, v] = x[n] . W[v] is computed in a register when it is needed, used and
+ * dropped; forward keeps one float per row (the logsumexp), backward recomputes every logit from x and W.
+ *
+ *   lce2_forward_kernel  one block per row: each thread streams over its own logits (v = tid, tid + B, ...) with
+ *                        an online logsumexp, the block merges the (max, sum) pairs; lse and the row's loss
+ *   lce2_dx_kernel       one block per row: the row's logits in blocks of B (one per thread), turned into the
+ *                        gradient g = (softmax - onehot) * scale, kept in shared memory for that block only, and
+ *                        g_block . W_block added into an fp32 accumulator [H] in dynamic shared memory
+ *   lce2_dw_kernel       one block per tile of LCE2_TILE_V vocabulary rows, looping over the rows of x in tiles of
+ *                        LCE2_TILE_N: g tile [TILE_N, TILE_V] in shared memory, then dW[tile] += g_tile^T . x_tile
+ *
+ * dW ownership, not atomics: every dW element is written by exactly one thread of one block, which adds the row
+ * tiles in a fixed order, so dW is the same bits on every run (the emulator's two passes check it) and needs no
+ * zeroing launch: the block zeroes its own rows first. The price is that each block recomputes its logits for
+ * every row, which is what recomputation costs anyway. Simple and correct, not fast: the dots are scalar loops
+ * (no tensor cores), chosen so the CPU emulator can run them. The arithmetic is kernels/linear_ce_math.h's.
+ */
+#include "linear_ce_kernels_v2.h"
+
+#include "cuda_check.h"
+#include "launch.h"
+#include "linear_ce_geometry.h"
+#include "linear_ce_math.h"
+#include "linear_ce_problem.h"
+
+static_assert(LCE2_THREADS % LCE_WARP == 0 && LCE2_THREADS / LCE_WARP <= LCE_WARP,
+              "the block merge reads one partial per warp into a single warp");
+static_assert(LCE2_TILE_N * LCE2_TILE_V * sizeof(float) + LCE2_THREADS * sizeof(float) <= LCE2_SMEM_LIMIT,
+              "the dW kernel's g tile fits the static shared memory of a block");
+
+/* (m, s) of the whole block, returned to every thread; called once per kernel (its shared arrays are reused) */
+static __device__ lce_lse_acc lce2_block_lse(lce_lse_acc a)
+{
+    __shared__ float sm[LCE2_THREADS / LCE_WARP], ss[LCE2_THREADS / LCE_WARP];
+    int lane = threadIdx.x % LCE_WARP, warp = threadIdx.x / LCE_WARP;
+    for (int off = LCE_WARP / 2; off > 0; off /= 2) {
+        lce_lse_acc b;
+        b.m = __shfl_down_sync(0xffffffffu, a.m, off);
+        b.s = __shfl_down_sync(0xffffffffu, a.s, off);
+        a = lce_lse_merge(a, b);
+    }
+    if (lane == 0) { sm[warp] = a.m; ss[warp] = a.s; }
+    __syncthreads(); /* the warps' partials are in shared memory before any thread merges them */
+    lce_lse_acc t = lce_lse_init();
+    for (int w = 0; w < LCE2_THREADS / LCE_WARP; w++) {
+        lce_lse_acc b;
+        b.m = sm[w];
+        b.s = ss[w];
+        t = lce_lse_merge(t, b); /* every thread merges the same partials in the same order: same result */
+    }
+    return t;
+}
+
+__global__ void lce2_forward_kernel(int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
+                                    const int32_t *target /* (N,) */, float *lse /* (N,) */,
+                                    float *row_loss /* (N,) */)
+{
+    long long n = blockIdx.x;
+    int t = target[n], tid = threadIdx.x;
+    if (t == LCE_IGNORE) { /* uniform across the block: no barrier is skipped by only some threads */
+        if (tid == 0) { lse[n] = 0.0f; row_loss[n] = 0.0f; }
+        return;
+    }
+    const bf16 *xn = x + n * H; /* (H,) */
+    lce_lse_acc a = lce_lse_init();
+    for (int v = tid; v < V; v += LCE2_THREADS) a = lce_lse_add(a, lce_dot_bf16(xn, W + (long long)v * H, H));
+    float l = lce_lse_finish(lce2_block_lse(a));
+    if (tid == 0) { /* the target logit once more: the same dot in the same order, so the same float */
+        lse[n] = l;
+        row_loss[n] = lce_row_loss(l, lce_dot_bf16(xn, W + (long long)t * H, H));
+    }
+}
+
+__global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
+                               const int32_t *target /* (N,) */, const float *lse /* (N,) */,
+                               const float *scale /* (1,) */, const float *dloss /* (1,) */, bf16 *dx /* (N, H) */)
+{
+    __shared__ float g[LCE2_THREADS]; /* this block of the row's gradient, g[j] for v = v0 + j */
+    DYNAMIC_SHARED(float, acc);       /* (H,) the row's dx in fp32; acc[h] is only touched by thread h % B */
+    long long n = blockIdx.x;
+    int t = target[n], tid = threadIdx.x;
+    bf16 *dxn = dx + n * H;
+    if (t == LCE_IGNORE) { /* uniform across the block */
+        for (int h = tid; h < H; h += LCE2_THREADS) dxn[h] = 0;
+        return;
+    }
+    const bf16 *xn = x + n * H;
+    float sc = scale[0] * dloss[0], ln = lse[n];
+    for (int h = tid; h < H; h += LCE2_THREADS) acc[h] = 0.0f;
+    for (int v0 = 0; v0 < V; v0 += LCE2_THREADS) {
+        int v = v0 + tid, nb = V - v0 < LCE2_THREADS ? V - v0 : LCE2_THREADS;
+        g[tid] = v < V ? lce_grad(lce_dot_bf16(xn, W + (long long)v * H, H), ln, v == t, sc) : 0.0f;
+        __syncthreads(); /* all nb gradients of this block are in g before any thread reads them all */
+        for (int h = tid; h < H; h += LCE2_THREADS) {
+            float s = acc[h];
+            for (int j = 0; j < nb; j++) s += g[j] * bf16_to_f32(W[(long long)(v0 + j) * H + h]);
+            acc[h] = s;
+        }
+        __syncthreads(); /* every thread is done reading g before the next block's gradients overwrite it */
+    }
+    for (int h = tid; h < H; h += LCE2_THREADS) dxn[h] = bf16_from_f32(acc[h]); /* rounded once */
+}
+
+__global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
+                               const int32_t *target /* (N,) */, const float *lse /* (N,) */,
+                               const float *scale /* (1,) */, const float *dloss /* (1,) */, float *dW /* (V, H) */)
+{
+    __shared__ float g[LCE2_TILE_N][LCE2_TILE_V]; /* g[i][j] for row n0 + i, vocabulary row v0 + j */
+    int v0 = blockIdx.x * LCE2_TILE_V, tid = threadIdx.x;
+    int nv = V - v0 < LCE2_TILE_V ? V - v0 : LCE2_TILE_V;
+    float sc = scale[0] * dloss[0];
+    float *dWt = dW + (long long)v0 * H; /* (nv, H) rows owned by this block */
+    /* element e = j H + h of the tile always belongs to thread e % B, here and in the accumulation below, so the
+     * zeroing needs no barrier */
+    for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) dWt[e] = 0.0f;
+    for (int n0 = 0; n0 < N; n0 += LCE2_TILE_N) {
+        int nn = N - n0 < LCE2_TILE_N ? N - n0 : LCE2_TILE_N;
+        for (int e = tid; e < LCE2_TILE_N * LCE2_TILE_V; e += LCE2_THREADS) {
+            int i = e / LCE2_TILE_V, j = e % LCE2_TILE_V;
+            long long n = n0 + i;
+            float gv = 0.0f; /* rows past N, vocabulary rows past V and ignored rows add nothing */
+            if (i < nn && j < nv && target[n] != LCE_IGNORE) {
+                float z = lce_dot_bf16(x + n * H, W + (long long)(v0 + j) * H, H);
+                gv = lce_grad(z, lse[n], v0 + j == target[n], sc);
+            }
+            g[i][j] = gv;
+        }
+        __syncthreads(); /* the whole g tile is written before any thread reads a column of it */
+        for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) {
+            int j = (int)(e / H), h = (int)(e % H);
+            float s = 0.0f;
+            for (int i = 0; i < nn; i++) s += g[i][j] * bf16_to_f32(x[(long long)(n0 + i) * H + h]);
+            dWt[e] += s; /* beta = 1 style: this row tile added onto the earlier ones, in fp32 */
+        }
+        __syncthreads(); /* every thread is done reading g before the next row tile overwrites it */
+    }
+}
+
+void lce2_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *lse,
+                         float *row_loss)
+{
+    LAUNCH(lce2_forward_kernel, N, LCE2_THREADS, 0)(V, H, x, W, target, lse, row_loss);
+    CUDA_CHECK_LAST();
+}
+
+void lce2_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
+                    const float *scale, const float *dloss, bf16 *dx)
+{
+    LAUNCH(lce2_dx_kernel, N, LCE2_THREADS, LCE2_DX_SMEM_BYTES(H))(V, H, x, W, target, lse, scale, dloss, dx);
+    CUDA_CHECK_LAST();
+}
+
+void lce2_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
+                    const float *scale, const float *dloss, float *dW)
+{
+    unsigned tiles = (unsigned)((V + LCE2_TILE_V - 1) / LCE2_TILE_V);
+    LAUNCH(lce2_dw_kernel, tiles, LCE2_THREADS, 0)(N, V, H, x, W, target, lse, scale, dloss, dW);
+    CUDA_CHECK_LAST();
+}
