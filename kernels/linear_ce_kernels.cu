@@ -15,6 +15,7 @@
 #include "launch.h"
 #include "linear_ce_geometry.h"
 #include "linear_ce_math.h"
+#include "linear_ce_reduce.cuh"
 #include "linear_ce_problem.h"
 
 static_assert(LCE_ROW_THREADS % LCE_WARP == 0 && LCE_ROW_THREADS / LCE_WARP <= LCE_WARP,
@@ -41,12 +42,7 @@ __device__ lce_lse_acc block_lse(lce_lse_acc a)
 {
     __shared__ float sm[LCE_ROW_THREADS / LCE_WARP], ss[LCE_ROW_THREADS / LCE_WARP];
     int lane = threadIdx.x % LCE_WARP, warp = threadIdx.x / LCE_WARP, nw = blockDim.x / LCE_WARP;
-    for (int off = LCE_WARP / 2; off > 0; off /= 2) {
-        lce_lse_acc b;
-        b.m = __shfl_down_sync(0xffffffffu, a.m, off);
-        b.s = __shfl_down_sync(0xffffffffu, a.s, off);
-        a = lce_lse_merge(a, b);
-    }
+    a = lce_warp_lse(a);
     if (lane == 0) { sm[warp] = a.m; ss[warp] = a.s; }
     __syncthreads(); /* the warps' partials are in shared memory */
     lce_lse_acc t = lce_lse_init();

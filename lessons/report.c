@@ -137,16 +137,31 @@ int report_nothing_ran(const char *program, const impl_row *rows, int n)
     return 1;
 }
 
-int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n)
+/* Opens path for appending, writing header first when the file is new or empty; NULL (and a message) on failure. */
+static FILE *open_csv(const char *path, const char *header)
 {
     struct stat st;
     int need_header = stat(path, &st) != 0 || st.st_size == 0;
     FILE *f = fopen(path, "a");
     if (!f) {
         fprintf(stderr, "error: cannot open %s for appending: %s\n", path, strerror(errno));
-        return -1;
+        return NULL;
     }
-    if (need_header) fputs(CSV_HEADER, f);
+    if (need_header) fputs(header, f);
+    return f;
+}
+
+static int close_csv(FILE *f, const char *path)
+{
+    if (fclose(f) == 0) return 0;
+    fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
+    return -1;
+}
+
+int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n)
+{
+    FILE *f = open_csv(path, CSV_HEADER);
+    if (!f) return -1;
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         if (r->predicted && !r->ran) {
@@ -163,11 +178,7 @@ int report_csv(const char *path, int lesson, const char *size, const char *dims,
         if (!isnan(r->max_rel_err)) fprintf(f, "%.6e", r->max_rel_err);
         fprintf(f, ",%s\n", r->device);
     }
-    if (fclose(f) != 0) {
-        fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return close_csv(f, path);
 }
 
 static const char TIMES_HEADER[] = "lesson,impl,size,dims,run,forward_ms,backward_ms,device\n";
@@ -180,20 +191,10 @@ int report_prepare_times(const char *program, const char *path)
 int report_times_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *row,
                      const double *forward_ms, const double *backward_ms, int runs)
 {
-    struct stat st;
-    int need_header = stat(path, &st) != 0 || st.st_size == 0;
-    FILE *f = fopen(path, "a");
-    if (!f) {
-        fprintf(stderr, "error: cannot open %s for appending: %s\n", path, strerror(errno));
-        return -1;
-    }
-    if (need_header) fputs(TIMES_HEADER, f);
+    FILE *f = open_csv(path, TIMES_HEADER);
+    if (!f) return -1;
     for (int k = 0; k < runs; k++)
         fprintf(f, "%d,%s,%s,\"%s\",%d,%.4f,%.4f,%s\n", lesson, row->impl, size, dims, k + 1, forward_ms[k],
                 backward_ms[k], row->device);
-    if (fclose(f) != 0) {
-        fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return close_csv(f, path);
 }
