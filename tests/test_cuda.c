@@ -22,7 +22,7 @@ int main(void)
     for (int i = 0; i < 5; i++)
         if (suites[i]) srunner_add_suite(sr, suites[i]());
     srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
+    srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose names every test */
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
