@@ -36,6 +36,16 @@ typedef struct {
 static inline size_t lce_x_count(const lce_dims *d) { return size_mul(d->N, d->H); }
 static inline size_t lce_w_count(const lce_dims *d) { return size_mul(d->V, d->H); }
 static inline size_t lce_chunks(const lce_dims *d) { return (d->N + d->chunk - 1) / d->chunk; }
+/* Bytes every implementation holds: the inputs x (N,H) bf16, W (V,H) bf16, target (N) int32, and the
+ * gradients dx (N,H) bf16 and dW (V,H) f32. The memory formulas add their own temporaries to these. */
+static inline size_t lce_input_bytes(const lce_dims *d)
+{
+    return size_add(size_add(size_mul(2, lce_x_count(d)), size_mul(2, lce_w_count(d))), size_mul(4, d->N));
+}
+static inline size_t lce_grad_bytes(const lce_dims *d)
+{
+    return size_add(size_mul(4, lce_w_count(d)), size_mul(2, lce_x_count(d)));
+}
 /* rows of chunk k (the last one may be short) */
 static inline size_t lce_chunk_rows(const lce_dims *d, size_t k)
 {

@@ -157,23 +157,18 @@ void naive_lce_backward(const lce_dims *d, naive_lce_saved *saved, const float *
 }
 
 /* The inputs: x (N,H) bf16, W (V,H) bf16, target (N,) int32. */
-static size_t input_bytes(const lce_dims *d)
-{
-    return size_add(size_add(size_mul(2, lce_x_count(d)), size_mul(2, lce_w_count(d))), size_mul(4, d->N));
-}
-
 mem_formula naive_lce_memory(const lce_dims *d)
 {
     size_t VH = lce_w_count(d), c = d->chunk;
     /* in the loop: inputs, grad_weight 4VH, grad_input 2NH, loss_1d 4N, the scratch */
-    size_t loop = size_add(size_add(input_bytes(d), size_mul(4, VH)),
+    size_t loop = size_add(size_add(lce_input_bytes(d), size_mul(4, VH)),
                            size_add(size_mul(2, lce_x_count(d)), size_add(size_mul(4, d->N), naive_lce_scratch_bytes(d))));
     /* the first (longest) chunk: its logits 2cV, then either the grad_input product 2cH or the bf16 product and
      * its f32 copy, 6VH, together */
     size_t dxs = size_mul(2, size_mul(c, d->H)), dws = size_mul(6, VH);
     size_t chunk_peak = size_add(loop, size_add(size_mul(2, size_mul(c, d->V)), dxs > dws ? dxs : dws));
     mem_formula m;
-    m.forward_live = size_add(size_add(input_bytes(d), size_mul(4, VH)), size_add(size_mul(2, lce_x_count(d)), 4));
+    m.forward_live = size_add(size_add(lce_input_bytes(d), size_mul(4, VH)), size_add(size_mul(2, lce_x_count(d)), 4));
     size_t tail = size_add(m.forward_live, size_mul(4, d->N)); /* loss and loss_1d together */
     size_t bwd = size_add(m.forward_live, 4);                  /* + dloss */
     m.peak = chunk_peak > tail ? chunk_peak : tail;

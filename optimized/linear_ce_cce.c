@@ -25,8 +25,7 @@ size_t cuda_cce_workspace_bytes(const lce_dims *d)
  * Backward: dloss (4) arrives, then dx (2NH), dW (4VH) and the recounted scale (4); lse and scale are freed last. */
 mem_formula cuda_cce_memory(const lce_dims *d)
 {
-    size_t inputs = size_add(size_add(size_mul(2, lce_x_count(d)), size_mul(2, lce_w_count(d))), size_mul(4, d->N));
-    size_t grads = size_add(size_mul(4, lce_w_count(d)), size_mul(2, lce_x_count(d)));
+    size_t inputs = lce_input_bytes(d), grads = lce_grad_bytes(d);
     size_t lse = size_mul(4, d->N);
     mem_formula m;
     m.forward_live = size_add(size_add(inputs, lse), 4);                           /* + loss */

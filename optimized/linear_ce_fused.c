@@ -119,8 +119,7 @@ void cpu_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dl
 
 mem_formula cpu_lce_memory(const lce_dims *d)
 {
-    size_t inputs = size_add(size_add(size_mul(2, lce_x_count(d)), size_mul(2, lce_w_count(d))), size_mul(4, d->N));
-    size_t grads = size_add(size_mul(4, lce_w_count(d)), size_mul(2, lce_x_count(d)));
+    size_t inputs = lce_input_bytes(d), grads = lce_grad_bytes(d);
     mem_formula m;
     size_t loop = size_add(size_add(inputs, grads), cpu_lce_workspace_bytes(d)); /* workspace, then loss */
     m.forward_live = size_add(size_add(inputs, grads), 4);
@@ -149,8 +148,7 @@ size_t cuda_lce_workspace_bytes(const lce_dims *d)
 
 mem_formula cuda_lce_memory(const lce_dims *d)
 {
-    size_t inputs = size_add(size_add(size_mul(2, lce_x_count(d)), size_mul(2, lce_w_count(d))), size_mul(4, d->N));
-    size_t grads = size_add(size_mul(4, lce_w_count(d)), size_mul(2, lce_x_count(d)));
+    size_t inputs = lce_input_bytes(d), grads = lce_grad_bytes(d);
     size_t base = size_add(size_add(inputs, grads), CUBLAS_WORKSPACE_BYTES_C);
     mem_formula m;
     m.forward_live = size_add(base, 4);                                      /* + loss */
