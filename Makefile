@@ -60,9 +60,8 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudar
 endif
 
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
-RUNTIME_C  := kernels/dtype.c kernels/track.c kernels/arena.c kernels/rng.c kernels/timer.c kernels/compare.c \
-              kernels/gradcheck.c kernels/gemm_cpu.c
-RUNTIME_CU := kernels/cuda_track.cu
+RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c)
+RUNTIME_CU := kernels/runtime/cuda_track.cu
 SESSION_C  := lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
               lessons/session.c lessons/lesson_main.c lessons/lesson_output.c
 
@@ -80,7 +79,7 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lm -pthread
 else
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm -pthread)
 endif
-TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c)
+TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c tests/gradcheck.c)
 
 include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, test_emu, test-emu
 
@@ -196,7 +195,7 @@ clean:
 	rm -rf build
 
 # ---- rules -----------------------------------------------------------------------------------------------
-$(BIN)/test_runtime: $(OBJ)/tests/test_runtime.o $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/test_runtime: $(OBJ)/tests/test_runtime.o $(OBJ)/tests/gradcheck.o $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 # Every lesson's definition, table-driven: formula == tracker, validation, determinism, no leaks, gradients.

@@ -13,7 +13,7 @@
 #define KERNELS_BMM_PROBLEM_H
 
 #include <stddef.h>
-#include "mem_formula.h"
+#include "runtime/mem_formula.h"
 
 typedef struct {
     size_t B, G, K, N;

@@ -12,7 +12,7 @@
 #ifndef KERNELS_GRU_CELL_MATH_H
 #define KERNELS_GRU_CELL_MATH_H
 
-#include "hd.h"
+#include "runtime/hd.h"
 #include <math.h>
 
 HD float gru_sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }

@@ -13,7 +13,7 @@
 #define KERNELS_GRU_PROBLEM_H
 
 #include <stddef.h>
-#include "size_math.h"
+#include "runtime/size_math.h"
 
 typedef struct {
     size_t T; /* steps */

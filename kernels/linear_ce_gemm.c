@@ -1,8 +1,8 @@
 /* linear_ce_gemm.c - lesson 5's bf16 GEMMs on the CPU (see linear_ce_gemm.h): convert a panel, call sgemm_cpu. */
 #include "linear_ce_gemm.h"
 
-#include "gemm_cpu.h"
-#include "track.h"
+#include "runtime/gemm_cpu.h"
+#include "runtime/track.h"
 #include "linear_ce_problem.h"
 
 void lce_bf16_to_f32(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t rows, size_t cols)

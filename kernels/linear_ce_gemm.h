@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "bf16.h"
+#include "runtime/bf16.h"
 #include "linear_ce_problem.h"
 
 /* dst (rows, cols) f32, row stride ldd  <-  src (rows, cols) bf16, row stride lds. Exact. */

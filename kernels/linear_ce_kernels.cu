@@ -11,8 +11,8 @@
  */
 #include "linear_ce_kernels.h"
 
-#include "cuda_check.h"
-#include "launch.h"
+#include "runtime/cuda_check.h"
+#include "runtime/launch.h"
 #include "linear_ce_geometry.h"
 #include "linear_ce_math.h"
 #include "linear_ce_reduce.cuh"

@@ -4,7 +4,7 @@
 #define KERNELS_LINEAR_CE_KERNELS_H
 
 #include <stdint.h>
-#include "bf16.h"
+#include "runtime/bf16.h"
 
 /* scale (1,) = 1 / (rows of target (N,) that are not LCE_IGNORE), 0 when none */
 void lce_launch_mean_scale(long long N, const int32_t *target, float *scale);

@@ -6,7 +6,7 @@
 #define KERNELS_LINEAR_CE_KERNELS_V2_H
 
 #include <stdint.h>
-#include "bf16.h"
+#include "runtime/bf16.h"
 
 /* x (N, H) bf16, W (V, H) bf16, target (N,) -> lse (N,) and row_loss (N,) = lse - z[t] (0 for ignored rows) */
 void lce2_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *lse,

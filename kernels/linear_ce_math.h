@@ -13,8 +13,8 @@
 #define KERNELS_LINEAR_CE_MATH_H
 
 #include <math.h>
-#include "bf16.h"
-#include "hd.h"
+#include "runtime/bf16.h"
+#include "runtime/hd.h"
 
 typedef struct {
     float m; /* running maximum; -inf before the first element */

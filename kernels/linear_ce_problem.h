@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "size_math.h"
+#include "runtime/size_math.h"
 
 #define LCE_IGNORE (-100) /* PyTorch's default ignore_index */
 

@@ -14,7 +14,7 @@
 #define KERNELS_LOGCHAIN_MATH_H
 
 #include <math.h>
-#include "hd.h"
+#include "runtime/hd.h"
 
 /* exp(a - m), the weight of a log value a under the shift m (m is the running max, so the result is in (0, 1]) */
 HD float lc_weight(float a, float m) { return expf(a - m); }

@@ -16,7 +16,7 @@
 #define KERNELS_LOGCHAIN_PROBLEM_H
 
 #include <stddef.h>
-#include "mem_formula.h"
+#include "runtime/mem_formula.h"
 
 typedef struct {
     size_t n, t, v, c;

@@ -9,7 +9,7 @@
 #ifndef KERNELS_MAXSIM_MATH_H
 #define KERNELS_MAXSIM_MATH_H
 
-#include "hd.h"
+#include "runtime/hd.h"
 
 /* 1 when score v at column n beats the running best bv at column bn: greater, or equal with a lower n. */
 HD int ms_better(float v, long long n, float bv, long long bn) { return v > bv || (v == bv && n < bn); }

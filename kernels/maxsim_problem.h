@@ -18,7 +18,7 @@
 #define KERNELS_MAXSIM_PROBLEM_H
 
 #include <stddef.h>
-#include "size_math.h"
+#include "runtime/size_math.h"
 
 typedef struct {
     size_t I, J, M, N, K;

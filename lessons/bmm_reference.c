@@ -1,6 +1,6 @@
 #include "bmm_reference.h"
 
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 #include <math.h>
 

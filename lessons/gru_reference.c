@@ -1,7 +1,7 @@
 /* gru_reference.c - float64 forward and backward through time of lesson 4's cell (gru_reference.h). */
 #include "gru_reference.h"
 
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 #include <math.h>
 #include <string.h>

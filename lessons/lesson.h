@@ -23,8 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../kernels/dtype.h"
-#include "../kernels/mem_formula.h"
+#include "../kernels/runtime/dtype.h"
+#include "../kernels/runtime/mem_formula.h"
 #include "report.h"
 
 #define LESSON_MAX_DIMS 8

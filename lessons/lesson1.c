@@ -8,7 +8,7 @@
  */
 #include "lesson.h"
 
-#include "../kernels/rng.h"
+#include "../kernels/runtime/rng.h"
 #include "../naive/bmm_broadcast.h"
 #include "../optimized/bmm_grouped.h"
 #include "bmm_reference.h"

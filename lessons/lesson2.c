@@ -7,8 +7,8 @@
  */
 #include "lesson.h"
 
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 #include "../naive/logchain_tree.h"
 #include "../optimized/logchain_forward.h"
 #include "lesson_defs.h"

@@ -11,9 +11,9 @@
  */
 #include "lesson.h"
 
-#include "../kernels/arena.h"
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/arena.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 #include "../naive/gru_eager.h"
 #include "../optimized/gru_fused.h"
 #include "gru_reference.h"

@@ -6,13 +6,13 @@
  */
 #include "lesson.h"
 
-#include "../kernels/gemm_cpu.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/gemm_cpu.h"
+#include "../kernels/runtime/track.h"
 #include "cli.h"
 #include "impl_gate.h"
 #include "lesson_output.h"
 #ifdef HAVE_CUDA
-#include "../kernels/cuda_track.h"
+#include "../kernels/runtime/cuda_track.h"
 #endif
 
 #include <math.h>

@@ -1,8 +1,8 @@
 /* lesson_output.c - .npy dumps and the allocation timeline of a lesson run. */
 #include "lesson_output.h"
 
-#include "../kernels/bf16.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/bf16.h"
+#include "../kernels/runtime/track.h"
 #include "npy.h"
 
 #include <errno.h>

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 
 static size_t count_valid(const int32_t *target, size_t N)
 {

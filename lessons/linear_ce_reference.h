@@ -4,7 +4,7 @@
 #define LESSONS_LINEAR_CE_REFERENCE_H
 
 #include <stdint.h>
-#include "../kernels/bf16.h"
+#include "../kernels/runtime/bf16.h"
 #include "../kernels/linear_ce_problem.h"
 
 /* loss (1,), dx (N, H), dW (V, H): caller-owned doubles. x (N, H), W (V, H) bf16; target (N,); dloss scalar.

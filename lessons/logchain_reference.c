@@ -1,7 +1,7 @@
 /* logchain_reference.c - forward-backward in double, one chain (row) at a time. */
 #include "logchain_reference.h"
 
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 #include <math.h>
 

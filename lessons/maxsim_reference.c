@@ -1,7 +1,7 @@
 /* maxsim_reference.c - float64 MaxSim and its gradients, one (i, j, m) at a time (see maxsim_reference.h). */
 #include "maxsim_reference.h"
 
-#include "../kernels/rng.h"
+#include "../kernels/runtime/rng.h"
 
 #include <string.h>
 

@@ -6,7 +6,7 @@
 #define LESSONS_NPY_H
 
 #include <stddef.h>
-#include "../kernels/dtype.h"
+#include "../kernels/runtime/dtype.h"
 
 /* Returns 0 on success; on failure prints why (path and errno text) and returns -1. */
 int npy_write(const char *path, const void *data, dtype t, int ndim, const size_t *shape);

@@ -12,13 +12,13 @@
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "lesson.h"
 
-#include "../kernels/compare.h"
-#include "../kernels/timer.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/compare.h"
+#include "../kernels/runtime/timer.h"
+#include "../kernels/runtime/track.h"
 #include "lesson_output.h"
 #include "tensor_copy.h"
 #ifdef HAVE_CUDA
-#include "../kernels/cuda_track.h"
+#include "../kernels/runtime/cuda_track.h"
 #endif
 
 #include <math.h>

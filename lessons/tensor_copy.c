@@ -1,8 +1,8 @@
 #include "tensor_copy.h"
 
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 #ifdef HAVE_CUDA
-#include "../kernels/cuda_track.h"
+#include "../kernels/runtime/cuda_track.h"
 #endif
 
 #include <string.h>

@@ -21,7 +21,7 @@
 #define NAIVE_GRU_EAGER_H
 
 #include "../kernels/gru_problem.h"
-#include "../kernels/mem_formula.h"
+#include "../kernels/runtime/mem_formula.h"
 
 /* What autograd keeps for one step (see above); gx is the step's dx_t, held by unbind's backward. */
 typedef struct {

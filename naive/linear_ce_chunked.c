@@ -8,10 +8,10 @@
 
 #include <string.h>
 
-#include "../kernels/arena.h"
+#include "../kernels/runtime/arena.h"
 #include "../kernels/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 typedef struct {
     float *xf;  /* (chunk, H) the chunk's x rows in f32 */

@@ -21,9 +21,9 @@
 #define NAIVE_LINEAR_CE_CHUNKED_H
 
 #include <stdint.h>
-#include "../kernels/bf16.h"
+#include "../kernels/runtime/bf16.h"
 #include "../kernels/linear_ce_problem.h"
-#include "../kernels/mem_formula.h"
+#include "../kernels/runtime/mem_formula.h"
 
 typedef struct {
     float *grad_weight; /* (V, H) f32: dloss-free dW, accumulated over the chunks */

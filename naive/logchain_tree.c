@@ -10,8 +10,8 @@
  */
 #include "logchain_tree.h"
 
-#include "../kernels/gemm_cpu.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/gemm_cpu.h"
+#include "../kernels/runtime/track.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,9 +5,9 @@
  */
 #include "maxsim_einsum.h"
 
-#include "../kernels/gemm_cpu.h"
+#include "../kernels/runtime/gemm_cpu.h"
 #include "../kernels/maxsim_math.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 #include <string.h>
 

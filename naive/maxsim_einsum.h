@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 #include "../kernels/maxsim_problem.h"
-#include "../kernels/mem_formula.h"
+#include "../kernels/runtime/mem_formula.h"
 
 typedef struct {
     int64_t *idx; /* [I, J, M] max(-1).indices, int64 as torch returns them */

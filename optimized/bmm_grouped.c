@@ -1,8 +1,8 @@
 /* bmm_grouped.c - lesson 1's grouped GEMM on the CPU. */
 #include "bmm_grouped.h"
 
-#include "../kernels/gemm_cpu.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/gemm_cpu.h"
+#include "../kernels/runtime/track.h"
 
 float *cpu_bmm_forward(const bmm_dims *d, const float *x, const float *W)
 {
@@ -39,7 +39,7 @@ bmm_memory cpu_bmm_memory(const bmm_dims *d)
     return m;
 }
 
-#include "../kernels/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES; declarations only, no CUDA needed */
+#include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES; declarations only, no CUDA needed */
 #include <limits.h>
 
 bmm_memory cuda_bmm_memory(const bmm_dims *d)

@@ -3,8 +3,8 @@
  * strides express the grouping, and cuBLAS reduces over B inside dW's GEMM. */
 #include "bmm_grouped.h"
 
-#include "../kernels/cublas_rowmajor.h"
-#include "../kernels/cuda_track.h"
+#include "../kernels/runtime/cublas_rowmajor.h"
+#include "../kernels/runtime/cuda_track.h"
 
 extern "C" float *cuda_bmm_forward(const bmm_dims *d, const float *x, const float *W)
 {

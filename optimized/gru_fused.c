@@ -3,10 +3,10 @@
  * S_t = ws->S + (t mod cap) B 6H, row i of it is [r u n zn z e] (each H wide), row stride 6H. */
 #include "gru_fused.h"
 
-#include "../kernels/arena.h"
-#include "../kernels/gemm_cpu.h"
+#include "../kernels/runtime/arena.h"
+#include "../kernels/runtime/gemm_cpu.h"
 #include "../kernels/gru_cell_math.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 #define SW GRU_SAVED_PER_ROW
 
@@ -218,7 +218,7 @@ mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o)
     return m;
 }
 
-#include "../kernels/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES: a constant, no CUDA needed */
+#include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES: a constant, no CUDA needed */
 #include <limits.h>
 
 mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o)

@@ -8,13 +8,13 @@
 extern "C" {
 #include "gru_fused.h"
 
-#include "../kernels/arena.h"
-#include "../kernels/cuda_track.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/arena.h"
+#include "../kernels/runtime/cuda_track.h"
+#include "../kernels/runtime/track.h"
 }
-#include "../kernels/cublas_rowmajor.h"
+#include "../kernels/runtime/cublas_rowmajor.h"
 #include "../kernels/gru_kernels.h"
-#include "../kernels/launch.h"
+#include "../kernels/runtime/launch.h"
 
 #define SW GRU_SAVED_PER_ROW
 

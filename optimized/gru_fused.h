@@ -23,7 +23,7 @@
 #define OPTIMIZED_GRU_FUSED_H
 
 #include "../kernels/gru_problem.h"
-#include "../kernels/mem_formula.h"
+#include "../kernels/runtime/mem_formula.h"
 #include "../naive/gru_eager.h" /* gru_grads */
 
 typedef struct {

@@ -6,11 +6,11 @@
  */
 #include "linear_ce_cce.h"
 
-#include "../kernels/cuda_check.h"
-#include "../kernels/cuda_track.h"
+#include "../kernels/runtime/cuda_check.h"
+#include "../kernels/runtime/cuda_track.h"
 #include "../kernels/linear_ce_kernels.h"
 #include "../kernels/linear_ce_kernels_v2.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 extern "C" float *cuda_cce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                                    cce_lce_saved *saved)

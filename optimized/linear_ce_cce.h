@@ -15,14 +15,14 @@
 #define OPTIMIZED_LINEAR_CE_CCE_H
 
 #include <stdint.h>
-#include "../kernels/bf16.h"
+#include "../kernels/runtime/bf16.h"
 #include "../kernels/linear_ce_problem.h"
-#include "../kernels/mem_formula.h"
+#include "../kernels/runtime/mem_formula.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "../kernels/arena.h" /* a C header without its own extern "C" */
+#include "../kernels/runtime/arena.h" /* a C header without its own extern "C" */
 
 /* what forward saves: the inputs by reference (autograd's save_for_backward) and one float per row */
 typedef struct {

@@ -8,10 +8,10 @@
 #include <limits.h>
 #include <string.h>
 
-#include "../kernels/arena.h"
+#include "../kernels/runtime/arena.h"
 #include "../kernels/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 typedef struct {
     float *logits; /* (chunk, V) f32; after the row pass, row r holds its bf16 gradient in its first half */

@@ -10,15 +10,15 @@
  */
 #include "linear_ce_fused.h"
 
-#include "../kernels/cuda_check.h"
-#include "../kernels/cuda_track.h"
+#include "../kernels/runtime/cuda_check.h"
+#include "../kernels/runtime/cuda_track.h"
 #include "../kernels/linear_ce_kernels.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 static_assert(CUBLAS_WORKSPACE_BYTES == CUBLAS_WORKSPACE_BYTES_C, "the C formula's cuBLAS workspace is the real one");
 
 /* Row-major C (M, N) = alpha op(A) op(B) + beta C with any cuBLAS data types, as column-major C^T = op(B)^T op(A)^T
- * (kernels/gemm_layout.h's mapping): the operands swap, M and N swap, each keeps its own transpose flag. */
+ * (kernels/runtime/gemm_layout.h's mapping): the operands swap, M and N swap, each keeps its own transpose flag. */
 static void gemm_ex_rowmajor(int transA, int transB, int M, int N, int K, const void *A, cudaDataType ta, int lda,
                              const void *B, cudaDataType tb, int ldb, float beta, void *C, cudaDataType tc, int ldc)
 {

@@ -15,14 +15,14 @@
 #define OPTIMIZED_LINEAR_CE_FUSED_H
 
 #include <stdint.h>
-#include "../kernels/bf16.h"
+#include "../kernels/runtime/bf16.h"
 #include "../kernels/linear_ce_problem.h"
-#include "../kernels/mem_formula.h"
+#include "../kernels/runtime/mem_formula.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "../kernels/arena.h" /* a C header without its own extern "C" */
+#include "../kernels/runtime/arena.h" /* a C header without its own extern "C" */
 
 typedef struct {
     float *grad_weight; /* (V, H) f32 */
@@ -45,7 +45,7 @@ mem_formula cpu_lce_memory(const lce_dims *d);
 float *cuda_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                         fused_lce_saved *saved);
 void cuda_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dloss, bf16 **dx, float **dW);
-/* The device workspace, carved from one dev_alloc block (kernels/arena.h): */
+/* The device workspace, carved from one dev_alloc block (kernels/runtime/arena.h): */
 typedef struct {
     float *logits;   /* (chunk, V) f32 logits; the row kernel writes row r's bf16 gradient over its first half */
     float *row_loss; /* (N,) f32 each row's loss (0 for ignored rows), summed at the end */

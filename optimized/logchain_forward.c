@@ -6,9 +6,9 @@
  */
 #include "logchain_forward.h"
 
-#include "../kernels/gemm_cpu.h"
+#include "../kernels/runtime/gemm_cpu.h"
 #include "../kernels/logchain_math.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 #include <math.h>
 
@@ -159,7 +159,7 @@ lc_memory cpu_lc_memory(const lc_dims *d)
     return m;
 }
 
-#include "../kernels/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES; declarations only, no CUDA needed */
+#include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES; declarations only, no CUDA needed */
 #include "../kernels/logchain_geometry.h"
 #include <limits.h>
 

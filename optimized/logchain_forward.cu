@@ -6,17 +6,17 @@
  *       one log_vecmat launch (forward), dbulk + log_vecmat + posterior (backward); s looped on the host.
  *   v2  cuda_lc_forward / cuda_lc_backward: the CPU version's factorisation. Per step, for all s at once:
  *       one strided-batched GEMM + one row kernel (forward); two GEMMs + one row kernel (backward).
- * Every launch is LAUNCH(...) + CUDA_CHECK_LAST() (kernels/launch.h), so the CPU emulator runs this file.
+ * Every launch is LAUNCH(...) + CUDA_CHECK_LAST() (kernels/runtime/launch.h), so the CPU emulator runs this file.
  */
 #include "logchain_forward.h"
 
-#include "../kernels/cublas_rowmajor.h"
-#include "../kernels/cuda_check.h"
-#include "../kernels/cuda_track.h"
-#include "../kernels/launch.h"
+#include "../kernels/runtime/cublas_rowmajor.h"
+#include "../kernels/runtime/cuda_check.h"
+#include "../kernels/runtime/cuda_track.h"
+#include "../kernels/runtime/launch.h"
 #include "../kernels/logchain_geometry.h"
 #include "../kernels/logchain_kernels.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 
 /* ---- v1 ------------------------------------------------------------------------------------------------ */
 

@@ -7,12 +7,12 @@
  */
 #include "maxsim_fused.h"
 
-#include "../kernels/arena.h"
-#include "../kernels/gemm_cpu.h"
+#include "../kernels/runtime/arena.h"
+#include "../kernels/runtime/gemm_cpu.h"
 #include "../kernels/maxsim_geometry.h"
 #include "../kernels/maxsim_math.h"
-#include "../kernels/timer.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/timer.h"
+#include "../kernels/runtime/track.h"
 
 #include <limits.h>
 #include <string.h>

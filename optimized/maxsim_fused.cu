@@ -6,9 +6,9 @@
  */
 #include "maxsim_fused.h"
 
-#include "../kernels/cuda_check.h"
-#include "../kernels/cuda_track.h"
-#include "../kernels/launch.h"
+#include "../kernels/runtime/cuda_check.h"
+#include "../kernels/runtime/cuda_track.h"
+#include "../kernels/runtime/launch.h"
 #include "../kernels/maxsim_geometry.h"
 #include "../kernels/maxsim_kernels.cuh"
 

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 #include "../kernels/maxsim_problem.h"
-#include "../kernels/mem_formula.h"
+#include "../kernels/runtime/mem_formula.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,8 +5,8 @@
 #include "cuda_suites.h"
 #include <string.h>
 
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 #include "bmm_testing.h"
 #include "../lessons/bmm_reference.h"
 

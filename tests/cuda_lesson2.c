@@ -17,8 +17,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 #include "../lessons/logchain_reference.h"
 #include "lc_testing.h"
 #include "../optimized/logchain_forward.h"

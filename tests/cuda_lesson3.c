@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../kernels/maxsim_problem.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 #include "../lessons/lesson.h"
 #include "cuda_suites.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "../kernels/linear_ce_problem.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 #include "../lessons/lesson.h"
 
 extern const lesson lesson5_def;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../kernels/cuda_track.h"
+#include "../kernels/runtime/cuda_track.h"
 
 #include "cuda_suites.h"
 

@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kernels/compare.h"
-#include "../kernels/gradcheck.h"
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/compare.h"
+#include "gradcheck.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 #include "../naive/bmm_broadcast.h"
 #include "../optimized/bmm_grouped.h"
 #include "../lessons/bmm_reference.h"

@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/compare.h"
-#include "../kernels/gradcheck.h"
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/compare.h"
+#include "gradcheck.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 #include "../lessons/lesson.h"
 #include "../lessons/maxsim_reference.h"
 #include "../naive/maxsim_einsum.h"

@@ -3,7 +3,7 @@
  *
  * Tolerances, all |x - ref| <= atol + rtol |ref|:
  *   Gradient checks (central differences of the implementation's own float32 forward, accumulated in double;
- *   kernels/gradcheck.h). With step h = 1e-2 the truncation error is h^2/6 |L'''| ~ 2e-5 |L'''| (L''' is O(1)
+ *   tests/gradcheck.h). With step h = 1e-2 the truncation error is h^2/6 |L'''| ~ 2e-5 |L'''| (L''' is O(1)
  *   at tiny: tanh, sigmoid and exp of O(1) arguments), and float32 rounding of a loss of ~T B H = 24 terms of
  *   O(1) gives ~24 * 6e-8 / (2h) ~ 1e-4 in the quotient. atol = 1e-3, rtol = 1e-2: ten times both. A wrong
  *   gradient term (a dropped factor 1/2, a swapped gate) is off by O(|grad|) ~ 0.1 - 1.
@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/gradcheck.h"
-#include "../kernels/track.h"
+#include "gradcheck.h"
+#include "../kernels/runtime/track.h"
 #include "../lessons/gru_reference.h"
 #include "../lessons/lesson4.h"
 #include "../naive/gru_eager.h"

@@ -26,13 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/bf16.h"
-#include "../kernels/compare.h"
-#include "../kernels/gradcheck.h"
+#include "../kernels/runtime/bf16.h"
+#include "../kernels/runtime/compare.h"
+#include "gradcheck.h"
 #include "../kernels/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_fused.h"
 #include "../lessons/lesson.h"

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kernels/track.h"
+#include "../kernels/runtime/track.h"
 #include "../lessons/lesson.h"
 #include "check_main.h"
 #include "cli_harness.h"

@@ -12,14 +12,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kernels/arena.h"
-#include "../kernels/bf16.h"
-#include "../kernels/compare.h"
-#include "../kernels/gemm_cpu.h"
-#include "../kernels/gemm_layout.h"
-#include "../kernels/gradcheck.h"
-#include "../kernels/rng.h"
-#include "../kernels/track.h"
+#include "../kernels/runtime/arena.h"
+#include "../kernels/runtime/bf16.h"
+#include "../kernels/runtime/compare.h"
+#include "../kernels/runtime/gemm_cpu.h"
+#include "../kernels/runtime/gemm_layout.h"
+#include "gradcheck.h"
+#include "../kernels/runtime/rng.h"
+#include "../kernels/runtime/track.h"
 #include "../lessons/cli.h"
 #include "../lessons/npy.h"
 

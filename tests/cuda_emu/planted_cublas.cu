@@ -1,5 +1,5 @@
 /* planted_cublas.cu - TEST-ONLY: a row-major GEMM through column-major cuBLAS, right and wrong (planted.h). */
-#include "../../kernels/cuda_check.h"
+#include "../../kernels/runtime/cuda_check.h"
 #include "planted.h"
 
 #include <string.h>
@@ -17,7 +17,7 @@ extern "C" int planted_gemm(int bug, const float *A, const float *B, float *C, i
     CUBLAS_CHECK(cublasCreate(&h));
     float one = 1.0f, zero = 0.0f;
     int lda = bug == 1 ? M : bug == 2 ? 2 * K : K; /* PLANTED (1, 2): row-major A (M x K) has row stride K */
-    /* column-major C^T (N x M) = B^T (N x K; ld N) . A^T (K x M; ld K): see kernels/gemm_layout.h */
+    /* column-major C^T (N x M) = B^T (N x K; ld N) . A^T (K x M; ld K): see kernels/runtime/gemm_layout.h */
     cublasStatus_t s = cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dB, N, dA, lda, &zero, dC, N);
     (void)cudaGetLastError();
     CUDA_CHECK(cudaMemcpy(C, dC, (size_t)M * N * sizeof(float), cudaMemcpyDeviceToHost));

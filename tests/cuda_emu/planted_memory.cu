@@ -1,6 +1,6 @@
 /* planted_memory.cu - TEST-ONLY: memory errors and a bad launch (see planted.h). */
-#include "../../kernels/cuda_check.h"
-#include "../../kernels/launch.h"
+#include "../../kernels/runtime/cuda_check.h"
+#include "../../kernels/runtime/launch.h"
 #include "planted.h"
 
 __global__ void scale_ok(const float *in, float *out, int n)

@@ -1,6 +1,6 @@
 /* planted_sync.cu - TEST-ONLY: block barriers, right and wrong (see planted.h). */
-#include "../../kernels/cuda_check.h"
-#include "../../kernels/launch.h"
+#include "../../kernels/runtime/cuda_check.h"
+#include "../../kernels/runtime/launch.h"
 #include "planted.h"
 
 #define BLOCK 256

@@ -1,6 +1,6 @@
 /* planted_warp.cu - TEST-ONLY: warp shuffles, right and wrong (see planted.h). */
-#include "../../kernels/cuda_check.h"
-#include "../../kernels/launch.h"
+#include "../../kernels/runtime/cuda_check.h"
+#include "../../kernels/runtime/launch.h"
 #include "planted.h"
 
 __global__ void warp_sum_ok(const float *in, float *sums, int n)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kernels/cuda_track.h"
+#include "../../kernels/runtime/cuda_track.h"
 #include "planted.h"
 #include "test_emu.h"
 

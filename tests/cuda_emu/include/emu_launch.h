@@ -1,4 +1,4 @@
-/* emu_launch.h - TEST-ONLY: the emulator's side of LAUNCH() (kernels/launch.h).
+/* emu_launch.h - TEST-ONLY: the emulator's side of LAUNCH() (kernels/runtime/launch.h).
  *
  * LAUNCH(k, grid, block, smem)(args...) converts the arguments to k's parameter types (as <<<>>> does), lists
  * the pointer arguments (the device memory the kernel can reach), and hands a closure to emu::launch, which

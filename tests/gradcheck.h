@@ -14,7 +14,7 @@
 #define KERNELS_GRADCHECK_H
 
 #include <stddef.h>
-#include "dtype.h"
+#include "../kernels/runtime/dtype.h"
 
 typedef double (*gradcheck_loss_fn)(void *ctx);
 

@@ -13,7 +13,7 @@
 #define KERNELS_LAUNCH_H
 
 #ifdef CUDA_EMU
-#include "../tests/cuda_emu/include/emu_launch.h"
+#include "../../tests/cuda_emu/include/emu_launch.h"
 #define LAUNCH(kernel, grid, block, smem) \
     ::emu::make_launcher((kernel), #kernel, dim3(grid), dim3(block), (size_t)(smem), __FILE__, __LINE__)
 #define DYNAMIC_SHARED(T, name) T *name = (T *)::emu::dynamic_smem()
