@@ -6,7 +6,7 @@
  *   cuda   optimized/bmm_grouped.cu the same three calls on cuBLAS
  * See docs/lesson-1.md.   build/lesson1 --size forum --impl naive     # the forum's 1,107,427,328 bytes
  */
-#include "lesson.h"
+#include "lesson1.h"
 
 #include "../kernels/runtime/rng.h"
 #include "../naive/bmm_broadcast.h"
@@ -18,16 +18,16 @@
 #include <math.h>
 #include <string.h>
 
-enum { X, W, DOUT, OUT, DX, DW };
-
-static const bmm_dims *dims_of(const void *prob) { return prob; }
+static const bmm_problem *prob_of(const void *prob) { return prob; }
+static const bmm_dims *dims_of(const void *prob) { return &prob_of(prob)->d; }
+static_assert(sizeof(bmm_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
 
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
     (void)opts;
-    bmm_dims d = {(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3]};
-    if (bmm_w_expanded_count(&d) == SIZE_MAX) return "B*G*K*N overflows 64 bits";
-    memcpy(prob, &d, sizeof d);
+    bmm_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3]}};
+    if (bmm_w_expanded_count(&p.d) == SIZE_MAX) return "B*G*K*N overflows 64 bits";
+    memcpy(prob, &p, sizeof p);
     return NULL;
 }
 
@@ -38,7 +38,7 @@ static int shape_out(const void *p, size_t *s) { return lesson_shape3(s, dims_of
 /* x ~ N(0, 1), W ~ N(0, 1/K) (a layer's usual scale), dout ~ N(0, 1), drawn in that order */
 static void fill(const void *prob, uint64_t seed, void *const *t)
 {
-    const bmm_dims *d = prob;
+    const bmm_dims *d = dims_of(prob);
     rng r;
     rng_seed(&r, seed);
     rng_fill_normal_f32(&r, t[X], bmm_x_count(d), 0.0f, 1.0f);
@@ -48,7 +48,7 @@ static void fill(const void *prob, uint64_t seed, void *const *t)
 
 static void reference(const void *prob, void *const *t, double *const *ref)
 {
-    const bmm_dims *d = prob;
+    const bmm_dims *d = dims_of(prob);
     bmm_reference_result r;
     bmm_reference(d, t[X], t[W], t[DOUT], &r);
     memcpy(ref[OUT], r.out, bmm_out_count(d) * sizeof(double));
@@ -62,35 +62,35 @@ static_assert(sizeof(naive_bmm_saved) <= sizeof(((lesson_run *)0)->saved), "naiv
 
 static void naive_forward(lesson_run *r)
 {
-    r->t[OUT] = naive_bmm_forward(r->prob, r->t[X], r->t[W], (naive_bmm_saved *)r->saved.bytes);
+    r->t[OUT] = naive_bmm_forward(dims_of(r->prob), r->t[X], r->t[W], (naive_bmm_saved *)r->saved.bytes);
 }
 static void naive_backward(lesson_run *r)
 {
-    naive_bmm_backward(r->prob, r->t[X], (naive_bmm_saved *)r->saved.bytes, r->t[DOUT], (float **)&r->t[DX],
+    naive_bmm_backward(dims_of(r->prob), r->t[X], (naive_bmm_saved *)r->saved.bytes, r->t[DOUT], (float **)&r->t[DX],
                        (float **)&r->t[DW]);
 }
-static void cpu_forward(lesson_run *r) { r->t[OUT] = cpu_bmm_forward(r->prob, r->t[X], r->t[W]); }
+static void cpu_forward(lesson_run *r) { r->t[OUT] = cpu_bmm_forward(dims_of(r->prob), r->t[X], r->t[W]); }
 static void cpu_backward(lesson_run *r)
 {
-    cpu_bmm_backward(r->prob, r->t[X], r->t[W], r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DW]);
+    cpu_bmm_backward(dims_of(r->prob), r->t[X], r->t[W], r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DW]);
 }
 #ifdef HAVE_CUDA
-static void cuda_forward(lesson_run *r) { r->t[OUT] = cuda_bmm_forward(r->prob, r->t[X], r->t[W]); }
+static void cuda_forward(lesson_run *r) { r->t[OUT] = cuda_bmm_forward(dims_of(r->prob), r->t[X], r->t[W]); }
 static void cuda_backward(lesson_run *r)
 {
-    cuda_bmm_backward(r->prob, r->t[X], r->t[W], r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DW]);
+    cuda_bmm_backward(dims_of(r->prob), r->t[X], r->t[W], r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DW]);
 }
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
 #endif
 
-static mem_formula naive_memory(const void *p) { return naive_bmm_memory(p); }
-static mem_formula cpu_memory(const void *p) { return cpu_bmm_memory(p); }
-static mem_formula cuda_memory(const void *p) { return cuda_bmm_memory(p); }
+static mem_formula naive_memory(const void *p) { return naive_bmm_memory(dims_of(p)); }
+static mem_formula cpu_memory(const void *p) { return cpu_bmm_memory(dims_of(p)); }
+static mem_formula cuda_memory(const void *p) { return cuda_bmm_memory(dims_of(p)); }
 static const char *cuda_unfit(const void *p)
 {
-    return cuda_bmm_dims_fit(p) ? NULL : "a leading dimension exceeds cuBLAS's int range";
+    return cuda_bmm_dims_fit(dims_of(p)) ? NULL : "a leading dimension exceeds cuBLAS's int range";
 }
 
 /* --- what the lesson says after the table ---------------------------------------------------------------- */
@@ -100,7 +100,7 @@ static void epilogue(const lesson_report *rep, FILE *f)
     if (!naive || !cpu || !naive->validated || !cpu->validated) return;
     char extra[32], wexp[32];
     format_bytes_exact(naive->row.forward_live_bytes - cpu->row.forward_live_bytes, extra, sizeof extra);
-    format_bytes_exact(4 * bmm_w_expanded_count(rep->prob), wexp, sizeof wexp);
+    format_bytes_exact(4 * bmm_w_expanded_count(dims_of(rep->prob)), wexp, sizeof wexp);
     fprintf(f, "After forward, naive holds %s bytes more than cpu: the expanded copy of W, B*G*K*N*4 = %s bytes.\n"
                "Its backward adds a gradient of the same size before summing it over B.\n", extra, wexp);
 }

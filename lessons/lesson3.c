@@ -8,9 +8,8 @@
  *   cuda-v1                           fused max/argmax epilogue); v1 one thread per (i, m)
  * See docs/lesson-3.md.   build/lesson3 --size medium     build/lesson3 --size medium --recompute
  */
-#include "lesson.h"
+#include "lesson3.h"
 
-#include "../kernels/maxsim_problem.h"
 #include "../naive/maxsim_einsum.h"
 #include "../optimized/maxsim_fused.h"
 #include "lesson_defs.h"
@@ -21,14 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { A, B, DOUT, OUT, DA, DB };
-enum { OPT_RECOMPUTE, OPT_DETERMINISTIC };
-
-/* The problem a run sees: the dimensions and the two flags. */
-typedef struct {
-    ms_dims d;
-    int recompute, deterministic;
-} ms_problem;
 static_assert(sizeof(ms_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
 
 static const ms_problem *prob_of(const void *p) { return p; }

@@ -9,7 +9,7 @@
  *   build/lesson4 --size medium                  # naive vs cpu
  *   build/lesson4 --size medium --checkpoint 16  # the segment trade
  */
-#include "lesson.h"
+#include "lesson4.h"
 
 #include "../kernels/runtime/arena.h"
 #include "../kernels/runtime/rng.h"
@@ -17,16 +17,14 @@
 #include "../naive/gru_eager.h"
 #include "../optimized/gru_fused.h"
 #include "gru_reference.h"
-#include "lesson4.h"
 #include "lesson_defs.h"
 
 #include <assert.h>
 #include <math.h>
 #include <string.h>
 
-enum { X_, H0, EPS, WENC, WIH, WZH, DOUT, OUT, DX, DH0, DWENC, DWIH, DWZH };
-
-static const gru_problem *P_(const void *prob) { return prob; }
+static const gru_problem *prob_of(const void *prob) { return prob; }
+static const gru_dims *dims_of(const void *prob) { return &prob_of(prob)->d; }
 
 const char *gru_make_problem(const long long *dims, const long long *opts, void *prob)
 {
@@ -43,18 +41,18 @@ const char *gru_make_problem(const long long *dims, const long long *opts, void 
     return NULL;
 }
 
-static int shape_x(const void *p, size_t *s) { return lesson_shape3(s, P_(p)->d.T, P_(p)->d.B, P_(p)->d.X); }
-static int shape_bh(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.B, P_(p)->d.H); }
-static int shape_seq(const void *p, size_t *s) { return lesson_shape3(s, P_(p)->d.T, P_(p)->d.B, P_(p)->d.H); }
-static int shape_wenc(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.H, 2 * P_(p)->d.H); }
-static int shape_wih(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.X, 3 * P_(p)->d.H); }
-static int shape_wzh(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.H, 3 * P_(p)->d.H); }
+static int shape_x(const void *p, size_t *s) { return lesson_shape3(s, dims_of(p)->T, dims_of(p)->B, dims_of(p)->X); }
+static int shape_bh(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->B, dims_of(p)->H); }
+static int shape_seq(const void *p, size_t *s) { return lesson_shape3(s, dims_of(p)->T, dims_of(p)->B, dims_of(p)->H); }
+static int shape_wenc(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->H, 2 * dims_of(p)->H); }
+static int shape_wih(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->X, 3 * dims_of(p)->H); }
+static int shape_wzh(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->H, 3 * dims_of(p)->H); }
 
 /* x, eps, dout ~ N(0, 1); h0 ~ N(0, 0.5); weights at their layer's usual scale 1/sqrt(fan-in), W_enc halved
  * so that exp(lv/2) stays near 1 (the forum's latent is a unit-scale Gaussian). Drawn in this order. */
 void gru_fill(const void *prob, uint64_t seed, void *const *t)
 {
-    const gru_dims *d = &P_(prob)->d;
+    const gru_dims *d = dims_of(prob);
     rng r;
     rng_seed(&r, seed);
     rng_fill_normal_f32(&r, t[X_], gru_x_count(d), 0.0f, 1.0f);
@@ -75,13 +73,13 @@ static void reference(const void *prob, void *const *t, double *const *ref)
 {
     gru_inputs in = inputs_of(t);
     gru_ref_outputs o = {ref[OUT], ref[DX], ref[DH0], ref[DWENC], ref[DWIH], ref[DWZH]};
-    gru_reference(&P_(prob)->d, &in, &o);
+    gru_reference(dims_of(prob), &in, &o);
 }
 
 /* The direct double loops cost T B (X + 2H) 3H multiply-adds each way: refuse past ~2e10. */
 static const char *reference_unfit(const void *prob)
 {
-    const gru_dims *d = &P_(prob)->d;
+    const gru_dims *d = dims_of(prob);
     double work = (double)d->T * d->B * (d->X + 2.0 * d->H) * 3.0 * d->H;
     return work > 2e10 ? "the float64 reference would take minutes at this size (T*Bt*(X+2H)*3H > 2e10)" : NULL;
 }
@@ -217,10 +215,10 @@ static void cuda_backward(lesson_run *r)
 #define cuda_backward NULL
 #endif
 
-static mem_formula naive_memory(const void *p) { return naive_gru_memory(&P_(p)->d); }
-static mem_formula cpu_memory(const void *p) { return cpu_gru_memory(&P_(p)->d, &P_(p)->o); }
-static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(&P_(p)->d, &P_(p)->o); }
-static const char *cuda_unfit(const void *p) { return cuda_gru_unfit(&P_(p)->d, &P_(p)->o); }
+static mem_formula naive_memory(const void *p) { return naive_gru_memory(dims_of(p)); }
+static mem_formula cpu_memory(const void *p) { return cpu_gru_memory(dims_of(p), &prob_of(p)->o); }
+static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(dims_of(p), &prob_of(p)->o); }
+static const char *cuda_unfit(const void *p) { return cuda_gru_unfit(dims_of(p), &prob_of(p)->o); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)

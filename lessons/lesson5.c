@@ -7,9 +7,8 @@
  *   cuda-v2 optimized/linear_ce_cce.cu  no logits buffer: online logsumexp over V, logits recomputed in backward
  * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
  */
-#include "lesson.h"
+#include "lesson5.h"
 
-#include "../kernels/linear_ce_problem.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_fused.h"
@@ -21,21 +20,22 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { X, W, TARGET, DLOSS, LOSS, DX, DW };
-enum { OPT_CHUNK };
-
-static const lce_dims *dims_of(const void *prob) { return prob; }
+static const lce_problem *prob_of(const void *prob) { return prob; }
+static const lce_dims *dims_of(const void *prob) { return &prob_of(prob)->d; }
+static_assert(sizeof(lce_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
 
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
-    lce_dims d = {(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0};
+    lce_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0}};
+    lce_dims d = p.d;
     if (d.V > INT32_MAX) return "V must fit the int32 targets (at most 2147483647)";
     if (size_mul(6, size_mul(d.V, d.H)) == SIZE_MAX || size_mul(4, size_mul(d.N, d.V)) == SIZE_MAX)
         return "V*H or N*V overflows 64 bits";
     if ((size_t)opts[OPT_CHUNK] > d.N) return "--chunk must be at most N (rows per chunk)";
     d.chunk = opts[OPT_CHUNK] ? (size_t)opts[OPT_CHUNK] : lce_default_chunk(d.N, d.H, d.V);
     if (d.chunk > d.N) d.chunk = d.N; /* the power of two can exceed N: the one chunk then holds N rows */
-    memcpy(prob, &d, sizeof d);
+    p.d = d;
+    memcpy(prob, &p, sizeof p);
     return NULL;
 }
 
@@ -46,18 +46,18 @@ static int shape_1(const void *p, size_t *s) { (void)p; return lesson_shape1(s, 
 
 static void fill(const void *prob, uint64_t seed, void *const *t)
 {
-    lce_fill(prob, seed, t[X], t[W], t[TARGET], t[DLOSS]);
+    lce_fill(dims_of(prob), seed, t[X], t[W], t[TARGET], t[DLOSS]);
 }
 
 static void reference(const void *prob, void *const *t, double *const *ref)
 {
-    lce_reference(prob, t[X], t[W], t[TARGET], ((const float *)t[DLOSS])[0], ref[LOSS], ref[DX], ref[DW]);
+    lce_reference(dims_of(prob), t[X], t[W], t[TARGET], ((const float *)t[DLOSS])[0], ref[LOSS], ref[DX], ref[DW]);
 }
 
 /* N*V*H multiply-adds, three times, in double: about a minute at 4e10 on one core */
 static const char *reference_unfit(const void *prob)
 {
-    const lce_dims *d = prob;
+    const lce_dims *d = dims_of(prob);
     if (size_mul(d->N, lce_w_count(d)) > ((size_t)1 << 35))
         return "the float64 reference needs 3*N*V*H multiply-adds in double (over 1e11 here)";
     return NULL;
@@ -70,39 +70,39 @@ static_assert(sizeof(cce_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v
 
 static void naive_forward(lesson_run *r)
 {
-    r->t[LOSS] = naive_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (naive_lce_saved *)r->saved.bytes);
+    r->t[LOSS] = naive_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (naive_lce_saved *)r->saved.bytes);
 }
 static void naive_backward(lesson_run *r)
 {
-    naive_lce_backward(r->prob, (naive_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+    naive_lce_backward(dims_of(r->prob), (naive_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
                        (float **)&r->t[DW]);
 }
 static void cpu_forward(lesson_run *r)
 {
-    r->t[LOSS] = cpu_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+    r->t[LOSS] = cpu_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
 }
 static void cpu_backward(lesson_run *r)
 {
-    cpu_lce_backward(r->prob, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+    cpu_lce_backward(dims_of(r->prob), (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
                      (float **)&r->t[DW]);
 }
 #ifdef HAVE_CUDA
 static void cuda_forward(lesson_run *r)
 {
-    r->t[LOSS] = cuda_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+    r->t[LOSS] = cuda_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
 }
 static void cuda_backward(lesson_run *r)
 {
-    cuda_lce_backward(r->prob, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+    cuda_lce_backward(dims_of(r->prob), (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
                       (float **)&r->t[DW]);
 }
 static void cce_forward(lesson_run *r)
 {
-    r->t[LOSS] = cuda_cce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
+    r->t[LOSS] = cuda_cce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
 }
 static void cce_backward(lesson_run *r)
 {
-    cuda_cce_backward(r->prob, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+    cuda_cce_backward(dims_of(r->prob), (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
                       (float **)&r->t[DW]);
 }
 #else
@@ -115,20 +115,20 @@ static void cce_backward(lesson_run *r)
 /* three GEMMs of N*H*V multiply-adds each (logits, dx, dW), whatever the chunking */
 static double gemm_work(const void *p)
 {
-    const lce_dims *d = p;
+    const lce_dims *d = dims_of(p);
     return 3.0 * (double)d->N * (double)d->H * (double)d->V;
 }
-static mem_formula naive_memory(const void *p) { return naive_lce_memory(p); }
-static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(p); }
-static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(p); }
-static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(p); }
-static mem_formula cce_memory(const void *p) { return cuda_cce_memory(p); }
-static const char *cce_unfit(const void *p) { return cuda_cce_unfit(p); }
+static mem_formula naive_memory(const void *p) { return naive_lce_memory(dims_of(p)); }
+static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(dims_of(p)); }
+static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(dims_of(p)); }
+static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(dims_of(p)); }
+static mem_formula cce_memory(const void *p) { return cuda_cce_memory(dims_of(p)); }
+static const char *cce_unfit(const void *p) { return cuda_cce_unfit(dims_of(p)); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
 {
-    const lce_dims *d = prob;
+    const lce_dims *d = dims_of(prob);
     char six[32], lg[32];
     format_bytes_exact(size_mul(6, lce_w_count(d)), six, sizeof six);
     format_bytes_exact(size_mul(2, size_mul(d->chunk, d->V)), lg, sizeof lg);
@@ -176,7 +176,7 @@ static void print_seed_figure(FILE *f)
 
 static void epilogue(const lesson_report *rep, FILE *f)
 {
-    const lce_dims *d = rep->prob;
+    const lce_dims *d = dims_of(rep->prob);
     print_errors(rep, f);
     const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
     if (naive && cpu && naive->validated && cpu->validated) {

@@ -1,6 +1,6 @@
 /* test_lessons.c - every lesson's definition, table-driven: what every lesson must do, tested once.
  *
- * For each lesson linked in (weak references: a lesson joins by being linked) and each of its host
+ * For each lesson of the Makefile's list (a lesson joins by its LESSON line) and each of its host
  * implementations, at the lesson's tiny and small presets:
  *   formula     the memory formula equals the tracker: peak, live after forward, allocations (when predicted)
  *   validated   max_rel_err against the float64 reference is within the lesson's stated tolerance
@@ -27,22 +27,20 @@
 #include "check_main.h"
 #include "cli_harness.h"
 
-extern const lesson lesson1_def __attribute__((weak));
-extern const lesson lesson2_def __attribute__((weak));
-extern const lesson lesson3_def __attribute__((weak));
-extern const lesson lesson4_def __attribute__((weak));
-extern const lesson lesson5_def __attribute__((weak));
+/* Every lesson of the Makefile's LESSON lines, from the list it generates (lesson_list.h: X(1) X(2) ...). */
+#define X(n) extern const lesson lesson##n##_def;
+#include "lesson_list.h"
+#undef X
+#define X(n) &lesson##n##_def,
+static const lesson *const lessons[] = {
+#include "lesson_list.h"
+};
+#undef X
+static const int nlessons = (int)(sizeof lessons / sizeof lessons[0]);
 
-static const lesson *lessons[5];
-static int nlessons;
-
-static void collect_lessons(void)
-{
-    const lesson *all[5] = {&lesson1_def, &lesson2_def, &lesson3_def, &lesson4_def, &lesson5_def};
-    nlessons = 0;
-    for (int i = 0; i < 5; i++)
-        if (all[i]) lessons[nlessons++] = all[i];
-}
+#ifndef LESSON_BIN_DIR
+#define LESSON_BIN_DIR "build"
+#endif
 
 static const lesson_size *preset(const lesson *L, const char *name)
 {
@@ -155,7 +153,8 @@ END_TEST
 
 /* --- the binaries, as a user runs them ------------------------------------------------------------------ */
 
-static void binary_of(const lesson *L, char *buf, size_t len) { snprintf(buf, len, "./build/%s", L->program); }
+static void binary_of(const lesson *L, char *buf, size_t len) { snprintf(buf, len, "./%s/%s", LESSON_BIN_DIR, L->program); }
+#define LESSON1_BIN "./" LESSON_BIN_DIR "/lesson1"
 
 static int host_impl_list(const lesson *L, char *buf, size_t len)
 {
@@ -288,7 +287,7 @@ START_TEST(cli_rejects_bad_input)
         {"--size tiny --predict --repeat 3", "--predict runs nothing"},
         {"--size tiny --times README.md", "--times README.md has content that is not a lesson CSV"},
     };
-    assert_rejects("./build/lesson1", cases, sizeof cases / sizeof cases[0]);
+    assert_rejects(LESSON1_BIN, cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -307,9 +306,9 @@ END_TEST
 START_TEST(mem_limit_skips_with_prediction_and_nothing_ran_exits_one)
 {
     static char out[1 << 16];
-    int rc = run_lesson("./build/lesson1", "--size small --impl naive,cpu --mem-limit 20M", out, sizeof out);
+    int rc = run_lesson(LESSON1_BIN, "--size small --impl naive,cpu --mem-limit 20M", out, sizeof out);
     ck_assert_msg(rc == 0 && strstr(out, "naive    skipped: predicted peak 138,543,104 bytes"), "rc %d:\n%s", rc, out);
-    rc = run_lesson("./build/lesson1", "--size small --impl naive --mem-limit 20M", out, sizeof out);
+    rc = run_lesson(LESSON1_BIN, "--size small --impl naive --mem-limit 20M", out, sizeof out);
     ck_assert_msg(rc == 1 && strstr(out, "no implementation ran"), "rc %d:\n%s", rc, out);
 }
 END_TEST
@@ -505,7 +504,6 @@ static Suite *lessons_suite(void)
 
 int main(void)
 {
-    collect_lessons();
     printf("test_lessons: %d lesson definition(s) linked\n", nlessons);
     return check_main(lessons_suite());
 }
