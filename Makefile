@@ -67,7 +67,7 @@ endif
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
 RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu
-SESSION_C  := lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
+SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
               lessons/session.c lessons/lesson_main.c lessons/lesson_output.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \

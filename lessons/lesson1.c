@@ -3,7 +3,7 @@
  * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
  *   naive  naive/bmm_broadcast.c   the expanded copy of W, saved for backward
  *   cpu    optimized/bmm_grouped.c three strided GEMMs on views, no copy
- *   cuda   optimized/bmm_grouped.cu the same three calls on cuBLAS
+ *   cuda-v1 optimized/bmm_grouped.cu the same three calls on cuBLAS (cuda = cuda-v1, the only version)
  * See docs/lesson-1.md.   build/lesson1 --size forum --impl naive     # the forum's 1,107,427,328 bytes
  */
 #include "lesson1.h"
@@ -110,30 +110,35 @@ const lesson lesson1_def = {
     .program = "lesson1",
     .title = "Lesson 1: broadcast batched matmul, x (B, G*K) viewed (B, G, 1, K) times W (G, K, N)",
     .summary = "broadcast batched matmul: the expanded weight kept for backward",
-    .ndims = 4,
     .dim_names = {"B", "G", "K", "N"},
-    .nsizes = 3,
-    .sizes = {{"tiny", {3, 2, 4, 5}}, {"small", {512, 8, 64, 64}}, {"forum", {8192, 8, 64, 64}}},
+    .sizes = {{.name = "tiny", .dims = {3, 2, 4, 5}},
+              {.name = "small", .dims = {512, 8, 64, 64}},
+              {.name = "forum", .dims = {8192, 8, 64, 64}}},
     .default_size = "forum",
     .make_problem = make_problem,
-    .ntensors = 6,
-    .tensors = {[X] = {"x", LT_INPUT, DT_F32, "x (B,G*K) input", shape_x, 0},
-                [W] = {"W", LT_INPUT, DT_F32, "W (G,K,N) input", shape_w, 0},
-                [DOUT] = {"dout", LT_UPSTREAM, DT_F32, "dout (B,G,N) upstream gradient", shape_out, 0},
-                [OUT] = {"out", LT_OUTPUT, DT_F32, NULL, shape_out, 0},
-                [DX] = {"dx", LT_GRAD, DT_F32, NULL, shape_x, X},
-                [DW] = {"dW", LT_GRAD, DT_F32, NULL, shape_w, W}},
+    .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "x (B,G*K) input", .shape = shape_x},
+                [W] = {.name = "W", .role = LT_INPUT, .type = DT_F32, .label = "W (G,K,N) input", .shape = shape_w},
+                [DOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32,
+                          .label = "dout (B,G,N) upstream gradient", .shape = shape_out},
+                [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
+                [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = shape_x, .grad_of = X},
+                [DW] = {.name = "dW", .role = LT_GRAD, .type = DT_F32, .shape = shape_w, .grad_of = W}},
     .fill = fill,
     .reference = reference,
     .tolerance = 1e-4,
     .tolerance_why = "float32 sums of up to B terms err by about 6e-8*sqrt(B) relative; a wrong index errs by O(1)",
-    .nimpls = 3,
-    .impls = {{"naive", "torch.matmul's broadcasting path: W expanded and copied to (B*G, K, N), the copy saved "
-                        "for backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
-              {"cpu", "grouped GEMM on strided views (what an einsum runs): out_g = x_g W_g, no copy, no expansion",
-               0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
-              {"cuda", "the same three GEMMs with cublasSgemmStridedBatched on the GPU (tracked device memory)", 1, 1,
-               cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
+    .impls = {{.name = "naive",
+               .about = "torch.matmul's broadcasting path: W expanded and copied to (B*G, K, N), the copy saved for "
+                        "backward",
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward},
+              {.name = "cpu",
+               .about = "grouped GEMM on strided views (what an einsum runs): out_g = x_g W_g, no copy, no expansion",
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward},
+              {LESSON_CUDA_VERSION(1),
+               .about = "the same three GEMMs with cublasSgemmStridedBatched on the GPU (tracked device memory)",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward}},
+    .cuda_alias = 1,
     .epilogue = epilogue,
     .legend = "(\"live after forward\" is what torch.cuda.memory_allocated() printed in the forum.)",
 };

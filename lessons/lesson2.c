@@ -2,7 +2,8 @@
  * algorithm. The lesson as data (lesson.h) and the adapters to the typed implementations:
  *   naive  naive/logchain_tree.c         the forum's tree of (c,c) products, every autograd intermediate kept
  *   cpu    optimized/logchain_forward.c  alpha recursion, alphas saved; beta backward writes dx over them
- *   cuda   optimized/logchain_forward.cu the same recursions as CUDA kernels
+ *   cuda-v1, cuda-v2 optimized/logchain_forward.cu the same recursions as CUDA kernels (v1) and with cuBLAS
+ *                      GEMMs (v2); cuda = cuda-v2
  * See docs/lesson-2.md.   build/lesson2 --size forum     # the forum's n=500, v=40, c=200: naive predicted only
  */
 #include "lesson2.h"
@@ -84,7 +85,8 @@ static_assert(sizeof(float *) <= sizeof(((lesson_run *)0)->saved), "the saved al
 
 static void naive_forward(lesson_run *r)
 {
-    r->t[OUT] = naive_lc_forward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], LC_ODD_CARRY, (naive_lc_saved *)r->saved.bytes);
+    r->t[OUT] = naive_lc_forward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], LC_ODD_CARRY,
+                                 (naive_lc_saved *)r->saved.bytes);
 }
 static void naive_backward(lesson_run *r)
 {
@@ -93,33 +95,34 @@ static void naive_backward(lesson_run *r)
 }
 /* cpu and cuda save the alphas (n,t,v,c); backward writes dx over them, so dx's slot takes that buffer. */
 static float **saved_alpha(lesson_run *r) { return (float **)(void *)r->saved.bytes; }
-static void cpu_forward(lesson_run *r) { r->t[OUT] = cpu_lc_forward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); }
+static void cpu_forward(lesson_run *r)
+{
+    r->t[OUT] = cpu_lc_forward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
+}
 static void cpu_backward(lesson_run *r)
 {
     cpu_lc_backward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
                     (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
 #ifdef HAVE_CUDA
-static void cuda_forward(lesson_run *r) { r->t[OUT] = cuda_lc_forward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); }
+/* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel). */
+static void cuda_forward(lesson_run *r)
+{
+    const lc_dims *d = dims_of(r->prob);
+    if (r->version == 1) r->t[OUT] = cuda_lc_forward_v1(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
+    else r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
+}
 static void cuda_backward(lesson_run *r)
 {
-    cuda_lc_backward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
-                     (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
-}
-static void cuda_v1_forward(lesson_run *r)
-{
-    r->t[OUT] = cuda_lc_forward_v1(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
-}
-static void cuda_v1_backward(lesson_run *r)
-{
-    cuda_lc_backward_v1(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
-                        (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
+    const lc_dims *d = dims_of(r->prob);
+    float **dx = (float **)&r->t[DX], **dbulk = (float **)&r->t[DBULK], **dp0 = (float **)&r->t[DP0];
+    if (r->version == 1)
+        cuda_lc_backward_v1(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+    else cuda_lc_backward(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
 }
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
-#define cuda_v1_forward NULL
-#define cuda_v1_backward NULL
 #endif
 
 static mem_formula naive_memory(const void *p) { return naive_lc_memory(dims_of(p)); }
@@ -233,36 +236,46 @@ const lesson lesson2_def = {
     .title = "Lesson 2: log-space matrix chain  log(p0^T D_0 P_0 D_1 P_1 ... P_{v-2} D_{v-1} 1)",
     .summary = "log-space matrix chain: the forum's tree of (c,c) products vs the forward algorithm\n"
                "  (default size medium: most of its run time is naive's c^3 tree)",
-    .ndims = 4,
     .dim_names = {"n", "t", "v", "c"},
-    .nsizes = 4,
-    .sizes = {{"tiny", {2, 1, 5, 3}}, {"small", {10, 1, 6, 40}}, {"medium", {100, 1, 40, 100}}, {"forum", {500, 1, 40, 200}}},
+    .sizes = {{.name = "tiny", .dims = {2, 1, 5, 3}},
+              {.name = "small", .dims = {10, 1, 6, 40}},
+              {.name = "medium", .dims = {100, 1, 40, 100}},
+              {.name = "forum", .dims = {500, 1, 40, 200}}},
     .default_size = "medium",
     .make_problem = make_problem,
-    .ntensors = 8,
-    .tensors = {[X] = {"x", LT_INPUT, DT_F32, "x (n,t,v,c) input", shape_x, 0},
-                [BULK] = {"bulk", LT_INPUT, DT_F32, "bulk (1,t,v-1,c,c) input", shape_bulk, 0},
-                [P0] = {"p0", LT_INPUT, DT_F32, "p0 (1,t,c) input", shape_p0, 0},
-                [DOUT] = {"dout", LT_UPSTREAM, DT_F32, "dout (n,t) upstream gradient", shape_out, 0},
-                [OUT] = {"out", LT_OUTPUT, DT_F32, NULL, shape_out, 0},
-                [DX] = {"dx", LT_GRAD, DT_F32, NULL, shape_x, X},
-                [DBULK] = {"dbulk", LT_GRAD, DT_F32, NULL, shape_bulk, BULK},
-                [DP0] = {"dp0", LT_GRAD, DT_F32, NULL, shape_p0, P0}},
+    .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "x (n,t,v,c) input", .shape = shape_x},
+                [BULK] = {.name = "bulk", .role = LT_INPUT, .type = DT_F32, .label = "bulk (1,t,v-1,c,c) input",
+                          .shape = shape_bulk},
+                [P0] = {.name = "p0", .role = LT_INPUT, .type = DT_F32, .label = "p0 (1,t,c) input", .shape = shape_p0},
+                [DOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32, .label = "dout (n,t) upstream gradient",
+                          .shape = shape_out},
+                [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
+                [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = shape_x, .grad_of = X},
+                [DBULK] = {.name = "dbulk", .role = LT_GRAD, .type = DT_F32, .shape = shape_bulk, .grad_of = BULK},
+                [DP0] = {.name = "dp0", .role = LT_GRAD, .type = DT_F32, .shape = shape_p0, .grad_of = P0}},
     .fill = fill,
     .reference = reference,
     .tolerance = 1e-4,
     .tolerance_why = "float32 rounding accumulates over the v-1 recursion steps, so the bound grows linearly: "
                      "1e-4 * max(1, v/64); measured 6e-6 at v=40 and 1.5e-4 at v=512; a wrong index errs by O(1)",
     .tolerance_of = tolerance_of,
-    .nimpls = 4,
-    .impls = {{"naive", "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
-                        "intermediate kept", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
-              {"cpu", "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
-                      "backward", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
-              {"cuda", "v2: cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) "
-                       "+ a warp-per-row kernel", 1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
-              {"cuda-v1", "v1: log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
-               1, 0, cuda_v1_memory, cuda_v1_unfit, cuda_v1_forward, cuda_v1_backward, 0}},
+    .impls = {{.name = "naive",
+               .about = "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
+                        "intermediate kept",
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward},
+              {.name = "cpu",
+               .about = "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
+                        "backward",
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward},
+              {LESSON_CUDA_VERSION(1),
+               .about = "log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
+               .memory = cuda_v1_memory, .unfit = cuda_v1_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(2),
+               .about = "cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) + a "
+                        "warp-per-row kernel",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward}},
+    .cuda_alias = 2,
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"

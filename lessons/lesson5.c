@@ -3,7 +3,7 @@
  * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
  *   naive  naive/linear_ce_chunked.c   the seed's chunk loop: grad_weight += mm(g^T, x).float(), V*H*6 bytes
  *   cpu    optimized/linear_ce_fused.c the same chunks, dW accumulated by the GEMM itself (beta = 1), in fp32
- *   cuda   optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel
+ *   cuda-v1 optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel; cuda = cuda-v1
  *   cuda-v2 optimized/linear_ce_cce.cu  no logits buffer: online logsumexp over V, logits recomputed in backward
  * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
  */
@@ -87,29 +87,26 @@ static void cpu_backward(lesson_run *r)
                      (float **)&r->t[DW]);
 }
 #ifdef HAVE_CUDA
+/* The one CUDA adapter: the row's version picks the implementation (v1 cuBLAS + a fused row kernel with a logits
+ * buffer, v2 Cut Cross-Entropy without one); each keeps its own saved struct in the run. */
 static void cuda_forward(lesson_run *r)
 {
-    r->t[LOSS] = cuda_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+    const lce_dims *d = dims_of(r->prob);
+    if (r->version == 1)
+        r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+    else r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
 }
 static void cuda_backward(lesson_run *r)
 {
-    cuda_lce_backward(dims_of(r->prob), (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
-                      (float **)&r->t[DW]);
-}
-static void cce_forward(lesson_run *r)
-{
-    r->t[LOSS] = cuda_cce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
-}
-static void cce_backward(lesson_run *r)
-{
-    cuda_cce_backward(dims_of(r->prob), (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
-                      (float **)&r->t[DW]);
+    const lce_dims *d = dims_of(r->prob);
+    bf16 **dx = (bf16 **)&r->t[DX];
+    float **dw = (float **)&r->t[DW];
+    if (r->version == 1) cuda_lce_backward(d, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
+    else cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
 }
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
-#define cce_forward NULL
-#define cce_backward NULL
 #endif
 
 /* three GEMMs of N*H*V multiply-adds each (logits, dx, dW), whatever the chunking */
@@ -198,41 +195,50 @@ const lesson lesson5_def = {
     .program = "lesson5",
     .title = "Lesson 5: fused linear cross-entropy, loss = mean CE(x W^T, target), x [N,H] and W [V,H] bf16",
     .summary = "fused linear cross-entropy: the weight gradient accumulated in place, in fp32",
-    .ndims = 3,
     .dim_names = {"N", "H", "V"},
-    .nsizes = 4,
-    .sizes = {{"tiny", {4, 3, 7}}, {"small", {256, 128, 4096}}, {"medium", {2048, 256, 32768}},
-              {"forum", {8192, 4096, 128256}}},
+    .sizes = {{.name = "tiny", .dims = {4, 3, 7}},
+              {.name = "small", .dims = {256, 128, 4096}},
+              {.name = "medium", .dims = {2048, 256, 32768}},
+              {.name = "forum", .dims = {8192, 4096, 128256}}},
     .default_size = "medium",
-    .nopts = 1,
-    .opts = {{"--chunk", 1, 0, 0, 1LL << 40, "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"}},
+    .opts = {[OPT_CHUNK] = {.flag = "--chunk", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
+                            .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"}},
     .make_problem = make_problem,
-    .ntensors = 7,
-    .tensors = {[X] = {"x", LT_INPUT, DT_BF16, "x [N,H] bf16 input", shape_x, 0},
-                [W] = {"W", LT_INPUT, DT_BF16, "W [V,H] bf16 input", shape_w, 0},
-                [TARGET] = {"target", LT_INPUT, DT_I32, "target [N] int32 input", shape_n, 0},
-                [DLOSS] = {"dloss", LT_UPSTREAM, DT_F32, "dloss [1] f32 upstream gradient", shape_1, 0},
-                [LOSS] = {"loss", LT_OUTPUT, DT_F32, NULL, shape_1, 0},
-                [DX] = {"dx", LT_GRAD, DT_BF16, NULL, shape_x, X},
-                [DW] = {"dW", LT_GRAD, DT_F32, NULL, shape_w, W}},
+    .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_BF16, .label = "x [N,H] bf16 input", .shape = shape_x},
+                [W] = {.name = "W", .role = LT_INPUT, .type = DT_BF16, .label = "W [V,H] bf16 input", .shape = shape_w},
+                [TARGET] = {.name = "target", .role = LT_INPUT, .type = DT_I32, .label = "target [N] int32 input",
+                            .shape = shape_n},
+                [DLOSS] = {.name = "dloss", .role = LT_UPSTREAM, .type = DT_F32,
+                           .label = "dloss [1] f32 upstream gradient", .shape = shape_1},
+                [LOSS] = {.name = "loss", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_1},
+                [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_BF16, .shape = shape_x, .grad_of = X},
+                [DW] = {.name = "dW", .role = LT_GRAD, .type = DT_F32, .shape = shape_w, .grad_of = W}},
     .fill = fill,
     .reference = reference,
     .reference_unfit = reference_unfit,
     .tolerance = 2.0 / 256.0,
     .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
                      "so 2u; naive also rounds the logits (u |z| each), hence its own 16u",
-    .nimpls = 4,
-    .impls = {{"naive", "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
-                        "(bf16 [V,H] + f32 [V,H] temporaries)", 0, 0, naive_memory, NULL, naive_forward,
-               naive_backward, 16.0 / 256.0, gemm_work},
-              {"cpu", "same chunks: fp32 logits, one pass per row (logsumexp, loss, bf16 gradient in place), "
-                      "dW += g^T x_chunk inside the GEMM (beta = 1)", 0, 0, cpu_memory, NULL, cpu_forward,
-               cpu_backward, 0, gemm_work},
-              {"cuda", "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel",
-               1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
-              {"cuda-v2", "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
-                          "backward recomputes the logits for dx and dW (no cuBLAS)",
-               1, 0, cce_memory, cce_unfit, cce_forward, cce_backward, 0}},
+    .impls = {{.name = "naive",
+               .about = "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
+                        "(bf16 [V,H] + f32 [V,H] temporaries)",
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward,
+               .tolerance = 16.0 / 256.0, .work = gemm_work},
+              {.name = "cpu",
+               .about = "same chunks: fp32 logits, one pass per row (logsumexp, loss, bf16 gradient in place), "
+                        "dW += g^T x_chunk inside the GEMM (beta = 1)",
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = gemm_work},
+              {LESSON_CUDA_VERSION(1),
+               .about = "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
+                        "(cuda names this one: v2 drops the logits buffer, but its FP32 loops stay far from the "
+                        "tensor cores cuBLAS uses)",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(2),
+               .about = "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
+                        "backward recomputes the logits for dx and dW (no cuBLAS)",
+               .memory = cce_memory, .unfit = cce_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .cuda_alias = 1,
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "

@@ -44,7 +44,7 @@ static const int nlessons = (int)(sizeof lessons / sizeof lessons[0]);
 
 static const lesson_size *preset(const lesson *L, const char *name)
 {
-    for (int s = 0; s < L->nsizes; s++)
+    for (int s = 0; s < lesson_nsizes(L); s++)
         if (strcmp(L->sizes[s].name, name) == 0) return &L->sizes[s];
     ck_abort_msg("%s has no size %s", L->program, name);
     return NULL;
@@ -52,7 +52,7 @@ static const lesson_size *preset(const lesson *L, const char *name)
 
 static void default_opts(const lesson *L, long long *opts)
 {
-    for (int k = 0; k < L->nopts; k++) opts[k] = L->opts[k].def;
+    for (int k = 0; k < lesson_nopts(L); k++) opts[k] = L->opts[k].def;
 }
 
 /* Runs every host implementation of L at size; calls check(L, prob, res, ref) on each. */
@@ -69,7 +69,7 @@ static void for_each_host_impl(const lesson *L, const char *size, result_check c
     double *ref[LESSON_MAX_TENSORS];
     lesson_make_inputs(L, &prob, 4242, t);
     ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
-    for (int i = 0; i < L->nimpls; i++) {
+    for (int i = 0; i < lesson_nimpls(L); i++) {
         if (L->impls[i].device) continue;
         size_t live0 = track_counters(MEM_HOST).live_bytes;
         lesson_result res;
@@ -130,12 +130,12 @@ static void check_deterministic(const lesson *L, const char *size)
     ck_assert_ptr_null(L->make_problem(preset(L, size)->dims, opts, &prob));
     void *t[LESSON_MAX_TENSORS];
     lesson_make_inputs(L, &prob, 77, t);
-    for (int i = 0; i < L->nimpls; i++) {
+    for (int i = 0; i < lesson_nimpls(L); i++) {
         if (L->impls[i].device) continue;
         lesson_result a, b;
         lesson_run_impl(L, &prob, i, t, &a);
         lesson_run_impl(L, &prob, i, t, &b);
-        for (int k = 0; k < L->ntensors; k++)
+        for (int k = 0; k < lesson_ntensors(L); k++)
             if (a.result[k])
                 ck_assert_msg(memcmp(a.result[k], b.result[k], lesson_tensor_bytes(L, k, &prob)) == 0,
                               "%s %s: %s differs between two runs", L->program, L->impls[i].name, L->tensors[k].name);
@@ -160,7 +160,7 @@ static int host_impl_list(const lesson *L, char *buf, size_t len)
 {
     int n = 0;
     buf[0] = '\0';
-    for (int i = 0; i < L->nimpls; i++) {
+    for (int i = 0; i < lesson_nimpls(L); i++) {
         if (L->impls[i].device) continue;
         size_t used = strlen(buf);
         snprintf(buf + used, len - used, "%s%s", n ? "," : "", L->impls[i].name);
@@ -192,7 +192,7 @@ START_TEST(csv_has_one_row_per_impl)
         const char *prefixes[LESSON_MAX_IMPLS];
         binary_of(lessons[l], bin, sizeof bin);
         int n = host_impl_list(lessons[l], impls, sizeof impls), k = 0;
-        for (int i = 0; i < lessons[l]->nimpls; i++) {
+        for (int i = 0; i < lesson_nimpls(lessons[l]); i++) {
             if (lessons[l]->impls[i].device) continue;
             snprintf(prefix[k], sizeof prefix[k], "%d,%s,tiny,\"", lessons[l]->number, lessons[l]->impls[i].name);
             prefixes[k] = prefix[k];
@@ -229,7 +229,7 @@ static void check_dump(const lesson *L)
     static char names[64][64], shapes[64][64];
     const char *pn[64], *ps[64], *pd[64];
     int n = 0;
-    for (int i = 0; i < L->ntensors; i++) {
+    for (int i = 0; i < lesson_ntensors(L); i++) {
         size_t s[LESSON_MAX_RANK];
         char shape[64];
         int rank = L->tensors[i].shape(&prob, s), used = snprintf(shape, sizeof shape, "(");
@@ -238,7 +238,7 @@ static void check_dump(const lesson *L)
                              rank == 1 ? "," : d + 1 < rank ? ", " : "");
         snprintf(shape + used, sizeof shape - (size_t)used, ")");
         int input = L->tensors[i].role == LT_INPUT || L->tensors[i].role == LT_UPSTREAM;
-        for (int m = 0; m < (input ? 1 : L->nimpls) && n < 64; m++) {
+        for (int m = 0; m < (input ? 1 : lesson_nimpls(L)) && n < 64; m++) {
             if (!input && L->impls[m].device) continue;
             snprintf(names[n], 64, "%s.%s", input ? "input" : L->impls[m].name, L->tensors[i].name);
             snprintf(shapes[n], 64, "%s", shape);
@@ -428,17 +428,17 @@ static void right_bwd(lesson_run *r) { toy_scale(r, TDX, TDOUT, 2.0f); }
 static void wrong_bwd(lesson_run *r) { toy_scale(r, TDX, TDOUT, 2.01f); } /* 0.5% off: must FAIL */
 
 static const lesson toy_def = {
-    .number = 0, .program = "toy", .title = "toy: y = 2x", .summary = "validation test", .ndims = 1,
-    .dim_names = {"n"}, .nsizes = 1, .sizes = {{"tiny", {5}}}, .default_size = "tiny", .make_problem = toy_problem,
-    .ntensors = 4,
-    .tensors = {[TX] = {"x", LT_INPUT, DT_F32, "toy x", toy_shape, 0},
-                [TDOUT] = {"dout", LT_UPSTREAM, DT_F32, "toy dout", toy_shape, 0},
-                [TOUT] = {"out", LT_OUTPUT, DT_F32, NULL, toy_shape, 0},
-                [TDX] = {"dx", LT_GRAD, DT_F32, NULL, toy_shape, TX}},
+    .number = 0, .program = "toy", .title = "toy: y = 2x", .summary = "validation test",
+    .dim_names = {"n"}, .sizes = {{.name = "tiny", .dims = {5}}}, .default_size = "tiny",
+    .make_problem = toy_problem,
+    .tensors = {[TX] = {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "toy x", .shape = toy_shape},
+                [TDOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32, .label = "toy dout", .shape = toy_shape},
+                [TOUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = toy_shape},
+                [TDX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = toy_shape, .grad_of = TX}},
     .fill = toy_fill, .reference = toy_ref, .tolerance = 1e-6, .tolerance_why = "exact products",
-    .nimpls = 2,
-    .impls = {{"right", "2x", 0, 0, toy_memory, NULL, right_fwd, right_bwd, 0},
-              {"wrong", "2x, backward 2.01x", 0, 0, toy_memory, NULL, right_fwd, wrong_bwd, 0}},
+    .impls = {{.name = "right", .about = "2x", .memory = toy_memory, .forward = right_fwd, .backward = right_bwd},
+              {.name = "wrong", .about = "2x, backward 2.01x", .memory = toy_memory, .forward = right_fwd,
+               .backward = wrong_bwd}},
 };
 
 /* lesson_main(argv) with stdout and stderr captured into out; returns its status. */
