@@ -189,6 +189,9 @@ double lesson_tolerance(const lesson *L, const void *prob);           /* toleran
 int lesson_main(const lesson *L, int argc, char **argv);
 
 /* --- the session, for tests -------------------------------------------------------------------------------- */
+/* The one place a report row takes an implementation's memory formula: its name, the formula's peak, live bytes
+ * after forward and allocations, max_rel_err NaN (not measured yet). */
+void lesson_row_predict(impl_row *row, const char *impl, mem_formula f);
 /* Host inputs for prob drawn from seed (tracked, "driver: <name>"); free with lesson_free_slots. */
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t);
 void lesson_free_slots(const lesson *L, void **t);

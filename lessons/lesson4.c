@@ -227,10 +227,8 @@ static void preamble(const void *prob, FILE *f)
     const gru_dims *d = &p->d;
     gru_fused_ws ws;
     arena a;
-    arena_plan(&a);
-    gru_fused_carve(d, &p->o, &a, &ws);
     char b[32];
-    format_bytes_exact(a.used, b, sizeof b);
+    format_bytes_exact(ARENA_BYTES(a, gru_fused_carve(d, &p->o, &a, &ws)), b, sizeof b);
     fprintf(f, "cpu/cuda arena, allocated once before the loop: saved rows cap*Bt*6H*4 + x W_ih block P*Bt*3H*4 +\n"
                "  step scratch Bt*3H*4 + Bt*H*4 (each rounded up to 256 bytes), cap = %zu (%s), P = %zu: %s bytes\n",
             ws.cap, ws.cap == d->T ? "T: every step saved" : "--checkpoint", ws.P, b);

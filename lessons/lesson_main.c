@@ -152,11 +152,9 @@ static void run_all(driver *dv)
         lesson_result *res = &dv->res[k];
         memset(res, 0, sizeof *res);
         res->impl = dv->o.impl[k];
-        res->row.impl = dv->o.impl_name[k];
-        res->row.max_rel_err = NAN;
         mem_formula f = im->memory(dv->prob);
-        res->row.predicted_peak = f.peak;
-        res->row.predicted_forward_live = f.forward_live;
+        f.allocs = 0; /* a row that does not run shows the bytes it would take, not the count */
+        lesson_row_predict(&res->row, dv->o.impl_name[k], f);
         fflush(stdout); /* impl_gate may explain a skip on stderr: keep it after what stdout said so far */
         if (!impl_gate(L->program, &res->row, im->device, f.peak, dv->o.mem_limit)) continue;
         const char *why = im->unfit ? im->unfit(dv->prob) : NULL;
@@ -297,14 +295,9 @@ static int predict_only(driver *dv)
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) {
         const lesson_impl *im = &L->impls[dv->o.impl[k]];
-        mem_formula f = im->memory(dv->prob);
         memset(&rows[k], 0, sizeof rows[k]);
-        rows[k].impl = dv->o.impl_name[k];
+        lesson_row_predict(&rows[k], dv->o.impl_name[k], im->memory(dv->prob));
         rows[k].predicted = 1;
-        rows[k].predicted_peak = f.peak;
-        rows[k].predicted_forward_live = f.forward_live;
-        rows[k].predicted_allocs = f.allocs;
-        rows[k].max_rel_err = NAN;
     }
     printf("--predict: nothing runs. Memory formulas (docs/lesson-%d.md):\n", L->number);
     report_predictions(stdout, rows, dv->o.nimpl);

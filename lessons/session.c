@@ -26,15 +26,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One tracked host buffer per tensor of one kind (inputs: LT_INPUT and LT_UPSTREAM; else LT_OUTPUT and LT_GRAD),
+ * labelled "driver: <prefix><name>"; f64: float64 in place of the tensor's dtype (the reference). The tracker
+ * keeps the label pointer, so labels must outlive the buffers: each caller passes its own static table. */
+static void alloc_host_slots(const lesson *L, const void *prob, int inputs, int f64, const char *prefix,
+                             char (*labels)[64], void **slots)
+{
+    for (int i = 0; i < lesson_ntensors(L); i++) {
+        if (lesson_is_input(L->tensors[i].role) != inputs) continue;
+        snprintf(labels[i], 64, "driver: %s%s", prefix, L->tensors[i].name);
+        slots[i] = host_alloc_array(lesson_tensor_count(L, i, prob), f64 ? DT_F64 : L->tensors[i].type, labels[i]);
+    }
+}
+
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t)
 {
-    static char labels[LESSON_MAX_TENSORS][64]; /* interned by the tracker: must outlive the allocations */
+    static char labels[LESSON_MAX_TENSORS][64];
     for (int i = 0; i < LESSON_MAX_TENSORS; i++) t[i] = NULL;
-    for (int i = 0; i < lesson_ntensors(L); i++) {
-        if (!lesson_is_input(L->tensors[i].role)) continue;
-        snprintf(labels[i], sizeof labels[i], "driver: %s", L->tensors[i].name);
-        t[i] = host_alloc_array(lesson_tensor_count(L, i, prob), L->tensors[i].type, labels[i]);
-    }
+    alloc_host_slots(L, prob, 1, 0, "", labels, t);
     L->fill(prob, seed, t);
 }
 
@@ -44,6 +53,15 @@ void lesson_free_slots(const lesson *L, void **t)
         host_free(t[i]);
         t[i] = NULL;
     }
+}
+
+void lesson_row_predict(impl_row *row, const char *impl, mem_formula f)
+{
+    row->impl = impl;
+    row->max_rel_err = NAN;
+    row->predicted_peak = f.peak;
+    row->predicted_forward_live = f.forward_live;
+    row->predicted_allocs = f.allocs;
 }
 
 /* --- one run ------------------------------------------------------------------------------------------- */
@@ -178,18 +196,9 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
     static char labels[LESSON_MAX_TENSORS][64];
     memset(res, 0, sizeof *res);
     res->impl = impl;
-    res->row.impl = im->name;
-    res->row.max_rel_err = NAN;
     res->tolerance = im->tolerance > 0 ? im->tolerance : lesson_tolerance(L, prob);
-    mem_formula f = im->memory(prob);
-    res->row.predicted_peak = f.peak;
-    res->row.predicted_forward_live = f.forward_live;
-    res->row.predicted_allocs = f.allocs;
-    for (int i = 0; i < lesson_ntensors(L); i++) {
-        if (lesson_is_input(L->tensors[i].role)) continue;
-        snprintf(labels[i], sizeof labels[i], "driver: result %s", L->tensors[i].name);
-        res->result[i] = host_alloc_array(lesson_tensor_count(L, i, prob), L->tensors[i].type, labels[i]);
-    }
+    lesson_row_predict(&res->row, im->name, im->memory(prob));
+    alloc_host_slots(L, prob, 0, 0, "result ", labels, res->result);
     run_once(&c, im, t, res);
     if (im->device) {
 #ifdef HAVE_CUDA
@@ -223,11 +232,7 @@ const char *lesson_make_reference(const lesson *L, const void *prob, void *const
     for (int i = 0; i < LESSON_MAX_TENSORS; i++) ref[i] = NULL;
     const char *why = L->reference_unfit ? L->reference_unfit(prob) : NULL;
     if (why) return why;
-    for (int i = 0; i < lesson_ntensors(L); i++) {
-        if (lesson_is_input(L->tensors[i].role)) continue;
-        snprintf(labels[i], sizeof labels[i], "driver: float64 reference %s", L->tensors[i].name);
-        ref[i] = host_alloc_array(lesson_tensor_count(L, i, prob), DT_F64, labels[i]);
-    }
+    alloc_host_slots(L, prob, 0, 1, "float64 reference ", labels, (void **)ref);
     L->reference(prob, t, ref);
     return NULL;
 }

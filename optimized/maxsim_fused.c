@@ -56,9 +56,7 @@ size_t cpu_ms_scratch_bytes(const ms_dims *d)
 {
     arena ar;
     scratch s;
-    arena_plan(&ar);
-    scratch_carve(&ar, d, &s);
-    return ar.used;
+    return ARENA_BYTES(ar, scratch_carve(&ar, d, &s));
 }
 
 static void *scratch_alloc(const ms_dims *d, scratch *s)
