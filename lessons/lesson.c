@@ -4,41 +4,33 @@
 
 #include "../kernels/runtime/size_math.h"
 
+#include <stddef.h>
 #include <string.h>
 
-int lesson_ndims(const lesson *L)
+/* Rows of a table up to its first empty one: the row whose name (a const char * at name_at) is NULL. */
+static int count_rows(const void *rows, size_t row_size, size_t name_at, int max)
 {
     int n = 0;
-    while (n < LESSON_MAX_DIMS && L->dim_names[n]) n++;
+    while (n < max && *(const char *const *)((const char *)rows + (size_t)n * row_size + name_at)) n++;
     return n;
 }
 
+int lesson_ndims(const lesson *L) { return count_rows(L->dim_names, sizeof(const char *), 0, LESSON_MAX_DIMS); }
 int lesson_nsizes(const lesson *L)
 {
-    int n = 0;
-    while (n < LESSON_MAX_SIZES && L->sizes[n].name) n++;
-    return n;
+    return count_rows(L->sizes, sizeof(lesson_size), offsetof(lesson_size, name), LESSON_MAX_SIZES);
 }
-
 int lesson_nopts(const lesson *L)
 {
-    int n = 0;
-    while (n < LESSON_MAX_OPTS && L->opts[n].flag) n++;
-    return n;
+    return count_rows(L->opts, sizeof(lesson_option), offsetof(lesson_option, flag), LESSON_MAX_OPTS);
 }
-
 int lesson_ntensors(const lesson *L)
 {
-    int n = 0;
-    while (n < LESSON_MAX_TENSORS && L->tensors[n].name) n++;
-    return n;
+    return count_rows(L->tensors, sizeof(lesson_tensor), offsetof(lesson_tensor, name), LESSON_MAX_TENSORS);
 }
-
 int lesson_nimpls(const lesson *L)
 {
-    int n = 0;
-    while (n < LESSON_MAX_IMPLS && L->impls[n].name) n++;
-    return n;
+    return count_rows(L->impls, sizeof(lesson_impl), offsetof(lesson_impl, name), LESSON_MAX_IMPLS);
 }
 
 int lesson_is_input(lesson_role r) { return r == LT_INPUT || r == LT_UPSTREAM; }
