@@ -161,10 +161,29 @@ debug:
 test: check-deps blas-deps
 	$(MAKE) test-build
 	@status=0; for t in $(TESTS); do echo "== $$t"; ./$$t || status=1; done; \
+	echo "== make test-toy-lesson"; $(MAKE) --no-print-directory test-toy-lesson || status=1; \
 	if [ $$status -ne 0 ]; then echo "make test: some suites FAILED"; else echo "make test: all suites passed"; fi; \
 	exit $$status
 
 test-build: cuda-status $(TESTS) $(LESSONS)
+
+# The done-when check of the lesson list: a sixth lesson (tests/toy_lesson.c and its one LESSON line under
+# TOY_LESSON=1, built apart in build/toy) joins test_lessons (definitions and binaries) and the bench plan with no
+# list edited. `make test` runs it last.
+.PHONY: test-toy-lesson toy-check
+test-toy-lesson: check-deps blas-deps
+	@$(MAKE) --no-print-directory TOY_LESSON=1 toy-check
+toy-check:
+	@$(MAKE) --no-print-directory $(BIN)/test_lessons $(LESSONS)
+	@./$(BIN)/test_lessons >$(BIN)/test_lessons.out 2>&1; rc=$$?; cat $(BIN)/test_lessons.out; \
+	grep -q '^test_lessons: .* lesson6$$' $(BIN)/test_lessons.out || \
+	  { echo "make test-toy-lesson: the toy lesson did not join test_lessons"; rc=1; }; \
+	BIN=$(BIN) BENCH_DIR=$(BIN)/bench BENCH_LESSONS="$(LESSON_NS)" BENCH_PLAN_ONLY=1 TORCH_PYTHON=none \
+	  bench/run.sh >$(BIN)/bench_plan.out 2>&1 || rc=1; \
+	grep '^plan: 6|' $(BIN)/bench_plan.out || \
+	  { cat $(BIN)/bench_plan.out; echo "make test-toy-lesson: the toy lesson is not in the bench plan"; rc=1; }; \
+	if [ $$rc -ne 0 ]; then echo "make test-toy-lesson: FAILED"; else echo "make test-toy-lesson: lesson 6 joined"; fi; \
+	exit $$rc
 
 # apt-get install PACKAGE when HEADER is missing, as root; otherwise print the command. $(1) header, $(2) packages
 define need_pkg

@@ -504,6 +504,8 @@ static Suite *lessons_suite(void)
 
 int main(void)
 {
-    printf("test_lessons: %d lesson definition(s) linked\n", nlessons);
+    printf("test_lessons: %d lesson definition(s) linked:", nlessons);
+    for (int l = 0; l < nlessons; l++) printf(" %s", lessons[l]->program);
+    printf("\n");
     return check_main(lessons_suite());
 }
