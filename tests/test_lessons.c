@@ -387,6 +387,40 @@ START_TEST(repeat_times_and_predict)
 }
 END_TEST
 
+/* The version scheme, on every lesson: host rows first, then cuda-v1, cuda-v2, ... (the reading order, numbered
+ * from 1 without a gap), and "cuda" the alias of cuda_alias, which --help prints as "cuda = cuda-vN". */
+START_TEST(cuda_versions_in_reading_order_with_an_alias)
+{
+    static char out[1 << 15];
+    for (int l = 0; l < nlessons; l++) {
+        const lesson *L = lessons[l];
+        int next = 1, seen_device = 0;
+        for (int i = 0; i < lesson_nimpls(L); i++) {
+            const lesson_impl *im = &L->impls[i];
+            char name[32];
+            ck_assert_msg(im->device || !seen_device, "%s: host row %s after a CUDA version", L->program, im->name);
+            if (!im->device) continue;
+            seen_device = 1;
+            snprintf(name, sizeof name, "cuda-v%d", next++);
+            ck_assert_msg(im->version == next - 1 && strcmp(im->name, name) == 0, "%s: row %d is %s (version %d), "
+                          "expected %s", L->program, i, im->name, im->version, name);
+        }
+        int alias = lesson_find_impl(L, LESSON_CUDA_ALIAS);
+        if (!seen_device) {
+            ck_assert_int_eq(alias, -1);
+            continue;
+        }
+        ck_assert_msg(alias >= 0 && L->impls[alias].version == L->cuda_alias, "%s: cuda names no version (%d)",
+                      L->program, L->cuda_alias);
+        char bin[64], line[64];
+        binary_of(L, bin, sizeof bin);
+        ck_assert_int_eq(run_lesson(bin, "--help", out, sizeof out), 0);
+        snprintf(line, sizeof line, "cuda     = %s,", L->impls[alias].name);
+        ck_assert_msg(strstr(out, line), "%s --help does not say %s:\n%s", bin, line, out);
+    }
+}
+END_TEST
+
 /* --- a toy lesson whose second implementation is wrong: validation must catch it ------------------------- */
 enum { TX, TDOUT, TOUT, TDX };
 static int toy_shape(const void *p, size_t *s) { s[0] = *(const size_t *)p; return 1; }
@@ -495,6 +529,7 @@ static Suite *lessons_suite(void)
     tcase_add_test(cli, dump_writes_every_tensor);
     tcase_add_test(cli, cli_rejects_bad_input);
     tcase_add_test(cli, help_exits_zero_for_every_lesson);
+    tcase_add_test(cli, cuda_versions_in_reading_order_with_an_alias);
     tcase_add_test(cli, mem_limit_skips_with_prediction_and_nothing_ran_exits_one);
     tcase_add_test(cli, repeat_times_and_predict);
     tcase_set_timeout(cli, 300);
