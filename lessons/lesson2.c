@@ -105,20 +105,28 @@ static void cpu_backward(lesson_run *r)
                     (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel). */
+/* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel). A
+ * version without a case leaves out unset, and the session stops there with that message. */
 static void cuda_forward(lesson_run *r)
 {
     const lc_dims *d = dims_of(r->prob);
-    if (r->version == 1) r->t[OUT] = cuda_lc_forward_v1(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
-    else r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
+    switch (r->version) {
+    case 1: r->t[OUT] = cuda_lc_forward_v1(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 2: r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    }
 }
 static void cuda_backward(lesson_run *r)
 {
     const lc_dims *d = dims_of(r->prob);
     float **dx = (float **)&r->t[DX], **dbulk = (float **)&r->t[DBULK], **dp0 = (float **)&r->t[DP0];
-    if (r->version == 1)
+    switch (r->version) {
+    case 1:
         cuda_lc_backward_v1(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
-    else cuda_lc_backward(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        break;
+    case 2:
+        cuda_lc_backward(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        break;
+    }
 }
 #else
 #define cuda_forward NULL

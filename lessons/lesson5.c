@@ -88,21 +88,25 @@ static void cpu_backward(lesson_run *r)
 }
 #ifdef HAVE_CUDA
 /* The one CUDA adapter: the row's version picks the implementation (v1 cuBLAS + a fused row kernel with a logits
- * buffer, v2 Cut Cross-Entropy without one); each keeps its own saved struct in the run. */
+ * buffer, v2 Cut Cross-Entropy without one); each keeps its own saved struct in the run. A version without a case
+ * leaves loss unset, and the session stops there with that message. */
 static void cuda_forward(lesson_run *r)
 {
     const lce_dims *d = dims_of(r->prob);
-    if (r->version == 1)
-        r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
-    else r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
+    switch (r->version) {
+    case 1: r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes); break;
+    case 2: r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
+    }
 }
 static void cuda_backward(lesson_run *r)
 {
     const lce_dims *d = dims_of(r->prob);
     bf16 **dx = (bf16 **)&r->t[DX];
     float **dw = (float **)&r->t[DW];
-    if (r->version == 1) cuda_lce_backward(d, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
-    else cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
+    switch (r->version) {
+    case 1: cuda_lce_backward(d, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
+    case 2: cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
+    }
 }
 #else
 #define cuda_forward NULL
