@@ -37,8 +37,10 @@
  *     {LESSON_CUDA_VERSION(3), .about = "what v3 adds over v2, and the efficiency it is designed for",
  *      .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
  * To add one: write the kernels (kernels/, optimized/<name>.cu); teach the lesson's one CUDA adapter
- * (cuda_forward/cuda_backward in lessonN.c, which read lesson_run.version) to call them for the new number;
- * append the row above after the last version (reading order); move .cuda_alias to it if it is now the best.
+ * (cuda_forward/cuda_backward in lessonN.c, which read lesson_run.version: a `case 3:` in lessons 2 and 5, the
+ * version number passed on in lesson 3) to call them; append the row above after the last version (reading
+ * order; v is a literal, it is also the name), with its own .memory/.unfit where its bytes or limits differ and
+ * a static_assert that its saved struct fits lesson_run.saved; move .cuda_alias to it if it is now the best.
  * --help, --impl, the tests (tests/test_lessons.c), `make test-emu` (every version at tiny and small) and the
  * bench (through the alias) pick it up from the table; nothing else lists versions. */
 #define LESSON_CUDA_VERSION(v) .name = "cuda-v" #v, .version = (v), .device = 1
