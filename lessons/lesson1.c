@@ -85,6 +85,12 @@ static void cuda_backward(lesson_run *r)
 #define cuda_backward NULL
 #endif
 
+/* three GEMMs of B*G*K*N multiply-adds each (out, dx, dW), however the operands are laid out */
+static double gemm_work(const void *p)
+{
+    const bmm_dims *d = p;
+    return 3.0 * (double)d->B * (double)d->G * (double)d->K * (double)d->N;
+}
 static mem_formula naive_memory(const void *p) { return naive_bmm_memory(p); }
 static mem_formula cpu_memory(const void *p) { return cpu_bmm_memory(p); }
 static mem_formula cuda_memory(const void *p) { return cuda_bmm_memory(p); }
@@ -129,9 +135,9 @@ const lesson lesson1_def = {
     .tolerance_why = "float32 sums of up to B terms err by about 6e-8*sqrt(B) relative; a wrong index errs by O(1)",
     .nimpls = 3,
     .impls = {{"naive", "torch.matmul's broadcasting path: W expanded and copied to (B*G, K, N), the copy saved "
-                        "for backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
+                        "for backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0, gemm_work},
               {"cpu", "grouped GEMM on strided views (what an einsum runs): out_g = x_g W_g, no copy, no expansion",
-               0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
+               0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0, gemm_work},
               {"cuda", "the same three GEMMs with cublasSgemmStridedBatched on the GPU (tracked device memory)", 1, 1,
                cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
     .epilogue = epilogue,

@@ -120,6 +120,19 @@ static void cuda_v1_backward(lesson_run *r)
 #define cuda_v1_backward NULL
 #endif
 
+/* cpu: per row and step one (c).(c x c) product forward and two backward (beta, dbulk): 3 n t (v-1) c^2.
+ * naive: the tree multiplies v-1 (c x c) matrices per row pairwise, v-2 products of c^3 log-space multiply-adds,
+ * and its backward twice that. */
+static double cpu_work(const void *p)
+{
+    const lc_dims *d = p;
+    return 3.0 * (double)lc_rows(d) * (double)(d->v - 1) * (double)d->c * (double)d->c;
+}
+static double naive_work(const void *p)
+{
+    const lc_dims *d = p;
+    return 3.0 * (double)lc_rows(d) * (double)(d->v > 1 ? d->v - 2 : 0) * (double)d->c * (double)d->c * (double)d->c;
+}
 static mem_formula naive_memory(const void *p) { return naive_lc_memory(p); }
 static mem_formula cpu_memory(const void *p) { return cpu_lc_memory(p); }
 static mem_formula cuda_memory(const void *p) { return cuda_lc_memory(p); }
@@ -254,9 +267,9 @@ const lesson lesson2_def = {
     .tolerance_of = tolerance_of,
     .nimpls = 4,
     .impls = {{"naive", "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
-                        "intermediate kept", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
+                        "intermediate kept", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0, naive_work},
               {"cpu", "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
-                      "backward", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
+                      "backward", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0, cpu_work},
               {"cuda", "v2: cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) "
                        "+ a warp-per-row kernel", 1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
               {"cuda-v1", "v1: log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",

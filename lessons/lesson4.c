@@ -217,6 +217,13 @@ static void cuda_backward(lesson_run *r)
 #define cuda_backward NULL
 #endif
 
+/* per step h W_enc (B H 2H), x_t W_ih (B X 3H), z W_zh (B H 3H) forward; backward twice that (weight and input
+ * gradients): 3 T B (3 X H + 5 H^2) multiply-adds for both CPU versions */
+static double gemm_work(const void *p)
+{
+    const gru_dims *d = &P_(p)->d;
+    return 3.0 * (double)d->T * (double)d->B * (3.0 * (double)d->X * (double)d->H + 5.0 * (double)d->H * (double)d->H);
+}
 static mem_formula naive_memory(const void *p) { return naive_gru_memory(&P_(p)->d); }
 static mem_formula cpu_memory(const void *p) { return cpu_gru_memory(&P_(p)->d, &P_(p)->o); }
 static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(&P_(p)->d, &P_(p)->o); }
@@ -327,9 +334,9 @@ const lesson lesson4_def = {
                      "adds T such errors (the recurrence contracts), ~T*3e-6 < 1e-3 at T=256; a wrong index errs O(1)",
     .nimpls = 3,
     .impls = {{"naive", "eager autograd: every op of every step a new allocation, 10H floats per step kept for "
-                        "backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
+                        "backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0, gemm_work},
               {"cpu", "fused cell: x W_ih per block of steps, one GEMM each for pd and z W_zh, fused gates; h + 6H "
-                      "per step, one arena", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
+                      "per step, one arena", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0, gemm_work},
               {"cuda", "the same with cuBLAS GEMMs and fused cell kernels (tracked device memory)", 1, 1,
                cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
     .preamble = preamble,

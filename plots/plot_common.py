@@ -2,7 +2,7 @@
 and regenerate a markdown table between markers in a doc.
 
 CSV columns (every lesson): lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,
-max_rel_err,device. dims is a quoted "name=value,..." string.
+max_rel_err,device,gemm_share (gemm_share empty where not measured, absent in rows written before it existed). dims is a quoted "name=value,..." string.
 """
 import csv
 import os
@@ -35,6 +35,7 @@ def load_rows(paths, lesson):
                 for k in ("forward_ms", "backward_ms"):
                     r[k] = float(r[k])
                 r["max_rel_err"] = float(r["max_rel_err"]) if r["max_rel_err"] else None
+                r["gemm_share"] = float(r["gemm_share"]) if r.get("gemm_share") else None
                 rows.append(r)
     if not rows:
         sys.exit(f"no lesson-{lesson} rows in " + ", ".join(paths))
