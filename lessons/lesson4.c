@@ -78,7 +78,7 @@ static void reference(const void *prob, void *const *t, double *const *ref)
     gru_reference(&P_(prob)->d, &in, &o);
 }
 
-/* The direct double loops cost T B (X + 2H) 3H multiply-adds each way: refuse past ~2e10. */
+/* The reference costs T B (X + 2H) 3H double multiply-adds each way (small per-step dgemms): refuse past ~2e10. */
 static const char *reference_unfit(const void *prob)
 {
     const gru_dims *d = &P_(prob)->d;
