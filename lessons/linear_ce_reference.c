@@ -49,9 +49,11 @@ static double block_grad(const lce_dims *d, const int32_t *target, size_t rb, do
             memset(zr, 0, V * sizeof *zr);
             continue;
         }
-        double lse = lse_f64(zr, V);
-        loss += lse - zr[t];
-        for (size_t v = 0; v < V; v++) zr[v] = (exp(zr[v] - lse) - (v == (size_t)t ? 1.0 : 0.0)) * gscale;
+        double m = zr[0], sum = 0.0, zt = zr[t];
+        for (size_t v = 1; v < V; v++) m = zr[v] > m ? zr[v] : m;
+        for (size_t v = 0; v < V; v++) sum += (zr[v] = exp(zr[v] - m)); /* one exp per logit, kept for g */
+        loss += m + log(sum) - zt;
+        for (size_t v = 0; v < V; v++) zr[v] = (zr[v] / sum - (v == (size_t)t ? 1.0 : 0.0)) * gscale;
     }
     return loss;
 }
