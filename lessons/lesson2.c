@@ -133,6 +133,19 @@ static void cuda_backward(lesson_run *r)
 #define cuda_backward NULL
 #endif
 
+/* cpu: per row and step one (c).(c x c) product forward and two backward (beta, dbulk): 3 n t (v-1) c^2.
+ * naive: the tree multiplies v-1 (c x c) matrices per row pairwise, v-2 products of c^3 log-space multiply-adds,
+ * and its backward twice that. */
+static double cpu_work(const void *p)
+{
+    const lc_dims *d = dims_of(p);
+    return 3.0 * (double)lc_rows(d) * (double)(d->v - 1) * (double)d->c * (double)d->c;
+}
+static double naive_work(const void *p)
+{
+    const lc_dims *d = dims_of(p);
+    return 3.0 * (double)lc_rows(d) * (double)(d->v > 1 ? d->v - 2 : 0) * (double)d->c * (double)d->c * (double)d->c;
+}
 static mem_formula naive_memory(const void *p) { return naive_lc_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_lc_memory(dims_of(p)); }
 static mem_formula cuda_memory(const void *p) { return cuda_lc_memory(dims_of(p)); }
@@ -270,11 +283,11 @@ const lesson lesson2_def = {
     .impls = {{.name = "naive",
                .about = "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
                         "intermediate kept",
-               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward},
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward, .work = naive_work},
               {.name = "cpu",
                .about = "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
                         "backward",
-               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward},
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = cpu_work},
               {LESSON_CUDA_VERSION(1),
                .about = "log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
                .memory = cuda_v1_memory, .unfit = cuda_v1_unfit, .forward = cuda_forward, .backward = cuda_backward},

@@ -59,6 +59,7 @@ void lesson_row_predict(impl_row *row, const char *impl, mem_formula f)
 {
     row->impl = impl;
     row->max_rel_err = NAN;
+    row->gemm_share = NAN;
     row->predicted_peak = f.peak;
     row->predicted_forward_live = f.forward_live;
     row->predicted_allocs = f.allocs;

@@ -30,6 +30,14 @@ typedef struct {
 } fused_lce_saved;
 
 /* --- CPU ------------------------------------------------------------------------------------------------ */
+/* The CPU version runs k of the seed's chunks at once, k = ceil(LCE_CPU_GEMM_ROWS / chunk) (1 when the chunk is
+ * already that large, as at the seed's size: chunk 256): a GEMM whose output is the (V, H) weight gradient reads
+ * and writes all of it for every block of rows, so 16-row chunks (medium) made cpu a pass over 32 MB of memory per
+ * 16 rows, at half of PyTorch's float32 speed; 128 rows per pass brings it to PyTorch's. The logits buffer grows
+ * to (block, V) f32 for it; the memory formula counts it. Rows are independent, so the results are the same
+ * up to the order of the float32 additions over rows inside the dW GEMM. */
+#define LCE_CPU_GEMM_ROWS 128
+size_t cpu_lce_block_rows(const lce_dims *d); /* rows per block: k * chunk, at most N */
 /* Allocates and returns loss (1,) f32; fills saved. x (N, H) bf16, W (V, H) bf16, target (N,) int32. */
 float *cpu_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                        fused_lce_saved *saved);
