@@ -4,8 +4,10 @@
  *   naive    naive/maxsim_einsum.c    the einsum's [I,J,M,N] scores, int64 max indices, autograd's backward
  *   cpu      optimized/maxsim_fused.c tiles reduced to max/argmax at once; int32 argmax saved, or nothing
  *                                     with --recompute
- *   cuda     optimized/maxsim_fused.cu, kernels/maxsim_kernels.cu: tiled kernel v2 (shared-memory tiles,
- *   cuda-v1                           fused max/argmax epilogue); v1 one thread per (i, m)
+ *   cuda     optimized/maxsim_fused.cu, kernels/maxsim_kernels{,_v3}.cu: the best version, v3
+ *   cuda-v1                           v1 one thread per (i, m)
+ *   cuda-v2                           v2 shared-memory tiles, FP32 register tiles, fused max/argmax epilogue
+ *   cuda-v3                           v3 TF32 tensor-core (WMMA) tiles, max/argmax epilogue on the tile
  * See docs/lesson-3.md.   build/lesson3 --size medium     build/lesson3 --size medium --recompute
  */
 #include "lesson.h"
@@ -100,8 +102,10 @@ static void cuda_forward_v(lesson_run *r, ms_cuda_version v)
     r->t[OUT] = cuda_ms_forward(&p->d, r->t[A], r->t[B], v, p->recompute, p->deterministic,
                                 (cuda_ms_saved *)r->saved.bytes);
 }
-static void cuda_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V2); }
+static void cuda_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V3); } /* the best version */
 static void cuda_v1_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V1); }
+static void cuda_v2_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V2); }
+static void cuda_v3_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V3); }
 static void cuda_backward(lesson_run *r)
 {
     cuda_ms_backward(dims_of(r->prob), r->t[A], r->t[B], (cuda_ms_saved *)r->saved.bytes, r->t[DOUT],
@@ -110,6 +114,8 @@ static void cuda_backward(lesson_run *r)
 #else
 #define cuda_forward NULL
 #define cuda_v1_forward NULL
+#define cuda_v2_forward NULL
+#define cuda_v3_forward NULL
 #define cuda_backward NULL
 #endif
 
@@ -240,18 +246,23 @@ const lesson lesson3_def = {
     .tolerance = 1e-4,
     .tolerance_why = "scores are exact (grid inputs); float32 sums of up to I*J gradient terms err by ~6e-8*sqrt(I*J); "
                      "a wrong argmax moves a whole term, ~1e-1",
-    .nimpls = 4,
+    .nimpls = 6,
     .impls = {{"naive", "the einsum: scores [I,J,M,N] (one GEMM), max(-1) with int64 indices, sum(1); backward "
                         "scatters dout into a zero [I,J,M,N] and runs two GEMMs over it", 0, 0, naive_memory, NULL,
                naive_forward, naive_backward, 0, naive_work},
               {"cpu", "fused: tiles of (i,j) x (m,n) reduced to max/argmax at once, int32 argmax saved (none with "
                       "--recompute); gather da, scatter-add db", 0, 0, cpu_memory, NULL, cpu_forward,
                cpu_backward, 0, cpu_work},
-              {"cuda", "tiled kernel v2: one block per (i,m), 64x64 shared-memory tiles, max/argmax epilogue, sum "
-                       "over j in the block; db by atomics (--deterministic: buckets)", 1, 0, cuda_memory,
-               cuda_unfit, cuda_forward, cuda_backward, 0},
+              {"cuda", "the best CUDA version, v3 (below); db by atomics (--deterministic: a parallel stable "
+                       "counting sort by argmax)", 1, 0, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
               {"cuda-v1", "simple kernel v1: one thread per (i,m) looping j, n, k; same backward as cuda", 1, 0,
-               cuda_memory, cuda_unfit, cuda_v1_forward, cuda_backward, 0}},
+               cuda_memory, cuda_unfit, cuda_v1_forward, cuda_backward, 0},
+              {"cuda-v2", "tiled kernel v2: one block per (i,m), 64x64 shared-memory tiles, FP32 4x4 register "
+                          "tiles, max/argmax epilogue, sum over j in the block", 1, 0, cuda_memory, cuda_unfit,
+               cuda_v2_forward, cuda_backward, 0},
+              {"cuda-v3", "tensor-core kernel v3: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared "
+                          "memory, float4 loads, blocks m-outer so b[m] stays in L2", 1, 0, cuda_memory, cuda_unfit,
+               cuda_v3_forward, cuda_backward, 0}},
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"beyond\" = peak minus inputs, outputs and gradients: what the algorithm itself costs.)",

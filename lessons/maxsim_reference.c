@@ -1,6 +1,7 @@
 /* maxsim_reference.c - float64 MaxSim and its gradients, one (i, j, m) at a time (see maxsim_reference.h). */
 #include "maxsim_reference.h"
 
+#include "../kernels/maxsim_math.h"
 #include "../kernels/runtime/rng.h"
 
 #include <string.h>
@@ -31,14 +32,14 @@ static double dot64(const float *x, const float *y, size_t K)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* argmax over n of <a row r, b[m, n]>; the first maximum wins. */
+/* argmax over n of <a row r, b[m, n]> by the lesson's rule (ms_better: a NaN wins, then the lowest n). */
 static size_t argmax64(const ms_dims *d, const float *ar, const float *bm, double *best)
 {
     size_t arg = 0;
     double v = dot64(ar, bm, d->K);
     for (size_t n = 1; n < d->N; n++) {
         double s = dot64(ar, bm + n * d->K, d->K);
-        if (s > v) {
+        if (ms_better(s, (long long)n, v, (long long)arg)) {
             v = s;
             arg = n;
         }

@@ -19,7 +19,8 @@
 #define L_DA "da [I,J,K] f32"
 #define L_DB "db [M,N,K] f32"
 
-/* values, indices = scores.max(-1): per (r, m), scan n ascending; ms_better keeps the lowest n among ties. */
+/* values, indices = scores.max(-1): per (r, m), scan n ascending; ms_better is PyTorch's rule (NaN wins, then
+ * the lowest n among ties). */
 static void max_last_dim(const ms_dims *d, const float *scores, float *values, int64_t *idx)
 {
     size_t R = ms_rows(d), M = d->M, N = d->N;

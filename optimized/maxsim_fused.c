@@ -96,7 +96,7 @@ static void tile_chunk(const ms_dims *d, const float *a, const float *b, size_t 
                 n = 1;
             }
             for (; n < nn; n++)
-                if (ms_better(s[n], (long long)(n0 + n), *bv, *bn)) {
+                if (ms_better_f(s[n], (int)(n0 + n), *bv, *bn)) {
                     *bv = s[n];
                     *bn = (int32_t)(n0 + n);
                 }
