@@ -20,6 +20,9 @@ static const ms_dims TINY = {2, 3, 2, 4, 3}, SMALL = {20, 20, 25, 19, 25}, TILED
 static const ms_dims ODD = {3, 17, 5, 29, 11};
 /* one below, at and above the tiles: J and N around 64, K around v3's 32 (and two of v2's 16-steps) */
 static const ms_dims EDGE_LO = {1, 63, 2, 63, 31}, EDGE_AT = {1, 64, 1, 64, 32}, EDGE_HI = {2, 65, 1, 65, 33};
+/* --deterministic's sort: N around the scan's 256-thread chunk (513: argmaxes land in later chunks), R = I*J
+ * around the scatter's 32-row chunk; K around v2's 16-step */
+static const ms_dims SORT_AT = {1, 32, 2, 256, 16}, SORT_HI = {1, 33, 2, 513, 17}, SORT_LO = {1, 31, 1, 255, 15};
 
 #include "maxsim_special.h"
 
@@ -112,6 +115,13 @@ START_TEST(cuda_v2_odd_tile_edges)
 END_TEST
 START_TEST(cuda_v1_odd) { gpu_case("cuda-v1", &ODD, 0, 1, 319); }
 END_TEST
+START_TEST(cuda_deterministic_sort_edges)
+{
+    gpu_case("cuda-v1", &SORT_LO, 0, 1, 320);
+    gpu_case("cuda-v2", &SORT_AT, 0, 1, 321);
+    gpu_case("cuda-v1", &SORT_HI, 1, 1, 322);
+}
+END_TEST
 
 /* NaN and Inf rows (maxsim_special.h): each version, each case, at the odd size; the bucket path once each */
 static void special_all(const char *impl, uint64_t seed)
@@ -151,6 +161,7 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_v3_tile_edges);
     tcase_add_test(t, cuda_v2_odd_tile_edges);
     tcase_add_test(t, cuda_v1_odd);
+    tcase_add_test(t, cuda_deterministic_sort_edges);
     tcase_add_test(t, cuda_v1_nan_inf);
     tcase_add_test(t, cuda_v2_nan_inf);
     tcase_add_test(t, cuda_v3_nan_inf);
