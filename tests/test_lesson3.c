@@ -87,6 +87,18 @@ START_TEST(nan_inf_cpu)
 }
 END_TEST
 
+/* The CUDA fit check bounds every grid: here only --deterministic's histogram (one thread per (i, j, m), 128
+ * per block) would exceed 2^31-1 blocks; one row fewer of M fits. */
+START_TEST(cuda_unfit_histogram_grid)
+{
+    ms_dims big = {1, INT32_MAX, 128, 1, 1}, fits = {1, INT32_MAX, 127, 1, 1};
+    const char *why = cuda_ms_unfit(&big);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_ptr_nonnull(strstr(why, "histogram"));
+    ck_assert_ptr_null(cuda_ms_unfit(&fits));
+}
+END_TEST
+
 /* --- helpers -------------------------------------------------------------------------------------------- */
 typedef struct {
     float *a, *b, *dout;
@@ -401,6 +413,7 @@ static Suite *lesson3_suite(void)
     tcase_add_test(num, max_rule_is_pytorchs);
     tcase_add_test(num, nan_inf_naive);
     tcase_add_test(num, nan_inf_cpu);
+    tcase_add_test(num, cuda_unfit_histogram_grid);
     tcase_set_timeout(num, 60);
     suite_add_tcase(s, num);
 
