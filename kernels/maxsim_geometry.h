@@ -31,7 +31,7 @@
 /* cuda-v1 and the backward kernels: threads per block. */
 #define MS_SIMPLE_THREADS 128
 /* --deterministic's scan: threads per block (one block per m). The scatter: one warp per m, 8 warps per block,
- * so a block's 8 warps read arg[r, m0 .. m0+8) -- one 32-byte sector -- for the same rows (through L1). */
+ * so a block's 8 warps read arg[r, m0 .. m0+8) -- 32 bytes, one sector when M % 8 == 0 -- for the same rows. */
 #define MS_SCAN_THREADS 256
 #define MS_SCATTER_WARPS 8
 
