@@ -19,14 +19,26 @@
  * sum |a_k b_k|, and an argmax can flip between two columns whose scores are that close (the max itself moves
  * by no more than that; the gradient moves to the other column).
  *
- * Design efficiency (unmeasured: no GPU, and the emulator's memory profile had not landed when this was written):
- *   - global loads: 100% of each 32-byte sector used when K % 32 == 0 (a warp's float4 load is 4 whole rows of
- *     128 bytes); K % 4 != 0 falls back to 4-byte loads;
- *   - shared memory: staging stores and epilogue reads conflict-free by construction (above); the WMMA
- *     fragment loads and stores use ldm 36 and 68 floats, the usual 4-float skew (their pattern is unspecified);
+ * Efficiency it is designed for, and what the emulator's memory profile measures (EMU_PROFILE=1 of the emu-eyes
+ * branch, f538222, merged into a scratch checkout; build/emu/lesson3 --size small --dims I=2,J=64,M=2,N=128,K=64
+ * --impl cuda-v2,cuda-v3). No GPU has run it.
+ *   - epilogue reads of the score tile (v3_fold): conflict-free by design; measured 1.00 wavefronts/request;
+ *   - the halves' merge (rowmax, rowarg): measured 1.00;
+ *   - staging (v3_stage), designed: a warp's float4 load is 4 whole 128-byte row segments (16 sectors for 512
+ *     bytes, efficiency 1.0 when K % 32 == 0) and its float4 store 4 wavefronts for 512 bytes, the minimum for
+ *     16-byte stores (each quarter warp writes 32 consecutive words). Measured: global load 0.250, shared store
+ *     4.00 -- because g++ splits each 16-byte access of the emulation build into four 4-byte ones, which the
+ *     profile sees as four requests 16 bytes apart (128 bytes over 16 sectors; 4-way banks). Under nvcc each is
+ *     one LDG.128 / STS.128; the figures above are the design's until a profile sees 16-byte accesses whole.
+ *     (v2's staging stores, for comparison, measure 16.00: a 16-way conflict.) K % 4 != 0: 4-byte loads;
+ *   - arg's store is strided by M (arg is [I, J, M]; a block owns one m): 1/M of a sector, 0.125 from M = 8;
+ *     one int per 2 N K flops, so it does not matter;
+ *   - the WMMA fragment loads and stores (ldm 36 and 68 floats, the usual 4-float skew) run inside the
+ *     emulator's shim, whose accesses say nothing about the hardware's: unmeasured;
  *   - the roofline: per 64 x 64 tile and K-step the block moves (64 + 64) x 32 x 4 bytes from L2 for
  *     2 x 64 x 64 x 32 flops, 16 flops per byte, so the kernel is bound by L2 bandwidth, not by the tensor cores,
  *     at 16 x (L2 bytes/s); larger tiles (128 x 128, 32 flops per byte) would be the next version.
+ *   - nvcc 13 -Xptxas -v: 128 registers (sm_80), 108 (sm_90), 36,352 bytes of static shared memory, no spills.
  */
 #include <mma.h>
 
