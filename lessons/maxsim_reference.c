@@ -1,6 +1,7 @@
 /* maxsim_reference.c - float64 MaxSim and its gradients, scores by cblas_dgemm per block of rows (see maxsim_reference.h). */
 #include "maxsim_reference.h"
 
+#include "../kernels/maxsim_math.h"
 #include "../kernels/runtime/rng.h"
 #include "blas_reference.h"
 
@@ -34,12 +35,12 @@ static void block_scores(const ms_dims *d, const double *ad, const double *bd, s
     ref_dgemm(REF_N, REF_T, rows, MN, K, ad + r0 * K, K, bd, K, 0.0, scores, MN);
 }
 
-/* argmax over n of one (row, m) segment s (N,); the first maximum wins (the lowest n, maxsim_math.h's rule) */
+/* argmax over n of one (row, m) segment s (N,) by the lesson's rule (ms_better: a NaN wins, then the lowest n) */
 static size_t first_argmax(const double *s, size_t N)
 {
     size_t arg = 0;
     for (size_t n = 1; n < N; n++)
-        if (s[n] > s[arg]) arg = n;
+        if (ms_better(s[n], (long long)n, s[arg], (long long)arg)) arg = n;
     return arg;
 }
 
