@@ -113,7 +113,18 @@ static void cuda_v1_backward(lesson_run *r)
     cuda_lc_backward_v1(r->prob, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
                         (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
+static void cuda_graph_forward(lesson_run *r)
+{
+    r->t[OUT] = cuda_lc_forward_graph(r->prob, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
+}
+static void cuda_graph_backward(lesson_run *r)
+{
+    cuda_lc_backward_graph(r->prob, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
+                           (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
+}
 #else
+#define cuda_graph_forward NULL
+#define cuda_graph_backward NULL
 #define cuda_forward NULL
 #define cuda_backward NULL
 #define cuda_v1_forward NULL
@@ -252,7 +263,7 @@ const lesson lesson2_def = {
     .tolerance_why = "float32 rounding accumulates over the v-1 recursion steps, so the bound grows linearly: "
                      "1e-4 * max(1, v/64); measured 6e-6 at v=40 and 1.5e-4 at v=512; a wrong index errs by O(1)",
     .tolerance_of = tolerance_of,
-    .nimpls = 4,
+    .nimpls = 5,
     .impls = {{"naive", "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
                         "intermediate kept", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
               {"cpu", "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
@@ -260,7 +271,10 @@ const lesson lesson2_def = {
               {"cuda", "v2: cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) "
                        "+ a warp-per-row kernel", 1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
               {"cuda-v1", "v1: log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
-               1, 0, cuda_v1_memory, cuda_v1_unfit, cuda_v1_forward, cuda_v1_backward, 0}},
+               1, 0, cuda_v1_memory, cuda_v1_unfit, cuda_v1_forward, cuda_v1_backward, 0},
+              {"cuda-v3", "v3: v2's step loops captured once per pass into a CUDA Graph and launched as one (same "
+                          "kernels, GEMMs and memory)", 1, 1, cuda_memory, cuda_unfit, cuda_graph_forward,
+               cuda_graph_backward, 0}},
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"

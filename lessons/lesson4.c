@@ -212,9 +212,27 @@ static void cuda_backward(lesson_run *r)
                       r->t[DOUT], s->arena, &s->ws, &g);
     store_grads(r, &g);
 }
+static void cuda_graph_forward(lesson_run *r)
+{
+    const gru_problem *p = r->prob;
+    cpu_saved *s = (cpu_saved *)r->saved.bytes;
+    r->t[OUT] = cuda_gru_forward_graph(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH],
+                                       r->t[WZH], &s->arena, &s->ws);
+}
+static void cuda_graph_backward(lesson_run *r)
+{
+    const gru_problem *p = r->prob;
+    cpu_saved *s = (cpu_saved *)r->saved.bytes;
+    gru_grads g;
+    cuda_gru_backward_graph(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH],
+                            r->t[OUT], r->t[DOUT], s->arena, &s->ws, &g);
+    store_grads(r, &g);
+}
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
+#define cuda_graph_forward NULL
+#define cuda_graph_backward NULL
 #endif
 
 static mem_formula naive_memory(const void *p) { return naive_gru_memory(&P_(p)->d); }
@@ -325,13 +343,16 @@ const lesson lesson4_def = {
     .tolerance = 1e-3,
     .tolerance_why = "float32 GEMMs of up to max(X,3H) terms err ~6e-8*sqrt(K) per step; backward through time "
                      "adds T such errors (the recurrence contracts), ~T*3e-6 < 1e-3 at T=256; a wrong index errs O(1)",
-    .nimpls = 3,
+    .nimpls = 4,
     .impls = {{"naive", "eager autograd: every op of every step a new allocation, 10H floats per step kept for "
                         "backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
               {"cpu", "fused cell: x W_ih per block of steps, one GEMM each for pd and z W_zh, fused gates; h + 6H "
                       "per step, one arena", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
               {"cuda", "the same with cuBLAS GEMMs and fused cell kernels (tracked device memory)", 1, 1,
-               cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
+               cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
+              {"cuda-v2", "v2: cuda's step loops captured once per pass into a CUDA Graph and launched as one (same "
+                          "kernels, GEMMs and memory)", 1, 1, cuda_memory, cuda_unfit, cuda_graph_forward,
+               cuda_graph_backward, 0}},
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes the inputs, dout and the gradients; the arena is one tracked allocation.)",

@@ -173,7 +173,9 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
 
     copy_role_in(c, &r, t, LT_INPUT);
 #ifdef HAVE_CUDA
+    unsigned long long launches0 = 0;
     if (c->device && im->uses_cublas) cublas_workspace_attach();
+    if (c->device) launches0 = cuda_launch_count();
 #endif
     res->row.forward_ms = timed(c, im->forward, &r);
     check_slots_set(c, &r, LT_OUTPUT, im->name);
@@ -182,6 +184,9 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
 
     copy_role_in(c, &r, t, LT_UPSTREAM);
     res->row.backward_ms = timed(c, im->backward, &r);
+#ifdef HAVE_CUDA
+    if (c->device) res->row.launches = cuda_launch_count() - launches0;
+#endif
     check_slots_set(c, &r, LT_GRAD, im->name);
     mem_counters m = track_scope_read(&scope, dom);
     res->row.peak_bytes = m.peak_bytes;

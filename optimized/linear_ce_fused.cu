@@ -24,6 +24,7 @@ static void gemm_ex_rowmajor(int transA, int transB, int M, int N, int K, const 
 {
     float alpha = 1.0f;
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    cuda_count_launch(); /* one cuBLAS call: one launch in "launches per pass" */
     CUBLAS_CHECK(cublasGemmEx(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
                               &alpha, B, tb, ldb, A, ta, lda, &beta, C, tc, ldc, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT));

@@ -6,7 +6,7 @@ EMU_DIR      := tests/cuda_emu
 EMU_CUDA_INC ?= $(patsubst %/cuda_runtime_api.h,%,$(firstword $(wildcard \
                 $(patsubst %/bin/nvcc,%,$(NVCC))/include/cuda_runtime_api.h /usr/local/cuda/include/cuda_runtime_api.h)))
 EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_launch.cc $(EMU_DIR)/emu_runtime.cc \
-                $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc
+                $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 
 ifeq ($(EMU),1)
@@ -34,7 +34,7 @@ $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
 
-$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
+$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
                  $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
@@ -51,7 +51,7 @@ test-emu: check-deps
 	$(MAKE) EMU=1 emu-build
 	@export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; status=0; b=build/emu; \
 	for t in test_cuda test_emu; do echo "== $$b/$$t"; ./$$b/$$t || status=1; done; \
-	for l in $(notdir $(LESSONS)); do impl=cuda; [ $$l = lesson2 ] && impl=cuda,cuda-v1; [ $$l = lesson5 ] && impl=cuda,cuda-v2; \
+	for l in $(notdir $(LESSONS)); do impl=cuda; [ $$l = lesson2 ] && impl=cuda,cuda-v1,cuda-v3; [ $$l = lesson4 ] && impl=cuda,cuda-v2; [ $$l = lesson5 ] && impl=cuda,cuda-v2; \
 	  for s in $(EMU_SIZES); do echo "== $$b/$$l --size $$s --impl $$impl"; \
 	  ./$$b/$$l --size $$s --impl $$impl || status=1; done; done; \
 	if [ $$status -ne 0 ]; then echo "make test-emu: FAILED"; else echo "make test-emu: all passed"; fi; exit $$status

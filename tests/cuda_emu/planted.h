@@ -35,6 +35,14 @@ int planted_gemm(int bug, const float *A, const float *B, float *C, int M, int N
  * stride 0 for A and B. types_ok 0 asks for a CUDA_R_16F C: CUBLAS_STATUS_NOT_SUPPORTED. Returns the status. */
 int planted_gemm_ex(int types_ok, const float *A, const float *B, float *C, int M, int N, int K);
 
+/* Captures out = 2 in (n elements) on a created stream into a graph and replays it; before_launch gets out as it
+ * was between capture and launch (zeros: capture runs nothing). bug: 0 correct; 1 a cudaMalloc inside the capture;
+ * 2 a second captured kernel writes one past the end (found at the graph launch); 3 a cuBLAS call after
+ * cublasSetStream with no workspace set again; 4 capture of the legacy default stream; 5 correct: the GEMM
+ * out[0] = in[0]^2 captured after the scale, the workspace set again after cublasSetStream. Returns the cudaError_t
+ * of the first step that failed (begin, end capture, or the synchronisation after the launch). */
+int planted_graph(int bug, const float *in, float *out, int n, float *before_launch);
+
 #ifdef __cplusplus
 }
 #endif
