@@ -139,14 +139,21 @@ static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role r
         }
 }
 
-/* Milliseconds of fn(r), allocator time excluded, device work finished. */
+/* Milliseconds of fn(r), allocator time excluded, device work finished. A device run is timed by CUDA events on
+ * the GPU's own clock (cuda_track.h's gpu_timer), a host run by the host clock. */
 static double timed(const run_ctx *c, void (*fn)(lesson_run *), lesson_run *r)
 {
     sync_device(c);
     double a0 = track_alloc_ms(), t0 = host_time_ms();
+#ifdef HAVE_CUDA
+    if (c->device) gpu_timer_begin();
+#endif
     fn(r);
     sync_device(c);
     double t1 = host_time_ms(), a1 = track_alloc_ms();
+#ifdef HAVE_CUDA
+    if (c->device) t1 = t0 + gpu_timer_end_ms();
+#endif
     double ms = (t1 - t0) - (a1 - a0);
     return ms > 0 ? ms : 0;
 }
