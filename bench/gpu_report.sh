@@ -10,14 +10,14 @@
 #   preflight  the binaries exist, their shared libraries resolve (ldd), test_cuda has Check linked in
 #   tests      build/test_cuda with CUDA_REQUIRE_DEVICE=1 (a missing GPU is then a failure, not a skip)     90
 #   sanitize   compute-sanitizer memcheck, racecheck, initcheck, synccheck over every lesson's CUDA versions
-#              at size small (the versions are read from each binary's --help)                              210
+#              at size small (the versions are read from each binary's --help)                              180
 #   forum      each lesson's CUDA versions at its forum size, --mem-limit = 90% of the GPU's memory; a version
-#              over it runs at medium instead, and the log says so                                          90
-#   bench      bench/run.sh over the sweeps of bench/sweeps.txt restricted to their cuda runs (device rows
-#              timed by CUDA events in the session), REPEAT=3                                                 90
+#              over it runs at medium instead, and the log says so                                          80
+#   bench      bench/run.sh, lesson by lesson, over the sweeps of bench/sweeps.txt restricted to their cuda
+#              runs (device rows timed by CUDA events in the session), REPEAT=3                              120
 #   torch      plots/pytorch_baseline.py on the GPU (torch.cuda.max_memory_allocated) at the sweeps' torch=
 #              points, when a python with torch (CUDA) is here                                                45
-#   figures    plots/bench_plots.py --no-docs into <results>/img, when matplotlib imports                       30
+#   figures    plots/bench_plots.py --no-docs into <results>/img, when matplotlib imports                       25
 # Results: docs/results/<gpu-name>/, or GPU_REPORT_DIR (gpu_report.txt, the logs, lessonN.csv, img/). A step that cannot run
 # (no GPU, no compute-sanitizer, no torch, out of time) is listed under SKIPPED with the reason. Without a GPU
 # only the CPU-side steps run (preflight, test_cuda's no-device path, the forum formulas by --predict) and the
@@ -67,7 +67,7 @@ preflight() {
 GPU=0 GPU_NAME= GPU_BYTES=
 detect_gpu() {
     [ -x "$BIN/lesson1" ] || return
-    CUDA_REQUIRE_DEVICE=1 timeout 60 "$BIN/lesson1" --size tiny --impl cuda >/dev/null 2>&1 || return
+    CUDA_REQUIRE_DEVICE=1 timeout 30 "$BIN/lesson1" --size tiny --impl cuda >/dev/null 2>&1 || return
     GPU=1
     GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
     GPU_NAME=${GPU_NAME:-gpu}
@@ -85,9 +85,10 @@ step_tests() {
 }
 
 step_sanitize() {
-    local cs; cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+    local cs; cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
+        /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
     [ -n "$cs" ] || { skip "compute-sanitizer: not installed on this machine (it comes with the CUDA toolkit)"; return; }
-    local end=$(($(elapsed) + $(budget 210))) n=0 bad=0 late=()
+    local end=$(($(elapsed) + $(budget 180))) n=0 bad=0 late=()
     for tool in memcheck racecheck initcheck synccheck; do
         for L in $LESSON_NS; do
             for impl in $(impls "$L"); do
@@ -104,7 +105,7 @@ step_sanitize() {
     done
     say "compute-sanitizer: $n runs, $bad with errors"
     [ $bad = 0 ] && [ $n -gt 0 ] && PASSED+=("compute-sanitizer ($n runs)")
-    [ ${#late[@]} -gt 0 ] && skip "compute-sanitizer, out of its $(budget 210) s: ${late[*]}"
+    [ ${#late[@]} -gt 0 ] && skip "compute-sanitizer, out of its $(budget 180) s: ${late[*]}"
 }
 
 # forum_one L: the lesson's CUDA versions at forum; those over the GPU's memory again at medium
@@ -128,12 +129,12 @@ forum_one() {
 }
 
 step_forum() { # the step's seconds shared by the lessons left: what one does not use, the next ones may
-    local n end=$(($(elapsed) + $(budget 90)))
+    local n end=$(($(elapsed) + $(budget 80)))
     n=$(echo $LESSON_NS | wc -w)
     for L in $LESSON_NS; do
         local secs=$(((end - $(elapsed)) / n))
         n=$((n - 1))
-        if [ $secs -lt 5 ]; then skip "lesson $L at forum: out of the step's $(budget 90) s"; continue; fi
+        if [ $secs -lt 5 ]; then skip "lesson $L at forum: out of the step's $(budget 80) s"; continue; fi
         forum_one "$L" "$secs"
     done
 }
@@ -151,14 +152,20 @@ gpu_sweeps() {
            if (keep) print out }' bench/sweeps.txt
 }
 
-step_bench() {
+step_bench() { # lesson by lesson, so that one slow lesson cannot take every other lesson's rows
     gpu_sweeps >"$OUT/sweeps_gpu.txt"
-    local rc=0
-    BIN=$BIN BENCH_DIR=$OUT REPEAT=3 TORCH_PYTHON=none SWEEPS=$OUT/sweeps_gpu.txt \
-        run_logged "$OUT/bench.log" "$(budget 90)" bench/run.sh || rc=$?
-    tail -2 "$OUT/bench.log"
-    case $rc in 0) PASSED+=("bench (cuda rows, REPEAT=3)") ;; 124|137) skip "bench: out of its $(budget 90) s: the \
-rows written so far are in $OUT/lessonN.csv ($OUT/bench.log)" ;; *) FAILED+=("bench (exit $rc, $OUT/bench.log)") ;; esac
+    local n end=$(($(elapsed) + $(budget 120)))
+    n=$(echo $LESSON_NS | wc -w)
+    for L in $LESSON_NS; do
+        local secs=$(((end - $(elapsed)) / n)) rc=0 log=$OUT/bench_lesson$L.log
+        n=$((n - 1))
+        if [ $secs -lt 5 ]; then skip "bench lesson $L: out of the step's $(budget 120) s"; continue; fi
+        BIN=$BIN BENCH_DIR=$OUT REPEAT=3 TORCH_PYTHON=none SWEEPS=$OUT/sweeps_gpu.txt \
+            run_logged "$log" "$secs" bench/run.sh "$L" || rc=$?
+        case $rc in 0) PASSED+=("bench lesson $L (cuda rows, median of 3)") ;;
+        124|137) skip "bench lesson $L: out of its $secs s: the rows written so far are in $OUT/lesson$L.csv" ;;
+        *) FAILED+=("bench lesson $L (exit $rc, $log)") ;; esac
+    done
 }
 
 step_torch() {
@@ -172,17 +179,19 @@ step_torch() {
     for L in $LESSON_NS; do
         local left=$((end - $(elapsed)))
         [ $left -ge 5 ] || { skip "PyTorch GPU baseline, lesson $L: out of its $(budget 45) s"; continue; }
+        local rc=0
         run_logged "$OUT/torch_lesson$L.log" "$left" "$py" plots/pytorch_baseline.py --lesson "$L" \
-            --sweeps "$OUT/sweeps_gpu.txt" --repeat 3 --csv "$OUT/lesson$L.csv" --runs "$OUT/lesson${L}_runs.csv" ||
-            FAILED+=("PyTorch baseline lesson $L ($OUT/torch_lesson$L.log)")
+            --sweeps "$OUT/sweeps_gpu.txt" --repeat 3 --csv "$OUT/lesson$L.csv" --runs "$OUT/lesson${L}_runs.csv" || rc=$?
+        case $rc in 0) PASSED+=("PyTorch GPU baseline, lesson $L") ;;
+        124|137) skip "PyTorch GPU baseline, lesson $L: out of its $left s ($OUT/torch_lesson$L.log)" ;;
+        *) FAILED+=("PyTorch GPU baseline, lesson $L (exit $rc, $OUT/torch_lesson$L.log)") ;; esac
     done
-    PASSED+=("PyTorch GPU baseline")
 }
 
 step_figures() {
     python3 -c 'import matplotlib' 2>/dev/null || { skip "figures: matplotlib does not import here (draw them \
 later with: python3 plots/bench_plots.py --results $OUT --out $OUT/img --no-docs)"; return; }
-    run_logged "$OUT/figures.log" "$(budget 30)" python3 plots/bench_plots.py --results "$OUT" --out "$OUT/img" \
+    run_logged "$OUT/figures.log" "$(budget 25)" python3 plots/bench_plots.py --results "$OUT" --out "$OUT/img" \
         --no-docs && PASSED+=("figures ($OUT/img)") || FAILED+=("figures ($OUT/figures.log)")
 }
 
