@@ -127,6 +127,7 @@ END_TEST
 /* cuda-v3 (v2's step loops as CUDA Graphs) against cuda (v2), which launches 2v - 1 times in forward (a row
  * kernel, then a GEMM and a row kernel per step) and 3v - 1 in backward (a kernel and two GEMMs per step, then
  * the dx0 and dp0 kernels). */
+/* the problem struct is lc_problem (lessons/lesson2.h), whose one member is lc_dims: &d is its address */
 static void graph_twin(lc_dims d, uint64_t seed) { run_graph_twin(&lesson2_def, &d, seed, "cuda", "cuda-v3", 5 * d.v - 2); }
 
 START_TEST(cuda_lc_graph_tiny) { graph_twin((lc_dims){2, 1, 5, 3}, 206); }

@@ -25,7 +25,7 @@ static inline void run_graph_twin(const lesson *L, const void *prob, uint64_t se
     ck_assert_uint_eq(graph.row.peak_bytes, graph.row.predicted_peak);
     ck_assert_uint_eq(graph.row.forward_live_bytes, graph.row.predicted_forward_live);
     ck_assert_uint_eq(graph.row.allocs, eager.row.allocs);
-    for (int i = 0; i < L->ntensors; i++) {
+    for (int i = 0; i < lesson_ntensors(L); i++) {
         if (!eager.result[i]) continue;
         size_t bytes = lesson_tensor_bytes(L, i, prob);
         ck_assert_msg(memcmp(eager.result[i], graph.result[i], bytes) == 0, "%s's %s differs from %s's",

@@ -528,13 +528,14 @@ END_TEST
 START_TEST(chunk_model_in_the_problem)
 {
     long long dims[3] = {8192, 4096, 128256}, opts[1] = {0};
-    lce_dims d;
-    ck_assert_ptr_null(lesson5_def.make_problem(dims, opts, &d));
-    ck_assert_uint_eq(d.chunk, 256);
-    ck_assert_uint_eq(d.cuda_chunk, lce_model_chunk(8192, 4096, 128256));
+    lesson_problem prob;
+    const lce_dims *d = (const lce_dims *)(const void *)&prob; /* lce_problem's first member */
+    ck_assert_ptr_null(lesson5_def.make_problem(dims, opts, &prob));
+    ck_assert_uint_eq(d->chunk, 256);
+    ck_assert_uint_eq(d->cuda_chunk, lce_model_chunk(8192, 4096, 128256));
     opts[0] = 512;
-    ck_assert_ptr_null(lesson5_def.make_problem(dims, opts, &d));
-    ck_assert_uint_eq(d.cuda_chunk, 512);
+    ck_assert_ptr_null(lesson5_def.make_problem(dims, opts, &prob));
+    ck_assert_uint_eq(d->cuda_chunk, 512);
 }
 END_TEST
 
