@@ -200,20 +200,17 @@ static void cuda_forward(lesson_run *r)
 {
     const gru_problem *p = r->prob;
     cpu_saved *s = (cpu_saved *)r->saved.bytes;
-    float *(*fwd)(const gru_dims *, const gru_opts *, const float *, const float *, const float *, const float *,
-                  const float *, const float *, void **, gru_fused_ws *) =
-        r->version == 1 ? cuda_gru_forward : r->version == 2 ? cuda_gru_forward_graph : NULL;
-    if (fwd) r->t[OUT] = fwd(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH], &s->arena,
-                             &s->ws);
+    if (r->version > 2) return;
+    r->t[OUT] = cuda_gru_forward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH],
+                                 &s->arena, &s->ws, r->version == 2);
 }
 static void cuda_backward(lesson_run *r)
 {
     const gru_problem *p = r->prob;
     cpu_saved *s = (cpu_saved *)r->saved.bytes;
     gru_grads g;
-    (r->version == 2 ? cuda_gru_backward_graph : cuda_gru_backward)(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS],
-                                                                     r->t[WENC], r->t[WIH], r->t[WZH], r->t[OUT],
-                                                                     r->t[DOUT], s->arena, &s->ws, &g);
+    cuda_gru_backward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH], r->t[OUT],
+                      r->t[DOUT], s->arena, &s->ws, &g, r->version == 2);
     store_grads(r, &g);
 }
 #else

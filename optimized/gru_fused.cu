@@ -145,32 +145,16 @@ static void gru_backward(const gru_dims *d, const float *x, const float *h0, con
 
 extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
                                    const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
-                                   void **arena_out, gru_fused_ws *ws)
+                                   void **arena_out, gru_fused_ws *ws, int graph)
 {
-    return gru_forward(d, o, x, h0, eps, W_enc, W_ih, W_zh, arena_out, ws, 0);
+    return gru_forward(d, o, x, h0, eps, W_enc, W_ih, W_zh, arena_out, ws, graph);
 }
 
 extern "C" void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
                                   const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
                                   const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
-                                  gru_grads *g)
+                                  gru_grads *g, int graph)
 {
     (void)o;
-    gru_backward(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, arena_mem, ws, g, 0);
-}
-
-extern "C" float *cuda_gru_forward_graph(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
-                                         const float *eps, const float *W_enc, const float *W_ih,
-                                         const float *W_zh, void **arena_out, gru_fused_ws *ws)
-{
-    return gru_forward(d, o, x, h0, eps, W_enc, W_ih, W_zh, arena_out, ws, 1);
-}
-
-extern "C" void cuda_gru_backward_graph(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
-                                        const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
-                                        const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
-                                        gru_grads *g)
-{
-    (void)o;
-    gru_backward(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, arena_mem, ws, g, 1);
+    gru_backward(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, arena_mem, ws, g, graph);
 }
