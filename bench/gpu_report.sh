@@ -35,8 +35,8 @@ say() { echo "gpu-report: $*"; }
 skip() { SKIPPED+=("$1"); say "SKIPPED $1"; }
 budget() { echo $(($1 * SCALE)); }
 elapsed() { echo $(($(date +%s) - START)); }
-# impls N: the lesson's CUDA versions, from its --help (the lines under --impl that start with cuda)
-impls() { "$BIN/lesson$1" --help 2>/dev/null | awk '/^  --impl/ {f = 1; next} /^  --/ {f = 0} f && $1 ~ /^cuda/ {print $1}'; }
+# impls N: the lesson's CUDA versions cuda-v1, cuda-v2, ..., from its --help (the alias "cuda" left out)
+impls() { "$BIN/lesson$1" --help 2>/dev/null | awk '/^  --impl/ {f = 1; next} /^  --/ {f = 0} f && $1 ~ /^cuda-v[0-9]+$/ {print $1}'; }
 # forum_size N: "forum", or the lesson's largest preset when it has no forum size (lesson 4)
 forum_size() {
     "$BIN/lesson$1" --help 2>/dev/null | awk '/^  --size/ {f = 1; next} /^  --/ {f = 0} f {s = $1} f && $1 == "forum" {print; exit}
