@@ -265,3 +265,11 @@ endif
 
 -include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)
 
+
+# ---- one command for a GPU machine -------------------------------------------------------------------------
+# make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under
+# 10 minutes, from binaries built elsewhere (make STATIC_CHECK=1 test-build): it never rebuilds. Without a GPU it
+# runs the CPU-side steps, lists the others as skipped and exits 0 (bench/gpu_report.sh).
+.PHONY: gpu-report
+gpu-report:
+	bench/gpu_report.sh

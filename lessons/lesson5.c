@@ -26,7 +26,7 @@ static_assert(sizeof(lce_problem) <= sizeof(lesson_problem), "the problem fits l
 
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
-    lce_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0}};
+    lce_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0, 0}};
     lce_dims d = p.d;
     if (d.V > INT32_MAX) return "V must fit the int32 targets (at most 2147483647)";
     if (size_mul(6, size_mul(d.V, d.H)) == SIZE_MAX || size_mul(4, size_mul(d.N, d.V)) == SIZE_MAX)
@@ -34,6 +34,7 @@ static const char *make_problem(const long long *dims, const long long *opts, vo
     if ((size_t)opts[OPT_CHUNK] > d.N) return "--chunk must be at most N (rows per chunk)";
     d.chunk = opts[OPT_CHUNK] ? (size_t)opts[OPT_CHUNK] : lce_default_chunk(d.N, d.H, d.V);
     if (d.chunk > d.N) d.chunk = d.N; /* the power of two can exceed N: the one chunk then holds N rows */
+    d.cuda_chunk = opts[OPT_CHUNK] ? d.chunk : lce_model_chunk(d.N, d.H, d.V);
     p.d = d;
     memcpy(prob, &p, sizeof p);
     return NULL;
@@ -133,9 +134,10 @@ static void preamble(const void *prob, FILE *f)
     char six[32], lg[32];
     format_bytes_exact(size_mul(6, lce_w_count(d)), six, sizeof six);
     format_bytes_exact(size_mul(2, size_mul(d->chunk, d->V)), lg, sizeof lg);
-    fprintf(f, "chunk %zu rows (the seed's rule next_power_of_2(ceil(N / ceil(V/H))) gives %zu), %zu chunk%s;\n"
-               "one chunk's bf16 logits [c,V] = %s bytes; V*H*6 = %s bytes\n", d->chunk,
+    fprintf(f, "naive, cpu: chunk %zu rows (the seed's rule next_power_of_2(ceil(N / ceil(V/H))) gives %zu), "
+               "%zu chunk%s;\none chunk's bf16 logits [c,V] = %s bytes; V*H*6 = %s bytes\n", d->chunk,
             lce_default_chunk(d->N, d->H, d->V), lce_chunks(d), lce_chunks(d) == 1 ? "" : "s", lg, six);
+    lce_print_chunk_choice(d, f);
 }
 
 /* max |x - ref| / max |ref| of one tensor of one implementation */
@@ -165,7 +167,7 @@ static void print_errors(const lesson_report *rep, FILE *f)
 /* The seed's figure: "For V = 128k and H = 4096, this would save 3GB of memory." */
 static void print_seed_figure(FILE *f)
 {
-    lce_dims s = {8192, 4096, 128256, lce_default_chunk(8192, 4096, 128256)};
+    lce_dims s = {8192, 4096, 128256, lce_default_chunk(8192, 4096, 128256), 0};
     mem_formula n = naive_lce_memory(&s), c = cpu_lce_memory(&s);
     char a[32], b[32], six[32];
     format_bytes_exact(n.peak, a, sizeof a);

@@ -203,3 +203,15 @@ int report_times_csv(const char *path, int lesson, const char *size, const char 
                 backward_ms[k], row->device);
     return close_csv(f, path);
 }
+
+void report_launches(FILE *f, const impl_row *rows, int n)
+{
+    int any = 0;
+    for (int k = 0; k < n; k++) {
+        if (!rows[k].ran || !rows[k].launches) continue;
+        fprintf(f, "%s %s %llu", any ? "," : "launches per pass (kernel launches + cuBLAS calls + graph launches, "
+                                             "counted on the host):", rows[k].impl, rows[k].launches);
+        any = 1;
+    }
+    if (any) fprintf(f, "\n");
+}

@@ -34,6 +34,9 @@ typedef struct {
     int emulated;               /* a CUDA implementation run by the CPU emulation: its times mean nothing */
     int predicted;              /* not run (--predict): the CSV row carries the formula, device "predicted" */
     char device[64];            /* "cpu" or the GPU's name */
+    /* device runs: kernel launches + cuBLAS calls + graph launches of the timed pass, counted by the host code
+     * (cuda_launch_count), not by a profiler; 0 for host runs */
+    unsigned long long launches;
 } impl_row;
 
 /* "1,107,427,328" */
@@ -42,6 +45,8 @@ void format_bytes_exact(size_t bytes, char *buf, size_t len);
 void format_bytes_human(size_t bytes, char *buf, size_t len);
 
 void report_table(FILE *f, const impl_row *rows, int n);
+/* One line, when a device implementation ran: its launches per pass (kernels + cuBLAS calls + graph launches). */
+void report_launches(FILE *f, const impl_row *rows, int n);
 /* Prints "predicted vs measured" per implementation; returns the number of mismatches. */
 int report_predictions(FILE *f, const impl_row *rows, int n);
 /* Checks --csv and --dump before anything runs, so a bad path fails in a second, not after the lesson: the

@@ -170,8 +170,17 @@ size_t cuda_lce_workspace_bytes(const lce_dims *d)
     return ARENA_BYTES(a, cuda_lce_carve(&a, d, &w));
 }
 
-mem_formula cuda_lce_memory(const lce_dims *d)
+lce_dims lce_cuda_dims(const lce_dims *d)
 {
+    lce_dims c = *d;
+    if (d->cuda_chunk) c.chunk = d->cuda_chunk;
+    return c;
+}
+
+mem_formula cuda_lce_memory(const lce_dims *dims)
+{
+    lce_dims dc = lce_cuda_dims(dims);
+    const lce_dims *d = &dc;
     size_t inputs = lce_input_bytes(d), grads = lce_grad_bytes(d);
     size_t base = size_add(size_add(inputs, grads), CUBLAS_WORKSPACE_BYTES_C);
     mem_formula m;
@@ -183,9 +192,67 @@ mem_formula cuda_lce_memory(const lce_dims *d)
     return m;
 }
 
-const char *cuda_lce_unfit(const lce_dims *d)
+const char *cuda_lce_unfit(const lce_dims *dims)
 {
+    lce_dims dc = lce_cuda_dims(dims);
+    const lce_dims *d = &dc;
     if (size_mul(2, d->V) > INT_MAX || d->H > INT_MAX || d->chunk > INT_MAX)
         return "2V, H or the chunk exceeds cuBLAS's int arguments (and the row kernel's grid)";
     return NULL;
+}
+
+/* --- the CUDA version's chunk: the traffic model (linear_ce_fused.h) --------------------------------------- */
+
+static double roofline_ms(double flops, double bytes)
+{
+    double math = flops / LCE_MODEL_FLOPS, mem = bytes / LCE_MODEL_BYTES;
+    return 1e3 * (math > mem ? math : mem);
+}
+
+/* One chunk of r rows: adds its time, traffic and dW read-modify-write to *c. */
+static void model_one_chunk(double r, double H, double V, lce_chunk_cost *c)
+{
+    double gemm = 2.0 * r * V * H, rmw = 2.0 * V * H * 4.0;
+    double logits = 2 * V * H + 2 * r * H + 4 * r * V, rows = 6 * r * V;
+    double dx = 2 * r * V + 2 * V * H + 2 * r * H, dw = 2 * r * V + 2 * r * H + rmw;
+    c->ms += roofline_ms(gemm, logits) + roofline_ms(0, rows) + roofline_ms(gemm, dx) + roofline_ms(gemm, dw);
+    c->bytes += logits + rows + dx + dw;
+    c->dw_rmw_bytes += rmw;
+}
+
+lce_chunk_cost lce_chunk_model(size_t N, size_t H, size_t V, size_t chunk)
+{
+    lce_chunk_cost c = {0, 0, 0, 4.0 * (double)chunk * (double)V};
+    size_t full = N / chunk, rest = N % chunk;
+    lce_chunk_cost one = {0, 0, 0, 0};
+    model_one_chunk((double)chunk, (double)H, (double)V, &one);
+    c.ms = (double)full * one.ms, c.bytes = (double)full * one.bytes, c.dw_rmw_bytes = (double)full * one.dw_rmw_bytes;
+    if (rest) model_one_chunk((double)rest, (double)H, (double)V, &c);
+    return c;
+}
+
+size_t lce_model_chunk(size_t N, size_t H, size_t V)
+{
+    double best = lce_chunk_model(N, H, V, N).ms * (1.0 + LCE_CHUNK_SLACK);
+    for (size_t c = 1; c < N; c *= 2)
+        if (lce_chunk_model(N, H, V, c).ms <= best) return c;
+    return N;
+}
+
+void lce_print_chunk_choice(const lce_dims *d, FILE *f)
+{
+    lce_dims dc = lce_cuda_dims(d);
+    lce_chunk_cost c = lce_chunk_model(d->N, d->H, d->V, dc.chunk), one = lce_chunk_model(d->N, d->H, d->V, d->N);
+    size_t seed_rows = lce_default_chunk(d->N, d->H, d->V) < d->N ? lce_default_chunk(d->N, d->H, d->V) : d->N;
+    lce_chunk_cost seed = lce_chunk_model(d->N, d->H, d->V, seed_rows);
+    if (dc.chunk == lce_model_chunk(d->N, d->H, d->V))
+        fprintf(f, "cuda: chunk = %zu rows, the smallest within %.0f%% of the modeled time of one chunk of all N rows\n",
+                dc.chunk, 100.0 * LCE_CHUNK_SLACK);
+    else
+        fprintf(f, "cuda: chunk = %zu rows (--chunk; the traffic model would take %zu)\n", dc.chunk,
+                lce_model_chunk(d->N, d->H, d->V));
+    fprintf(f, "  (modeled on an H100 as a roofline of each GEMM and the row pass: %.3g ms; one chunk %.3g ms; the\n"
+               "  seed's %zu rows %.3g ms). dW's read-modify-write 2*V*H*4 B per chunk is %.1f%% of the modeled\n"
+               "  traffic at this size; the logits buffer chunk*V*4 = %.1f MiB\n",
+            c.ms, one.ms, seed_rows, seed.ms, 100.0 * c.dw_rmw_bytes / c.bytes, c.logits_bytes / 1048576.0);
 }

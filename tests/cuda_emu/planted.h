@@ -51,6 +51,14 @@ enum planted_wmma_variant {
 };
 int planted_wmma(int variant, const float *A, const float *B, const float *C0, float *C);
 
+/* Captures out = 2 in (n elements) on a created stream into a graph and replays it; before_launch gets out as it
+ * was between capture and launch (zeros: capture runs nothing). bug: 0 correct; 1 a cudaMalloc inside the capture;
+ * 2 a second captured kernel writes one past the end (found at the graph launch); 3 a cuBLAS call after
+ * cublasSetStream with no workspace set again; 4 capture of the legacy default stream; 5 correct: the GEMM
+ * out[0] = in[0]^2 captured after the scale, the workspace set again after cublasSetStream. Returns the cudaError_t
+ * of the first step that failed (begin, end capture, or the synchronisation after the launch). */
+int planted_graph(int bug, const float *in, float *out, int n, float *before_launch);
+
 #ifdef __cplusplus
 }
 #endif
