@@ -121,10 +121,10 @@ TESTS   += $(BIN)/test_cuda
 endif
 
 # ---- top-level targets -----------------------------------------------------------------------------------
-.PHONY: all lessons docs test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
+.PHONY: all lessons docs check-docs gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
 .DEFAULT_GOAL := all
 
-all: blas-deps cuda-status $(LESSONS)
+all: blas-deps cuda-status $(LESSONS) $(BIN)/gradcheck_example
 lessons: $(LESSONS)
 
 cuda-status:
@@ -143,7 +143,7 @@ test: check-deps blas-deps
 	if [ $$status -ne 0 ]; then echo "make test: some suites FAILED"; else echo "make test: all suites passed"; fi; \
 	exit $$status
 
-test-build: cuda-status $(TESTS) $(LESSONS)
+test-build: cuda-status $(TESTS) $(LESSONS) $(BIN)/gradcheck_example
 
 # apt-get install PACKAGE when HEADER is missing, as root; otherwise print the command. $(1) header, $(2) packages
 define need_pkg
@@ -182,21 +182,31 @@ plot-deps:
 plots: plot-deps
 	$(PYTHON) plots/bench_plots.py --results $(or $(BENCH_DIR),docs/results/cpu) --out docs/img --readme README.md
 
-# Re-run each lesson at the size its doc shows and paste the output into the doc (between markers).
+# Re-run each lesson at the size its doc shows and paste the output into the doc (between markers); the list is
+# docs/generated.txt. check-docs: the ten-section shape, no figure typed by hand, and every gdb walk run in gdb
+# -batch against a -O0 -g3 CPU build in build/debug (plots/check_docs.py, plots/check_gdb_walks.py).
 docs: all plot-deps
-	$(PYTHON) plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./$(BIN)/lesson1 --size forum
-	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-medium -- ./$(BIN)/lesson2 --size medium
-	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-forum -- ./$(BIN)/lesson2 --size forum
-	$(PYTHON) plots/paste_output.py docs/lesson-3.md lesson3-medium -- ./$(BIN)/lesson3 --size medium
-	$(PYTHON) plots/paste_output.py docs/lesson-4.md lesson4-medium -- ./$(BIN)/lesson4 --size medium
-	$(PYTHON) plots/paste_output.py docs/lesson-5.md lesson5-medium -- ./$(BIN)/lesson5 --size medium
+	$(PYTHON) plots/paste_output.py --table docs/generated.txt --bin $(BIN)
+
+check-docs: gdb-deps
+	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
+	$(PYTHON) plots/check_gdb_walks.py --bin build/debug
+	$(PYTHON) plots/check_docs.py
+
+gdb-deps:
+	@command -v gdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gdb; } || { echo "gdb is missing: sudo apt-get install -y gdb"; exit 1; }
 
 clean:
 	rm -rf build
 
 # ---- rules -----------------------------------------------------------------------------------------------
-$(BIN)/test_runtime: $(OBJ)/tests/test_runtime.o $(OBJ)/tests/gradcheck.o $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/test_runtime: $(BIN)/gradcheck_example $(OBJ)/tests/test_runtime.o $(OBJ)/tests/gradcheck.o $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+
+# The learner's entry point: a central-difference check of your own forward/backward (docs: "Check your own gradient").
+$(BIN)/gradcheck_example: $(OBJ)/tests/gradcheck_example.o $(OBJ)/tests/gradcheck.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # Every lesson's definition, table-driven: formula == tracker, validation, determinism, no leaks, gradients.
 $(BIN)/test_lessons: $(OBJ)/tests/test_lessons.o $(TEST_LIB_OBJ) $(LESSON_DEF_OBJ) $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
