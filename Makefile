@@ -188,10 +188,14 @@ plots: plot-deps
 docs: all plot-deps
 	$(PYTHON) plots/paste_output.py --table docs/generated.txt --bin $(BIN)
 
-check-docs: gdb-deps
+check-docs: gdb-deps all
 	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
 	$(PYTHON) plots/check_gdb_walks.py --bin build/debug
 	$(PYTHON) plots/check_docs.py
+	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
+	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \
+	  ! $(PYTHON) plots/compare_npy.py $$d/l1/cpu.dx.npy $$d/l1/cpu.dW.npy 2>/dev/null && rm -rf $$d && \
+	  echo "check-docs: the --dump route (plots/compare_npy.py) agrees on equal gradients and refuses others"
 
 gdb-deps:
 	@command -v gdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
