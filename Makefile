@@ -185,7 +185,7 @@ plots: plot-deps
 # Re-run each lesson at the size its doc shows and paste the output into the doc (between markers); the list is
 # docs/generated.txt. check-docs: the ten-section shape, no figure typed by hand, and every gdb walk run in gdb
 # -batch against a -O0 -g3 CPU build in build/debug (plots/check_docs.py, plots/check_gdb_walks.py).
-docs: all plot-deps
+docs: all test-build plot-deps
 	$(PYTHON) plots/paste_output.py --table docs/generated.txt --bin $(BIN)
 
 check-docs: gdb-deps all
