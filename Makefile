@@ -142,10 +142,10 @@ TESTS   += $(BIN)/test_cuda
 endif
 
 # ---- top-level targets -----------------------------------------------------------------------------------
-.PHONY: all lessons docs test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
+.PHONY: all lessons docs check-docs gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
 .DEFAULT_GOAL := all
 
-all: blas-deps cuda-status $(LESSONS)
+all: blas-deps cuda-status $(LESSONS) $(BIN)/gradcheck_example
 lessons: $(LESSONS)
 
 cuda-status:
@@ -165,7 +165,7 @@ test: check-deps blas-deps
 	if [ $$status -ne 0 ]; then echo "make test: some suites FAILED"; else echo "make test: all suites passed"; fi; \
 	exit $$status
 
-test-build: cuda-status $(TESTS) $(LESSONS)
+test-build: cuda-status $(TESTS) $(LESSONS) $(BIN)/gradcheck_example
 
 # The done-when check of the lesson list: a sixth lesson (tests/toy_lesson.c and its one LESSON line under
 # TOY_LESSON=1, built apart in build/toy) joins test_lessons (definitions and binaries) and the bench plan with no
@@ -222,21 +222,35 @@ plot-deps:
 plots: plot-deps
 	$(PYTHON) plots/bench_plots.py --results $(or $(BENCH_DIR),docs/results/cpu) --out docs/img --readme README.md
 
-# Re-run each lesson at the size its doc shows and paste the output into the doc (between markers).
-# Every marker <!-- lessonN-SIZE:begin --> of docs/lesson-N.md whose SIZE is one of lesson N's presets.
-docs: all plot-deps
-	@set -e; for n in $(LESSON_NS); do doc=docs/lesson-$$n.md; [ -f $$doc ] || continue; \
-	  for s in $$(sed -n "s/^<!-- lesson$$n-\([a-z]*\):begin -->$$/\1/p" $$doc); do \
-	    ./$(BIN)/lesson$$n --size $$s --predict >/dev/null 2>&1 || continue; \
-	    echo "$(PYTHON) plots/paste_output.py $$doc lesson$$n-$$s -- ./$(BIN)/lesson$$n --size $$s"; \
-	    $(PYTHON) plots/paste_output.py $$doc lesson$$n-$$s -- ./$(BIN)/lesson$$n --size $$s; done; done
+# Re-run each lesson at the size its doc shows and paste the output into the doc (between markers); the list is
+# docs/generated.txt. check-docs: the ten-section shape, no figure typed by hand, and every gdb walk run in gdb
+# -batch against a -O0 -g3 CPU build in build/debug (plots/check_docs.py, plots/check_gdb_walks.py).
+docs: all test-build plot-deps
+	$(PYTHON) plots/paste_output.py --table docs/generated.txt --bin $(BIN)
+
+check-docs: gdb-deps all
+	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
+	$(PYTHON) plots/check_gdb_walks.py --bin build/debug
+	$(PYTHON) plots/check_docs.py
+	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
+	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \
+	  ! $(PYTHON) plots/compare_npy.py $$d/l1/cpu.dx.npy $$d/l1/cpu.dW.npy 2>/dev/null && rm -rf $$d && \
+	  echo "check-docs: the --dump route (plots/compare_npy.py) agrees on equal gradients and refuses others"
+
+gdb-deps:
+	@command -v gdb >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gdb; } || { echo "gdb is missing: sudo apt-get install -y gdb"; exit 1; }
 
 clean:
 	rm -rf build
 
 # ---- rules -----------------------------------------------------------------------------------------------
-$(BIN)/test_runtime: $(OBJ)/tests/test_runtime.o $(OBJ)/tests/gradcheck.o $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/test_runtime: $(BIN)/gradcheck_example $(OBJ)/tests/test_runtime.o $(OBJ)/tests/gradcheck.o $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+
+# The learner's entry point: a central-difference check of your own forward/backward (docs: "Check your own gradient").
+$(BIN)/gradcheck_example: $(OBJ)/tests/gradcheck_example.o $(OBJ)/tests/gradcheck.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # Every lesson's definition, table-driven: formula == tracker, validation, determinism, no leaks, gradients.
 $(BIN)/test_lessons: $(OBJ)/tests/test_lessons.o $(TEST_LIB_OBJ) $(LESSON_DEF_OBJ) $(SESSION_OBJ) $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)

@@ -6,6 +6,7 @@
 #define TESTS_CLI_HARNESS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Runs "<binary> <args>" with stderr joined to stdout; returns the exit status (-1 if it did not exit). */
 int run_lesson(const char *binary, const char *args, char *out, size_t len);
@@ -14,6 +15,16 @@ typedef struct {
     const char *args;   /* command-line arguments */
     const char *expect; /* text the message must contain */
 } bad_input_case;
+
+/* Check's messages are short (a long one is replaced by "Message string too long"), so a failing check on a
+ * program's output prints the output to stderr and keeps the message to one line. */
+#define ck_assert_output(cond, out, ...)                                                        \
+    do {                                                                                        \
+        if (!(cond)) {                                                                          \
+            fprintf(stderr, "---- the program's output ----\n%s\n---- end ----\n", (out));     \
+            ck_abort_msg(__VA_ARGS__);                                                          \
+        }                                                                                       \
+    } while (0)
 
 /* Every case exits with status 2 and prints its expected text. */
 void assert_rejects(const char *binary, const bad_input_case *cases, size_t n);

@@ -199,9 +199,9 @@ static void gradcheck_impl(which w)
     loss_ctx c = {w, &TINY, &in};
     gradcheck_result ra = gradcheck(loss, &c, in.a, DT_F32, da, DT_F32, ms_a_count(&TINY), 1, FD_H, 1e-3, 1e-3);
     gradcheck_result rb = gradcheck(loss, &c, in.b, DT_F32, db, DT_F32, ms_b_count(&TINY), 1, FD_H, 1e-3, 1e-3);
-    ck_assert_msg(ra.failed == 0, "da: %zu of %zu off, worst %g vs %g", ra.failed, ra.checked, ra.worst_analytic,
+    ck_assert_msg(ra.failed == 0, "da: %zu of %zu off, worst: analytic (backward) %g, numeric (central difference) %g", ra.failed, ra.checked, ra.worst_analytic,
                   ra.worst_numeric);
-    ck_assert_msg(rb.failed == 0, "db: %zu of %zu off, worst %g vs %g", rb.failed, rb.checked, rb.worst_analytic,
+    ck_assert_msg(rb.failed == 0, "db: %zu of %zu off, worst: analytic (backward) %g, numeric (central difference) %g", rb.failed, rb.checked, rb.worst_analytic,
                   rb.worst_numeric);
     ck_assert_uint_eq(ra.checked, ms_a_count(&TINY));
     host_free(out);
@@ -353,8 +353,8 @@ START_TEST(forum_naive_predicted_cpu_estimated)
     ck_assert_ptr_nonnull(lesson3_def.reference_unfit(&p));
     char out[1 << 15];
     int rc = run_lesson("./build/lesson3", "--size forum --impl cpu", out, sizeof out);
-    ck_assert_msg(rc == 1 && strstr(out, "cpu      skipped: estimated") && strstr(out, "over --time-limit 120"),
-                  "rc %d:\n%s", rc, out);
+    ck_assert_output(rc == 1 && strstr(out, "cpu      skipped: estimated") && strstr(out, "over --time-limit 120"),
+                     out, "rc %d: cpu was not skipped over --time-limit", rc);
 }
 END_TEST
 
@@ -386,9 +386,9 @@ START_TEST(cli_small_prints_thread_figures)
 {
     char out[32768];
     int rc = run_lesson("./build/lesson3", "--size small --impl naive,cpu", out, sizeof out);
-    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
-    ck_assert_msg(strstr(out, "760000 bytes = 742.19 KiB") && strstr(out, "120000 bytes = 117.19 KiB"), "%s", out);
-    ck_assert_msg(strstr(out, "Where the bytes go:"), "%s", out);
+    ck_assert_output(rc == 0, out, "exit %d, expected 0", rc);
+    ck_assert_output(strstr(out, "760000 bytes = 742.19 KiB") && strstr(out, "120000 bytes = 117.19 KiB"), out, "the thread's profiler figures are missing");
+    ck_assert_output(strstr(out, "Where the bytes go:"), out, "no 'Where the bytes go' paragraph");
 }
 END_TEST
 

@@ -292,7 +292,7 @@ START_TEST(cli_runs_checkpointed_and_says_where_bytes_go)
 {
     char out[1 << 16];
     int rc = run_lesson(LESSON4, "--size small --impl naive,cpu --checkpoint 8", out, sizeof out);
-    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ck_assert_output(rc == 0, out, "exit %d, expected 0", rc);
     ck_assert_ptr_nonnull(strstr(out, "cpu allocates 0 times per forward step and 0 per backward step"));
     ck_assert_ptr_nonnull(strstr(out, "Where the bytes go"));
 }

@@ -178,9 +178,9 @@ START_TEST(tiny_run_exits_zero_without_leaks)
         host_impl_list(lessons[l], impls, sizeof impls);
         snprintf(args, sizeof args, "--size tiny --impl %s", impls);
         int rc = run_lesson(bin, args, out, sizeof out);
-        ck_assert_msg(rc == 0, "%s %s exited %d:\n%s", bin, args, rc, out);
-        ck_assert_msg(!strstr(out, "leak:") && !strstr(out, "FAILED") && !strstr(out, "MISMATCH"), "%s:\n%s", bin, out);
-        ck_assert_msg(strstr(out, "equal") != NULL, "%s printed no formula check:\n%s", bin, out);
+        ck_assert_output(rc == 0, out, "%s %s exited %d", bin, args, rc);
+        ck_assert_output(!strstr(out, "leak:") && !strstr(out, "FAILED") && !strstr(out, "MISMATCH"), out, "%s: a leak, a FAILED or a MISMATCH", bin);
+        ck_assert_output(strstr(out, "equal") != NULL, out, "%s printed no formula check", bin);
     }
 }
 END_TEST
@@ -298,7 +298,7 @@ START_TEST(help_exits_zero_for_every_lesson)
         char bin[64];
         binary_of(lessons[l], bin, sizeof bin);
         ck_assert_int_eq(run_lesson(bin, "--help", out, sizeof out), 0);
-        ck_assert_msg(strstr(out, "--size") && strstr(out, lessons[l]->impls[0].name), "%s --help:\n%s", bin, out);
+        ck_assert_output(strstr(out, "--size") && strstr(out, lessons[l]->impls[0].name), out, "%s --help lacks --size or %s", bin, lessons[l]->impls[0].name);
     }
 }
 END_TEST
@@ -307,9 +307,9 @@ START_TEST(mem_limit_skips_with_prediction_and_nothing_ran_exits_one)
 {
     static char out[1 << 16];
     int rc = run_lesson(LESSON1_BIN, "--size small --impl naive,cpu --mem-limit 20M", out, sizeof out);
-    ck_assert_msg(rc == 0 && strstr(out, "naive    skipped: predicted peak 138,543,104 bytes"), "rc %d:\n%s", rc, out);
+    ck_assert_output(rc == 0 && strstr(out, "naive    skipped: predicted peak 138,543,104 bytes"), out, "rc %d: no naive skip line", rc);
     rc = run_lesson(LESSON1_BIN, "--size small --impl naive --mem-limit 20M", out, sizeof out);
-    ck_assert_msg(rc == 1 && strstr(out, "no implementation ran"), "rc %d:\n%s", rc, out);
+    ck_assert_output(rc == 1 && strstr(out, "no implementation ran"), out, "rc %d: no 'no implementation ran'", rc);
 }
 END_TEST
 
@@ -338,10 +338,10 @@ static void check_repeat_and_predict(const lesson *L)
     close(mkstemp(csv));
     close(mkstemp(times));
     snprintf(args, sizeof args, "--size tiny --impl %s --repeat 3 --times %s --csv %s", impls, times, csv);
-    ck_assert_msg(run_lesson(bin, args, out, sizeof out) == 0, "%s %s:\n%s", bin, args, out);
-    ck_assert_msg(strstr(out, "the median of 3 runs after one warm-up run"), "%s", out);
+    ck_assert_output(run_lesson(bin, args, out, sizeof out) == 0, out, "%s %s failed", bin, args);
+    ck_assert_output(strstr(out, "the median of 3 runs after one warm-up run"), out, "no 'median of 3 runs' line");
     snprintf(args, sizeof args, "--size tiny --impl %s --predict --csv %s", impls, csv);
-    ck_assert_msg(run_lesson(bin, args, out, sizeof out) == 0, "%s %s:\n%s", bin, args, out);
+    ck_assert_output(run_lesson(bin, args, out, sizeof out) == 0, out, "%s %s failed", bin, args);
     FILE *f = fopen(csv, "r");
     char line[1024], measured[LESSON_MAX_IMPLS][2][32], field[64];
     int rows = 0;
@@ -416,7 +416,7 @@ START_TEST(cuda_versions_in_reading_order_with_an_alias)
         binary_of(L, bin, sizeof bin);
         ck_assert_int_eq(run_lesson(bin, "--help", out, sizeof out), 0);
         snprintf(line, sizeof line, "cuda     = %s,", L->impls[alias].name);
-        ck_assert_msg(strstr(out, line), "%s --help does not say %s:\n%s", bin, line, out);
+        ck_assert_output(strstr(out, line), out, "%s --help does not say %s", bin, line);
     }
 }
 END_TEST
@@ -505,11 +505,11 @@ START_TEST(validation_failure_exits_nonzero)
     static char out[1 << 15];
     char *right[] = {"toy", "--impl", "right", NULL}, *both[] = {"toy", NULL};
     ck_assert_int_eq(toy_main(right, 3, out, sizeof out), 0);
-    ck_assert_msg(!strstr(out, "FAILED") && !strstr(out, " FAIL  "), "%s", out);
+    ck_assert_output(!strstr(out, "FAILED") && !strstr(out, " FAIL  "), out, "a FAIL in the output");
     ck_assert_int_eq(toy_main(both, 1, out, sizeof out), 1);
     /* the wrong row says FAIL, no ratio is printed against it, and the exit status says why */
-    ck_assert_msg(strstr(out, "5.00e-03 FAIL") && strstr(out, "FAILED validation") && !strstr(out, "right / wrong"),
-                  "%s", out);
+    ck_assert_output(strstr(out, "5.00e-03 FAIL") && strstr(out, "FAILED validation") && !strstr(out, "right / wrong"),
+                     out, "the wrong row was not reported as FAIL without a ratio");
 }
 END_TEST
 

@@ -460,6 +460,31 @@ START_TEST(parse_byte_sizes)
 }
 END_TEST
 
+/* The learner's entry point (tests/gradcheck_example.c, docs "Check your own gradient") passes on its correct layer
+ * and fails on its planted bug, saying which value is analytic and which numeric. Runs the built binary. */
+static int run_example(const char *args, char *out, size_t len)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "./build/gradcheck_example %s 2>&1", args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_msg(p != NULL, "popen %s", cmd);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(gradcheck_example_passes_and_catches_its_bug)
+{
+    char out[2048];
+    ck_assert_int_eq(run_example("", out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "gradient check passed"), "the example's correct layer failed (output on stderr)");
+    ck_assert_int_eq(run_example("--break", out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "analytic (your backward)") && strstr(out, "numeric (central difference)") &&
+                  strstr(out, "gradient check FAILED"), "the planted bug was not reported as a failure");
+}
+END_TEST
+
 static Suite *runtime_suite(void)
 {
     Suite *s = suite_create("runtime");
@@ -487,6 +512,7 @@ static Suite *runtime_suite(void)
     tcase_add_test(n, rowmajor_to_cublas_mapping);
     tcase_add_test(n, compare_rule_and_nan);
     tcase_add_test(n, gradcheck_accepts_right_and_rejects_wrong);
+    tcase_add_test(n, gradcheck_example_passes_and_catches_its_bug);
     suite_add_tcase(s, n);
 
     TCase *io = tcase_create("io");

@@ -1,0 +1,37 @@
+# The gdb walk of docs/lesson-3.md, checked by `make check-docs` (gdb -batch against `make debug`'s build).
+# program: lesson3
+# args: --size tiny --impl naive,cpu
+# naive first: the einsum's [I,J,M,N] scores are one allocation of I*J*M*N floats.
+break naive_ms_forward
+run
+#=> stop naive_ms_forward
+print *d
+#=> print {I = 2, J = 3, M = 2, N = 4, K = 3}
+print d->I * d->J * d->M * d->N
+#=> print = 48
+# MaxBackward keeps int64 indices [I,J,M]; the scores are freed at the end of forward.
+break naive_ms_backward
+continue
+#=> stop naive_ms_backward
+print saved->idx[0]@12
+#=> print /= \{-?\d+(, -?\d+){11}\}/
+# cpu: tiles of (i,j) x (m,n) reduced to max/argmax as they are made; no [I,J,M,N] anywhere.
+break tile_chunk
+continue
+#=> stop tile_chunk
+print nr
+#=> print = 6
+print nm
+#=> print = 2
+finish
+#=> stop tile_argmax
+print sc->best[0]@2
+#=> print /= \{-?[\d.]+, -?[\d.]+\}/
+print sc->barg[0]@2
+#=> print /= \{\d, \d\}/
+# What survives until backward: the int32 argmax [I,J,M] = [2,3,2], 12 entries of 4 bytes.
+break cpu_ms_backward
+continue
+#=> stop cpu_ms_backward
+print saved->arg[0]@12
+#=> print /= \{\d(, \d){11}\}/
