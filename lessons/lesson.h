@@ -164,6 +164,10 @@ double lesson_tolerance(const lesson *L, const void *prob);           /* toleran
  * formula disagreed with the tracker, or nothing ran), 2 (bad input). */
 int lesson_main(const lesson *L, int argc, char **argv);
 
+/* The CPU emulator's dry run (EMU_DRY=1, tests/cuda_emu/emu_dry.cc): host memory is reserved, not allocated,
+ * nothing is filled or poisoned, no reference is computed; only the limits are checked. 0 outside the emulator. */
+int lesson_dry(void);
+
 /* --- the session, for tests -------------------------------------------------------------------------------- */
 /* Host inputs for prob drawn from seed (tracked, "driver: <name>"); free with lesson_free_slots. */
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t);

@@ -20,6 +20,9 @@
 #ifdef HAVE_CUDA
 #include "../kernels/runtime/cuda_track.h"
 #endif
+#ifdef CUDA_EMU
+#include <emu_api.h>
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +56,15 @@ int lesson_find_impl(const lesson *L, const char *name)
 
 static int is_input(lesson_role r) { return r == LT_INPUT || r == LT_UPSTREAM; }
 
+int lesson_dry(void)
+{
+#ifdef CUDA_EMU
+    return emu_dry();
+#else
+    return 0;
+#endif
+}
+
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t)
 {
     static char labels[LESSON_MAX_TENSORS][64]; /* interned by the tracker: must outlive the allocations */
@@ -62,7 +74,7 @@ void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void *
         snprintf(labels[i], sizeof labels[i], "driver: %s", L->tensors[i].name);
         t[i] = host_alloc_array(lesson_tensor_count(L, i, prob), L->tensors[i].type, labels[i]);
     }
-    L->fill(prob, seed, t);
+    if (!lesson_dry()) L->fill(prob, seed, t); /* a dry run computes nothing: the inputs stay unwritten */
 }
 
 void lesson_free_slots(const lesson *L, void **t)
@@ -248,6 +260,7 @@ const char *lesson_make_reference(const lesson *L, const void *prob, void *const
     static char labels[LESSON_MAX_TENSORS][64];
     for (int i = 0; i < LESSON_MAX_TENSORS; i++) ref[i] = NULL;
     const char *why = L->reference_unfit ? L->reference_unfit(prob) : NULL;
+    if (lesson_dry()) why = "a dry run (EMU_DRY=1) checks limits and computes nothing";
     if (why) return why;
     for (int i = 0; i < L->ntensors; i++) {
         if (is_input(L->tensors[i].role)) continue;

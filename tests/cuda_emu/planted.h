@@ -4,6 +4,8 @@
 #ifndef CUDA_EMU_PLANTED_H
 #define CUDA_EMU_PLANTED_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,6 +36,15 @@ int planted_gemm(int bug, const float *A, const float *B, float *C, int M, int N
  * values must be exact in bf16), and through cublasGemmStridedBatchedEx as batch 2 of the same problem with
  * stride 0 for A and B. types_ok 0 asks for a CUDA_R_16F C: CUBLAS_STATUS_NOT_SUPPORTED. Returns the status. */
 int planted_gemm_ex(int types_ok, const float *A, const float *B, float *C, int M, int N, int K);
+
+/* out[i] = 1 for i < n on a fresh cudaMalloc of n floats (run it dry above a few million: n = 2^31 + 1024 is
+ * 8 GiB). bug: 0 correct (64-bit index); 1 an int index, which wraps past 2^31 - 1; 2 a 2-D grid with one
+ * row of 2^16 elements per grid.y, over its 65535 limit past 2^32 elements. Returns the cudaError_t. */
+int planted_fill(int bug, long long n);
+
+/* One block of 64 threads with smem bytes of dynamic shared memory, after cudaFuncSetAttribute(kernel,
+ * cudaFuncAttributeMaxDynamicSharedMemorySize, optin_bytes) when optin_bytes > 0. Returns the cudaError_t. */
+int planted_smem(int optin_bytes, size_t smem);
 
 #ifdef __cplusplus
 }
