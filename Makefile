@@ -79,7 +79,7 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lm -pthread
 else
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm -pthread)
 endif
-TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c tests/gradcheck.c)
+TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c tests/gradcheck.c tests/nan_testing.c tests/nan_rules.c)
 
 include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, test_emu, test-emu
 

@@ -22,6 +22,7 @@
 #include "../lessons/logchain_reference.h"
 #include "lc_testing.h"
 #include "../optimized/logchain_forward.h"
+#include "nan_testing.h"
 
 #define EPS32 1.1920928955078125e-07
 
@@ -120,6 +121,17 @@ END_TEST
 START_TEST(cuda_lc_v1_medium) { run_case_impl((lc_dims){100, 1, 40, 100}, 204, LC_CUDA_V1); }
 END_TEST
 
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in chain (n,t) reaches that chain and dbulk[t], dp0[t] only; -inf is log 0 and keeps everything finite): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson2("cuda", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda", -INFINITY), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v1_nan) { ck_assert_uint_eq(nan_lesson2("cuda-v1", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v1_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda-v1", -INFINITY), 0); }
+END_TEST
+
 Suite *cuda_lesson2_suite(void)
 {
     Suite *s = suite_create("cuda-lesson2");
@@ -134,5 +146,11 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_v1_medium);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
+    TCase *nanc = tcase_create("nan-inf");
+    tcase_add_test(nanc, nan_rule_cuda_nan);
+    tcase_add_test(nanc, nan_rule_cuda_neg_inf);
+    tcase_add_test(nanc, nan_rule_cuda_v1_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v1_neg_inf);
+    suite_add_tcase(s, nanc);
     return s;
 }

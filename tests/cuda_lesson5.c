@@ -18,6 +18,7 @@
 #include "../kernels/linear_ce_problem.h"
 #include "../kernels/runtime/track.h"
 #include "../lessons/lesson.h"
+#include "nan_testing.h"
 
 extern const lesson lesson5_def;
 
@@ -168,6 +169,13 @@ END_TEST
 START_TEST(cuda_lce_small) { run_case(256, 128, 4096, 0, 504); }
 END_TEST
 
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in row i of x reaches the loss, dx[i,:] and dW, never dx of another row): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson5("cuda"), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v2_nan) { ck_assert_uint_eq(nan_lesson5("cuda-v2"), 0); }
+END_TEST
+
 Suite *cuda_lesson5_suite(void); /* tests/test_cuda.c runs it */
 Suite *cuda_lesson5_suite(void)
 {
@@ -186,5 +194,9 @@ Suite *cuda_lesson5_suite(void)
     tcase_add_test(t2, cuda_lce_v2_small);
     tcase_set_timeout(t2, 120);
     suite_add_tcase(s, t2);
+    TCase *nanc = tcase_create("nan");
+    tcase_add_test(nanc, nan_rule_cuda_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v2_nan);
+    suite_add_tcase(s, nanc);
     return s;
 }
