@@ -59,3 +59,11 @@ test-emu: check-deps
 .PHONY: emu-build
 emu-build: # a recipe, not prerequisites: $(LESSONS) is complete only once the Makefile has been read
 	@$(MAKE) --no-print-directory $(BIN)/test_cuda $(BIN)/test_emu $(LESSONS)
+
+# The dry run (emu_dry.cc): each lesson's CUDA versions at their forum size and at the largest dimensions the
+# CLI accepts, address-only memory, boundary blocks only. SANITIZE=1 adds UBSan's signed-overflow check to the
+# host and device code. DRY_TIMEOUT: seconds per run (a run over it is listed as not checked).
+.PHONY: dry-run
+dry-run: check-deps
+	$(MAKE) EMU=1 emu-build
+	tests/cuda_emu/dry_run.sh build/emu
