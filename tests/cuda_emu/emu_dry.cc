@@ -88,7 +88,7 @@ static char fault_msg[512];
 
 /* A fault in a kernel ends its launch with a recorded error (the abandoned block's fibers are reset by the
  * next block; what run_grid had allocated leaks); any other fault ends the process. */
-static void on_fault(int sig, siginfo_t *si, void *)
+__attribute__((unused)) static void on_fault(int sig, siginfo_t *si, void *) /* unused under ASan */
 {
     if (running && back) {
         snprintf(fault_msg, sizeof fault_msg, "kernel %s (launched at %s:%d): dry run: block %u,%u,%u thread %u,%u,%u "

@@ -4,6 +4,7 @@
  * no ordinary test sees it. */
 #include <check.h>
 #include <driver_types.h>
+#include <stdio.h>
 
 #include "planted.h"
 #include "test_emu.h"
