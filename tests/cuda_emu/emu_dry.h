@@ -30,6 +30,11 @@ void dry_running(const launch_cfg *cfg, sigjmp_buf *back);
 const char *dry_fault_message(void);
 size_t max_dynamic_smem(const void *kernel); /* what cudaFuncSetAttribute allowed this kernel, else 48 KiB */
 
+/* emu_resources.cc (EMU_PTXAS): the kernel's registers and static shared memory against the block's limits
+ * (0: failed, recorded); the occupancy table at exit. */
+int resources_ok(const launch_cfg &cfg);
+void print_occupancy(void);
+
 } /* namespace emu */
 
 #endif

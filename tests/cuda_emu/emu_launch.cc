@@ -117,7 +117,7 @@ struct region {
 
 void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const *ptrs, int nptrs)
 {
-    if (!config_ok(cfg)) return;
+    if (!config_ok(cfg) || !resources_ok(cfg)) return;
     stats.launches++;
     std::vector<region> regs;
     for (int i = 0; i < nptrs; i++) {

@@ -95,6 +95,7 @@ static void print_stats(void)
     fprintf(stderr, "cuda-emu stats: %llu kernel launches, %llu blocks, %llu threads, %llu fiber resumes (first "
             "pass); %llu cuBLAS GEMM calls, %.3g GEMM flops\n", stats.launches, stats.blocks, stats.threads,
             stats.resumes, stats.gemm_calls, (double)stats.gemm_flops);
+    print_occupancy(); /* with EMU_PTXAS */
 }
 
 __attribute__((constructor)) static void stats_at_exit(void)

@@ -46,6 +46,9 @@ int planted_fill(int bug, long long n);
  * cudaFuncAttributeMaxDynamicSharedMemorySize, optin_bytes) when optin_bytes > 0. Returns the cudaError_t. */
 int planted_smem(int optin_bytes, size_t smem);
 
+/* One block of `threads` threads of the kernel echo_threads (registers per thread from EMU_PTXAS). */
+int planted_block(unsigned threads);
+
 #ifdef __cplusplus
 }
 #endif

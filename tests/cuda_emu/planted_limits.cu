@@ -62,3 +62,16 @@ extern "C" int planted_smem(int optin_bytes, size_t smem)
     CUDA_CHECK(cudaFree(d));
     return err;
 }
+
+/* out (blockDim,): out[t] = t, one block of `threads` (what a kernel's registers per thread allow, emu_resources) */
+__global__ void echo_threads(float *out) { out[threadIdx.x] = (float)threadIdx.x; }
+
+extern "C" int planted_block(unsigned threads)
+{
+    float *d;
+    CUDA_CHECK(cudaMalloc((void **)&d, threads * sizeof(float)));
+    LAUNCH(echo_threads, 1, threads, 0)(d);
+    int err = (int)cudaGetLastError();
+    CUDA_CHECK(cudaFree(d));
+    return err;
+}

@@ -2,9 +2,11 @@
  * the dynamic shared-memory opt-in is enforced per kernel. Each planted bug (planted_limits.cu) fails for its own
  * reason, its correct twin passes at the same size; the int-index bug passes at a small size, which is why
  * no ordinary test sees it. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, setenv */
 #include <check.h>
 #include <driver_types.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "planted.h"
 #include "test_emu.h"
@@ -83,6 +85,27 @@ START_TEST(smem_optin_allows_up_to_it)
 }
 END_TEST
 
+/* nvcc's account (EMU_PTXAS, emu_resources.cc): 128 registers per thread allow 512 threads, not 1024 */
+START_TEST(registers_limit_the_block)
+{
+    char path[] = "/tmp/emu_ptxas_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("ptxas info    : Compiling entry function '_Z12echo_threadsPf' for 'sm_90'\n"
+          "ptxas info    : Function properties for _Z12echo_threadsPf\n"
+          "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+          "ptxas info    : Used 128 registers, used 0 barriers, 0 bytes smem, 360 bytes cmem[0]\n", f);
+    fclose(f);
+    setenv("EMU_PTXAS", path, 1);
+    emu_clear_error();
+    ck_assert_int_eq(planted_block(512), cudaSuccess);
+    ck_assert_int_eq(planted_block(1024), cudaErrorLaunchOutOfResources);
+    assert_message("1024 threads x 128 registers (sm_90, ptxas) need more than the 65536");
+    remove(path);
+}
+END_TEST
+
 Suite *emu_limits_suite(void)
 {
     Suite *s = suite_create("cuda-emu-limits");
@@ -96,9 +119,10 @@ Suite *emu_limits_suite(void)
     tcase_add_test(t, wide_index_passes_at_large_size);
     tcase_add_test(t, grid_y_overflows_at_large_size);
     suite_add_tcase(s, t);
-    TCase *m = tcase_create("shared-memory-optin");
+    TCase *m = tcase_create("launch-resources");
     tcase_add_test(m, smem_above_48k_needs_the_optin);
     tcase_add_test(m, smem_optin_allows_up_to_it);
+    tcase_add_test(m, registers_limit_the_block);
     suite_add_tcase(s, m);
     return s;
 }
