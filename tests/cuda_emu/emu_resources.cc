@@ -36,7 +36,8 @@ struct kernel_res {
     size_t threads, dyn_smem; /* of the last launch */
 };
 
-static std::map<std::string, kernel_res> res;
+/* never destroyed: print_occupancy runs from an atexit handler registered before this file's statics exist */
+static std::map<std::string, kernel_res> &res = *new std::map<std::string, kernel_res>;
 static int loaded = -1;
 
 /* "_Z14lce2_dw_kerneliii..." -> "lce2_dw_kernel" (a kernel in the global namespace, as this project's are) */
