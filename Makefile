@@ -11,6 +11,8 @@
 #   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
 #   make WERROR=1     warnings are errors (CI)       make clean
 #   make test-emu     the CUDA code run on the CPU emulator (tests/cuda_emu/, test-only; EMU=1 builds into build/emu/)
+#   make dry-run      the emulator's dry run: every lesson's CUDA versions at the forum size and the CLI's largest
+#   make ptxas        nvcc -Xptxas -v into build/ptxas.txt (EMU_PTXAS=build/ptxas.txt: register limits, occupancy)
 #
 # Adding a lesson is one line in the "lessons" section: $(eval $(call LESSON,N,<.c>,<.cu>,<extra test .c>)).
 
@@ -84,7 +86,7 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck -lsubunit -Wl,-Bdynamic -lrt -lm -pthread
 else
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm -pthread)
 endif
-TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c tests/gradcheck.c)
+TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c tests/gradcheck.c tests/nan_testing.c tests/nan_rules.c)
 
 include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, test_emu, test-emu
 

@@ -60,7 +60,8 @@ __global__ void lce2_forward_kernel(int V, int H, const bf16 *x /* (N, H) */, co
     }
     const bf16 *xn = x + n * H; /* (H,) */
     lce_lse_acc a = lce_lse_init();
-    for (int v = tid; v < V; v += LCE2_THREADS) a = lce_lse_add(a, lce_dot_bf16(xn, W + (long long)v * H, H));
+    /* 64-bit counters here and below: V (and N) may be up to 2^31 - 1, where v + LCE2_THREADS would wrap */
+    for (long long v = tid; v < V; v += LCE2_THREADS) a = lce_lse_add(a, lce_dot_bf16(xn, W + v * H, H));
     float l = lce_lse_finish(lce2_block_lse(a));
     if (tid == 0) { /* the target logit once more: the same dot in the same order, so the same float */
         lse[n] = l;
@@ -84,13 +85,14 @@ __global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const b
     const bf16 *xn = x + n * H;
     float sc = scale[0] * dloss[0], ln = lse[n];
     for (int h = tid; h < H; h += LCE2_THREADS) acc[h] = 0.0f;
-    for (int v0 = 0; v0 < V; v0 += LCE2_THREADS) {
-        int v = v0 + tid, nb = V - v0 < LCE2_THREADS ? V - v0 : LCE2_THREADS;
-        g[tid] = v < V ? lce_grad(lce_dot_bf16(xn, W + (long long)v * H, H), ln, v == t, sc) : 0.0f;
+    for (long long v0 = 0; v0 < V; v0 += LCE2_THREADS) {
+        long long v = v0 + tid;
+        int nb = V - v0 < LCE2_THREADS ? (int)(V - v0) : LCE2_THREADS;
+        g[tid] = v < V ? lce_grad(lce_dot_bf16(xn, W + v * H, H), ln, v == t, sc) : 0.0f;
         __syncthreads(); /* all nb gradients of this block are in g before any thread reads them all */
         for (int h = tid; h < H; h += LCE2_THREADS) {
             float s = acc[h];
-            for (int j = 0; j < nb; j++) s += g[j] * bf16_to_f32(W[(long long)(v0 + j) * H + h]);
+            for (int j = 0; j < nb; j++) s += g[j] * bf16_to_f32(W[(v0 + j) * H + h]);
             acc[h] = s;
         }
         __syncthreads(); /* every thread is done reading g before the next block's gradients overwrite it */
@@ -110,8 +112,8 @@ __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     /* element e = j H + h of the tile always belongs to thread e % B, here and in the accumulation below, so the
      * zeroing needs no barrier */
     for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) dWt[e] = 0.0f;
-    for (int n0 = 0; n0 < N; n0 += LCE2_TILE_N) {
-        int nn = N - n0 < LCE2_TILE_N ? N - n0 : LCE2_TILE_N;
+    for (long long n0 = 0; n0 < N; n0 += LCE2_TILE_N) { /* 64 bits: N + LCE2_TILE_N may pass 2^31 - 1 */
+        int nn = N - n0 < LCE2_TILE_N ? (int)(N - n0) : LCE2_TILE_N;
         for (int e = tid; e < LCE2_TILE_N * LCE2_TILE_V; e += LCE2_THREADS) {
             int i = e / LCE2_TILE_V, j = e % LCE2_TILE_V;
             long long n = n0 + i;
@@ -126,7 +128,7 @@ __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
         for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) {
             int j = (int)(e / H), h = (int)(e % H);
             float s = 0.0f;
-            for (int i = 0; i < nn; i++) s += g[i][j] * bf16_to_f32(x[(long long)(n0 + i) * H + h]);
+            for (int i = 0; i < nn; i++) s += g[i][j] * bf16_to_f32(x[(n0 + i) * H + h]);
             dWt[e] += s; /* beta = 1 style: this row tile added onto the earlier ones, in fp32 */
         }
         __syncthreads(); /* every thread is done reading g before the next row tile overwrites it */
@@ -150,7 +152,7 @@ void lce2_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int
 void lce2_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
                     const float *scale, const float *dloss, float *dW)
 {
-    unsigned tiles = (unsigned)((V + LCE2_TILE_V - 1) / LCE2_TILE_V);
+    unsigned tiles = (unsigned)(((long long)V + LCE2_TILE_V - 1) / LCE2_TILE_V); /* V + 63 may pass 2^31 - 1 */
     LAUNCH(lce2_dw_kernel, tiles, LCE2_THREADS, 0)(N, V, H, x, W, target, lse, scale, dloss, dW);
     CUDA_CHECK_LAST();
 }

@@ -50,7 +50,7 @@ static int check_driver_bytes(const driver *dv)
             out_f64 = size_add(out_f64, size_mul(8, lesson_tensor_count(dv->L, i, dv->prob)));
         }
     }
-    if (dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) out_f64 = 0; /* it will not be made */
+    if ((dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) || lesson_dry()) out_f64 = 0; /* not made */
     size_t sets = (size_t)dv->o.nimpl + (dv->o.repeat > 1); /* --repeat holds one more result set */
     size_t need = size_add(size_add(in, size_mul(out, sets)), out_f64);
     if (need != SIZE_MAX && need <= dv->o.mem_limit) return 0;
@@ -360,6 +360,10 @@ int lesson_main(const lesson *L, int argc, char **argv)
     if (report_prepare_times(L->program, dv.o.times_path) != 0) return 2;
     if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return 2;
 
+    if (lesson_dry()) { /* the emulator's dry run: address space only, nothing filled (lesson.h) */
+        track_set_lazy_host(1);
+        track_set_poison(0);
+    }
     print_header(&dv);
     gemm_cpu_warm_up();
     lesson_make_inputs(L, dv.prob, dv.o.seed, dv.t);

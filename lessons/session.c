@@ -20,6 +20,9 @@
 #ifdef HAVE_CUDA
 #include "../kernels/runtime/cuda_track.h"
 #endif
+#ifdef CUDA_EMU
+#include <emu_api.h>
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -39,12 +42,21 @@ static void alloc_host_slots(const lesson *L, const void *prob, int inputs, int 
     }
 }
 
+int lesson_dry(void)
+{
+#ifdef CUDA_EMU
+    return emu_dry();
+#else
+    return 0;
+#endif
+}
+
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t)
 {
     static char labels[LESSON_MAX_TENSORS][64];
     for (int i = 0; i < LESSON_MAX_TENSORS; i++) t[i] = NULL;
     alloc_host_slots(L, prob, 1, 0, "", labels, t);
-    L->fill(prob, seed, t);
+    if (!lesson_dry()) L->fill(prob, seed, t); /* a dry run computes nothing: the inputs stay unwritten */
 }
 
 void lesson_free_slots(const lesson *L, void **t)
@@ -244,6 +256,7 @@ const char *lesson_make_reference(const lesson *L, const void *prob, void *const
     static char labels[LESSON_MAX_TENSORS][64];
     for (int i = 0; i < LESSON_MAX_TENSORS; i++) ref[i] = NULL;
     const char *why = L->reference_unfit ? L->reference_unfit(prob) : NULL;
+    if (lesson_dry()) why = "a dry run (EMU_DRY=1) checks limits and computes nothing";
     if (why) return why;
     alloc_host_slots(L, prob, 0, 1, "float64 reference ", labels, (void **)ref);
     L->reference(prob, t, ref);

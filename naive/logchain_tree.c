@@ -59,8 +59,8 @@ static void row_max(const float *A, size_t c, float *mx, int64_t *arg)
 {
     for (size_t j = 0; j < c; j++) {
         size_t a = 0;
-        for (size_t k = 1; k < c; k++)
-            if (A[j * c + k] > A[j * c + a]) a = k;
+        for (size_t k = 1; k < c; k++) /* torch.max propagates NaN: the first NaN wins */
+            if (A[j * c + k] > A[j * c + a] || (isnan(A[j * c + k]) && !isnan(A[j * c + a]))) a = k;
         mx[j] = A[j * c + a];
         arg[j] = (int64_t)a;
     }
@@ -75,7 +75,7 @@ static void col_max(const float *B, size_t c, float *mx, int64_t *arg)
     }
     for (size_t j = 1; j < c; j++)
         for (size_t k = 0; k < c; k++)
-            if (B[j * c + k] > mx[k]) {
+            if (B[j * c + k] > mx[k] || (isnan(B[j * c + k]) && !isnan(mx[k]))) { /* NaN wins, as in torch.max */
                 mx[k] = B[j * c + k];
                 arg[k] = (int64_t)j;
             }
@@ -100,7 +100,8 @@ static void exp_clamp(const level_shape *L, const float *stack, const float *b, 
     for (size_t i = 0; i < total; i++) (*e)[i] = expf(dd[i]);
     host_free(dd);
     *s = falloc(total, s_label[side]);
-    for (size_t i = 0; i < total; i++) (*s)[i] = fmaxf((*e)[i], CLAMP_MIN);
+    /* torch.clamp(min=) keeps a NaN (fmaxf would replace it with the bound and hide it) */
+    for (size_t i = 0; i < total; i++) (*s)[i] = (*e)[i] < CLAMP_MIN ? CLAMP_MIN : (*e)[i];
 }
 
 /* mul = s1 @ s2 (saved), then b1 + b2 + log(mul): the level's result (n,t,m/2,c,c). Frees b1, b2. */

@@ -9,6 +9,7 @@
 #include "../kernels/runtime/track.h"
 #include "bmm_testing.h"
 #include "../lessons/bmm_reference.h"
+#include "nan_testing.h"
 
 static void run_case(bmm_dims d, uint64_t seed)
 {
@@ -61,6 +62,13 @@ END_TEST
 START_TEST(cuda_bmm_forum) { run_case((bmm_dims){8192, 8, 64, 64}, 104); }
 END_TEST
 
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN or +Inf in row b of x reaches out[b,g,:] and dW[g,k,:] only): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson1("cuda", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_inf) { ck_assert_uint_eq(nan_lesson1("cuda", INFINITY), 0); }
+END_TEST
+
 Suite *cuda_lesson1_suite(void)
 {
     Suite *s = suite_create("cuda-lesson1");
@@ -71,5 +79,9 @@ Suite *cuda_lesson1_suite(void)
     tcase_add_test(t, cuda_bmm_forum);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
+    TCase *nanc = tcase_create("nan-inf");
+    tcase_add_test(nanc, nan_rule_cuda_nan);
+    tcase_add_test(nanc, nan_rule_cuda_inf);
+    suite_add_tcase(s, nanc);
     return s;
 }

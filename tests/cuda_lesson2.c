@@ -26,6 +26,7 @@
 #include "graph_twin.h"
 
 extern const lesson lesson2_def;
+#include "nan_testing.h"
 
 #define EPS32 1.1920928955078125e-07
 
@@ -134,6 +135,16 @@ START_TEST(cuda_lc_graph_tiny) { graph_twin((lc_dims){2, 1, 5, 3}, 206); }
 END_TEST
 START_TEST(cuda_lc_graph_odd_sizes) { graph_twin((lc_dims){37, 2, 9, 45}, 207); }
 END_TEST
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in chain (n,t) reaches that chain and dbulk[t], dp0[t] only; -inf is log 0 and keeps everything finite): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson2("cuda", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda", -INFINITY), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v1_nan) { ck_assert_uint_eq(nan_lesson2("cuda-v1", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v1_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda-v1", -INFINITY), 0); }
+END_TEST
 
 Suite *cuda_lesson2_suite(void)
 {
@@ -151,5 +162,11 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_graph_odd_sizes);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
+    TCase *nanc = tcase_create("nan-inf");
+    tcase_add_test(nanc, nan_rule_cuda_nan);
+    tcase_add_test(nanc, nan_rule_cuda_neg_inf);
+    tcase_add_test(nanc, nan_rule_cuda_v1_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v1_neg_inf);
+    suite_add_tcase(s, nanc);
     return s;
 }

@@ -7,6 +7,7 @@
 
 #include "../lessons/lesson4.h"
 #include "graph_twin.h"
+#include "nan_testing.h"
 
 static void run_cuda(gru_dims d, size_t checkpoint, size_t block, uint64_t seed)
 {
@@ -71,6 +72,10 @@ START_TEST(cuda4_graph_checkpoint)
     lesson_free_slots(&lesson4_def, t);
 }
 END_TEST
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in x[t,b] reaches row b from step t on, and the weight gradients): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson4("cuda"), 0); }
+END_TEST
 
 Suite *cuda_lesson4_suite(void);
 Suite *cuda_lesson4_suite(void)
@@ -86,5 +91,8 @@ Suite *cuda_lesson4_suite(void)
     tcase_add_test(tc, cuda4_graph_odd_shape);
     tcase_add_test(tc, cuda4_graph_checkpoint);
     suite_add_tcase(s, tc);
+    TCase *nanc = tcase_create("nan");
+    tcase_add_test(nanc, nan_rule_cuda_nan);
+    suite_add_tcase(s, nanc);
     return s;
 }

@@ -19,6 +19,8 @@
 #include "../optimized/linear_ce_fused.h"
 #include "../kernels/runtime/track.h"
 #include "../lessons/lesson5.h"
+#include "../lessons/lesson.h"
+#include "nan_testing.h"
 
 
 static void run_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
@@ -195,6 +197,12 @@ START_TEST(cuda_lce_chunk_choices)
     }
 }
 END_TEST
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in row i of x reaches the loss, dx[i,:] and dW, never dx of another row): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson5("cuda"), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v2_nan) { ck_assert_uint_eq(nan_lesson5("cuda-v2"), 0); }
+END_TEST
 
 Suite *cuda_lesson5_suite(void); /* tests/test_cuda.c runs it */
 Suite *cuda_lesson5_suite(void)
@@ -215,5 +223,9 @@ Suite *cuda_lesson5_suite(void)
     tcase_add_test(t2, cuda_lce_v2_small);
     tcase_set_timeout(t2, 120);
     suite_add_tcase(s, t2);
+    TCase *nanc = tcase_create("nan");
+    tcase_add_test(nanc, nan_rule_cuda_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v2_nan);
+    suite_add_tcase(s, nanc);
     return s;
 }

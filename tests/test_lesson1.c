@@ -25,6 +25,7 @@
 #include "../optimized/bmm_grouped.h"
 #include "../lessons/bmm_reference.h"
 #include "bmm_testing.h"
+#include "nan_testing.h"
 
 static const bmm_dims TINY = {3, 2, 4, 5}, SMALL = {512, 8, 64, 64}, FORUM = {8192, 8, 64, 64};
 
@@ -225,6 +226,17 @@ START_TEST(formula_saturates_instead_of_wrapping)
 }
 END_TEST
 
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN or +Inf in row b of x reaches out[b,g,:] and dW[g,k,:] only): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_naive_nan) { ck_assert_uint_eq(nan_lesson1("naive", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_naive_inf) { ck_assert_uint_eq(nan_lesson1("naive", INFINITY), 0); }
+END_TEST
+START_TEST(nan_rule_cpu_nan) { ck_assert_uint_eq(nan_lesson1("cpu", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cpu_inf) { ck_assert_uint_eq(nan_lesson1("cpu", INFINITY), 0); }
+END_TEST
+
 static Suite *lesson1_suite(void)
 {
     Suite *s = suite_create("lesson1");
@@ -248,6 +260,12 @@ static Suite *lesson1_suite(void)
     tcase_add_test(mem, formula_saturates_instead_of_wrapping);
     tcase_set_timeout(mem, 120);
     suite_add_tcase(s, mem);
+    TCase *nanc = tcase_create("nan-inf");
+    tcase_add_test(nanc, nan_rule_naive_nan);
+    tcase_add_test(nanc, nan_rule_naive_inf);
+    tcase_add_test(nanc, nan_rule_cpu_nan);
+    tcase_add_test(nanc, nan_rule_cpu_inf);
+    suite_add_tcase(s, nanc);
 
     return s;
 }

@@ -39,6 +39,7 @@
 #include "cli_harness.h"
 #include "logchain_bruteforce.h"
 #include "logchain_memory_walk.h"
+#include "nan_testing.h"
 
 #define EPS32 1.1920928955078125e-07 /* 2^-23 */
 
@@ -547,6 +548,17 @@ END_TEST
 
 /* ---- suite --------------------------------------------------------------------------------------------- */
 
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in chain (n,t) reaches that chain and dbulk[t], dp0[t] only; -inf is log 0 and keeps everything finite): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_naive_nan) { ck_assert_uint_eq(nan_lesson2("naive", NAN), 0); }
+END_TEST
+/* Not naive with -inf: the forum's max shift takes the max of a column that is all -inf (every entry adds that
+ * state's x) and subtracts it, -inf - -inf = NaN -- in PyTorch as here; naive is the forum's code, faithfully. */
+START_TEST(nan_rule_cpu_nan) { ck_assert_uint_eq(nan_lesson2("cpu", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cpu_neg_inf) { ck_assert_uint_eq(nan_lesson2("cpu", -INFINITY), 0); }
+END_TEST
+
 static Suite *lesson2_suite(void)
 {
     Suite *s = suite_create("lesson2");
@@ -586,6 +598,11 @@ static Suite *lesson2_suite(void)
     tcase_add_test(cli, cli_nothing_ran_exits_nonzero);
     tcase_add_test(cli, cli_csv_rows_are_byte_exact);
     suite_add_tcase(s, cli);
+    TCase *nanc = tcase_create("nan-inf");
+    tcase_add_test(nanc, nan_rule_naive_nan);
+    tcase_add_test(nanc, nan_rule_cpu_nan);
+    tcase_add_test(nanc, nan_rule_cpu_neg_inf);
+    suite_add_tcase(s, nanc);
     return s;
 }
 

@@ -27,6 +27,7 @@
 #include "../naive/gru_eager.h"
 #include "../optimized/gru_fused.h"
 #include "cli_harness.h"
+#include "nan_testing.h"
 
 enum { NT = L4_NTENSORS };
 
@@ -298,6 +299,13 @@ START_TEST(cli_runs_checkpointed_and_says_where_bytes_go)
 }
 END_TEST
 
+/* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in x[t,b] reaches row b from step t on, and the weight gradients): every element of every output and gradient
+ * is NaN, infinite or finite as the rule says. */
+START_TEST(nan_rule_naive_nan) { ck_assert_uint_eq(nan_lesson4("naive"), 0); }
+END_TEST
+START_TEST(nan_rule_cpu_nan) { ck_assert_uint_eq(nan_lesson4("cpu"), 0); }
+END_TEST
+
 static Suite *lesson4_suite(void)
 {
     Suite *s = suite_create("lesson4");
@@ -323,6 +331,10 @@ static Suite *lesson4_suite(void)
     tcase_add_test(cli, cli_rejects_bad_input);
     tcase_add_test(cli, cli_runs_checkpointed_and_says_where_bytes_go);
     suite_add_tcase(s, cli);
+    TCase *nanc = tcase_create("nan");
+    tcase_add_test(nanc, nan_rule_naive_nan);
+    tcase_add_test(nanc, nan_rule_cpu_nan);
+    suite_add_tcase(s, nanc);
     return s;
 }
 

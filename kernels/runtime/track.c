@@ -2,11 +2,13 @@
  *
  * Lesson 4 allocates thousands of small tensors per step, so lookups must be O(1): linear probing with
  * backward-shift deletion (no tombstones, so a long step loop never degrades the table). */
+#define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS, MAP_NORESERVE */
 #include "track.h"
 #include "timer.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define MAX_LABELS 256
 
@@ -173,6 +175,18 @@ size_t track_size_of(mem_domain d, const void *p)
     return i == SIZE_MAX ? 0 : table[i].bytes;
 }
 
+/* Lazy host memory (the emulator's dry run): reserved address space, committed page by page on first write, so
+ * the inputs of a forum-size problem cost nothing while nobody fills them. Page-aligned, hence 256-aligned. */
+static int lazy_host;
+
+void track_set_lazy_host(int on) { lazy_host = on; }
+
+static void *lazy_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 void *host_alloc(size_t bytes, const char *label)
 {
     /* 256-byte alignment, as cudaMalloc gives, so an arena carved from host memory lays out exactly like
@@ -181,7 +195,7 @@ void *host_alloc(size_t bytes, const char *label)
     double t0 = host_time_ms();
     size_t rounded = (bytes + 255) & ~(size_t)255;
     if (rounded < bytes) rounded = SIZE_MAX; /* overflow: let aligned_alloc refuse it below */
-    void *p = rounded == SIZE_MAX ? NULL : aligned_alloc(256, rounded ? rounded : 256);
+    void *p = rounded == SIZE_MAX ? NULL : lazy_host ? lazy_map(rounded) : aligned_alloc(256, rounded ? rounded : 256);
     if (!p) {
         fprintf(stderr, "error: out of host memory allocating %zu bytes for '%s'\n", bytes,
                 label ? label : "(unlabelled)");
@@ -207,9 +221,10 @@ void *host_alloc_array(size_t count, dtype t, const char *label)
 void host_free(void *p)
 {
     if (!p) return;
-    track_unregister(MEM_HOST, p);
+    size_t bytes = track_unregister(MEM_HOST, p);
     double t0 = host_time_ms();
-    free(p);
+    if (lazy_host) munmap(p, bytes ? bytes : 1);
+    else free(p);
     alloc_ms += host_time_ms() - t0;
 }
 

@@ -6,7 +6,8 @@ EMU_DIR      := tests/cuda_emu
 EMU_CUDA_INC ?= $(patsubst %/cuda_runtime_api.h,%,$(firstword $(wildcard \
                 $(patsubst %/bin/nvcc,%,$(NVCC))/include/cuda_runtime_api.h /usr/local/cuda/include/cuda_runtime_api.h)))
 EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_launch.cc $(EMU_DIR)/emu_runtime.cc \
-                $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc
+                $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc $(EMU_DIR)/emu_dry.cc \
+                $(EMU_DIR)/emu_resources.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 
 ifeq ($(EMU),1)
@@ -34,7 +35,7 @@ $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
 
-$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
+$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
                  $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
@@ -60,3 +61,25 @@ test-emu: check-deps
 .PHONY: emu-build
 emu-build: # a recipe, not prerequisites: $(LESSONS) is complete only once the Makefile has been read
 	@$(MAKE) --no-print-directory $(BIN)/test_cuda $(BIN)/test_emu $(LESSONS)
+
+# The dry run (emu_dry.cc): each lesson's CUDA versions at their forum size and at the largest dimensions the
+# CLI accepts, address-only memory, boundary blocks only. SANITIZE=1 adds UBSan's signed-overflow check to the
+# host and device code. DRY_TIMEOUT: seconds per run (a run over it is listed as not checked).
+.PHONY: dry-run
+dry-run: check-deps
+	$(MAKE) EMU=1 emu-build
+	tests/cuda_emu/dry_run.sh build/emu
+
+# nvcc's own account of every kernel (registers, spills, static shared memory) for sm_80 and sm_90, read by the
+# emulator with EMU_PTXAS=build/ptxas.txt (emu_resources.cc): launch limits and occupancy. Needs nvcc; slow
+# (one nvcc per .cu); headers are not dependencies here: `rm build/ptxas.txt` after changing one.
+PTXAS_CU := $(wildcard kernels/*.cu optimized/*.cu)
+.PHONY: ptxas
+ptxas: build/ptxas.txt
+build/ptxas.txt: $(PTXAS_CU)
+	@test -n "$(NVCC)" || { echo "make ptxas: nvcc not found"; exit 1; }
+	@mkdir -p build && rm -f $@.tmp
+	@for f in $(PTXAS_CU); do echo "nvcc -Xptxas -v $$f"; $(NVCC) -std=c++17 -O2 -DHAVE_CUDA \
+	  -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -Xptxas -v -c -o /dev/null $$f \
+	  2>>$@.tmp || exit 1; done
+	@mv $@.tmp $@

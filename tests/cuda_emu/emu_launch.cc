@@ -7,6 +7,7 @@
  *     a missing barrier or a race between threads shows up as a mismatch (set EMU_ONE_PASS=1 to skip);
  *  4. the red zones of every allocation are checked (an out-of-bounds write without ASan).
  * Any failure is recorded for cudaGetLastError(); the process goes on. */
+#include "emu_dry.h"
 #include "emu_sched.h"
 
 #include <math.h>
@@ -54,10 +55,12 @@ static int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int 
     set_launch(cfg, body, ctx, pass);
     blockDim = cfg.block, gridDim = cfg.grid;
     size_t nb = (size_t)cfg.grid.x * cfg.grid.y * cfg.grid.z;
-    std::vector<size_t> order(nb);
-    for (size_t i = 0; i < nb; i++) order[i] = i;
+    std::vector<size_t> order;
+    if (dry()) order = dry_blocks(cfg.grid); /* the boundary blocks only, once (emu_dry.cc) */
+    else
+        for (size_t i = 0; i < nb; i++) order.push_back(i);
     uint64_t s = 0x9E3779B97F4A7C15ull ^ nb;
-    for (size_t i = nb; pass && i > 1; i--) { /* Fisher-Yates with a fixed seed: the same order every run */
+    for (size_t i = order.size(); pass && i > 1; i--) { /* Fisher-Yates with a fixed seed: the same order every run */
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
         size_t j = s % i, tmp = order[i - 1];
         order[i - 1] = order[j], order[j] = tmp;
@@ -80,12 +83,32 @@ static int config_ok(const launch_cfg &c)
     if (!c.grid.x || !c.grid.y || !c.grid.z || !threads) why = "a zero grid or block dimension";
     else if (c.block.x > 1024 || c.block.y > 1024 || c.block.z > 64 || threads > 1024) why = "block too large";
     else if (c.grid.x > 2147483647u || c.grid.y > 65535 || c.grid.z > 65535) why = "grid too large";
-    else if (c.smem > (48u << 10)) why = "more than 48 KiB of dynamic shared memory";
+    else if (c.smem > max_dynamic_smem(c.kernel))
+        why = c.smem > OPTIN_DYN_SMEM ? "more dynamic shared memory than a block may have (166912 bytes on sm_80)"
+              : max_dynamic_smem(c.kernel) > DEFAULT_DYN_SMEM ? "more dynamic shared memory than the kernel's "
+                                                                "cudaFuncSetAttribute opt-in"
+                                                              : "more than 48 KiB of dynamic shared memory without "
+                                                                "cudaFuncSetAttribute(kernel, cudaFuncAttribute"
+                                                                "MaxDynamicSharedMemorySize, bytes) first";
     if (!why) return 1;
     fail(cudaErrorInvalidConfiguration, "kernel %s (launched at %s:%d): invalid configuration: %s (grid %u,%u,%u "
          "block %u,%u,%u, %zu bytes shared)", c.name, c.file, c.line, why, c.grid.x, c.grid.y, c.grid.z, c.block.x,
          c.block.y, c.block.z, c.smem);
     return 0;
+}
+
+/* A dry run: the boundary blocks once, on address-only memory; no snapshot, no red zones (guard pages instead). */
+static void dry_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx)
+{
+    if (dry() == 2) return; /* EMU_DRY=2: the configuration only */
+    smem.assign(cfg.smem + 16, 0xFF);
+    static sigjmp_buf back; /* a fault in the kernel comes back here (emu_dry.cc) */
+    if (sigsetjmp(back, 1)) fail(cudaErrorIllegalAddress, "%s", dry_fault_message());
+    else {
+        dry_running(&cfg, &back);
+        run_grid(cfg, body, ctx, 0);
+    }
+    dry_running(NULL, NULL);
 }
 
 struct region {
@@ -95,7 +118,7 @@ struct region {
 
 void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const *ptrs, int nptrs)
 {
-    if (!config_ok(cfg)) return;
+    if (!config_ok(cfg) || !resources_ok(cfg)) return;
     stats.launches++;
     std::vector<region> regs;
     for (int i = 0; i < nptrs; i++) {
@@ -109,6 +132,10 @@ void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const 
         int seen = 0;
         for (const region &r : regs) seen |= r.a == a;
         if (!seen) regs.push_back(region{a, {}, {}});
+    }
+    if (dry()) {
+        dry_launch(cfg, body, ctx);
+        return;
     }
     static int one_pass = -1;
     if (one_pass < 0) one_pass = getenv("EMU_ONE_PASS") && atoi(getenv("EMU_ONE_PASS"));

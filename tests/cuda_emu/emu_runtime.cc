@@ -5,6 +5,7 @@
  * that every pointer they touch lies in a live allocation. Without ASan each allocation has RZ bytes of red
  * zone either side, filled with a pattern and checked after every launch; under ASan the red zones are
  * ASan's own (exact-size malloc), so an out-of-bounds access is reported with its source line. */
+#include "emu_dry.h"
 #include "emu_internal.h"
 #include "include/emu_api.h"
 
@@ -94,6 +95,7 @@ static void print_stats(void)
     fprintf(stderr, "cuda-emu stats: %llu kernel launches, %llu blocks, %llu threads, %llu fiber resumes (first "
             "pass); %llu cuBLAS GEMM calls, %.3g GEMM flops\n", stats.launches, stats.blocks, stats.threads,
             stats.resumes, stats.gemm_calls, (double)stats.gemm_flops);
+    print_occupancy(); /* with EMU_PTXAS */
 }
 
 __attribute__((constructor)) static void stats_at_exit(void)
@@ -107,10 +109,23 @@ __attribute__((constructor)) static void stats_at_exit(void)
 extern "C" const char *emu_last_error_message(void) { return last_msg; }
 extern "C" void emu_clear_error(void) { last_error = cudaSuccess; last_msg[0] = 0; }
 
+/* EMU_DRY=1: address space only, committed by what the kernels write (emu_dry.cc); an H200's memory at most. */
+static cudaError_t dry_malloc(void **devPtr, size_t size)
+{
+    char *p = size <= emu::DRY_TOTAL_MEM - live_bytes ? (char *)emu::dry_reserve(size) : NULL;
+    if (!p) return emu::fail(cudaErrorMemoryAllocation, "dry run: cudaMalloc(%zu bytes) with %zu live: over the "
+                             "%zu bytes of the largest GPU modelled", size, live_bytes, emu::DRY_TOTAL_MEM);
+    allocs[(uintptr_t)p] = emu::alloc_info{p, size};
+    live_bytes += size;
+    *devPtr = p;
+    return cudaSuccess;
+}
+
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     if (!devPtr) return cudaErrorInvalidValue;
     if (emu::capture_refuses("cudaMalloc")) return cudaErrorStreamCaptureUnsupported;
+    if (emu::dry()) return dry_malloc(devPtr, size);
     void *mem = NULL; /* cudaMalloc's 256-byte alignment (RZ is a multiple of 256) */
     if (posix_memalign(&mem, 256, size + 2 * RZ ? size + 2 * RZ : 1)) return cudaErrorMemoryAllocation;
     unsigned char *raw = (unsigned char *)mem;
@@ -129,9 +144,14 @@ cudaError_t cudaFree(void *devPtr)
     if (emu::capture_refuses("cudaFree")) return cudaErrorStreamCaptureUnsupported;
     auto it = allocs.find((uintptr_t)devPtr);
     if (it == allocs.end()) return emu::fail(cudaErrorInvalidValue, "cudaFree(%p): not a live device allocation", devPtr);
+    live_bytes -= it->second.bytes;
+    if (emu::dry()) {
+        emu::dry_release(devPtr, it->second.bytes);
+        allocs.erase(it);
+        return cudaSuccess;
+    }
     char msg[256];
     int ok = emu::zones_ok(it->second, msg, sizeof msg);
-    live_bytes -= it->second.bytes;
     free((char *)devPtr - RZ);
     allocs.erase(it);
     return ok ? cudaSuccess : emu::fail(cudaErrorIllegalAddress, "found at cudaFree: out-of-bounds %s", msg);
@@ -151,7 +171,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
     if (e == cudaSuccess && (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice))
         e = dev_range(src, count, "cudaMemcpy src");
     if (e != cudaSuccess) return e;
-    if (count) memmove(dst, src, count);
+    if (count && !emu::dry()) memmove(dst, src, count); /* dry: the ranges are checked, no byte moves */
     return cudaSuccess;
 }
 
@@ -164,7 +184,7 @@ cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
     if (emu::capture_refuses("cudaMemset")) return cudaErrorStreamCaptureImplicit;
     cudaError_t e = dev_range(devPtr, count, "cudaMemset");
-    if (e == cudaSuccess && count) memset(devPtr, value, count);
+    if (e == cudaSuccess && count && !emu::dry()) memset(devPtr, value, count);
     return e;
 }
 
@@ -173,8 +193,9 @@ cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t)
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
     /* Only cudaMalloc takes device memory here: the cuBLAS shim allocates none, so "untracked" reads 0. */
-    if (free_bytes) *free_bytes = emu::TOTAL_MEM - live_bytes;
-    if (total) *total = emu::TOTAL_MEM;
+    size_t all = emu::dry() ? emu::DRY_TOTAL_MEM : emu::TOTAL_MEM;
+    if (free_bytes) *free_bytes = all - live_bytes;
+    if (total) *total = all;
     return cudaSuccess;
 }
 

@@ -4,6 +4,8 @@
 #ifndef CUDA_EMU_PLANTED_H
 #define CUDA_EMU_PLANTED_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,6 +60,18 @@ int planted_wmma(int variant, const float *A, const float *B, const float *C0, f
  * out[0] = in[0]^2 captured after the scale, the workspace set again after cublasSetStream. Returns the cudaError_t
  * of the first step that failed (begin, end capture, or the synchronisation after the launch). */
 int planted_graph(int bug, const float *in, float *out, int n, float *before_launch);
+
+/* out[i] = 1 for i < n on a fresh cudaMalloc of n floats (run it dry above a few million: n = 2^31 + 1024 is
+ * 8 GiB). bug: 0 correct (64-bit index); 1 an int index, which wraps past 2^31 - 1; 2 a 2-D grid with one
+ * row of 2^16 elements per grid.y, over its 65535 limit past 2^32 elements. Returns the cudaError_t. */
+int planted_fill(int bug, long long n);
+
+/* One block of 64 threads with smem bytes of dynamic shared memory, after cudaFuncSetAttribute(kernel,
+ * cudaFuncAttributeMaxDynamicSharedMemorySize, optin_bytes) when optin_bytes > 0. Returns the cudaError_t. */
+int planted_smem(int optin_bytes, size_t smem);
+
+/* One block of `threads` threads of the kernel echo_threads (registers per thread from EMU_PTXAS). */
+int planted_block(unsigned threads);
 
 #ifdef __cplusplus
 }

@@ -26,4 +26,11 @@
 
 #include "emu_kernel.h"
 
+/* cuda_runtime.h's C++ overload: a kernel (a function here) for the runtime's const void * (emu_dry.cc records
+ * the opt-in per kernel) */
+template <class T> static inline cudaError_t cudaFuncSetAttribute(T *func, enum cudaFuncAttribute attr, int value)
+{
+    return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(func), attr, value);
+}
+
 #endif

@@ -10,6 +10,10 @@ extern "C" {
 const char *emu_last_error_message(void);
 /* Clears the recorded error and message. */
 void emu_clear_error(void);
+/* 1 under EMU_DRY=1: the dry run (emu_dry.cc), where device memory is address space and nothing is computed. */
+int emu_dry(void);
+/* Sets the dry-run mode as EMU_DRY would (0 off, 1 boundary blocks, 2 configurations only): for tests. */
+void emu_set_dry(int mode);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@ struct launch_cfg {
     size_t smem;
     const char *name, *file;
     int line;
+    const void *kernel; /* the kernel function: its cudaFuncSetAttribute opt-ins (emu_dry.cc) */
 };
 
 /* body(ctx) runs one thread: the scheduler sets threadIdx/blockIdx first. ptrs: the pointer arguments. */
@@ -71,7 +72,7 @@ template <class... P>
 inline launcher<P...> make_launcher(void (*k)(P...), const char *name, dim3 grid, dim3 block, size_t smem,
                                     const char *file, int line)
 {
-    return launcher<P...>{k, launch_cfg{grid, block, smem, name, file, line}};
+    return launcher<P...>{k, launch_cfg{grid, block, smem, name, file, line, reinterpret_cast<const void *>(k)}};
 }
 
 } /* namespace emu */

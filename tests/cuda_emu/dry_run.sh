@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# dry_run.sh BIN - every lesson's CUDA versions at their forum size and at the largest dimensions the CLI accepts,
+# in the emulator's dry run (EMU_DRY=1, tests/cuda_emu/emu_dry.cc): launch configurations, cuBLAS extents and
+# the boundary blocks' index arithmetic at sizes no test can afford, without doing the work. BIN: a directory of
+# emulation-build lessons (build/emu; SANITIZE=1 builds add UBSan's signed-overflow check to host and device).
+#
+# "The largest dimensions the CLI accepts", per dimension: the CLI takes 1 .. 2^31-1 for each; with the other
+# dimensions at the tiny preset, the largest value (found by bisection) for which the lesson runs the version:
+# above it the driver refuses (exit 2), or the version is skipped with its reason (its predicted peak over an
+# H200's 141 GB, the --mem-limit below, or its unfit check), so no launch happens. A version that cannot handle a
+# size must refuse it that way; a launch error, a UBSan report or a fault at the largest accepted size fails.
+set -u
+bin=${1:-build/emu}
+mem=141000000000
+int_max=2147483647
+timeout=${DRY_TIMEOUT:-15} # seconds per run: a dimension that scales the number of launches (lesson 2's v,
+                            # lesson 4's T) runs O(dim) host steps at 1e9 and cannot finish; such a run is
+                            # listed as "not checked", never as passed
+status=0
+unchecked=0
+
+# lesson | versions (each run alone) | its forum size (or the largest preset) | dimension names | extra flags
+table=(
+  "1|cuda|forum|B G K N|"
+  "2|cuda cuda-v1|forum|n t v c|"
+  "3|cuda cuda-v1|forum|I J M N K|"
+  "3|cuda|forum|I J M N K|--deterministic"
+  "4|cuda|medium|T Bt X H|"
+  "5|cuda cuda-v2|forum|N H V|"
+)
+
+# 0 when the lesson accepts dimension $3=$4 for version $2 (no exit 2, no "skipped" in the table): a run of the
+# host code with EMU_DRY=2, which checks every launch's configuration and runs no block. The refusals come
+# before the first launch, within milliseconds, so a run still going after 2 s was accepted. A failure counts
+# as accepted, so the bisection climbs to it and the final run reports it.
+accepted() {
+  local out
+  out=$(EMU_DRY=2 timeout 2 "$bin/lesson$1" --impl "$2" --mem-limit $mem --size tiny --dims "$3=$4" $5 2>&1)
+  [ $? -ne 2 ] && ! echo "$out" | grep -q "^$2 *skipped"
+}
+
+# the largest value of dimension $3 in 1 .. 2^31-1 that the lesson accepts for version $2 (0: none)
+largest() {
+  local lo=0 hi=$int_max mid
+  while [ $lo -lt $hi ]; do
+    mid=$(( (lo + hi + 1) / 2 ))
+    if accepted "$1" "$2" "$3" $mid "$4"; then lo=$mid; else hi=$((mid - 1)); fi
+  done
+  echo $lo
+}
+
+run() { # lesson, version, arguments...: one dry run, one line of report
+  local l=$1 v=$2
+  shift 2
+  local out rc start=$(date +%s%N)
+  out=$(EMU_DRY=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 timeout $timeout "$bin/lesson$l" --impl "$v" \
+        --mem-limit $mem "$@" 2>&1)
+  rc=$?
+  local ms=$(( ($(date +%s%N) - start) / 1000000 )) note=ok
+  if echo "$out" | grep -q "^$v *skipped"; then note=$(echo "$out" | grep -m 1 "^$v *skipped" | sed "s/^$v *//")
+  elif [ $rc -eq 124 ]; then note="not checked: over ${timeout} s (DRY_TIMEOUT)"; unchecked=$((unchecked + 1))
+  elif [ $rc -eq 2 ]; then note="refused (exit 2): $(echo "$out" | tail -n 1)"
+  elif [ $rc -ne 0 ] || echo "$out" | grep -q "cuda-emu:\|runtime error\|AddressSanitizer"; then
+    note="FAILED (exit $rc)"
+    status=1
+  fi
+  printf "  lesson%s %-8s %-44s %6d ms  %s\n" "$l" "$v" "$*" $ms "$note"
+  [ "$note" = "FAILED (exit $rc)" ] && echo "$out" | grep -m 6 "cuda-emu:\|runtime error\|AddressSanitizer\|SUMMARY" | \
+    sed 's/^/      /'
+  return 0
+}
+
+for row in "${table[@]}"; do
+  IFS='|' read -r l versions size dims extra <<<"$row"
+  for v in $versions; do
+    run "$l" "$v" --size "$size" $extra
+    for d in $dims; do
+      n=$(largest "$l" "$v" "$d" "$extra")
+      [ "$n" -gt 0 ] && run "$l" "$v" --size tiny --dims "$d=$n" $extra
+    done
+  done
+done
+[ $unchecked -gt 0 ] && echo "dry run: $unchecked run(s) not checked within ${timeout} s (listed above)"
+[ $status -eq 0 ] && echo "dry run: no failure" || echo "dry run: FAILED"
+exit $status

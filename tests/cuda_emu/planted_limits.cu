@@ -1,0 +1,77 @@
+/* planted_limits.cu - TEST-ONLY: limits that bite only at a large size, for the dry run, and the dynamic
+ * shared-memory opt-in (see planted.h). */
+#include "../../kernels/runtime/cuda_check.h"
+#include "../../kernels/runtime/launch.h"
+#include "planted.h"
+
+/* out (n,): out[i] = 1 */
+__global__ void fill_int_index(float *out, long long n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x; /* PLANTED: above 2^31 - 1 the index wraps negative */
+    if (i < n) out[i] = 1.0f;
+}
+
+/* out (n,): out[i] = 1, the index in 64 bits */
+__global__ void fill_wide_index(float *out, long long n)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 1.0f;
+}
+
+/* out (n,) as rows of 2^16 elements: grid.x covers a row in 256-element blocks, grid.y the rows */
+__global__ void fill_rows(float *out, long long n)
+{
+    long long i = ((long long)blockIdx.y << 16) + (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 1.0f;
+}
+
+extern "C" int planted_fill(int bug, long long n)
+{
+    float *d;
+    CUDA_CHECK(cudaMalloc((void **)&d, (size_t)n * sizeof(float)));
+    unsigned blocks = (unsigned)((n + 255) / 256);
+    if (bug == 1) LAUNCH(fill_int_index, blocks, 256, 0)(d, n);
+    /* PLANTED: rows = n / 2^16 in grid.y, whose limit is 65535: past 2^32 elements the grid overflows */
+    else if (bug == 2) LAUNCH(fill_rows, dim3(256, (unsigned)((n + 65535) >> 16)), 256, 0)(d, n);
+    else LAUNCH(fill_wide_index, blocks, 256, 0)(d, n);
+    int err = (int)cudaGetLastError();
+    CUDA_CHECK(cudaFree(d));
+    return err;
+}
+
+/* one float of dynamic shared memory per thread and then some: out[t] = t through shared memory */
+__global__ void smem_echo(float *out)
+{
+    DYNAMIC_SHARED(float, s);
+    s[threadIdx.x] = (float)threadIdx.x;
+    __syncthreads(); /* a thread reads what another wrote */
+    out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}
+
+extern "C" int planted_smem(int optin_bytes, size_t smem)
+{
+    float *d;
+    CUDA_CHECK(cudaMalloc((void **)&d, 64 * sizeof(float)));
+    int err = 0;
+    if (optin_bytes) err = (int)cudaFuncSetAttribute(smem_echo, cudaFuncAttributeMaxDynamicSharedMemorySize, optin_bytes);
+    if (!err) {
+        LAUNCH(smem_echo, 1, 64, smem)(d);
+        err = (int)cudaGetLastError();
+    }
+    (void)cudaGetLastError();
+    CUDA_CHECK(cudaFree(d));
+    return err;
+}
+
+/* out (blockDim,): out[t] = t, one block of `threads` (what a kernel's registers per thread allow, emu_resources) */
+__global__ void echo_threads(float *out) { out[threadIdx.x] = (float)threadIdx.x; }
+
+extern "C" int planted_block(unsigned threads)
+{
+    float *d;
+    CUDA_CHECK(cudaMalloc((void **)&d, threads * sizeof(float)));
+    LAUNCH(echo_threads, 1, threads, 0)(d);
+    int err = (int)cudaGetLastError();
+    CUDA_CHECK(cudaFree(d));
+    return err;
+}

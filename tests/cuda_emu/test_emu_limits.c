@@ -1,0 +1,128 @@
+/* test_emu_limits.c - TEST-ONLY: the dry run (emu_dry.cc) catches a limit that bites only at a large size, and
+ * the dynamic shared-memory opt-in is enforced per kernel. Each planted bug (planted_limits.cu) fails for its own
+ * reason, its correct twin passes at the same size; the int-index bug passes at a small size, which is why
+ * no ordinary test sees it. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, setenv */
+#include <check.h>
+#include <driver_types.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "planted.h"
+#include "test_emu.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#define ASAN_EXIT 23 /* test_emu.c sets ASan's exit code */
+#endif
+
+static const long long LARGE = (1LL << 31) + 1024; /* 8 GiB of floats: reserved, never committed */
+
+START_TEST(int_index_passes_small)
+{
+    emu_clear_error();
+    ck_assert_int_eq(planted_fill(1, 1000), cudaSuccess);
+}
+END_TEST
+
+START_TEST(int_index_wraps_at_large_size)
+{
+    emu_clear_error();
+    emu_set_dry(1);
+#ifdef ASAN_EXIT
+    fprintf(stderr, "test_emu: the AddressSanitizer SEGV report that follows is EXPECTED (planted wrapped index)\n");
+#endif
+    int e = planted_fill(1, LARGE);
+#ifdef ASAN_EXIT
+    (void)e;
+    ck_abort_msg("ASan should have ended the process at the wrapped index");
+#else
+    ck_assert_int_eq(e, cudaErrorIllegalAddress);
+    assert_message("kernel fill_int_index");
+    assert_message("dry run: block 8388611,0,0"); /* the last block */
+    assert_message("outside every device allocation");
+#endif
+}
+END_TEST
+
+START_TEST(wide_index_passes_at_large_size)
+{
+    emu_clear_error();
+    emu_set_dry(1);
+    ck_assert_int_eq(planted_fill(0, LARGE), cudaSuccess);
+    ck_assert_str_eq(emu_last_error_message(), "");
+}
+END_TEST
+
+START_TEST(grid_y_overflows_at_large_size)
+{
+    emu_clear_error();
+    emu_set_dry(2); /* the configuration is refused before any block runs */
+    ck_assert_int_eq(planted_fill(2, LARGE), cudaSuccess);   /* 32769 rows: within grid.y */
+    ck_assert_int_eq(planted_fill(2, 1LL << 32 | 1), cudaErrorInvalidConfiguration); /* 65537 rows */
+    assert_message("kernel fill_rows");
+    assert_message("grid too large");
+}
+END_TEST
+
+START_TEST(smem_above_48k_needs_the_optin)
+{
+    emu_clear_error();
+    ck_assert_int_eq(planted_smem(0, 48 << 10), cudaSuccess);
+    ck_assert_int_eq(planted_smem(0, 64 << 10), cudaErrorInvalidConfiguration);
+    assert_message("without cudaFuncSetAttribute");
+}
+END_TEST
+
+START_TEST(smem_optin_allows_up_to_it)
+{
+    emu_clear_error();
+    ck_assert_int_eq(planted_smem(100 << 10, 64 << 10), cudaSuccess);
+    ck_assert_int_eq(planted_smem(100 << 10, 101 << 10), cudaErrorInvalidConfiguration);
+    assert_message("than the kernel's cudaFuncSetAttribute opt-in");
+    emu_clear_error();
+    ck_assert_int_eq(planted_smem(200 << 10, 64 << 10), cudaErrorInvalidValue); /* over sm_80's 163 KiB */
+    assert_message("above the 166912 bytes");
+}
+END_TEST
+
+/* nvcc's account (EMU_PTXAS, emu_resources.cc): 128 registers per thread allow 512 threads, not 1024 */
+START_TEST(registers_limit_the_block)
+{
+    char path[] = "/tmp/emu_ptxas_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("ptxas info    : Compiling entry function '_Z12echo_threadsPf' for 'sm_90'\n"
+          "ptxas info    : Function properties for _Z12echo_threadsPf\n"
+          "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+          "ptxas info    : Used 128 registers, used 0 barriers, 0 bytes smem, 360 bytes cmem[0]\n", f);
+    fclose(f);
+    setenv("EMU_PTXAS", path, 1);
+    emu_clear_error();
+    ck_assert_int_eq(planted_block(512), cudaSuccess);
+    ck_assert_int_eq(planted_block(1024), cudaErrorLaunchOutOfResources);
+    assert_message("1024 threads x 128 registers (sm_90, ptxas) need more than the 65536");
+    remove(path);
+}
+END_TEST
+
+Suite *emu_limits_suite(void)
+{
+    Suite *s = suite_create("cuda-emu-limits");
+    TCase *t = tcase_create("dry-run");
+    tcase_add_test(t, int_index_passes_small);
+#ifdef ASAN_EXIT
+    tcase_add_exit_test(t, int_index_wraps_at_large_size, ASAN_EXIT);
+#else
+    tcase_add_test(t, int_index_wraps_at_large_size);
+#endif
+    tcase_add_test(t, wide_index_passes_at_large_size);
+    tcase_add_test(t, grid_y_overflows_at_large_size);
+    suite_add_tcase(s, t);
+    TCase *m = tcase_create("launch-resources");
+    tcase_add_test(m, smem_above_48k_needs_the_optin);
+    tcase_add_test(m, smem_optin_allows_up_to_it);
+    tcase_add_test(m, registers_limit_the_block);
+    suite_add_tcase(s, m);
+    return s;
+}
