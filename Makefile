@@ -225,3 +225,17 @@ endif
 
 -include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)
 
+
+# ---- PyTorch's true CPU peak (plots/torch_peak/peak_alloc.c, preloaded by plots/pytorch_baseline.py) -------
+# Built without sanitizers in every mode: it replaces posix_memalign/free, which ASan replaces too. The test is
+# built with -fno-builtin, or gcc drops an aligned_alloc/free pair whose block is never used.
+PEAK_ALLOC_FLAGS := -std=c11 -O2 -g $(WARN) -fPIC
+all: build/libpeak_alloc.so
+build/libpeak_alloc.so: plots/torch_peak/peak_alloc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PEAK_ALLOC_FLAGS) -shared -o $@ $< -lpthread
+$(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c tests/check_main.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PEAK_ALLOC_FLAGS) -fno-builtin $(CHECK_CFLAGS) -o $@ tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c $(CHECK_LIBS) -lpthread
+TESTS += $(BIN)/test_peak_alloc
+test-build: build/libpeak_alloc.so
