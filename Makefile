@@ -63,7 +63,7 @@ endif
 RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu
 SESSION_C  := lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
-              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c
+              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(OBJ)/%.cu.o,$(filter %.cu,$(1))))
@@ -239,3 +239,5 @@ $(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c te
 	$(CC) $(PEAK_ALLOC_FLAGS) -fno-builtin $(CHECK_CFLAGS) -o $@ tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c $(CHECK_LIBS) -lpthread
 TESTS += $(BIN)/test_peak_alloc
 test-build: build/libpeak_alloc.so
+# Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
+TESTS += tests/python_checks.sh
