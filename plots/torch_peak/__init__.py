@@ -3,7 +3,9 @@
 On the GPU it is the caching allocator's own counter (torch.cuda.reset_peak_memory_stats, then
 max_memory_allocated). On the CPU it is build/libpeak_alloc.so (peak_alloc.c beside this file), preloaded into
 this Python process: it counts the bytes of every block c10's CPU allocator takes with posix_memalign and gives
-back with free. ensure_preloaded() re-runs the script with it preloaded (once) when it is not.
+back with free, and only those (calls from libc10's code: oneDNN's and OpenBLAS's own scratch buffers are not
+tensors, and the C lessons do not count a BLAS's internals either). ensure_preloaded() re-runs the script with it
+preloaded (once) when it is not.
 
     meter = PeakMeter(torch)   # CPU: counting starts now; tensors made before are not seen
     x = torch.randn(...)       # counted: inputs made after begin() are part of the peak, as in the C tracker
@@ -50,6 +52,8 @@ class PeakMeter:
         if not self.gpu and self.lib is None:
             raise RuntimeError("PeakMeter: build/libpeak_alloc.so is not preloaded (call ensure_preloaded() first)")
         if self.lib:
+            if not self.lib.peak_alloc_only_from(b"libc10"):
+                raise RuntimeError("PeakMeter: libc10 is not loaded: import torch before making a PeakMeter")
             self.lib.peak_alloc_begin()
 
     def reset(self):

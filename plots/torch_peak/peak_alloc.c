@@ -15,6 +15,8 @@
  *                        torch.cuda.reset_peak_memory_stats does on the GPU)
  *   peak_alloc_end()     stop counting new blocks; frees of blocks counted earlier still lower `live`
  *   peak_alloc_live(), peak_alloc_peak(), peak_alloc_count()   bytes live now, the most live at once, blocks
+ *   peak_alloc_only_from("libc10.so")   count only blocks whose posix_memalign is called from that library's
+ *                        code: c10's allocator, not oneDNN's or OpenBLAS's own scratch (1 if the library is loaded)
  * Only blocks allocated between begin and end are in the table, so a tensor made before begin and freed during
  * the measurement changes nothing: the caller adds its pre-existing tensors' bytes itself.
  *
@@ -24,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -51,6 +54,7 @@ static size_t used;          /* live keys + tombstones: what probing walks over 
 static size_t count;         /* live keys */
 static size_t live, peak;    /* bytes */
 static volatile int enabled; /* set by peak_alloc_begin, cleared by peak_alloc_end */
+static uintptr_t from_lo, from_hi; /* peak_alloc_only_from: the callers' code range; 0, 0 = every caller */
 
 static size_t hash_ptr(uintptr_t p)
 {
@@ -96,9 +100,11 @@ static int table_reserve(void)
     return 1;
 }
 
-static void count_block(void *p, size_t bytes)
+static void count_block(void *p, size_t bytes, const void *caller)
 {
     if (!p || !enabled)
+        return;
+    if (from_hi && ((uintptr_t)caller < from_lo || (uintptr_t)caller >= from_hi))
         return;
     pthread_mutex_lock(&lock);
     if (enabled && table_reserve()) {
@@ -139,21 +145,21 @@ int posix_memalign(void **out, size_t alignment, size_t bytes)
     if (!p && bytes)
         return ENOMEM;
     *out = p;
-    count_block(p, bytes);
+    count_block(p, bytes, __builtin_return_address(0));
     return 0;
 }
 
 void *aligned_alloc(size_t alignment, size_t bytes)
 {
     void *p = __libc_memalign(alignment, bytes);
-    count_block(p, bytes);
+    count_block(p, bytes, __builtin_return_address(0));
     return p;
 }
 
 void *memalign(size_t alignment, size_t bytes)
 {
     void *p = __libc_memalign(alignment, bytes);
-    count_block(p, bytes);
+    count_block(p, bytes, __builtin_return_address(0));
     return p;
 }
 
@@ -169,6 +175,7 @@ void free(void *p)
 /* ---- the measurement API (ctypes) ---------------------------------------------------------------------- */
 
 void peak_alloc_begin(void);
+int peak_alloc_only_from(const char *library);
 void peak_alloc_reset_peak(void);
 void peak_alloc_end(void);
 size_t peak_alloc_live(void);
@@ -183,6 +190,34 @@ void peak_alloc_begin(void)
     used = count = live = peak = 0;
     enabled = 1;
     pthread_mutex_unlock(&lock);
+}
+
+/* dl_iterate_phdr callback: the executable segments of the first loaded object whose path contains `want`. */
+static int find_code_range(struct dl_phdr_info *info, size_t size, void *want)
+{
+    (void)size;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, (const char *)want))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (!from_hi || lo < from_lo) from_lo = lo;
+        if (hi > from_hi) from_hi = hi;
+    }
+    return 1;
+}
+
+int peak_alloc_only_from(const char *library)
+{
+    pthread_mutex_lock(&lock);
+    from_lo = from_hi = 0;
+    if (library)
+        dl_iterate_phdr(find_code_range, (void *)library);
+    int found = from_hi != 0;
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 void peak_alloc_reset_peak(void)
