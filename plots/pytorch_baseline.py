@@ -3,6 +3,7 @@
     python3 plots/pytorch_baseline.py --lesson 1 --size forum [--csv docs/results/cpu/pytorch.csv] [--compare build/lesson1]
     python3 plots/pytorch_baseline.py --lesson 3 --sweeps bench/sweeps.txt --csv docs/results/cpu/lesson3.csv \
         --runs docs/results/cpu/lesson3_runs.csv --device "AMD EPYC"      (what `make bench` runs)
+    python3 plots/pytorch_baseline.py --lesson 0 --check-naive       (every lesson's C naive against PyTorch's peak)
 
 The formulations, one per seed: 1 matmul (naive) vs einsum (best); 2 the pairwise log-space tree vs the forward
 algorithm; 3 einsum('ijk,mnk->ijmn').max(-1).values.sum(1) vs the same per chunk of i under checkpoint (the
@@ -24,6 +25,9 @@ the time ratio of the C 'cpu' implementation to pytorch-best, so both are measur
 
 It prints which BLAS torch runs on (Debian's python3-torch falls back to the reference BLAS unless OpenBLAS is
 installed: 10x slower) and sets torch's thread count to the C code's (OPENBLAS_NUM_THREADS, else all cores).
+With --check-naive it runs the forum's formulation at small and medium (lesson 1: forum) and compares its measured
+peak with the C naive's predicted one (build/lessonN --predict): they agree within 2%, or the difference is
+explained to the byte by named terms (EXPLAIN), or it exits 1.
 Rows are appended to --csv in the lessons' CSV format. Without torch it says so and exits 0 (it is optional).
 """
 import argparse

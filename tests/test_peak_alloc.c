@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 void peak_alloc_begin(void);
+int peak_alloc_only_from(const char *library);
 void peak_alloc_reset_peak(void);
 void peak_alloc_end(void);
 size_t peak_alloc_live(void);
@@ -100,6 +101,22 @@ START_TEST(survives_table_growth_and_tombstones)
 }
 END_TEST
 
+/* Only callers in the named library's code count: this executable's calls are not in libc's code, so with
+ * libc named nothing counts; an unknown library leaves the filter off (and says so), NULL turns it off. */
+START_TEST(only_from_filters_by_caller)
+{
+    ck_assert_int_eq(peak_alloc_only_from("libc.so"), 1);
+    peak_alloc_begin();
+    free(aligned64(1000));
+    ck_assert_uint_eq(peak_alloc_peak(), 0);
+    ck_assert_int_eq(peak_alloc_only_from("no-such-library.so"), 0);
+    free(aligned64(1000));
+    ck_assert_uint_eq(peak_alloc_peak(), 1000);
+    ck_assert_int_eq(peak_alloc_only_from(NULL), 0);
+    peak_alloc_end();
+}
+END_TEST
+
 enum { THREADS = 4, PER_THREAD = 20000 };
 
 static void *churn(void *arg)
@@ -138,6 +155,7 @@ static Suite *peak_alloc_suite(void)
     tcase_add_test(tc, counts_live_and_peak_of_a_known_sequence);
     tcase_add_test(tc, only_blocks_made_while_on_are_counted);
     tcase_add_test(tc, survives_table_growth_and_tombstones);
+    tcase_add_test(tc, only_from_filters_by_caller);
     tcase_add_test(tc, thread_safe);
     suite_add_tcase(s, tc);
     return s;
