@@ -17,11 +17,8 @@
 
 #include "../kernels/linear_ce_problem.h"
 #include "../kernels/runtime/track.h"
-#include "../lessons/lesson.h"
+#include "../lessons/lesson5.h"
 
-extern const lesson lesson5_def;
-
-enum { X, W, TARGET, DLOSS, LOSS, DX, DW }; /* lessons/lesson5.c's tensor order */
 
 static void run_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
 {
