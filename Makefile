@@ -118,7 +118,7 @@ endef
 
 $(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_reference.c,optimized/bmm_grouped.cu,))
 $(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu kernels/logchain_kernels.cu kernels/logchain_kernels_v2.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
-$(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_kernels.cu optimized/maxsim_fused.cu,))
+$(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_kernels.cu kernels/maxsim_kernels_v3.cu optimized/maxsim_fused.cu,))
 $(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_kernels.cu,))
 $(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cce.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_kernels.cu optimized/linear_ce_cce.cu kernels/linear_ce_kernels_v2.cu,))
 ifeq ($(TOY_LESSON),1) # a sixth lesson for the done-when check (make test-toy-lesson): one line, no list edited
@@ -281,3 +281,11 @@ TESTS += $(BIN)/test_peak_alloc
 test-build: build/libpeak_alloc.so
 # Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
 TESTS += tests/python_checks.sh
+
+# ---- one command for a GPU machine -------------------------------------------------------------------------
+# make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under
+# 10 minutes, from binaries built elsewhere (make STATIC_CHECK=1 test-build): it never rebuilds. Without a GPU it
+# runs the CPU-side steps, lists the others as skipped and exits 0 (bench/gpu_report.sh).
+.PHONY: gpu-report
+gpu-report:
+	bench/gpu_report.sh

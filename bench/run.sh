@@ -6,7 +6,7 @@
 #        SWEEPS=bench/sweeps.txt  MEM_LIMIT=<bytes, 4G, ...: --mem-limit for every run>
 #
 # Per lesson it writes, under BENCH_DIR (replacing what a previous bench wrote for that lesson):
-#   lessonN.csv           the lessons' CSV (lesson,impl,size,dims,peak_bytes,...,device): one row per point and
+#   lessonN.csv           the lessons' CSV (lesson,impl,size,dims,peak_bytes,...,device,gemm_share): one row per point and
 #                         implementation, times = the median of REPEAT runs after one warm-up run; rows with
 #                         device "predicted" are the memory formula of a point that did not run (over the memory
 #                         limit, above the sweep's limit for that implementation, or the forum's size); rows
@@ -130,7 +130,9 @@ move_rows() { # tmp dest variant optaxis value
         { out = $0
           if (variant != "") sub("^[0-9]+," $2 ",", $1 "," $2 "-" variant ",", out)
           if (optaxis != "") { n = split(out, f, ","); f[3] = optaxis "=" value; out = f[1]; for (i = 2; i <= n; i++) out = out "," f[i] }
-          sub(",cpu$", "," cpu, out)
+          # device: the last field of a _runs row, the one before gemm_share in a lesson row
+          n = split(out, f, ","); k = f[n] == "cpu" ? n : (f[n - 1] == "cpu" ? n - 1 : 0)
+          if (k) { f[k] = cpu; out = f[1]; for (i = 2; i <= n; i++) out = out "," f[i] }
           print out }' >>"$2"
     rm -f "$1"
 }

@@ -31,6 +31,9 @@
 typedef struct {
     size_t N, H, V;
     size_t chunk; /* rows per chunk, resolved (1 <= chunk <= N) */
+    /* rows per chunk of `cuda` (optimized/linear_ce_fused.cu): --chunk when given, else the chunk its traffic
+     * model picks (lce_model_chunk, linear_ce_fused.h); 0 means "the same as chunk" */
+    size_t cuda_chunk;
 } lce_dims;
 
 static inline size_t lce_x_count(const lce_dims *d) { return size_mul(d->N, d->H); }

@@ -9,10 +9,13 @@
  *                       thread. The epilogue never stores the tile: each thread folds its scores into a running
  *                       (max, argmax) per row, the 16 threads sharing a row merge by warp shuffles, and the block
  *                       sums the row maxima over j in order. Nothing of size [J, N] leaves the block.
+ *   v3                  kernels/maxsim_kernels_v3.cu: the score tiles on tensor cores (TF32 WMMA).
  *   backward            da by a gather (deterministic); db by atomicAdd, or (--deterministic) by a stable counting
- *                       sort of the rows into buckets by argmax, then one block per (m, n) summing its bucket in
- *                       row order: the same sum, bitwise reproducible.
- * The tie rule (lowest n) and the per-term arithmetic are kernels/maxsim_math.h, shared with the CPU.
+ *                       sort of the rows into buckets by argmax -- a parallel histogram (integer atomics), a scan
+ *                       per m, a warp per m scattering 32 rows at a time in row order -- then one block per
+ *                       (m, n) summing its bucket in row order: the same sum, bitwise reproducible.
+ * The max rule (NaN wins, then the lowest n) and the per-term arithmetic are kernels/maxsim_math.h, shared with
+ * the CPU; every running argmax starts at a real column (n = 0), so arg is always a valid index.
  */
 #include "maxsim_geometry.h"
 #include "maxsim_kernels.cuh"
@@ -23,6 +26,7 @@
 static_assert(MS_THREADS == 256, "v2's loads assume 256 threads: 64x16 tile elements = 4 per thread");
 static_assert(MS_TN / MS_RN == 16, "a row's 16 partial argmaxes merge with shuffles inside half a warp");
 static_assert((MS_TJ * MS_TK) % MS_THREADS == 0 && (MS_TN * MS_TK) % MS_THREADS == 0, "tiles load evenly");
+static_assert(MS_SCAN_THREADS % 32 == 0, "the scan adds whole warps' totals");
 
 __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
@@ -37,7 +41,7 @@ __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a,
         int bn = 0;
         for (int n = 1; n < N; n++) {
             float s = ms_dot(ar, bm + (long long)n * K, K);
-            if (ms_better(s, n, best, bn)) best = s, bn = n;
+            if (ms_better_f(s, n, best, bn)) best = s, bn = n;
         }
         sum += best; /* j ascending, as the CPU sums */
         if (arg) arg[((long long)i * J + j) * M + m] = bn;
@@ -66,7 +70,7 @@ __device__ static void merge_row(float *best, int *bn)
     for (int off = MS_TN / MS_RN / 2; off > 0; off /= 2) {
         float ov = __shfl_xor_sync(0xffffffffu, *best, off);
         int on = __shfl_xor_sync(0xffffffffu, *bn, off);
-        if (ms_better(ov, on, *best, *bn)) *best = ov, *bn = on;
+        if (ms_better_f(ov, on, *best, *bn)) *best = ov, *bn = on;
     }
 }
 
@@ -77,7 +81,7 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     int tx = threadIdx.x % (MS_TN / MS_RN), ty = threadIdx.x / (MS_TN / MS_RN);
     float best[MS_RJ];
     int bn[MS_RJ];
-    for (int rj = 0; rj < MS_RJ; rj++) best[rj] = -INFINITY, bn[rj] = N;
+    for (int rj = 0; rj < MS_RJ; rj++) best[rj] = -INFINITY, bn[rj] = 0; /* a real column: see ms_better */
     for (int n0 = 0; n0 < N; n0 += MS_TN) {
         float acc[MS_RJ][MS_RN] = {{0.0f}};
         for (int k0 = 0; k0 < K; k0 += MS_TK) {
@@ -92,7 +96,7 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
         for (int rj = 0; rj < MS_RJ; rj++)
             for (int rn = 0; rn < MS_RN; rn++) {
                 int n = n0 + tx * MS_RN + rn;
-                if (n < N && ms_better(acc[rj][rn], n, best[rj], bn[rj])) best[rj] = acc[rj][rn], bn[rj] = n;
+                if (n < N && ms_better_f(acc[rj][rn], n, best[rj], bn[rj])) best[rj] = acc[rj][rn], bn[rj] = n;
             }
     }
     for (int rj = 0; rj < MS_RJ; rj++) {
@@ -143,18 +147,63 @@ __global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, 
         for (int m = 0; m < M; m++) atomicAdd(&db[((long long)m * N + arg[r * M + m]) * K + k], w[m] * a[r * K + k]);
 }
 
-__global__ void ms_bucket_kernel(int R, int M, int N, const int *arg, int *start, int *list)
+__global__ void ms_bucket_count_kernel(long long RM, int M, int N, const int *arg, int *start)
 {
-    int m = blockIdx.x * blockDim.x + threadIdx.x;
-    if (m >= M) return;
-    int *st = start + (long long)m * (N + 1); /* (N+1,) */
-    int *li = list + (long long)m * R;        /* (R,) */
-    for (int n = 0; n <= N; n++) st[n] = 0;
-    for (int r = 0; r < R; r++) st[arg[(long long)r * M + m] + 1]++;  /* counts, shifted by one */
-    for (int n = 0; n < N; n++) st[n + 1] += st[n];                    /* st[n] = start of bucket n */
-    for (int r = 0; r < R; r++) li[st[arg[(long long)r * M + m]]++] = r; /* r ascending: stable */
-    for (int n = N; n > 0; n--) st[n] = st[n - 1];                     /* the cursors ran to the ends: shift back */
-    st[0] = 0;
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; /* element (r, m) of arg [R, M]: coalesced */
+    if (e >= RM) return;
+    int m = (int)(e % M);
+    atomicAdd(&start[(long long)m * (N + 1) + arg[e] + 1], 1); /* integer counts: the same in any order */
+}
+
+__global__ void ms_bucket_scan_kernel(int N, int *start)
+{
+    __shared__ int warp_total[MS_SCAN_THREADS / 32];
+    int *c = start + (long long)blockIdx.x * (N + 1) + 1; /* counts of buckets 0 .. N-1, (N,) */
+    int lane = threadIdx.x % 32, w = threadIdx.x / 32, carry = 0;
+    for (int n0 = 0; n0 < N; n0 += MS_SCAN_THREADS) {
+        int n = n0 + threadIdx.x, x = n < N ? c[n] : 0, incl = x;
+        for (int off = 1; off < 32; off *= 2) { /* inclusive scan inside the warp */
+            int y = __shfl_up_sync(0xffffffffu, incl, off);
+            if (lane >= off) incl += y;
+        }
+        if (lane == 31) warp_total[w] = incl;
+        __syncthreads(); /* every warp's total is written before any thread adds them up */
+        int before = 0, total = 0;
+        for (int k = 0; k < MS_SCAN_THREADS / 32; k++) before += k < w ? warp_total[k] : 0, total += warp_total[k];
+        if (n < N) c[n] = carry + before + incl - x; /* exclusive: where bucket n begins */
+        carry += total;
+        __syncthreads(); /* every thread has read warp_total before the next chunk rewrites it */
+    }
+}
+
+/* Lanes before this one (and all lanes) of the warp whose bucket n equals this lane's: 32 shuffles. */
+__device__ static void same_bucket(int n, int lane, int *before, int *same)
+{
+    *before = 0, *same = 0;
+    for (int s = 0; s < 32; s++) {
+        int ns = __shfl_sync(0xffffffffu, n, s);
+        *same += ns == n;
+        *before += ns == n && s < lane;
+    }
+}
+
+__global__ void ms_bucket_scatter_kernel(int R, int M, int N, const int *arg, int *start, int *list)
+{
+    int m = blockIdx.x * MS_SCATTER_WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (m >= M) return; /* whole warps: the block is MS_SCATTER_WARPS * 32 threads */
+    int *cur = start + (long long)m * (N + 1) + 1; /* (N,): bucket n's next free place */
+    int *li = list + (long long)m * R;             /* (R,) */
+    for (int r0 = 0; r0 < R; r0 += 32) {
+        int r = r0 + lane, n = r < R ? arg[(long long)r * M + m] : -1, before, same;
+        same_bucket(n, lane, &before, &same);
+        int base = n >= 0 ? cur[n] : 0;
+        __syncwarp(); /* every lane has read its cursor before the last lane of its bucket moves it */
+        if (n >= 0) {
+            li[base + before] = r; /* r ascending within the bucket: stable */
+            if (before == same - 1) cur[n] = base + same;
+        }
+        __syncwarp(); /* the cursors have moved before the next 32 rows read them */
+    }
 }
 
 __global__ void ms_db_bucket_kernel(int J, int M, int N, int K, int R, const float *a, const float *dout,

@@ -1,6 +1,7 @@
 #include "bmm_reference.h"
 
 #include "../kernels/runtime/track.h"
+#include "blas_reference.h"
 
 #include <math.h>
 
@@ -10,52 +11,46 @@ double gamma_f32(size_t L)
     return Lu / (1.0 - Lu);
 }
 
-void bmm_reference(const bmm_dims *d, const float *x, const float *W, const float *dout, bmm_reference_result *r)
+/* The three products of one pass, group by group, on strided views (no copy per group):
+ *   out[:, g] (B, N) = x[:, g] (B, K) . W_g (K, N)      x row stride G*K, out row stride G*N
+ *   dx[:, g]  (B, K) = dout[:, g] (B, N) . W_g^T        W_g stored (K, N): transB
+ *   dW_g      (K, N) = x[:, g]^T (K, B) . dout[:, g]    x[:, g] stored (B, K): transA; the sum over B is the GEMM's
+ * Called once on the values and once on their magnitudes (|x|, |W|, |dout|), which gives sum |terms|. */
+static void bmm_products(const bmm_dims *d, const double *x, const double *W, const double *dout, double *out,
+                         double *dx, double *dW)
 {
     size_t B = d->B, G = d->G, K = d->K, N = d->N;
+    for (size_t g = 0; g < G; g++) {
+        const double *xg = x + g * K, *Wg = W + g * K * N, *dg = dout + g * N;
+        ref_dgemm(REF_N, REF_N, B, N, K, xg, G * K, Wg, N, 0.0, out + g * N, G * N);
+        ref_dgemm(REF_N, REF_T, B, K, N, dg, G * N, Wg, N, 0.0, dx + g * K, G * K);
+        ref_dgemm(REF_T, REF_N, K, N, B, xg, G * K, dg, G * N, 0.0, dW + g * K * N, N);
+    }
+}
+
+/* The inputs in double (each float is exact in double), as values (absolute = 0) or magnitudes (1). */
+static void bmm_products_of(const bmm_dims *d, const float *x, const float *W, const float *dout, int absolute,
+                            double *out, double *dx, double *dW)
+{
+    double *xd = ref_f64_copy(x, bmm_x_count(d), absolute, "reference: x (B,G*K) f64");
+    double *Wd = ref_f64_copy(W, bmm_w_count(d), absolute, "reference: W (G,K,N) f64");
+    double *dd = ref_f64_copy(dout, bmm_out_count(d), absolute, "reference: dout (B,G*N) f64");
+    bmm_products(d, xd, Wd, dd, out, dx, dW);
+    host_free(xd);
+    host_free(Wd);
+    host_free(dd);
+}
+
+void bmm_reference(const bmm_dims *d, const float *x, const float *W, const float *dout, bmm_reference_result *r)
+{
     r->out = host_alloc_array(bmm_out_count(d), DT_F64, "reference out");
     r->out_abs = host_alloc_array(bmm_out_count(d), DT_F64, "reference out_abs");
     r->dx = host_alloc_array(bmm_x_count(d), DT_F64, "reference dx");
     r->dx_abs = host_alloc_array(bmm_x_count(d), DT_F64, "reference dx_abs");
     r->dW = host_alloc_array(bmm_w_count(d), DT_F64, "reference dW");
     r->dW_abs = host_alloc_array(bmm_w_count(d), DT_F64, "reference dW_abs");
-
-    for (size_t b = 0; b < B; b++)
-        for (size_t g = 0; g < G; g++) {
-            const float *xr = x + (b * G + g) * K, *Wg = W + g * K * N, *dr = dout + (b * G + g) * N;
-            for (size_t n = 0; n < N; n++) { /* out[b,g,n] = sum_k x[b,g,k] W[g,k,n] */
-                double s = 0, a = 0;
-                for (size_t k = 0; k < K; k++) {
-                    double t = (double)xr[k] * Wg[k * N + n];
-                    s += t;
-                    a += fabs(t);
-                }
-                r->out[(b * G + g) * N + n] = s;
-                r->out_abs[(b * G + g) * N + n] = a;
-            }
-            for (size_t k = 0; k < K; k++) { /* dx[b,g,k] = sum_n dout[b,g,n] W[g,k,n] */
-                double s = 0, a = 0;
-                for (size_t n = 0; n < N; n++) {
-                    double t = (double)dr[n] * Wg[k * N + n];
-                    s += t;
-                    a += fabs(t);
-                }
-                r->dx[(b * G + g) * K + k] = s;
-                r->dx_abs[(b * G + g) * K + k] = a;
-            }
-        }
-    for (size_t g = 0; g < G; g++) /* dW[g,k,n] = sum_b x[b,g,k] dout[b,g,n] */
-        for (size_t k = 0; k < K; k++)
-            for (size_t n = 0; n < N; n++) {
-                double s = 0, a = 0;
-                for (size_t b = 0; b < B; b++) {
-                    double t = (double)x[(b * G + g) * K + k] * dout[(b * G + g) * N + n];
-                    s += t;
-                    a += fabs(t);
-                }
-                r->dW[(g * K + k) * N + n] = s;
-                r->dW_abs[(g * K + k) * N + n] = a;
-            }
+    bmm_products_of(d, x, W, dout, 0, r->out, r->dx, r->dW);
+    bmm_products_of(d, x, W, dout, 1, r->out_abs, r->dx_abs, r->dW_abs);
 }
 
 void bmm_reference_free(bmm_reference_result *r)

@@ -5,6 +5,9 @@
  * computed by recursive summation is |fl(s) - s| <= gamma_L * sum |terms|, gamma_L = L*u/(1 - L*u),
  * u = 2^-24 (Higham, Accuracy and Stability of Numerical Algorithms, 3.1). The tests use that bound per
  * element as the tolerance: proven, not tuned, and still a million times smaller than any indexing bug.
+ *
+ * The products run through cblas_dgemm (blas_reference.h), on the values and on their magnitudes: double
+ * accumulation in the library's order, whose own error (about L * 2^-53 relative) is 2^29 times below the bound.
  */
 #ifndef LESSONS_BMM_REFERENCE_H
 #define LESSONS_BMM_REFERENCE_H

@@ -1,127 +1,173 @@
-/* gru_reference.c - float64 forward and backward through time of lesson 4's cell (gru_reference.h). */
+/* gru_reference.c - float64 forward and backward through time of lesson 4's cell (gru_reference.h).
+ *
+ * Each step's products over all B rows go through cblas_dgemm (blas_reference.h): the projections h W_enc,
+ * x_t W_ih and z W_zh forward; the weight gradients (a sum over B inside the GEMM) and the input gradients
+ * backward. The gates and the reparameterisation are plain double loops, one element at a time.
+ */
 #include "gru_reference.h"
 
 #include "../kernels/runtime/track.h"
+#include "blas_reference.h"
 
 #include <math.h>
 #include <string.h>
 
-enum { R_, U_, N_, ZN, Z_, E_, NSAVE }; /* per step and row, each H wide */
+enum { R_, U_, N_, ZN, Z_, E_, NSAVE }; /* per step and row, each H wide: saved row stride NSAVE*H */
 
 static double sig(double a) { return 1.0 / (1.0 + exp(-a)); }
 
-/* step t forward for row i: h (H) -> hn (H); saves sv (NSAVE*H) */
-static void ref_step(const gru_dims *d, const gru_inputs *in, size_t t, size_t i, const double *h, double *hn,
-                     double *sv)
-{
-    size_t H = d->H, X = d->X;
-    const float *xt = in->x + (t * d->B + i) * X, *et = in->eps + (t * d->B + i) * H;
-    for (size_t j = 0; j < H; j++) {
-        double mean = 0, lv = 0;
-        for (size_t k = 0; k < H; k++) {
-            mean += h[k] * in->W_enc[k * 2 * H + j];
-            lv += h[k] * in->W_enc[k * 2 * H + H + j];
-        }
-        sv[E_ * H + j] = et[j] * exp(0.5 * lv);
-        sv[Z_ * H + j] = mean + sv[E_ * H + j];
-    }
-    for (size_t j = 0; j < H; j++) {
-        double a[3] = {0, 0, 0}, b[3] = {0, 0, 0};
-        for (size_t g = 0; g < 3; g++) {
-            for (size_t k = 0; k < X; k++) a[g] += xt[k] * (double)in->W_ih[k * 3 * H + g * H + j];
-            for (size_t k = 0; k < H; k++) b[g] += sv[Z_ * H + k] * in->W_zh[k * 3 * H + g * H + j];
-        }
-        double r = sig(a[0] + b[0]), u = sig(a[1] + b[1]), n = tanh(a[2] + r * b[2]);
-        sv[R_ * H + j] = r, sv[U_ * H + j] = u, sv[N_ * H + j] = n, sv[ZN * H + j] = b[2];
-        hn[j] = n + u * (h[j] - n);
-    }
-}
+/* The inputs in double and one step's products, all tracked. */
+typedef struct {
+    const gru_dims *d;
+    double *x;                   /* (T, B, X) */
+    double *W_enc, *W_ih, *W_zh; /* (H, 2H), (X, 3H), (H, 3H) */
+    double *pd;                  /* (B, 2H) h W_enc; backward: dpd */
+    double *xp, *zp;             /* (B, 3H) x_t W_ih, z W_zh; backward: dxp, dzp */
+    double *dz;                  /* (B, H) backward: dzp W_zh^T */
+} gru_ref_ws;
 
-static void ref_forward(const gru_dims *d, const gru_inputs *in, double *out, double *saved)
+static void ws_open(gru_ref_ws *w, const gru_dims *d, const gru_inputs *in)
 {
     size_t B = d->B, H = d->H;
-    double *h = host_alloc_array(size_mul(B, H), DT_F64, "reference: h (B,H) f64");
-    for (size_t i = 0; i < B * H; i++) h[i] = in->h0[i];
-    for (size_t t = 0; t < d->T; t++)
-        for (size_t i = 0; i < B; i++) {
-            double *hn = out + (t * B + i) * H;
-            ref_step(d, in, t, i, h + i * H, hn, saved ? saved + (t * B + i) * NSAVE * H : NULL);
-            memcpy(h + i * H, hn, H * sizeof(double));
-        }
-    host_free(h);
+    w->d = d;
+    w->x = ref_f64_copy(in->x, gru_x_count(d), 0, "reference: x (T,B,X) f64");
+    w->W_enc = ref_f64_copy(in->W_enc, gru_wenc_count(d), 0, "reference: W_enc (H,2H) f64");
+    w->W_ih = ref_f64_copy(in->W_ih, gru_wih_count(d), 0, "reference: W_ih (X,3H) f64");
+    w->W_zh = ref_f64_copy(in->W_zh, gru_wzh_count(d), 0, "reference: W_zh (H,3H) f64");
+    w->pd = host_alloc_array(size_mul(B, 9 * H), DT_F64, "reference: one step's products (B,9H) f64");
+    w->xp = w->pd + 2 * B * H;
+    w->zp = w->xp + 3 * B * H;
+    w->dz = w->zp + 3 * B * H;
 }
 
-typedef struct {
-    double *dxp, *dzp, *dpd; /* (3H), (3H), (2H) for one row */
-} ref_scratch;
-
-/* Row i of step t backward: dh (H) in: gradient reaching h_t from later steps; out: h_{t-1}'s. */
-static void ref_step_backward(const gru_dims *d, const gru_inputs *in, size_t t, size_t i, const double *hprev,
-                              const double *sv, double *dh, ref_scratch *s, gru_ref_outputs *o)
+static void ws_close(gru_ref_ws *w)
 {
-    size_t H = d->H, X = d->X;
-    const float *xt = in->x + (t * d->B + i) * X, *dout = in->dout + (t * d->B + i) * H;
-    for (size_t j = 0; j < H; j++) {
-        double g = dh[j] + dout[j], r = sv[R_ * H + j], u = sv[U_ * H + j], n = sv[N_ * H + j];
-        double dan = g * (1 - u) * (1 - n * n), dau = g * (hprev[j] - n) * u * (1 - u);
-        double dar = dan * sv[ZN * H + j] * r * (1 - r);
-        s->dxp[j] = s->dzp[j] = dar;
-        s->dxp[H + j] = s->dzp[H + j] = dau;
-        s->dxp[2 * H + j] = dan;
-        s->dzp[2 * H + j] = dan * r;
-        dh[j] = g * u;
-    }
-    for (size_t k = 0; k < X; k++) {
-        double acc = 0;
-        for (size_t c = 0; c < 3 * H; c++) {
-            o->dW_ih[k * 3 * H + c] += xt[k] * s->dxp[c];
-            acc += s->dxp[c] * in->W_ih[k * 3 * H + c];
-        }
-        o->dx[(t * d->B + i) * X + k] = acc;
-    }
-    for (size_t k = 0; k < H; k++) {
-        double dz = 0;
-        for (size_t c = 0; c < 3 * H; c++) {
-            o->dW_zh[k * 3 * H + c] += sv[Z_ * H + k] * s->dzp[c];
-            dz += s->dzp[c] * in->W_zh[k * 3 * H + c];
-        }
-        s->dpd[k] = dz;                           /* dmean = dz */
-        s->dpd[H + k] = 0.5 * dz * sv[E_ * H + k]; /* dlv = dz e / 2 */
-    }
-    for (size_t k = 0; k < H; k++)
-        for (size_t c = 0; c < 2 * H; c++) {
-            o->dW_enc[k * 2 * H + c] += hprev[k] * s->dpd[c];
-            dh[k] += in->W_enc[k * 2 * H + c] * s->dpd[c];
+    host_free(w->x);
+    host_free(w->W_enc);
+    host_free(w->W_ih);
+    host_free(w->W_zh);
+    host_free(w->pd);
+}
+
+/* z = mean + eps_t exp(lv / 2) per row, saved beside e; sv is step t's saved rows (B, NSAVE*H) */
+static void sample_latent(const gru_ref_ws *w, const float *eps_t, double *sv)
+{
+    size_t B = w->d->B, H = w->d->H;
+    for (size_t i = 0; i < B; i++)
+        for (size_t j = 0; j < H; j++) {
+            double e = eps_t[i * H + j] * exp(0.5 * w->pd[i * 2 * H + H + j]);
+            sv[i * NSAVE * H + E_ * H + j] = e;
+            sv[i * NSAVE * H + Z_ * H + j] = w->pd[i * 2 * H + j] + e;
         }
 }
 
-static void ref_backward(const gru_dims *d, const gru_inputs *in, const double *saved, gru_ref_outputs *o)
+/* the gates from xp, zp; h (B, H) -> hn (B, H); r, u, n and zn saved */
+static void gates(const gru_ref_ws *w, const double *h, double *hn, double *sv)
 {
-    size_t B = d->B, H = d->H, X = d->X;
+    size_t B = w->d->B, H = w->d->H;
+    for (size_t i = 0; i < B; i++)
+        for (size_t j = 0; j < H; j++) {
+            const double *a = w->xp + i * 3 * H + j, *b = w->zp + i * 3 * H + j;
+            double r = sig(a[0] + b[0]), u = sig(a[H] + b[H]), n = tanh(a[2 * H] + r * b[2 * H]);
+            double *s = sv + i * NSAVE * H + j;
+            s[R_ * H] = r, s[U_ * H] = u, s[N_ * H] = n, s[ZN * H] = b[2 * H];
+            hn[i * H + j] = n + u * (h[i * H + j] - n);
+        }
+}
+
+/* step t: h (B, H) -> hn (B, H), saving sv (B, NSAVE*H) */
+static void ref_step(const gru_ref_ws *w, const gru_inputs *in, size_t t, const double *h, double *hn, double *sv)
+{
+    size_t B = w->d->B, H = w->d->H, X = w->d->X;
+    ref_dgemm(REF_N, REF_N, B, 2 * H, H, h, H, w->W_enc, 2 * H, 0.0, w->pd, 2 * H);        /* pd = h W_enc */
+    sample_latent(w, in->eps + t * B * H, sv);
+    ref_dgemm(REF_N, REF_N, B, 3 * H, X, w->x + t * B * X, X, w->W_ih, 3 * H, 0.0, w->xp, 3 * H); /* x_t W_ih */
+    /* z sits in the saved rows, row stride NSAVE*H */
+    ref_dgemm(REF_N, REF_N, B, 3 * H, H, sv + Z_ * H, NSAVE * H, w->W_zh, 3 * H, 0.0, w->zp, 3 * H);
+    gates(w, h, hn, sv);
+}
+
+static void ref_forward(const gru_ref_ws *w, const gru_inputs *in, double *out, double *saved)
+{
+    size_t B = w->d->B, H = w->d->H;
+    double *h0 = ref_f64_copy(in->h0, size_mul(B, H), 0, "reference: h0 (B,H) f64");
+    for (size_t t = 0; t < w->d->T; t++)
+        ref_step(w, in, t, t ? out + (t - 1) * B * H : h0, out + t * B * H, saved + t * B * NSAVE * H);
+    host_free(h0);
+}
+
+/* Through the gates of step t: dxp, dzp (B, 3H) into xp, zp; dh (B, H) becomes the part through u (g u). */
+static void gates_backward(gru_ref_ws *w, const double *hprev, const double *sv, const float *dout_t, double *dh)
+{
+    size_t B = w->d->B, H = w->d->H;
+    for (size_t i = 0; i < B; i++)
+        for (size_t j = 0; j < H; j++) {
+            const double *s = sv + i * NSAVE * H + j;
+            double g = dh[i * H + j] + dout_t[i * H + j], r = s[R_ * H], u = s[U_ * H], n = s[N_ * H];
+            double dan = g * (1 - u) * (1 - n * n), dau = g * (hprev[i * H + j] - n) * u * (1 - u);
+            double dar = dan * s[ZN * H] * r * (1 - r);
+            double *dxp = w->xp + i * 3 * H + j, *dzp = w->zp + i * 3 * H + j;
+            dxp[0] = dzp[0] = dar;
+            dxp[H] = dzp[H] = dau;
+            dxp[2 * H] = dan;
+            dzp[2 * H] = dan * r;
+            dh[i * H + j] = g * u;
+        }
+}
+
+/* dpd (B, 2H) from dz: dmean = dz, dlv = dz e / 2 */
+static void latent_backward(gru_ref_ws *w, const double *sv)
+{
+    size_t B = w->d->B, H = w->d->H;
+    for (size_t i = 0; i < B; i++)
+        for (size_t k = 0; k < H; k++) {
+            double dz = w->dz[i * H + k];
+            w->pd[i * 2 * H + k] = dz;
+            w->pd[i * 2 * H + H + k] = 0.5 * dz * sv[i * NSAVE * H + E_ * H + k];
+        }
+}
+
+/* Step t backward; dh (B, H) in: the gradient reaching h_t from later steps; out: h_{t-1}'s. Each weight
+ * gradient += operand^T (K, B) . d (B, cols): the sum over the batch inside the GEMM; operands stored (B, K). */
+static void ref_step_backward(gru_ref_ws *w, const gru_inputs *in, size_t t, const double *hprev, const double *sv,
+                              double *dh, gru_ref_outputs *o)
+{
+    size_t B = w->d->B, H = w->d->H, X = w->d->X;
+    gates_backward(w, hprev, sv, in->dout + t * B * H, dh);
+    ref_dgemm(REF_T, REF_N, X, 3 * H, B, w->x + t * B * X, X, w->xp, 3 * H, 1.0, o->dW_ih, 3 * H);
+    ref_dgemm(REF_N, REF_T, B, X, 3 * H, w->xp, 3 * H, w->W_ih, 3 * H, 0.0, o->dx + t * B * X, X);
+    ref_dgemm(REF_T, REF_N, H, 3 * H, B, sv + Z_ * H, NSAVE * H, w->zp, 3 * H, 1.0, o->dW_zh, 3 * H);
+    ref_dgemm(REF_N, REF_T, B, H, 3 * H, w->zp, 3 * H, w->W_zh, 3 * H, 0.0, w->dz, H);
+    latent_backward(w, sv);
+    ref_dgemm(REF_T, REF_N, H, 2 * H, B, hprev, H, w->pd, 2 * H, 1.0, o->dW_enc, 2 * H);
+    ref_dgemm(REF_N, REF_T, B, H, 2 * H, w->pd, 2 * H, w->W_enc, 2 * H, 1.0, dh, H); /* dh += dpd W_enc^T */
+}
+
+static void ref_backward(gru_ref_ws *w, const gru_inputs *in, const double *saved, gru_ref_outputs *o)
+{
+    const gru_dims *d = w->d;
+    size_t B = d->B, H = d->H;
     memset(o->dW_enc, 0, gru_wenc_count(d) * sizeof(double));
     memset(o->dW_ih, 0, gru_wih_count(d) * sizeof(double));
     memset(o->dW_zh, 0, gru_wzh_count(d) * sizeof(double));
     memset(o->dh0, 0, B * H * sizeof(double));
-    double *buf = host_alloc_array(8 * H + H, DT_F64, "reference: one row's step gradients f64");
-    double *h0 = host_alloc_array(B * H, DT_F64, "reference: h0 in f64");
-    for (size_t i = 0; i < B * H; i++) h0[i] = in->h0[i];
-    ref_scratch s = {buf, buf + 3 * H, buf + 6 * H};
-    for (size_t t = d->T; t-- > 0;)
-        for (size_t i = 0; i < B; i++) {
-            const double *hp = t ? o->out + ((t - 1) * B + i) * H : h0 + i * H;
-            ref_step_backward(d, in, t, i, hp, saved + (t * B + i) * NSAVE * H, o->dh0 + i * H, &s, o);
-        }
-    (void)X;
-    host_free(buf);
+    double *h0 = ref_f64_copy(in->h0, size_mul(B, H), 0, "reference: h0 (B,H) f64");
+    for (size_t t = d->T; t-- > 0;) {
+        const double *hp = t ? o->out + (t - 1) * B * H : h0;
+        ref_step_backward(w, in, t, hp, saved + t * B * NSAVE * H, o->dh0, o);
+    }
     host_free(h0);
 }
 
 void gru_reference(const gru_dims *d, const gru_inputs *in, gru_ref_outputs *o)
 {
+    gru_ref_ws w;
+    ws_open(&w, d, in);
     double *saved = host_alloc_array(size_mul(gru_seq_count(d), NSAVE), DT_F64, "reference: saved (T,B,6H) f64");
-    ref_forward(d, in, o->out, saved);
-    if (o->dx) ref_backward(d, in, saved, o);
+    ref_forward(&w, in, o->out, saved);
+    if (o->dx) ref_backward(&w, in, saved, o);
     host_free(saved);
+    ws_close(&w);
 }
 
 double gru_reference_loss(const gru_dims *d, const gru_inputs *in)

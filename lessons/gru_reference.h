@@ -1,5 +1,6 @@
 /* gru_reference.h - lesson 4's float64 reference: the same cell and its backward through time, written
- * directly (plain loops, no BLAS, no fusion), everything in double. Inputs are the float32 tensors; outputs
+ * directly, everything in double: each step's products over the batch by cblas_dgemm, the gates in plain
+ * double loops (no float32 code, no fusion). Inputs are the float32 tensors; outputs
  * are double arrays of the same shapes. Also a float64 loss for the finite-difference gradient checks. */
 #ifndef LESSONS_GRU_REFERENCE_H
 #define LESSONS_GRU_REFERENCE_H

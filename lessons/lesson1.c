@@ -85,6 +85,12 @@ static void cuda_backward(lesson_run *r)
 #define cuda_backward NULL
 #endif
 
+/* three GEMMs of B*G*K*N multiply-adds each (out, dx, dW), however the operands are laid out */
+static double gemm_work(const void *p)
+{
+    const bmm_dims *d = dims_of(p);
+    return 3.0 * (double)d->B * (double)d->G * (double)d->K * (double)d->N;
+}
 static mem_formula naive_memory(const void *p) { return naive_bmm_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_bmm_memory(dims_of(p)); }
 static mem_formula cuda_memory(const void *p) { return cuda_bmm_memory(dims_of(p)); }
@@ -130,10 +136,10 @@ const lesson lesson1_def = {
     .impls = {{.name = "naive",
                .about = "torch.matmul's broadcasting path: W expanded and copied to (B*G, K, N), the copy saved for "
                         "backward",
-               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward},
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward, .work = gemm_work},
               {.name = "cpu",
                .about = "grouped GEMM on strided views (what an einsum runs): out_g = x_g W_g, no copy, no expansion",
-               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward},
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = gemm_work},
               {LESSON_CUDA_VERSION(1),
                .about = "the same three GEMMs with cublasSgemmStridedBatched on the GPU (tracked device memory)",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,

@@ -105,14 +105,15 @@ static void cpu_backward(lesson_run *r)
                     (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel). A
- * version without a case leaves out unset, and the session stops there with that message. */
+/* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel, v3 v2's
+ * loops as one CUDA Graph per pass). A version without a case leaves out unset, and the session stops there. */
 static void cuda_forward(lesson_run *r)
 {
     const lc_dims *d = dims_of(r->prob);
     switch (r->version) {
     case 1: r->t[OUT] = cuda_lc_forward_v1(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 2: r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 3: r->t[OUT] = cuda_lc_forward_graph(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -126,6 +127,10 @@ static void cuda_backward(lesson_run *r)
     case 2:
         cuda_lc_backward(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
         break;
+    case 3:
+        cuda_lc_backward_graph(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk,
+                               dp0);
+        break;
     }
 }
 #else
@@ -133,6 +138,19 @@ static void cuda_backward(lesson_run *r)
 #define cuda_backward NULL
 #endif
 
+/* cpu: per row and step one (c).(c x c) product forward and two backward (beta, dbulk): 3 n t (v-1) c^2.
+ * naive: the tree multiplies v-1 (c x c) matrices per row pairwise, v-2 products of c^3 log-space multiply-adds,
+ * and its backward twice that. */
+static double cpu_work(const void *p)
+{
+    const lc_dims *d = dims_of(p);
+    return 3.0 * (double)lc_rows(d) * (double)(d->v - 1) * (double)d->c * (double)d->c;
+}
+static double naive_work(const void *p)
+{
+    const lc_dims *d = dims_of(p);
+    return 3.0 * (double)lc_rows(d) * (double)(d->v > 1 ? d->v - 2 : 0) * (double)d->c * (double)d->c * (double)d->c;
+}
 static mem_formula naive_memory(const void *p) { return naive_lc_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_lc_memory(dims_of(p)); }
 static mem_formula cuda_memory(const void *p) { return cuda_lc_memory(dims_of(p)); }
@@ -270,11 +288,11 @@ const lesson lesson2_def = {
     .impls = {{.name = "naive",
                .about = "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
                         "intermediate kept",
-               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward},
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward, .work = naive_work},
               {.name = "cpu",
                .about = "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
                         "backward",
-               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward},
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = cpu_work},
               {LESSON_CUDA_VERSION(1),
                .about = "log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
                .memory = cuda_v1_memory, .unfit = cuda_v1_unfit, .forward = cuda_forward, .backward = cuda_backward},
@@ -282,8 +300,13 @@ const lesson lesson2_def = {
                .about = "cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) + a "
                         "warp-per-row kernel",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(3),
+               .about = "v2's step loops captured once per pass into a CUDA Graph and launched as one: 2 launches "
+                        "per pass instead of 5v-2 (same kernels, GEMMs and memory)",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
-    .cuda_alias = 2,
+    .cuda_alias = 2, /* v3's gain is unmeasured (no GPU yet): make gpu-report times both */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"

@@ -4,8 +4,10 @@
  *   naive    naive/maxsim_einsum.c    the einsum's [I,J,M,N] scores, int64 max indices, autograd's backward
  *   cpu      optimized/maxsim_fused.c tiles reduced to max/argmax at once; int32 argmax saved, or nothing
  *                                     with --recompute
- *   cuda-v1  optimized/maxsim_fused.cu, kernels/maxsim_kernels.cu: v1 one thread per (i, m); v2 tiled
- *   cuda-v2                           (shared-memory tiles, fused max/argmax epilogue); cuda = cuda-v2
+ *   cuda-v1  optimized/maxsim_fused.cu, kernels/maxsim_kernels{,_v3}.cu: v1 one thread per (i, m)
+ *   cuda-v2                           v2 shared-memory tiles, FP32 register tiles, fused max/argmax epilogue
+ *   cuda-v3                           v3 TF32 tensor-core (WMMA) tiles, max/argmax epilogue on the tile;
+ *                                     cuda = cuda-v3
  * See docs/lesson-3.md.   build/lesson3 --size medium     build/lesson3 --size medium --recompute
  */
 #include "lesson3.h"
@@ -50,7 +52,7 @@ static void reference(const void *prob, void *const *t, double *const *ref)
     ms_reference(dims_of(prob), t[A], t[B], t[DOUT], ref[OUT], ref[DA], ref[DB]);
 }
 
-/* The reference costs I*J*M*N*K double multiply-adds (no 4-D tensor): about 4e9 a second here. */
+/* The reference costs I*J*M*N*K double multiply-adds in cblas_dgemm (no 4-D tensor); past 2e11, minutes here. */
 static const char *reference_unfit(const void *prob)
 {
     static char why[160];
@@ -239,13 +241,18 @@ const lesson lesson3_def = {
                         "--recompute); gather da, scatter-add db",
                .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = cpu_work},
               {LESSON_CUDA_VERSION(1),
-               .about = "simple kernel: one thread per (i,m) looping j, n, k; db by atomics (--deterministic: buckets)",
+               .about = "simple kernel: one thread per (i,m) looping j, n, k; db by atomics (--deterministic: a "
+                        "parallel stable counting sort of the rows by argmax)",
                .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(2),
-               .about = "tiled kernel: one block per (i,m), 64x64 shared-memory tiles, max/argmax epilogue, sum over j "
-                        "in the block; same backward as v1",
+               .about = "tiled kernel: one block per (i,m), 64x64 shared-memory tiles, FP32 4x4 register tiles, "
+                        "max/argmax epilogue, sum over j in the block; same backward as v1",
+               .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(3),
+               .about = "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
+                        "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1",
                .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward}},
-    .cuda_alias = 2,
+    .cuda_alias = 3,
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"beyond\" = peak minus inputs, outputs and gradients: what the algorithm itself costs.)",

@@ -7,6 +7,7 @@
 #include "lesson.h"
 
 #include "../kernels/runtime/gemm_cpu.h"
+#include "../kernels/runtime/timer.h"
 #include "../kernels/runtime/track.h"
 #include "cli.h"
 #include "impl_gate.h"
@@ -29,6 +30,7 @@ typedef struct {
     void *t[LESSON_MAX_TENSORS];
     double *ref[LESSON_MAX_TENSORS];
     const char *ref_why;
+    double ref_ms, compare_ms; /* validation's own time: the float64 reference, then every comparison with it */
     lesson_result res[LESSON_MAX_IMPLS];
     /* --repeat: every timed run's ms per implementation (the median goes into the row) */
     double fwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT], bwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT];
@@ -145,6 +147,29 @@ static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
     return 1;
 }
 
+/* Before a host implementation whose multiply-adds alone take LONG_RUN_S or more at the measured GEMM rate, one
+ * line says so (a floor: the rate is the best a GEMM reaches here; the row's gemm share says how close it came). */
+#define LONG_RUN_S 2.0
+static void announce_long(const driver *dv, const lesson_impl *im)
+{
+    if (im->device || !im->work) return;
+    double fmas = im->work(dv->prob);
+    if (fmas < 1e10) return;
+    double s = fmas / gemm_cpu_fmas_per_second();
+    if (s < LONG_RUN_S) return;
+    printf("%s: at least %.1f s (%.3g multiply-adds at this machine's measured GEMM rate); running it\n", im->name,
+           s, fmas);
+    fflush(stdout);
+}
+
+/* The share of this machine's measured GEMM rate a host implementation reached over forward + backward. */
+static double gemm_share(const driver *dv, const lesson_impl *im, const impl_row *row)
+{
+    double s = (row->forward_ms + row->backward_ms) * 1e-3;
+    if (im->device || !im->work || !(s > 0.0)) return NAN;
+    return im->work(dv->prob) / s / gemm_cpu_fmas_per_second();
+}
+
 static void run_all(driver *dv)
 {
     const lesson *L = dv->L;
@@ -164,6 +189,7 @@ static void run_all(driver *dv)
             continue;
         }
         if (too_slow(dv, im, &res->row)) continue;
+        announce_long(dv, im);
         lesson_timeline_begin(L->program, dv->o.impl_name[k]);
         snapshot_begin(L->program, dv->o.impl_name[k]);
         lesson_run_impl(L, dv->prob, dv->o.impl[k], dv->t, res);
@@ -171,6 +197,7 @@ static void run_all(driver *dv)
         res->row.impl = dv->o.impl_name[k]; /* the name asked for: "cuda" stays "cuda" */
         lesson_timeline_end();
         repeat_runs(dv, k);
+        res->row.gemm_share = gemm_share(dv, im, &res->row);
     }
 }
 
@@ -183,7 +210,9 @@ static int validate(driver *dv)
         dv->ref_why = "no implementation ran";
         return 0;
     }
+    double t0 = host_time_ms();
     dv->ref_why = lesson_make_reference(dv->L, dv->prob, dv->t, dv->ref);
+    double t1 = host_time_ms();
     for (int k = 0; k < dv->o.nimpl; k++) {
         lesson_result *res = &dv->res[k];
         if (!res->row.ran || dv->ref_why) continue;
@@ -192,6 +221,8 @@ static int validate(driver *dv)
         res->row.failed = !res->validated;
         failures += res->row.failed;
     }
+    dv->ref_ms = t1 - t0;
+    dv->compare_ms = host_time_ms() - t1;
     return failures;
 }
 
@@ -240,12 +271,16 @@ static void print_report(const driver *dv)
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
     report_table(stdout, rows, dv->o.nimpl);
+    report_launches(stdout, rows, dv->o.nimpl);
     printf("\n\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
            "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
     if (L->legend) printf("%s\n", L->legend);
     if (dv->ref_why) printf("max rel err: not measured (%s), so nothing is validated and no ratio is printed.\n", dv->ref_why);
     else printf("max rel err = max |impl - ref| / max |ref| over every output and gradient against a float64\n"
                 "reference; FAIL above %.1e (%s).\n", lesson_tolerance(L, dv->prob), L->tolerance_why);
+    if (!dv->ref_why) /* where a run's time goes besides the implementations: on the CPU, not in any row */
+        printf("validation took %.2f s: the float64 reference %.2f s (cblas_dgemm), the comparisons %.2f s\n",
+               (dv->ref_ms + dv->compare_ms) * 1e-3, dv->ref_ms * 1e-3, dv->compare_ms * 1e-3);
     print_untracked(dv);
     for (int k = 0; k < dv->o.nimpl; k++) {
         if (!dv->res[k].row.ran) continue;

@@ -8,8 +8,10 @@
 #include "../kernels/linear_ce_problem.h"
 
 /* loss (1,), dx (N, H), dW (V, H): caller-owned doubles. x (N, H), W (V, H) bf16; target (N,); dloss scalar.
- * Row blocks of LCE_REF_ROWS keep W's rows in cache across rows; scratch is tracked ("reference: ..."). */
-#define LCE_REF_ROWS 16
+ * Per block of rows, three cblas_dgemm calls (logits, dx, dW +=) around a plain double loop per row (logsumexp,
+ * softmax - onehot). Scratch is tracked ("reference: ..."): W in double (V*H*8 bytes) and one block's x rows and
+ * logits, the logits at most LCE_REF_LOGIT_BYTES. */
+#define LCE_REF_LOGIT_BYTES ((size_t)32 << 20)
 void lce_reference(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target, double dloss,
                    double *loss, double *dx, double *dW);
 

@@ -1,8 +1,10 @@
 /* maxsim_reference.h - lesson 3's float64 reference and its input distribution.
  *
- * The reference computes the same function as every implementation, in double, without the 4-D tensor: per
- * (i, j, m) it scans n in double, keeps the first maximum (the lowest n, the tie rule of maxsim_math.h), and
- * adds that one term to out, da and db. Memory: the outputs only. Time: I*J*M*N*K double multiply-adds.
+ * The reference computes the same function as every implementation, in double, without the 4-D tensor: for a
+ * block of (i, j) rows it computes the scores against every (m, n) with cblas_dgemm (blas_reference.h), scans n
+ * in a plain loop, keeps the first maximum (the lowest n, the tie rule of maxsim_math.h), and adds that one term
+ * to out, da and db. Memory: the outputs, double copies of a and b, and one block's scores (at most 32 MiB).
+ * Time: I*J*M*N*K double multiply-adds in the GEMM.
  *
  * Inputs on a grid. The gradient through max is a step function of the inputs: if float32 rounding moves two
  * nearly equal scores past each other, an implementation and the reference pick different n and their da, db

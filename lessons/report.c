@@ -37,16 +37,16 @@ void format_bytes_human(size_t bytes, char *buf, size_t len)
 
 void report_table(FILE *f, const impl_row *rows, int n)
 {
-    fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s  %s\n", "impl", "peak bytes", "live after forward", "allocs",
-            "forward ms", "backward ms", "max rel err", "device");
-    fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s\n", "", "", "", "", "", "", "(vs float64)");
+    fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s %6s  %s\n", "impl", "peak bytes", "live after forward", "allocs",
+            "forward ms", "backward ms", "max rel err", "GEMM", "device");
+    fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s %6s\n", "", "", "", "", "", "", "(vs float64)", "share");
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         if (!r->ran) {
             fprintf(f, "%-8s skipped: %s\n", r->impl, r->note);
             continue;
         }
-        char peak[32], live[32], hp[16], hl[16], pk[64], lv[64], rel[24];
+        char peak[32], live[32], hp[16], hl[16], pk[64], lv[64], rel[24], share[16] = "-";
         format_bytes_exact(r->peak_bytes, peak, sizeof peak);
         format_bytes_exact(r->forward_live_bytes, live, sizeof live);
         format_bytes_human(r->peak_bytes, hp, sizeof hp);
@@ -55,8 +55,10 @@ void report_table(FILE *f, const impl_row *rows, int n)
         snprintf(lv, sizeof lv, "%s (%s)", live, hl);
         if (isnan(r->max_rel_err)) snprintf(rel, sizeof rel, r->failed ? "NaN FAIL" : "n/a");
         else snprintf(rel, sizeof rel, "%.2e%s", r->max_rel_err, r->failed ? " FAIL" : "");
-        fprintf(f, "%-8s %28s %28s %7zu %11.2f %11.2f %13s  %s%s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
-                r->backward_ms, rel, r->device, r->emulated ? " (emulated: times mean nothing)" : "");
+        if (!isnan(r->gemm_share))
+            snprintf(share, sizeof share, r->gemm_share < 0.005 ? "<1%%" : "%.0f%%", 100.0 * r->gemm_share);
+        fprintf(f, "%-8s %28s %28s %7zu %11.2f %11.2f %13s %6s  %s%s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
+                r->backward_ms, rel, share, r->device, r->emulated ? " (emulated: times mean nothing)" : "");
     }
 }
 
@@ -90,7 +92,8 @@ int report_predictions(FILE *f, const impl_row *rows, int n)
 }
 
 static const char CSV_HEADER[] =
-    "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device\n";
+    "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device,"
+    "gemm_share\n";
 
 /* path must be appendable and, if it has content, start with exactly header. -1 and one message otherwise. */
 static int check_appendable(const char *program, const char *flag, const char *path, const char *header)
@@ -169,14 +172,16 @@ int report_csv(const char *path, int lesson, const char *size, const char *dims,
             fprintf(f, "%d,%s,%s,\"%s\",%zu,%zu,", lesson, r->impl, size, dims, r->predicted_peak,
                     r->predicted_forward_live);
             if (r->predicted_allocs) fprintf(f, "%zu", r->predicted_allocs);
-            fprintf(f, ",,,,predicted\n");
+            fprintf(f, ",,,,predicted,\n");
             continue;
         }
         if (!r->ran) continue;
         fprintf(f, "%d,%s,%s,\"%s\",%zu,%zu,%zu,%.4f,%.4f,", lesson, r->impl, size, dims, r->peak_bytes,
                 r->forward_live_bytes, r->allocs, r->forward_ms, r->backward_ms);
         if (!isnan(r->max_rel_err)) fprintf(f, "%.6e", r->max_rel_err);
-        fprintf(f, ",%s\n", r->device);
+        fprintf(f, ",%s,", r->device);
+        if (!isnan(r->gemm_share)) fprintf(f, "%.4g", r->gemm_share);
+        fputc('\n', f);
     }
     return close_csv(f, path);
 }
@@ -197,4 +202,16 @@ int report_times_csv(const char *path, int lesson, const char *size, const char 
         fprintf(f, "%d,%s,%s,\"%s\",%d,%.4f,%.4f,%s\n", lesson, row->impl, size, dims, k + 1, forward_ms[k],
                 backward_ms[k], row->device);
     return close_csv(f, path);
+}
+
+void report_launches(FILE *f, const impl_row *rows, int n)
+{
+    int any = 0;
+    for (int k = 0; k < n; k++) {
+        if (!rows[k].ran || !rows[k].launches) continue;
+        fprintf(f, "%s %s %llu", any ? "," : "launches per pass (kernel launches + cuBLAS calls + graph launches, "
+                                             "counted on the host):", rows[k].impl, rows[k].launches);
+        any = 1;
+    }
+    if (any) fprintf(f, "\n");
 }

@@ -1,12 +1,16 @@
 /* report.h - what a lesson prints: the side-by-side table, predicted vs measured memory, and the CSV.
  *
  * CSV columns (exactly; plot scripts and other tools read them):
- *   lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device
+ *   lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device,gemm_share
  * One row per implementation that ran (skipped ones are only in the table), plus, when a run only predicted
  * (--predict), one row per implementation with the formula's peak, live and allocation count, device
  * "predicted" and forward_ms, backward_ms and max_rel_err empty. dims is quoted because it holds
  * commas ("B=8192,G=8,K=64,N=64"). max_rel_err is always against the lesson's float64 reference: the largest
- * max|x - ref| / max|ref| over every output and gradient; empty when the reference could not run.
+ * max|x - ref| / max|ref| over every output and gradient; empty when the reference could not run. gemm_share
+ * (appended last, so readers of the older columns keep working) is the implementation's multiply-adds (its work
+ * function) per second of forward + backward over this machine's measured GEMM rate (gemm_cpu.h), 4
+ * significant digits: 1 means the whole run went at GEMM speed. Empty for device implementations, predicted rows and
+ * implementations without a work function.
  */
 #ifndef LESSONS_REPORT_H
 #define LESSONS_REPORT_H
@@ -25,10 +29,14 @@ typedef struct {
     size_t allocs;              /* tracked allocations during the run */
     double forward_ms, backward_ms;
     double max_rel_err;         /* vs the float64 reference; NAN when it did not run */
+    double gemm_share;          /* multiply-adds / (forward + backward time) / the measured GEMM rate; NAN: none */
     int failed;                 /* ran, but max_rel_err exceeds the lesson's tolerance: FAIL in the table */
     int emulated;               /* a CUDA implementation run by the CPU emulation: its times mean nothing */
     int predicted;              /* not run (--predict): the CSV row carries the formula, device "predicted" */
     char device[64];            /* "cpu" or the GPU's name */
+    /* device runs: kernel launches + cuBLAS calls + graph launches of the timed pass, counted by the host code
+     * (cuda_launch_count), not by a profiler; 0 for host runs */
+    unsigned long long launches;
 } impl_row;
 
 /* "1,107,427,328" */
@@ -37,6 +45,8 @@ void format_bytes_exact(size_t bytes, char *buf, size_t len);
 void format_bytes_human(size_t bytes, char *buf, size_t len);
 
 void report_table(FILE *f, const impl_row *rows, int n);
+/* One line, when a device implementation ran: its launches per pass (kernels + cuBLAS calls + graph launches). */
+void report_launches(FILE *f, const impl_row *rows, int n);
 /* Prints "predicted vs measured" per implementation; returns the number of mismatches. */
 int report_predictions(FILE *f, const impl_row *rows, int n);
 /* Checks --csv and --dump before anything runs, so a bad path fails in a second, not after the lesson: the

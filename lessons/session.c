@@ -59,6 +59,7 @@ void lesson_row_predict(impl_row *row, const char *impl, mem_formula f)
 {
     row->impl = impl;
     row->max_rel_err = NAN;
+    row->gemm_share = NAN;
     row->predicted_peak = f.peak;
     row->predicted_forward_live = f.forward_live;
     row->predicted_allocs = f.allocs;
@@ -130,14 +131,21 @@ static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role r
         }
 }
 
-/* Milliseconds of fn(r), allocator time excluded, device work finished. */
+/* Milliseconds of fn(r), allocator time excluded, device work finished. A device run is timed by CUDA events on
+ * the GPU's own clock (cuda_track.h's gpu_timer), a host run by the host clock. */
 static double timed(const run_ctx *c, void (*fn)(lesson_run *), lesson_run *r)
 {
     sync_device(c);
     double a0 = track_alloc_ms(), t0 = host_time_ms();
+#ifdef HAVE_CUDA
+    if (c->device) gpu_timer_begin();
+#endif
     fn(r);
     sync_device(c);
     double t1 = host_time_ms(), a1 = track_alloc_ms();
+#ifdef HAVE_CUDA
+    if (c->device) t1 = t0 + gpu_timer_end_ms();
+#endif
     double ms = (t1 - t0) - (a1 - a0);
     return ms > 0 ? ms : 0;
 }
@@ -165,7 +173,9 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
 
     copy_role_in(c, &r, t, LT_INPUT);
 #ifdef HAVE_CUDA
+    unsigned long long launches0 = 0;
     if (c->device && im->uses_cublas) cublas_workspace_attach();
+    if (c->device) launches0 = cuda_launch_count();
 #endif
     res->row.forward_ms = timed(c, im->forward, &r);
     check_slots_set(c, &r, LT_OUTPUT, im->name);
@@ -174,6 +184,9 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
 
     copy_role_in(c, &r, t, LT_UPSTREAM);
     res->row.backward_ms = timed(c, im->backward, &r);
+#ifdef HAVE_CUDA
+    if (c->device) res->row.launches = cuda_launch_count() - launches0;
+#endif
     check_slots_set(c, &r, LT_GRAD, im->name);
     mem_counters m = track_scope_read(&scope, dom);
     res->row.peak_bytes = m.peak_bytes;

@@ -16,7 +16,8 @@
 #define L_IDX "max(-1).indices [I,J,M] int64 (saved)"
 #define L_DSCORES "dscores [I,J,M,N] f32 (zeros + scatter)"
 
-/* values, indices = scores.max(-1): per (r, m), scan n ascending; ms_better keeps the lowest n among ties. */
+/* values, indices = scores.max(-1): per (r, m), scan n ascending; ms_better is PyTorch's rule (NaN wins, then
+ * the lowest n among ties). */
 static void max_last_dim(const ms_dims *d, const float *scores, float *values, int64_t *idx)
 {
     size_t R = ms_rows(d), M = d->M, N = d->N;

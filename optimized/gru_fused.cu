@@ -56,9 +56,11 @@ static void forward_range(const gru_dims *d, const float *x, const float *h0, co
     }
 }
 
-extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
-                                   const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
-                                   void **arena_out, gru_fused_ws *ws)
+/* graph = 1: the step loop, its buffers carved, is captured into a CUDA Graph and launched once (cuda_track.h):
+ * one launch per forward instead of about 5 per step; the same kernels and GEMMs in the same order. */
+static float *gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
+                          const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
+                          gru_fused_ws *ws, int graph)
 {
     size_t bytes = gru_fused_arena_bytes(d, o);
     void *mem = dev_alloc(bytes, "arena: saved rows (cap,B,6H) + xp block + scratch");
@@ -66,7 +68,9 @@ extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const f
     arena_init(&a, mem, bytes);
     gru_fused_carve(d, o, &a, ws);
     float *out = (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
+    if (graph) cuda_capture_begin(1);
     forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, out, 0, 0, d->T, ws);
+    if (graph) cuda_capture_end_launch_once();
     *arena_out = mem;
     return out;
 }
@@ -107,17 +111,12 @@ static void segment_weight_grads(const gru_dims *d, size_t t0, size_t t1, const 
              g->dW_enc, 2 * H);
 }
 
-extern "C" void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
-                                  const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
-                                  const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
-                                  gru_grads *g)
+/* Backward's launches, the gradients allocated: segments last to first, each recomputed when checkpointing. */
+static void backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                           const float *W_ih, const float *W_zh, const float *out, const float *dout,
+                           gru_fused_ws *ws, gru_grads *g)
 {
     size_t T = d->T, L = ws->cap, nseg = (T + L - 1) / L, BH = gru_h0_count(d);
-    g->dx = (float *)dev_alloc_array(gru_x_count(d), DT_F32, "dx (T,B,X)");
-    g->dh0 = (float *)dev_alloc_array(BH, DT_F32, "dh0 (B,H): the running dh carry, h0's at the end");
-    g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
-    g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
-    g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
     LAUNCH(gru_fill_kernel, grid_of(BH), GRU_THREADS, 0)((long long)BH, 0.0f, g->dh0);
     CUDA_CHECK_LAST();
     for (size_t s = nseg; s-- > 0;) {
@@ -126,6 +125,36 @@ extern "C" void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const fl
         for (size_t t = t1; t-- > t0;) step_backward(d, t, h0, W_enc, W_zh, out, dout, g->dh0, ws, g->dW_zh);
         segment_weight_grads(d, t0, t1, x, h0, W_ih, out, ws, s == nseg - 1 ? 0.0f : 1.0f, g);
     }
+}
+
+static void gru_backward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                         const float *W_ih, const float *W_zh, const float *out, const float *dout, void *arena_mem,
+                         gru_fused_ws *ws, gru_grads *g, int graph)
+{
+    size_t BH = gru_h0_count(d);
+    g->dx = (float *)dev_alloc_array(gru_x_count(d), DT_F32, "dx (T,B,X)");
+    g->dh0 = (float *)dev_alloc_array(BH, DT_F32, "dh0 (B,H): the running dh carry, h0's at the end");
+    g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
+    g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
+    g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
+    if (graph) cuda_capture_begin(1);
+    backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
+    if (graph) cuda_capture_end_launch_once();
     dev_free(arena_mem);
+}
+
+extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                                   const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                                   void **arena_out, gru_fused_ws *ws, int graph)
+{
+    return gru_forward(d, o, x, h0, eps, W_enc, W_ih, W_zh, arena_out, ws, graph);
+}
+
+extern "C" void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                                  const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                                  const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                                  gru_grads *g, int graph)
+{
     (void)o;
+    gru_backward(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, arena_mem, ws, g, graph);
 }

@@ -1,11 +1,13 @@
 /* linear_ce_fused.c - lesson 5's fused chunk loop on the CPU (see linear_ce_fused.h).
  *
- * One tracked workspace, carved once: the chunk's f32 logits (which become its bf16 gradient) and the float32
- * conversion panels of the CPU GEMMs (kernels/linear_ce_gemm.h). Nothing is allocated inside the chunk loop.
+ * One tracked workspace, carved once: one block's f32 logits (which become its bf16 gradient) and the float32
+ * conversion panels of the CPU GEMMs (kernels/linear_ce_gemm.h). Nothing is allocated inside the block loop.
+ * A block is k of the seed's chunks, k = ceil(LCE_CPU_GEMM_ROWS / chunk) (linear_ce_fused.h).
  */
 #include "linear_ce_fused.h"
 
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "../kernels/runtime/arena.h"
@@ -14,16 +16,22 @@
 #include "../kernels/runtime/track.h"
 
 typedef struct {
-    float *logits; /* (chunk, V) f32; after the row pass, row r holds its bf16 gradient in its first half */
-    float *xf;     /* (chunk, H) the chunk's x rows in f32 */
+    float *logits; /* (block, V) f32; after the row pass, row r holds its bf16 gradient in its first half */
+    float *xf;     /* (block, H) the block's x rows in f32 */
     float *wp;     /* (vb, H) a panel of W in f32 */
-    float *gp;     /* (chunk, vb) a panel of the gradient in f32 */
-    float *dxc;    /* (chunk, H) g . W, accumulated over the panels */
+    float *gp;     /* (block, vb) a panel of the gradient in f32 */
+    float *dxc;    /* (block, H) g . W, accumulated over the panels */
 } cpu_workspace;
+
+size_t cpu_lce_block_rows(const lce_dims *d)
+{
+    size_t k = (LCE_CPU_GEMM_ROWS + d->chunk - 1) / d->chunk, rows = size_mul(k, d->chunk);
+    return rows < d->N ? rows : d->N;
+}
 
 static void carve(arena *a, const lce_dims *d, cpu_workspace *w)
 {
-    size_t c = d->chunk, vb = lce_vpanel(d);
+    size_t c = cpu_lce_block_rows(d), vb = lce_vpanel(d);
     w->logits = arena_take(a, size_mul(c, d->V), DT_F32, "logits");
     w->xf = arena_take(a, c * d->H, DT_F32, "xf");
     w->wp = arena_take(a, vb * d->H, DT_F32, "wp");
@@ -46,6 +54,25 @@ static void put_grad(float *row, size_t v, float g)
     memcpy((char *)row + v * sizeof h, &h, sizeof h);
 }
 
+/* One block's (max, sum of exp(z - max)) pair: a plain maximum first, then one expf per element (lce_lse_add takes
+ * two, for its running rescale). The pairs merge with lce_lse_merge, the rule the CUDA kernels use across threads. */
+enum { LSE_BLOCK = 64 };
+static lce_lse_acc block_lse(const float *z, size_t n)
+{
+    lce_lse_acc b = lce_lse_init();
+    for (size_t i = 0; i < n; i++) b.m = z[i] > b.m ? z[i] : b.m; /* fmaxf's answer, NaN skipped; no libm call */
+    if (b.m == -INFINITY) return b; /* nothing to sum: merges as empty */
+    for (size_t i = 0; i < n; i++) b.s += expf(z[i] - b.m);
+    return b;
+}
+
+static float row_lse(const float *z, size_t V)
+{
+    lce_lse_acc acc = lce_lse_init();
+    for (size_t v = 0; v < V; v += LSE_BLOCK) acc = lce_lse_merge(acc, block_lse(z + v, V - v < LSE_BLOCK ? V - v : LSE_BLOCK));
+    return lce_lse_finish(acc);
+}
+
 double cpu_lce_rows(float *z, const int32_t *target, size_t rows, size_t V, float scale)
 {
     double loss = 0.0;
@@ -56,9 +83,7 @@ double cpu_lce_rows(float *z, const int32_t *target, size_t rows, size_t V, floa
             memset(zr, 0, V * sizeof(bf16));
             continue;
         }
-        lce_lse_acc acc = lce_lse_init();
-        for (size_t v = 0; v < V; v++) acc = lce_lse_add(acc, zr[v]);
-        float lse = lce_lse_finish(acc);
+        float lse = row_lse(zr, V);
         loss += lce_row_loss(lse, zr[t]);
         for (size_t v = 0; v < V; v++) {
             float zv = zr[v];
@@ -68,11 +93,12 @@ double cpu_lce_rows(float *z, const int32_t *target, size_t rows, size_t V, floa
     return loss;
 }
 
-/* One chunk: logits, the row pass, then per W panel the dx share and the in-place dW accumulation. */
-static double cpu_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *W, const int32_t *target,
-                        float scale, const cpu_workspace *w, fused_lce_saved *sv)
+/* One block of rows [start, start + rows): logits, the row pass, then per W panel the dx share and the in-place
+ * dW accumulation. */
+static double cpu_block(const lce_dims *d, size_t start, size_t rows, const bf16 *x, const bf16 *W,
+                        const int32_t *target, float scale, const cpu_workspace *w, fused_lce_saved *sv)
 {
-    size_t start = k * d->chunk, rows = lce_chunk_rows(d, k), H = d->H, V = d->V, vb = lce_vpanel(d);
+    size_t H = d->H, V = d->V, vb = lce_vpanel(d);
     lce_bf16_to_f32(w->xf, H, x + start * H, H, rows, H);
     for (size_t v0 = 0; v0 < V; v0 += vb) { /* logits (rows, V) f32, row stride V */
         size_t n = V - v0 < vb ? V - v0 : vb;
@@ -95,15 +121,17 @@ float *cpu_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const in
 {
     saved->grad_weight = host_alloc_array(lce_w_count(d), DT_F32, "grad_weight [V,H] f32 (saved)");
     saved->grad_input = host_alloc_array(lce_x_count(d), DT_BF16, "grad_input [N,H] bf16 (saved)");
-    memset(saved->grad_weight, 0, lce_w_count(d) * sizeof(float)); /* the first chunk accumulates onto zeros */
+    memset(saved->grad_weight, 0, lce_w_count(d) * sizeof(float)); /* the first block accumulates onto zeros */
     arena a;
     cpu_workspace w;
     size_t bytes = cpu_lce_workspace_bytes(d);
-    arena_init(&a, host_alloc(bytes, "workspace: logits [c,V] f32 + panels"), bytes);
+    arena_init(&a, host_alloc(bytes, "workspace: logits [block,V] f32 + panels"), bytes);
     carve(&a, d, &w);
     float scale = lce_mean_scale(target, d->N);
     double sum = 0.0;
-    for (size_t k = 0; k < lce_chunks(d); k++) sum += cpu_chunk(d, k, x, W, target, scale, &w, saved);
+    size_t B = cpu_lce_block_rows(d);
+    for (size_t start = 0; start < d->N; start += B)
+        sum += cpu_block(d, start, d->N - start < B ? d->N - start : B, x, W, target, scale, &w, saved);
     host_free(a.base);
     float *loss = host_alloc_array(1, DT_F32, "loss [1] f32");
     loss[0] = (float)(sum * scale);
@@ -142,8 +170,17 @@ size_t cuda_lce_workspace_bytes(const lce_dims *d)
     return ARENA_BYTES(a, cuda_lce_carve(&a, d, &w));
 }
 
-mem_formula cuda_lce_memory(const lce_dims *d)
+lce_dims lce_cuda_dims(const lce_dims *d)
 {
+    lce_dims c = *d;
+    if (d->cuda_chunk) c.chunk = d->cuda_chunk;
+    return c;
+}
+
+mem_formula cuda_lce_memory(const lce_dims *dims)
+{
+    lce_dims dc = lce_cuda_dims(dims);
+    const lce_dims *d = &dc;
     size_t inputs = lce_input_bytes(d), grads = lce_grad_bytes(d);
     size_t base = size_add(size_add(inputs, grads), CUBLAS_WORKSPACE_BYTES_C);
     mem_formula m;
@@ -155,9 +192,67 @@ mem_formula cuda_lce_memory(const lce_dims *d)
     return m;
 }
 
-const char *cuda_lce_unfit(const lce_dims *d)
+const char *cuda_lce_unfit(const lce_dims *dims)
 {
+    lce_dims dc = lce_cuda_dims(dims);
+    const lce_dims *d = &dc;
     if (size_mul(2, d->V) > INT_MAX || d->H > INT_MAX || d->chunk > INT_MAX)
         return "2V, H or the chunk exceeds cuBLAS's int arguments (and the row kernel's grid)";
     return NULL;
+}
+
+/* --- the CUDA version's chunk: the traffic model (linear_ce_fused.h) --------------------------------------- */
+
+static double roofline_ms(double flops, double bytes)
+{
+    double math = flops / LCE_MODEL_FLOPS, mem = bytes / LCE_MODEL_BYTES;
+    return 1e3 * (math > mem ? math : mem);
+}
+
+/* One chunk of r rows: adds its time, traffic and dW read-modify-write to *c. */
+static void model_one_chunk(double r, double H, double V, lce_chunk_cost *c)
+{
+    double gemm = 2.0 * r * V * H, rmw = 2.0 * V * H * 4.0;
+    double logits = 2 * V * H + 2 * r * H + 4 * r * V, rows = 6 * r * V;
+    double dx = 2 * r * V + 2 * V * H + 2 * r * H, dw = 2 * r * V + 2 * r * H + rmw;
+    c->ms += roofline_ms(gemm, logits) + roofline_ms(0, rows) + roofline_ms(gemm, dx) + roofline_ms(gemm, dw);
+    c->bytes += logits + rows + dx + dw;
+    c->dw_rmw_bytes += rmw;
+}
+
+lce_chunk_cost lce_chunk_model(size_t N, size_t H, size_t V, size_t chunk)
+{
+    lce_chunk_cost c = {0, 0, 0, 4.0 * (double)chunk * (double)V};
+    size_t full = N / chunk, rest = N % chunk;
+    lce_chunk_cost one = {0, 0, 0, 0};
+    model_one_chunk((double)chunk, (double)H, (double)V, &one);
+    c.ms = (double)full * one.ms, c.bytes = (double)full * one.bytes, c.dw_rmw_bytes = (double)full * one.dw_rmw_bytes;
+    if (rest) model_one_chunk((double)rest, (double)H, (double)V, &c);
+    return c;
+}
+
+size_t lce_model_chunk(size_t N, size_t H, size_t V)
+{
+    double best = lce_chunk_model(N, H, V, N).ms * (1.0 + LCE_CHUNK_SLACK);
+    for (size_t c = 1; c < N; c *= 2)
+        if (lce_chunk_model(N, H, V, c).ms <= best) return c;
+    return N;
+}
+
+void lce_print_chunk_choice(const lce_dims *d, FILE *f)
+{
+    lce_dims dc = lce_cuda_dims(d);
+    lce_chunk_cost c = lce_chunk_model(d->N, d->H, d->V, dc.chunk), one = lce_chunk_model(d->N, d->H, d->V, d->N);
+    size_t seed_rows = lce_default_chunk(d->N, d->H, d->V) < d->N ? lce_default_chunk(d->N, d->H, d->V) : d->N;
+    lce_chunk_cost seed = lce_chunk_model(d->N, d->H, d->V, seed_rows);
+    if (dc.chunk == lce_model_chunk(d->N, d->H, d->V))
+        fprintf(f, "cuda: chunk = %zu rows, the smallest within %.0f%% of the modeled time of one chunk of all N rows\n",
+                dc.chunk, 100.0 * LCE_CHUNK_SLACK);
+    else
+        fprintf(f, "cuda: chunk = %zu rows (--chunk; the traffic model would take %zu)\n", dc.chunk,
+                lce_model_chunk(d->N, d->H, d->V));
+    fprintf(f, "  (modeled on an H100 as a roofline of each GEMM and the row pass: %.3g ms; one chunk %.3g ms; the\n"
+               "  seed's %zu rows %.3g ms). dW's read-modify-write 2*V*H*4 B per chunk is %.1f%% of the modeled\n"
+               "  traffic at this size; the logits buffer chunk*V*4 = %.1f MiB\n",
+            c.ms, one.ms, seed_rows, seed.ms, 100.0 * c.dw_rmw_bytes / c.bytes, c.logits_bytes / 1048576.0);
 }

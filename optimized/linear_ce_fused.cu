@@ -22,6 +22,7 @@ static void gemm_ex_rowmajor(int transA, int transB, int M, int N, int K, const 
 {
     float alpha = 1.0f;
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    cuda_count_launch(); /* one cuBLAS call: one launch in "launches per pass" */
     CUBLAS_CHECK(cublasGemmEx(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
                               &alpha, B, tb, ldb, A, ta, lda, &beta, C, tc, ldc, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT));
@@ -46,9 +47,11 @@ static void cuda_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *W
                      H);
 }
 
-extern "C" float *cuda_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+extern "C" float *cuda_lce_forward(const lce_dims *dims, const bf16 *x, const bf16 *W, const int32_t *target,
                                    fused_lce_saved *saved)
 {
+    lce_dims dc = lce_cuda_dims(dims); /* the traffic model's chunk (linear_ce_fused.h), or --chunk */
+    const lce_dims *d = &dc;
     saved->grad_weight = (float *)dev_alloc_array(lce_w_count(d), DT_F32, "grad_weight [V,H] f32 (saved)");
     saved->grad_input = (bf16 *)dev_alloc_array(lce_x_count(d), DT_BF16, "grad_input [N,H] bf16 (saved)");
     CUDA_CHECK(cudaMemset(saved->grad_weight, 0, lce_w_count(d) * sizeof(float))); /* beta = 1 adds onto zeros */

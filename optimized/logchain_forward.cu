@@ -6,6 +6,9 @@
  *       one log_vecmat launch (forward), dbulk + log_vecmat + posterior (backward); s looped on the host.
  *   v2  cuda_lc_forward / cuda_lc_backward: the CPU version's factorisation. Per step, for all s at once:
  *       one strided-batched GEMM + one row kernel (forward); two GEMMs + one row kernel (backward).
+ *   v3  cuda_lc_forward_graph / cuda_lc_backward_graph: v2's step loops captured into a CUDA Graph after the
+ *       buffers are allocated and launched as one: 1 launch per forward and per backward instead of
+ *       2 v - 1 and 3 v - 1, the same memory (the graph has no memory nodes).
  * Every launch is LAUNCH(...) + CUDA_CHECK_LAST() (kernels/runtime/launch.h), so the CPU emulator runs this file.
  */
 #include "logchain_forward.h"
@@ -104,18 +107,13 @@ extern "C" void cuda_lc_backward_v1(const lc_dims *d, const float *x, const floa
 
 static dim3 lc2_grid(const lc_dims *d) { return dim3(blocks_for((long long)d->n, LC2_ROWS), (unsigned)d->t); }
 
-/* The caller attaches the tracked cuBLAS workspace around the pair (the session does: uses_cublas). */
-extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0,
-                                  float **alpha_out)
+/* v2's forward steps, every buffer already allocated: 1 + 2 (v-1) launches, or one graph (see below). */
+static void lc2_forward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                              float *out, float *W, float *S, float *m)
 {
     int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v, V1 = v - 1;
     long long nc = (long long)n * c, C2 = (long long)c * c;
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
-    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
-    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
-    float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: W = exp(alpha - m) (t,n,c)");
-    float *S = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: S = W . P (t,n,c)");
-    float *m = (float *)dev_alloc_array(d->t * d->n, DT_F32, "fwd scratch: row maxima m (t,n)");
     LAUNCH(lc2_fwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, 0, x, p0, S, m, alpha, W, out);
     CUDA_CHECK_LAST();
     for (int i = 0; i < V1; i++) {
@@ -125,6 +123,21 @@ extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float 
         LAUNCH(lc2_fwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, i + 1, x, p0, S, m, alpha, W, out);
         CUDA_CHECK_LAST();
     }
+}
+
+/* graph = 1: the steps are captured into a CUDA Graph once their buffers exist and the graph is launched once:
+ * one launch per pass instead of 1 + 2 (v-1), the same kernels and GEMMs in the same order (cuda_track.h). */
+static float *lc2_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha_out,
+                          int graph)
+{
+    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
+    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
+    float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: W = exp(alpha - m) (t,n,c)");
+    float *S = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: S = W . P (t,n,c)");
+    float *m = (float *)dev_alloc_array(d->t * d->n, DT_F32, "fwd scratch: row maxima m (t,n)");
+    if (graph) cuda_capture_begin(1);
+    lc2_forward_steps(d, x, bulk, p0, alpha, out, W, S, m);
+    if (graph) cuda_capture_end_launch_once();
     dev_free(W);
     dev_free(S);
     dev_free(m);
@@ -132,20 +145,15 @@ extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float 
     return out;
 }
 
-extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                                 const float *out, const float *dout, float **dx_out, float **dbulk_out,
-                                 float **dp0_out)
+/* v2's backward steps: 3 (v-1) + 2 launches, or one graph. dx = alpha, written over it step by step. */
+static void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                               const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU,
+                               float *mb)
 {
     int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v, V1 = v - 1;
     long long nc = (long long)n * c, C2 = (long long)c * c;
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
-    float *dx = alpha; /* written over alpha, step by step, as on the CPU */
-    track_relabel(MEM_DEVICE, dx, "dx (n,t,v,c) written over alpha");
-    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
-    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
-    float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: W = exp(x + beta - mb) (t,n,c)");
-    float *SU = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: U, then S = W . P^T (t,n,c)");
-    float *mb = (float *)dev_alloc_array(d->t * d->n, DT_F32, "bwd scratch: row maxima mb (t,n)");
+    float *dx = alpha;
     for (int i = V1 - 1; i >= 0; i--) {
         LAUNCH(lc2_bwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, i, x, dout, out, mb, alpha, W, SU);
         CUDA_CHECK_LAST();
@@ -161,10 +169,52 @@ extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *
     LAUNCH(lc2_dp0_kernel, dim3(blocks_for(c, LC2_DP0_BLOCK), (unsigned)t), LC2_DP0_BLOCK, 0)(n, c, t, v, dx, p0,
                                                                                               dp0);
     CUDA_CHECK_LAST();
+}
+
+static void lc2_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float **dx_out, float **dbulk_out, float **dp0_out,
+                         int graph)
+{
+    float *dx = alpha; /* written over alpha, step by step, as on the CPU */
+    track_relabel(MEM_DEVICE, dx, "dx (n,t,v,c) written over alpha");
+    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
+    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
+    float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: W = exp(x + beta - mb) (t,n,c)");
+    float *SU = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: U, then S = W . P^T (t,n,c)");
+    float *mb = (float *)dev_alloc_array(d->t * d->n, DT_F32, "bwd scratch: row maxima mb (t,n)");
+    if (graph) cuda_capture_begin(1);
+    lc2_backward_steps(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, W, SU, mb);
+    if (graph) cuda_capture_end_launch_once();
     dev_free(W);
     dev_free(SU);
     dev_free(mb);
     *dx_out = dx;
     *dbulk_out = dbulk;
     *dp0_out = dp0;
+}
+
+/* The caller attaches the tracked cuBLAS workspace around each pair (the session does: uses_cublas). */
+extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                  float **alpha_out)
+{
+    return lc2_forward(d, x, bulk, p0, alpha_out, 0);
+}
+
+extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                                 const float *out, const float *dout, float **dx, float **dbulk, float **dp0)
+{
+    lc2_backward(d, x, bulk, p0, alpha, out, dout, dx, dbulk, dp0, 0);
+}
+
+extern "C" float *cuda_lc_forward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                        float **alpha_out)
+{
+    return lc2_forward(d, x, bulk, p0, alpha_out, 1);
+}
+
+extern "C" void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                       float *alpha, const float *out, const float *dout, float **dx, float **dbulk,
+                                       float **dp0)
+{
+    lc2_backward(d, x, bulk, p0, alpha, out, dout, dx, dbulk, dp0, 1);
 }

@@ -90,7 +90,7 @@ static void tile_chunk(const ms_dims *d, const float *a, const float *b, size_t 
                 n = 1;
             }
             for (; n < nn; n++)
-                if (ms_better(s[n], (long long)(n0 + n), *bv, *bn)) {
+                if (ms_better_f(s[n], (int)(n0 + n), *bv, *bn)) {
                     *bv = s[n];
                     *bn = (int32_t)(n0 + n);
                 }
@@ -232,5 +232,7 @@ const char *cuda_ms_unfit(const ms_dims *d)
     if (d->N > INT32_MAX) return "N above 2^31-1 does not fit the int32 argmax";
     if (size_mul(d->I, d->M) > (size_t)INT32_MAX) return "I*M above 2^31-1 blocks does not fit one grid dimension";
     if (ms_rows(d) > (size_t)INT32_MAX) return "I*J above 2^31-1 rows does not fit the int32 bucket lists";
+    if (ms_arg_count(d) / MS_SIMPLE_THREADS >= (size_t)INT32_MAX)
+        return "I*J*M above 2^31-1 blocks of --deterministic's histogram does not fit one grid dimension";
     return NULL;
 }

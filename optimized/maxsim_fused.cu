@@ -1,8 +1,9 @@
 /* maxsim_fused.cu - lesson 3 on the GPU: device memory and launches; the kernels are kernels/maxsim_kernels.cu.
  *
- * Forward: v1 or v2 writes out [I, M] and, unless --recompute, the int32
+ * Forward: v1, v2 or v3 writes out [I, M] and, unless --recompute, the int32
  * argmax [I, J, M]. Backward: with --recompute the forward kernel runs again into a transient argmax (out not
- * written); then da by gather, db by atomics or (--deterministic) by buckets. No cuBLAS, no workspace.
+ * written); then da by gather, db by atomics or (--deterministic) by buckets
+ * (a parallel stable counting sort of the rows by argmax). No cuBLAS, no workspace.
  */
 #include "maxsim_fused.h"
 
@@ -21,8 +22,10 @@ static void launch_forward(const ms_dims *d, const float *a, const float *b, ms_
     if (v == MS_CUDA_V1)
         LAUNCH(ms_forward_v1, blocks_for((long long)I * M, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(I, J, M, N, K, a,
                                                                                                    b, out, arg);
-    else
+    else if (v == MS_CUDA_V2)
         LAUNCH(ms_forward_v2, I * M, MS_THREADS, 0)(I, J, M, N, K, a, b, out, arg);
+    else
+        LAUNCH(ms_forward_v3, I * M, MS3_THREADS, 0)(I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();
 }
 
@@ -39,13 +42,21 @@ extern "C" float *cuda_ms_forward(const ms_dims *d, const float *a, const float 
     return out;
 }
 
-/* db [M, N, K] in bucket order: rows sorted by argmax per m, each (m, n) summed by one block in row order. */
+/* db [M, N, K] in bucket order: rows sorted by argmax per m (count, scan, stable scatter), each (m, n) summed
+ * by one block in row order. */
 static void db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg, float *gb)
 {
     int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
+    long long RM = (long long)ms_arg_count(d);
     int *start = (int *)dev_alloc_array(size_mul(d->M, d->N + 1), DT_I32, "buckets: start [M,N+1] int32");
     int *list = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "buckets: rows by argmax [M,I*J] int32");
-    LAUNCH(ms_bucket_kernel, blocks_for(M, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(R, M, N, arg, start, list);
+    CUDA_CHECK(cudaMemset(start, 0, size_mul(d->M, d->N + 1) * sizeof(int)));
+    LAUNCH(ms_bucket_count_kernel, blocks_for(RM, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(RM, M, N, arg, start);
+    CUDA_CHECK_LAST();
+    LAUNCH(ms_bucket_scan_kernel, M, MS_SCAN_THREADS, 0)(N, start);
+    CUDA_CHECK_LAST();
+    LAUNCH(ms_bucket_scatter_kernel, blocks_for(M, MS_SCATTER_WARPS), MS_SCATTER_WARPS * 32, 0)(R, M, N, arg, start,
+                                                                                                list);
     CUDA_CHECK_LAST();
     LAUNCH(ms_db_bucket_kernel, M * N, MS_SIMPLE_THREADS, 0)(J, M, N, K, R, a, dout, start, list, gb);
     CUDA_CHECK_LAST();

@@ -43,7 +43,7 @@ size_t cpu_ms_scratch_bytes(const ms_dims *d);
 double cpu_ms_work(const ms_dims *d, int recompute);
 
 /* --- CUDA (maxsim_fused.cu); pointers are device memory ------------------------------------------------- */
-typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2 } ms_cuda_version;
+typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3 } ms_cuda_version;
 typedef struct {
     int32_t *arg;  /* [I, J, M] on the device, or NULL when recompute */
     int recompute, deterministic;

@@ -91,7 +91,7 @@ def load_csv(path):
         r["dims"] = parse_dims(r["dims"])
         for k in ("peak_bytes", "forward_live_bytes", "allocs"):
             r[k] = num(r.get(k), int)
-        for k in ("forward_ms", "backward_ms", "max_rel_err"):
+        for k in ("forward_ms", "backward_ms", "max_rel_err", "gemm_share"):  # gemm_share: None where absent
             r[k] = num(r.get(k))
         r["predicted"] = r["device"] == "predicted"
     return rows

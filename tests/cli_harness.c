@@ -31,6 +31,16 @@ void assert_rejects(const char *binary, const bad_input_case *cases, size_t n)
     }
 }
 
+/* The last field of a CSV row (gemm_share: every host implementation that ran has a work function); -1 when it is
+ * empty or not a number. */
+static double gemm_share_of(const char *line)
+{
+    const char *last = strrchr(line, ',');
+    char *end;
+    double v = strtod(last + 1, &end);
+    return end > last + 1 && *end == '\n' ? v : -1.0;
+}
+
 void assert_csv_rows(const char *binary, const char *args, const char *const *row_prefix, int nrows,
                      const char *row_contains)
 {
@@ -46,7 +56,7 @@ void assert_csv_rows(const char *binary, const char *args, const char *const *ro
     char line[512];
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
     ck_assert_str_eq(line, "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,"
-                           "max_rel_err,device\n");
+                           "max_rel_err,device,gemm_share\n");
     int rows = 0;
     while (fgets(line, sizeof line, f)) {
         const char *expect = row_prefix[rows % nrows];
@@ -55,6 +65,7 @@ void assert_csv_rows(const char *binary, const char *args, const char *const *ro
                       expect);
         ck_assert_msg(strstr(line, row_contains) != NULL, "row %d: %s\nexpected to contain: %s", rows, line,
                       row_contains);
+        ck_assert_msg(gemm_share_of(line) > 0.0, "row %d: %s\nexpected a positive gemm_share last", rows, line);
     }
     fclose(f);
     ck_assert_int_eq(rows, 2 * nrows); /* two runs appended under one header */

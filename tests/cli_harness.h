@@ -19,7 +19,8 @@ typedef struct {
 void assert_rejects(const char *binary, const bad_input_case *cases, size_t n);
 
 /* Runs "<binary> <args> --csv FILE" twice into a fresh file; asserts the exact header once, then rows that start
- * with row_prefix[0], row_prefix[1], ... (nrows per run), each containing row_contains. */
+ * with row_prefix[0], row_prefix[1], ... (nrows per run), each containing row_contains and ending in a positive
+ * gemm_share (host implementations: each has a work function). */
 void assert_csv_rows(const char *binary, const char *args, const char *const *row_prefix, int nrows,
                      const char *row_contains);
 

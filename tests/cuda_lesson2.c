@@ -22,6 +22,10 @@
 #include "../lessons/logchain_reference.h"
 #include "lc_testing.h"
 #include "../optimized/logchain_forward.h"
+#include "../lessons/lesson.h"
+#include "graph_twin.h"
+
+extern const lesson lesson2_def;
 
 #define EPS32 1.1920928955078125e-07
 
@@ -120,6 +124,17 @@ END_TEST
 START_TEST(cuda_lc_v1_medium) { run_case_impl((lc_dims){100, 1, 40, 100}, 204, LC_CUDA_V1); }
 END_TEST
 
+/* cuda-v3 (v2's step loops as CUDA Graphs) against cuda (v2), which launches 2v - 1 times in forward (a row
+ * kernel, then a GEMM and a row kernel per step) and 3v - 1 in backward (a kernel and two GEMMs per step, then
+ * the dx0 and dp0 kernels). */
+/* the problem struct is lc_problem (lessons/lesson2.h), whose one member is lc_dims: &d is its address */
+static void graph_twin(lc_dims d, uint64_t seed) { run_graph_twin(&lesson2_def, &d, seed, "cuda", "cuda-v3", 5 * d.v - 2); }
+
+START_TEST(cuda_lc_graph_tiny) { graph_twin((lc_dims){2, 1, 5, 3}, 206); }
+END_TEST
+START_TEST(cuda_lc_graph_odd_sizes) { graph_twin((lc_dims){37, 2, 9, 45}, 207); }
+END_TEST
+
 Suite *cuda_lesson2_suite(void)
 {
     Suite *s = suite_create("cuda-lesson2");
@@ -132,6 +147,8 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_v1_tiny);
     tcase_add_test(t, cuda_lc_v1_odd_sizes);
     tcase_add_test(t, cuda_lc_v1_medium);
+    tcase_add_test(t, cuda_lc_graph_tiny);
+    tcase_add_test(t, cuda_lc_graph_odd_sizes);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
     return s;

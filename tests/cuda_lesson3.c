@@ -1,8 +1,10 @@
-/* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda (v2, tiled) and cuda-v1 against the
- * float64 reference, their device memory formulas against the tracker, in every mode (saved argmax, --recompute,
- * --deterministic); out bitwise equal to cpu's (exact grid scores summed over j in the same order); the
- * deterministic db bitwise equal across two runs. Tiny and small sizes, plus one that spans several tiles, so the
- * emulation stays fast. Run by test_cuda without fork. */
+/* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1, cuda-v2 and cuda-v3 (what `cuda`
+ * runs) against the float64 reference, their device memory formulas against the tracker, in every mode (saved
+ * argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in TF32 too --
+ * summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small and odd
+ * sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32 in v3;
+ * K % 4 == 0 takes v3's float4 path), and NaN/Inf inputs for every version (maxsim_special.h). Small enough that
+ * the emulation stays fast. Run by test_cuda without fork. */
 #include <check.h>
 #include <string.h>
 
@@ -13,6 +15,14 @@
 
 
 static const ms_dims TINY = {2, 3, 2, 4, 3}, SMALL = {20, 20, 25, 19, 25}, TILED = {2, 70, 2, 130, 20};
+static const ms_dims ODD = {3, 17, 5, 29, 11};
+/* one below, at and above the tiles: J and N around 64, K around v3's 32 (and two of v2's 16-steps) */
+static const ms_dims EDGE_LO = {1, 63, 2, 63, 31}, EDGE_AT = {1, 64, 1, 64, 32}, EDGE_HI = {2, 65, 1, 65, 33};
+/* --deterministic's sort: N around the scan's 256-thread chunk (513: argmaxes land in later chunks), R = I*J
+ * around the scatter's 32-row chunk; K around v2's 16-step */
+static const ms_dims SORT_AT = {1, 32, 2, 256, 16}, SORT_HI = {1, 33, 2, 513, 17}, SORT_LO = {1, 31, 1, 255, 15};
+
+#include "maxsim_special.h"
 
 static void prob_for(const ms_dims *d, int recompute, int deterministic, lesson_problem *p)
 {
@@ -80,6 +90,54 @@ START_TEST(cuda_v1_small) { gpu_case("cuda-v1", &SMALL, 0, 0, 308); }
 END_TEST
 START_TEST(cuda_v1_recompute_deterministic_small) { gpu_case("cuda-v1", &SMALL, 1, 1, 309); }
 END_TEST
+START_TEST(cuda_v3_tiny) { gpu_case("cuda-v3", &TINY, 0, 0, 310); }
+END_TEST
+START_TEST(cuda_v3_small) { gpu_case("cuda-v3", &SMALL, 0, 0, 311); }
+END_TEST
+START_TEST(cuda_v3_odd) { gpu_case("cuda-v3", &ODD, 0, 0, 312); }
+END_TEST
+START_TEST(cuda_v3_tiled_recompute_deterministic) { gpu_case("cuda-v3", &TILED, 1, 1, 313); }
+END_TEST
+START_TEST(cuda_v3_tile_edges)
+{
+    gpu_case("cuda-v3", &EDGE_LO, 0, 0, 314);
+    gpu_case("cuda-v3", &EDGE_AT, 0, 1, 315);
+    gpu_case("cuda-v3", &EDGE_HI, 1, 0, 316);
+}
+END_TEST
+START_TEST(cuda_v2_odd_tile_edges)
+{
+    gpu_case("cuda-v2", &ODD, 0, 1, 317);
+    gpu_case("cuda-v2", &EDGE_HI, 0, 0, 318);
+}
+END_TEST
+START_TEST(cuda_v1_odd) { gpu_case("cuda-v1", &ODD, 0, 1, 319); }
+END_TEST
+START_TEST(cuda_deterministic_sort_edges)
+{
+    gpu_case("cuda-v1", &SORT_LO, 0, 1, 320);
+    gpu_case("cuda-v2", &SORT_AT, 0, 1, 321);
+    gpu_case("cuda-v1", &SORT_HI, 1, 1, 322);
+}
+END_TEST
+
+/* NaN and Inf rows (maxsim_special.h): each version, each case, at the odd size; the bucket path once each */
+static void special_all(const char *impl, uint64_t seed)
+{
+    ms_special_case(impl, &ODD, MS_NAN_IN_A, 0, 0, seed);
+    ms_special_case(impl, &ODD, MS_NAN_IN_B, 1, 0, seed + 1);
+    ms_special_case(impl, &ODD, MS_INF, 0, 1, seed + 2);
+}
+START_TEST(cuda_v1_nan_inf) { special_all("cuda-v1", 330); }
+END_TEST
+START_TEST(cuda_v2_nan_inf) { special_all("cuda-v2", 340); }
+END_TEST
+START_TEST(cuda_v3_nan_inf)
+{
+    special_all("cuda-v3", 350);
+    ms_special_case("cuda-v3", &EDGE_AT, MS_NAN_IN_A, 0, 1, 353); /* the float4 path, NaN into the buckets */
+}
+END_TEST
 
 Suite *cuda_lesson3_suite(void)
 {
@@ -94,6 +152,17 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_v1_tiny);
     tcase_add_test(t, cuda_v1_small);
     tcase_add_test(t, cuda_v1_recompute_deterministic_small);
+    tcase_add_test(t, cuda_v3_tiny);
+    tcase_add_test(t, cuda_v3_small);
+    tcase_add_test(t, cuda_v3_odd);
+    tcase_add_test(t, cuda_v3_tiled_recompute_deterministic);
+    tcase_add_test(t, cuda_v3_tile_edges);
+    tcase_add_test(t, cuda_v2_odd_tile_edges);
+    tcase_add_test(t, cuda_v1_odd);
+    tcase_add_test(t, cuda_deterministic_sort_edges);
+    tcase_add_test(t, cuda_v1_nan_inf);
+    tcase_add_test(t, cuda_v2_nan_inf);
+    tcase_add_test(t, cuda_v3_nan_inf);
     tcase_set_timeout(t, 300);
     suite_add_tcase(s, t);
     return s;

@@ -6,6 +6,7 @@
 #include <check.h>
 
 #include "../lessons/lesson4.h"
+#include "graph_twin.h"
 
 static void run_cuda(gru_dims d, size_t checkpoint, size_t block, uint64_t seed)
 {
@@ -38,6 +39,39 @@ END_TEST
 START_TEST(cuda4_small) { run_cuda((gru_dims){16, 16, 32, 64}, 0, 16, 94); }
 END_TEST
 
+/* cuda-v2 (the step loops as CUDA Graphs) against cuda. Without checkpointing cuda launches per step 4 in
+ * forward (2 GEMMs, 2 kernels) + 5 in backward (3 GEMMs, 2 kernels), one x W_ih GEMM per block of P steps, and
+ * once: the dh fill and 6 weight-gradient GEMMs (4, + dW_enc's h0 row, + its other rows when T > 1). */
+static void graph_twin(gru_dims d, size_t block, uint64_t seed)
+{
+    long long dims[4] = {(long long)d.T, (long long)d.B, (long long)d.X, (long long)d.H};
+    long long opts[2] = {0, (long long)block};
+    gru_problem p;
+    ck_assert_ptr_null(gru_make_problem(dims, opts, &p));
+    run_graph_twin(&lesson4_def, &p, seed, "cuda", "cuda-v2", 9 * d.T + (d.T + block - 1) / block + 7);
+}
+
+START_TEST(cuda4_graph_tiny) { graph_twin((gru_dims){3, 2, 3, 4}, 2, 95); }
+END_TEST
+START_TEST(cuda4_graph_odd_shape) { graph_twin((gru_dims){7, 3, 33, 20}, 3, 96); }
+END_TEST
+/* with checkpointing (segments recomputed in backward): same results, still 2 launches */
+START_TEST(cuda4_graph_checkpoint)
+{
+    long long dims[4] = {7, 3, 33, 20}, opts[2] = {3, 2};
+    gru_problem p;
+    ck_assert_ptr_null(gru_make_problem(dims, opts, &p));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(&lesson4_def, &p, 97, t);
+    lesson_result res;
+    lesson_run_impl(&lesson4_def, &p, lesson_find_impl(&lesson4_def, "cuda-v2"), t, &res);
+    ck_assert_uint_eq(res.row.launches, 2);
+    ck_assert_uint_eq(res.row.peak_bytes, res.row.predicted_peak);
+    lesson_result_free(&lesson4_def, &res);
+    lesson_free_slots(&lesson4_def, t);
+}
+END_TEST
+
 Suite *cuda_lesson4_suite(void);
 Suite *cuda_lesson4_suite(void)
 {
@@ -48,6 +82,9 @@ Suite *cuda_lesson4_suite(void)
     tcase_add_test(tc, cuda4_tiny_checkpoint);
     tcase_add_test(tc, cuda4_odd_shape);
     tcase_add_test(tc, cuda4_small);
+    tcase_add_test(tc, cuda4_graph_tiny);
+    tcase_add_test(tc, cuda4_graph_odd_shape);
+    tcase_add_test(tc, cuda4_graph_checkpoint);
     suite_add_tcase(s, tc);
     return s;
 }

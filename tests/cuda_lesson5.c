@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../kernels/linear_ce_problem.h"
+#include "../optimized/linear_ce_fused.h"
 #include "../kernels/runtime/track.h"
 #include "../lessons/lesson5.h"
 
@@ -165,6 +166,36 @@ END_TEST
 START_TEST(cuda_lce_small) { run_case(256, 128, 4096, 0, 504); }
 END_TEST
 
+/* cuda's memory formula follows its chunk (the traffic model's, or --chunk): formula == tracker at several, and
+ * the logits workspace grows with it (chunk V 4 bytes, each arena piece rounded up to 256). */
+START_TEST(cuda_lce_chunk_choices)
+{
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {64, 16, 500}, chunks[] = {1, 0, 5, 64};
+    size_t peak_one_row = 0;
+    int ic = lesson_find_impl(L, "cuda");
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        lesson_problem prob;
+        ck_assert_ptr_null(L->make_problem(dims, &chunks[k], &prob));
+        void *t[LESSON_MAX_TENSORS] = {0};
+        lesson_make_inputs(L, &prob, 510 + k, t);
+        lesson_result rc;
+        lesson_run_impl(L, &prob, ic, t, &rc);
+        mem_formula f = L->impls[ic].memory(&prob);
+        ck_assert_uint_eq(rc.row.peak_bytes, f.peak);
+        ck_assert_uint_eq(rc.row.forward_live_bytes, f.forward_live);
+        ck_assert_uint_eq(rc.row.allocs, f.allocs);
+        size_t rows = ((const lce_dims *)(const void *)&prob)->cuda_chunk;
+        ck_assert_uint_eq(rows, chunks[k] ? (size_t)chunks[k] : lce_model_chunk(64, 16, 500));
+        if (rows == 1) peak_one_row = rc.row.peak_bytes;
+        /* logits: 64 rows of 500 f32 = 128,000 bytes (a multiple of 256) against 1 row's 2,000 rounded to 2,048 */
+        if (rows == 64 && peak_one_row) ck_assert_uint_eq(rc.row.peak_bytes - peak_one_row, 128000 - 2048);
+        lesson_result_free(L, &rc);
+        lesson_free_slots(L, t);
+    }
+}
+END_TEST
+
 Suite *cuda_lesson5_suite(void); /* tests/test_cuda.c runs it */
 Suite *cuda_lesson5_suite(void)
 {
@@ -174,6 +205,7 @@ Suite *cuda_lesson5_suite(void)
     tcase_add_test(t, cuda_lce_odd);
     tcase_add_test(t, cuda_lce_one_chunk);
     tcase_add_test(t, cuda_lce_small);
+    tcase_add_test(t, cuda_lce_chunk_choices);
     tcase_set_timeout(t, 120);
     suite_add_tcase(s, t);
     TCase *t2 = tcase_create("cce-v2");

@@ -35,6 +35,67 @@
 static const ms_dims TINY = {2, 3, 2, 4, 3}, SMALL = {20, 20, 25, 19, 25};
 /* more rows than a tile (300 > 256) and more n than a tile (600 > 512): partial tiles and chunk merging */
 static const ms_dims TILED = {3, 100, 3, 600, 8};
+static const ms_dims ODD = {3, 17, 5, 29, 11};
+
+#include "../kernels/maxsim_math.h"
+#include "maxsim_special.h"
+
+/* --- the max rule: PyTorch's, as torch 1.13's x.max(-1) answered on this machine --------------------------- */
+static void argmax_of(const float *x, int n, float *v, int *at)
+{
+    *v = x[0], *at = 0;
+    for (int k = 1; k < n; k++)
+        if (ms_better(x[k], k, *v, *at)) *v = x[k], *at = k;
+}
+
+START_TEST(max_rule_is_pytorchs)
+{
+    /* torch: [1, nan, 3, nan] -> (nan, 1); [inf, 2, inf, nan] -> (nan, 3); 4 x -inf -> (-inf, 0);
+     * [5, inf, inf, 1] -> (inf, 1) */
+    static const float rows[4][4] = {{1, NAN, 3, NAN}, {INFINITY, 2, INFINITY, NAN},
+                                     {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, {5, INFINITY, INFINITY, 1}};
+    static const int want[4] = {1, 3, 0, 1};
+    for (int r = 0; r < 4; r++) {
+        float v;
+        int at;
+        argmax_of(rows[r], 4, &v, &at);
+        ck_assert_int_eq(at, want[r]);
+        ck_assert_int_eq(ms_class(v), ms_class(rows[r][want[r]]));
+        for (int k = 0; k < 4; k++) /* the float fast path agrees with the rule */
+            for (int b = 0; b < 4; b++)
+                ck_assert_int_eq(ms_better_f(rows[r][k], k, rows[r][b], b), ms_better(rows[r][k], k, rows[r][b], b));
+    }
+    ck_assert(ms_better(-INFINITY, 0, -INFINITY, 1) && !ms_better(-INFINITY, 1, -INFINITY, 0)); /* seed (-Inf, 0) */
+}
+END_TEST
+
+START_TEST(nan_inf_naive)
+{
+    ms_special_case("naive", &ODD, MS_NAN_IN_A, 0, 0, 61);
+    ms_special_case("naive", &ODD, MS_NAN_IN_B, 0, 0, 62);
+    ms_special_case("naive", &ODD, MS_INF, 0, 0, 63);
+}
+END_TEST
+START_TEST(nan_inf_cpu)
+{
+    ms_special_case("cpu", &ODD, MS_NAN_IN_A, 0, 0, 64);
+    ms_special_case("cpu", &ODD, MS_NAN_IN_B, 1, 0, 65);
+    ms_special_case("cpu", &ODD, MS_INF, 0, 0, 66);
+    ms_special_case("cpu", &TILED, MS_NAN_IN_B, 1, 0, 67); /* the NaN column in the second n chunk */
+}
+END_TEST
+
+/* The CUDA fit check bounds every grid: here only --deterministic's histogram (one thread per (i, j, m), 128
+ * per block) would exceed 2^31-1 blocks; one row fewer of M fits. */
+START_TEST(cuda_unfit_histogram_grid)
+{
+    ms_dims big = {1, INT32_MAX, 128, 1, 1}, fits = {1, INT32_MAX, 127, 1, 1};
+    const char *why = cuda_ms_unfit(&big);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_ptr_nonnull(strstr(why, "histogram"));
+    ck_assert_ptr_null(cuda_ms_unfit(&fits));
+}
+END_TEST
 
 /* --- helpers -------------------------------------------------------------------------------------------- */
 typedef struct {
@@ -347,6 +408,10 @@ static Suite *lesson3_suite(void)
     tcase_add_test(num, recompute_equals_saved_tiled);
     tcase_add_test(num, ties_lowest_n_wins);
     tcase_add_test(num, ties_across_chunks_lowest_n_wins);
+    tcase_add_test(num, max_rule_is_pytorchs);
+    tcase_add_test(num, nan_inf_naive);
+    tcase_add_test(num, nan_inf_cpu);
+    tcase_add_test(num, cuda_unfit_histogram_grid);
     tcase_set_timeout(num, 60);
     suite_add_tcase(s, num);
 

@@ -42,7 +42,7 @@
 
 static lce_dims dims(size_t N, size_t H, size_t V, size_t chunk)
 {
-    lce_dims d = {N, H, V, chunk ? chunk : lce_default_chunk(N, H, V)};
+    lce_dims d = {N, H, V, chunk ? chunk : lce_default_chunk(N, H, V), 0};
     if (d.chunk > N) d.chunk = N;
     return d;
 }
@@ -414,16 +414,22 @@ START_TEST(all_rows_ignored)
 }
 END_TEST
 
-/* The lesson's point in numbers: naive's extra peak is at least the V*H*6 temporaries. */
+/* The lesson's point in numbers: naive's extra peak is at least the V*H*6 temporaries. At medium (chunk 16) cpu
+ * holds a logits block of 128 rows (linear_ce_fused.h), (128 - 16) * V * 4 bytes more than one chunk's: added
+ * back. At the seed's size the chunk is 256 rows, cpu's block is the chunk, and the saving is the whole of it. */
 START_TEST(temporaries_in_the_formula)
 {
     lce_dims d = dims(2048, 256, 32768, 0); /* medium: formulas only, nothing runs */
     mem_formula n = naive_lce_memory(&d), c = cpu_lce_memory(&d);
-    size_t six = 6 * lce_w_count(&d);
-    ck_assert_uint_ge(n.peak - c.peak, (size_t)(0.9 * (double)six));
+    size_t six = 6 * lce_w_count(&d), extra = (cpu_lce_block_rows(&d) - d.chunk) * d.V * 4;
+    ck_assert_uint_eq(cpu_lce_block_rows(&d), 128);
+    ck_assert_uint_ge(n.peak - c.peak + extra, (size_t)(0.9 * (double)six));
     ck_assert_uint_eq(n.forward_live, c.forward_live); /* both keep grad_weight and grad_input, nothing else */
     lce_dims f = dims(8192, 4096, 128256, 0);           /* the seed's V = 128k, H = 4096 */
     ck_assert_uint_eq(f.chunk, 256);
+    ck_assert_uint_eq(cpu_lce_block_rows(&f), f.chunk);
+    n = naive_lce_memory(&f), c = cpu_lce_memory(&f);
+    ck_assert_uint_ge(n.peak - c.peak, (size_t)(0.9 * (double)(6 * lce_w_count(&f))));
     ck_assert_uint_eq(6 * lce_w_count(&f), 3152019456u); /* "this would save 3GB" */
 }
 END_TEST
@@ -479,6 +485,75 @@ START_TEST(session_bad_dims)
 }
 END_TEST
 
+/* ---- the CUDA version's chunk: its traffic model (optimized/linear_ce_fused.h) ------------------------------ */
+
+/* The chosen chunk is the model's argmin of the logits buffer subject to "modeled time within LCE_CHUNK_SLACK of
+ * one chunk": it meets the bound, and every smaller candidate (the powers of two below it) does not. */
+static void expect_model_choice(size_t N, size_t H, size_t V)
+{
+    size_t c = lce_model_chunk(N, H, V);
+    double bound = (1.0 + LCE_CHUNK_SLACK) * lce_chunk_model(N, H, V, N).ms;
+    ck_assert(c >= 1 && c <= N);
+    ck_assert_msg(c == N || (c & (c - 1)) == 0, "chunk %zu is neither N nor a power of two", c);
+    ck_assert_msg(lce_chunk_model(N, H, V, c).ms <= bound, "N=%zu: chunk %zu misses the bound", N, c);
+    for (size_t smaller = 1; smaller < c; smaller *= 2)
+        ck_assert_msg(lce_chunk_model(N, H, V, smaller).ms > bound, "N=%zu H=%zu V=%zu: %zu rows also meet the "
+                      "bound, so %zu is not the smallest", N, H, V, smaller, c);
+}
+
+START_TEST(chunk_model_argmin)
+{
+    expect_model_choice(4, 3, 7);
+    expect_model_choice(37, 19, 301);
+    expect_model_choice(256, 128, 4096);
+    expect_model_choice(2048, 256, 32768);
+    expect_model_choice(8192, 4096, 128256);
+    expect_model_choice(100000, 4096, 256000);
+    ck_assert_uint_ge(lce_model_chunk(8192, 4096, 128256), 1024); /* the issue's expectation at the seed's size */
+}
+END_TEST
+
+/* At N = chunk = 8192 (the seed's size) every GEMM is compute-bound (c = 8192 > 4 F / B = 1181 flop/byte for dW,
+ * the leanest), so the model is 3 GEMMs of 2 N V H flops at F plus the row pass's 6 N V bytes at B; and at
+ * chunk 256 dW's read-modify-write is 32 chunks of 2 V H 4 bytes. Computed here independently of the model. */
+START_TEST(chunk_model_figures)
+{
+    double N = 8192, H = 4096, V = 128256;
+    double ms = 1e3 * (3 * 2 * N * V * H / LCE_MODEL_FLOPS + 6 * N * V / LCE_MODEL_BYTES);
+    lce_chunk_cost one = lce_chunk_model(8192, 4096, 128256, 8192), c256 = lce_chunk_model(8192, 4096, 128256, 256);
+    ck_assert_double_eq_tol(one.ms, ms, 1e-9 * ms);
+    ck_assert_double_eq_tol(c256.dw_rmw_bytes, 32 * 2 * V * H * 4, 0.5);
+    ck_assert_double_eq_tol(c256.logits_bytes, 256 * V * 4, 0.5);
+    ck_assert(c256.ms > one.ms); /* 32 passes over dW and W cost time */
+    lce_chunk_cost ragged = lce_chunk_model(1000, 64, 512, 300); /* 3 chunks of 300 + one of 100 */
+    ck_assert_double_eq_tol(ragged.dw_rmw_bytes, 4 * 2 * 512.0 * 64 * 4, 0.5);
+}
+END_TEST
+
+/* --chunk 0 gives cuda the model's chunk (naive and cpu keep the seed's rule); --chunk K gives every version K */
+START_TEST(chunk_model_in_the_problem)
+{
+    long long dims[3] = {8192, 4096, 128256}, opts[1] = {0};
+    lesson_problem prob;
+    const lce_dims *d = (const lce_dims *)(const void *)&prob; /* lce_problem's first member */
+    ck_assert_ptr_null(lesson5_def.make_problem(dims, opts, &prob));
+    ck_assert_uint_eq(d->chunk, 256);
+    ck_assert_uint_eq(d->cuda_chunk, lce_model_chunk(8192, 4096, 128256));
+    opts[0] = 512;
+    ck_assert_ptr_null(lesson5_def.make_problem(dims, opts, &prob));
+    ck_assert_uint_eq(d->cuda_chunk, 512);
+}
+END_TEST
+
+static TCase *chunk_model_tcase(void)
+{
+    TCase *t = tcase_create("cuda-chunk-model");
+    tcase_add_test(t, chunk_model_argmin);
+    tcase_add_test(t, chunk_model_figures);
+    tcase_add_test(t, chunk_model_in_the_problem);
+    return t;
+}
+
 static Suite *lesson5_suite(void)
 {
     Suite *s = suite_create("lesson5");
@@ -511,6 +586,7 @@ static Suite *lesson5_suite(void)
     tcase_add_test(r, session_bad_dims);
     tcase_set_timeout(r, 60);
     suite_add_tcase(s, r);
+    suite_add_tcase(s, chunk_model_tcase());
     return s;
 }
 

@@ -53,6 +53,8 @@ static float *times3(const lesson_run *r, int in, const char *label)
 }
 static void forward(lesson_run *r) { r->t[OUT] = times3(r, X, "toy out (n)"); }
 static void backward(lesson_run *r) { r->t[DX] = times3(r, DOUT, "toy dx (n)"); }
+/* one multiply per element each way: the share of the GEMM rate every lesson's table and CSV report */
+static double work(const void *prob) { return 2.0 * (double)*(const size_t *)prob; }
 
 const lesson lesson6_def = {
     .number = 6,
@@ -72,6 +74,8 @@ const lesson lesson6_def = {
     .reference = reference,
     .tolerance = 1e-6,
     .tolerance_why = "3x of small integers and quarters is exact in float32",
-    .impls = {{.name = "naive", .about = "y = 3x", .memory = memory, .forward = forward, .backward = backward},
-              {.name = "cpu", .about = "y = 3x again", .memory = memory, .forward = forward, .backward = backward}},
+    .impls = {{.name = "naive", .about = "y = 3x", .memory = memory, .forward = forward, .backward = backward,
+               .work = work},
+              {.name = "cpu", .about = "y = 3x again", .memory = memory, .forward = forward, .backward = backward,
+               .work = work}},
 };

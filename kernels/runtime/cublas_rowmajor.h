@@ -4,6 +4,7 @@
 #define KERNELS_CUBLAS_ROWMAJOR_H
 
 #include "cuda_check.h"
+#include "cuda_track.h"
 #include "gemm_layout.h"
 
 static inline void cublas_rowmajor_sgemm_strided_batched(cublasHandle_t h, int transA, int transB, int M, int N,
@@ -13,6 +14,7 @@ static inline void cublas_rowmajor_sgemm_strided_batched(cublasHandle_t h, int t
                                                          long long strideC, int batch, const char *file,
                                                          int line)
 {
+    cuda_count_launch(); /* one cuBLAS call: one launch in "launches per pass" */
     colmajor_gemm g = rowmajor_as_colmajor(transA, transB, M, N, K, A, lda, strideA, B, ldb, strideB);
     cublas_check_(cublasSgemmStridedBatched(h, g.transa ? CUBLAS_OP_T : CUBLAS_OP_N,
                                             g.transb ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, &alpha, g.A,

@@ -152,3 +152,79 @@ extern "C" double gpu_timer_end_ms(void)
     CUDA_CHECK(cudaEventElapsedTime(&ms, ev_start, ev_stop));
     return ms;
 }
+
+/* ---- launches per pass and CUDA Graph capture ------------------------------------------------------------- */
+
+static unsigned long long launches;
+static cudaStream_t capture_stream; /* created once, non-blocking; like the cuBLAS handle, kept for the process */
+static int capturing, capture_cublas;
+
+struct cuda_graph {
+    cudaGraph_t graph;    /* what capture recorded */
+    cudaGraphExec_t exec; /* its instantiation: what cudaGraphLaunch runs */
+};
+
+extern "C" unsigned long long cuda_launch_count(void) { return launches; }
+extern "C" void cuda_count_launch(void) { launches += !capturing; }
+
+/* LAUNCH's stream (launch.h): the capture stream while capturing, else the legacy default stream. */
+extern "C" cudaStream_t cuda_launch_stream(void)
+{
+    cuda_count_launch();
+    return capturing ? capture_stream : (cudaStream_t)0;
+}
+
+/* Points the cuBLAS handle at stream s; cublasSetStream drops a user workspace, so the tracked one is set again. */
+static void cublas_on_stream(cudaStream_t s)
+{
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    CUBLAS_CHECK(cublasSetStream(h, s));
+    if (workspace) CUBLAS_CHECK(cublasSetWorkspace(h, workspace, CUBLAS_WORKSPACE_BYTES));
+}
+
+extern "C" void cuda_capture_begin(int uses_cublas)
+{
+    if (capturing) {
+        fprintf(stderr, "error: cuda_capture_begin: a capture is already in progress\n");
+        exit(4);
+    }
+    if (!capture_stream) CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaDeviceSynchronize()); /* the buffers' poison fills and uploads are done before the graph runs */
+    if (uses_cublas) cublas_on_stream(capture_stream);
+    capture_cublas = uses_cublas;
+    CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeGlobal));
+    capturing = 1;
+}
+
+extern "C" cuda_graph *cuda_capture_end(void)
+{
+    cuda_graph *g = (cuda_graph *)host_alloc(sizeof *g, "CUDA graph handles (graph, executable)");
+    capturing = 0;
+    CUDA_CHECK(cudaStreamEndCapture(capture_stream, &g->graph));
+    if (capture_cublas) cublas_on_stream((cudaStream_t)0);
+    CUDA_CHECK(cudaGraphInstantiate(&g->exec, g->graph, 0));
+    return g;
+}
+
+extern "C" void cuda_graph_launch(cuda_graph *g)
+{
+    cuda_count_launch();
+    CUDA_CHECK(cudaGraphLaunch(g->exec, capture_stream));
+    /* the stream is non-blocking: work issued later on the default stream would not wait for the graph */
+    CUDA_CHECK(cudaStreamSynchronize(capture_stream));
+}
+
+extern "C" void cuda_graph_free(cuda_graph *g)
+{
+    if (!g) return;
+    CUDA_CHECK(cudaGraphExecDestroy(g->exec));
+    CUDA_CHECK(cudaGraphDestroy(g->graph));
+    host_free(g);
+}
+
+extern "C" void cuda_capture_end_launch_once(void)
+{
+    cuda_graph *g = cuda_capture_end();
+    cuda_graph_launch(g);
+    cuda_graph_free(g);
+}

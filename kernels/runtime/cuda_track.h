@@ -50,6 +50,29 @@ void cublas_workspace_detach(void);
 void gpu_timer_begin(void);
 double gpu_timer_end_ms(void);
 
+/* Launches per pass, counted by the host code itself (so the same on a GPU and under the emulator): every kernel
+ * launch (LAUNCH, launch.h), every cuBLAS GEMM call (cublas_rowmajor.h, lesson 5's gemm_ex) and every graph
+ * launch is one. Work recorded into a graph while capturing is not counted: the graph's launch is, once. */
+unsigned long long cuda_launch_count(void);
+void cuda_count_launch(void); /* called by the launch sites above; not counted while capturing */
+
+/* A CUDA Graph by stream capture, for a fixed-shape step loop whose buffers already exist:
+ *   cuda_capture_begin(uses_cublas);  ...the loop's LAUNCH and cuBLAS calls, recorded, not run...
+ *   cuda_graph *g = cuda_capture_end();   cuda_graph_launch(g);   cuda_graph_free(g);
+ * Capture runs on a private non-blocking stream (the legacy default stream cannot be captured): LAUNCH and the
+ * cuBLAS handle use it until cuda_capture_end. No allocation, copy or synchronisation may happen in between (a
+ * GPU refuses them; so does the emulator). With uses_cublas the handle is pointed at the stream and, because
+ * cublasSetStream resets the workspace to cuBLAS's own pool, the tracked workspace is set again, so cuBLAS
+ * allocates nothing while capturing. The graph holds no memory nodes: all its device memory is dev_alloc'ed. */
+typedef struct cuda_graph cuda_graph;
+void cuda_capture_begin(int uses_cublas);
+cuda_graph *cuda_capture_end(void);
+void cuda_graph_launch(cuda_graph *g); /* one launch on the capture stream; returns when it has finished */
+void cuda_graph_free(cuda_graph *g);
+/* end + launch + free: what a pass does, since each pass has new buffers and so captures anew (a training loop
+ * with fixed buffers would capture once and call cuda_graph_launch every step) */
+void cuda_capture_end_launch_once(void);
+
 #ifdef __cplusplus
 }
 #endif

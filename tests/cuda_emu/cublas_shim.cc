@@ -9,11 +9,13 @@
 #include <cblas.h>
 
 #include "emu_internal.h"
+#include "include/emu_launch.h" /* emu::capturing, emu::capture_record */
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <functional>
 #include <vector>
 
 struct cublasContext {
@@ -30,7 +32,8 @@ cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
     return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h) { if (!h) return CUBLAS_STATUS_NOT_INITIALIZED; delete h; return CUBLAS_STATUS_SUCCESS; }
-cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) { if (!h) return CUBLAS_STATUS_NOT_INITIALIZED; h->stream = s; return CUBLAS_STATUS_SUCCESS; }
+/* as documented: cublasSetStream also resets the workspace to cuBLAS's own pool (a user one must be set again) */
+cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) { if (!h) return CUBLAS_STATUS_NOT_INITIALIZED; h->stream = s; h->workspace = NULL, h->workspace_bytes = 0; return CUBLAS_STATUS_SUCCESS; }
 cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode) { if (!h) return CUBLAS_STATUS_NOT_INITIALIZED; h->math = mode; return CUBLAS_STATUS_SUCCESS; }
 
 cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_t bytes)
@@ -43,6 +46,27 @@ cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_t bytes)
     h->workspace = ws, h->workspace_bytes = bytes;
     return CUBLAS_STATUS_SUCCESS;
 }
+
+/* Stream capture (emu_graph.cc): a call on the captured stream with a user workspace is recorded (call holds
+ * copies of its arguments and host scalars) and runs, with every check below, when the graph is launched. */
+static cublasStatus_t captured(const char *fn, cublasHandle_t h, std::function<cublasStatus_t()> call)
+{
+    if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (emu::capture_refuses_stream(fn, h->stream)) return CUBLAS_STATUS_EXECUTION_FAILED;
+    if (!h->workspace && emu::capture_refuses("a cuBLAS call without cublasSetWorkspace (cuBLAS would take untracked "
+                                              "workspace from its pool; cublasSetStream resets a user workspace)"))
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    emu::capture_record(fn, [fn, call]() {
+        cublasStatus_t s = call();
+        if (s != CUBLAS_STATUS_SUCCESS) emu::fail(cudaErrorLaunchFailure, "%s failed at graph launch: %d", fn, (int)s);
+    });
+    return CUBLAS_STATUS_SUCCESS;
+}
+#define CAPTURED(fn, call)                                                                                      \
+    if (emu::capturing() && alpha && beta) {                                                                   \
+        float a_ = *(const float *)alpha, b_ = *(const float *)beta;                                           \
+        return captured(fn, h, [=]() { return call; });                                                       \
+    }
 
 static cublasStatus_t invalid(const char *fn, const char *what, long long got, long long need)
 {
@@ -130,6 +154,7 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOper
                               const float *alpha, const float *A, int lda, const float *B, int ldb, const float *beta,
                               float *C, int ldc)
 {
+    CAPTURED("cublasSgemm", cublasSgemm_v2(h, ta, tb, m, n, k, &a_, A, lda, B, ldb, &b_, C, ldc));
     return gemm("cublasSgemm", h, ta, tb, m, n, k, alpha, A, CUDA_R_32F, lda, 0, B, CUDA_R_32F, ldb, 0, beta, C, ldc,
                 0, 1);
 }
@@ -139,6 +164,8 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          const float *B, int ldb, long long int sB, const float *beta, float *C,
                                          int ldc, long long int sC, int batch)
 {
+    CAPTURED("cublasSgemmStridedBatched",
+             cublasSgemmStridedBatched(h, ta, tb, m, n, k, &a_, A, lda, sA, B, ldb, sB, &b_, C, ldc, sC, batch));
     return gemm("cublasSgemmStridedBatched", h, ta, tb, m, n, k, alpha, A, CUDA_R_32F, lda, sA, B, CUDA_R_32F, ldb,
                 sB, beta, C, ldc, sC, batch);
 }
@@ -184,8 +211,9 @@ static cublasStatus_t gemm_bf16_c(const char *fn, cublasHandle_t h, cublasOperat
 cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                             const void *alpha, const void *A, cudaDataType at, int lda, const void *B,
                             cudaDataType bt, int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
-                            cublasComputeType_t comp, cublasGemmAlgo_t)
+                            cublasComputeType_t comp, cublasGemmAlgo_t algo)
 {
+    CAPTURED("cublasGemmEx", cublasGemmEx(h, ta, tb, m, n, k, &a_, A, at, lda, B, bt, ldb, &b_, C, ct, ldc, comp, algo));
     cublasStatus_t s = ex_types("cublasGemmEx", at, bt, ct, comp);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
     if (ct == CUDA_R_16BF)
@@ -199,8 +227,10 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           int k, const void *alpha, const void *A, cudaDataType at, int lda,
                                           long long int sA, const void *B, cudaDataType bt, int ldb,
                                           long long int sB, const void *beta, void *C, cudaDataType ct, int ldc,
-                                          long long int sC, int batch, cublasComputeType_t comp, cublasGemmAlgo_t)
+                                          long long int sC, int batch, cublasComputeType_t comp, cublasGemmAlgo_t algo)
 {
+    CAPTURED("cublasGemmStridedBatchedEx", cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, &a_, A, at, lda, sA, B, bt,
+                                                                      ldb, sB, &b_, C, ct, ldc, sC, batch, comp, algo));
     cublasStatus_t s = ex_types("cublasGemmStridedBatchedEx", at, bt, ct, comp);
     if (s != CUBLAS_STATUS_SUCCESS) return s;
     if (ct == CUDA_R_16BF)

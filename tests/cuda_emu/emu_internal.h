@@ -22,6 +22,10 @@ int redzones_intact(char *msg, size_t cap);
  * and prints it to stderr with the prefix "cuda-emu: ". Returns err. */
 cudaError_t fail(cudaError_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int launch_error_pending(void);
+/* During a stream capture (emu_graph.cc): 1, with the error recorded and the capture invalidated, for a call a
+ * GPU refuses in global capture mode (any call / a call on a stream other than the captured one); else 0. */
+int capture_refuses(const char *call);
+int capture_refuses_stream(const char *call, cudaStream_t s);
 
 /* Counts for EMU_STATS=1 (printed at exit): what the program asked of the "GPU", pass 1 only for kernels. */
 struct counters {

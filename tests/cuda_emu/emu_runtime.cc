@@ -110,6 +110,7 @@ extern "C" void emu_clear_error(void) { last_error = cudaSuccess; last_msg[0] = 
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     if (!devPtr) return cudaErrorInvalidValue;
+    if (emu::capture_refuses("cudaMalloc")) return cudaErrorStreamCaptureUnsupported;
     void *mem = NULL; /* cudaMalloc's 256-byte alignment (RZ is a multiple of 256) */
     if (posix_memalign(&mem, 256, size + 2 * RZ ? size + 2 * RZ : 1)) return cudaErrorMemoryAllocation;
     unsigned char *raw = (unsigned char *)mem;
@@ -125,6 +126,7 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 cudaError_t cudaFree(void *devPtr)
 {
     if (!devPtr) return cudaSuccess;
+    if (emu::capture_refuses("cudaFree")) return cudaErrorStreamCaptureUnsupported;
     auto it = allocs.find((uintptr_t)devPtr);
     if (it == allocs.end()) return emu::fail(cudaErrorInvalidValue, "cudaFree(%p): not a live device allocation", devPtr);
     char msg[256];
@@ -144,6 +146,7 @@ static cudaError_t dev_range(const void *p, size_t n, const char *what)
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     cudaError_t e = cudaSuccess;
+    if (emu::capture_refuses("cudaMemcpy")) return cudaErrorStreamCaptureImplicit;
     if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice) e = dev_range(dst, count, "cudaMemcpy dst");
     if (e == cudaSuccess && (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice))
         e = dev_range(src, count, "cudaMemcpy src");
@@ -159,6 +162,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
 
 cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
+    if (emu::capture_refuses("cudaMemset")) return cudaErrorStreamCaptureImplicit;
     cudaError_t e = dev_range(devPtr, count, "cudaMemset");
     if (e == cudaSuccess && count) memset(devPtr, value, count);
     return e;
@@ -174,6 +178,10 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
     return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return last_error; /* launches are synchronous: a pending error */ }
+cudaError_t cudaDeviceSynchronize(void)
+{
+    if (emu::capture_refuses("cudaDeviceSynchronize")) return cudaErrorStreamCaptureUnsupported;
+    return last_error; /* launches are synchronous: a pending error */
+}
 cudaError_t cudaGetLastError(void) { cudaError_t e = last_error; last_error = cudaSuccess; return e; }
 cudaError_t cudaPeekAtLastError(void) { return last_error; }

@@ -25,5 +25,6 @@ static inline void assert_message(const char *part)
 
 
 Suite *emu_sync_suite(void); /* test_emu_sync.c: barriers and warp operations */
+Suite *emu_graph_suite(void); /* test_emu_graph.c: stream capture and graph replay */
 
 #endif

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 #include <stddef.h>
+#include <functional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -25,6 +26,10 @@ struct launch_cfg {
 /* body(ctx) runs one thread: the scheduler sets threadIdx/blockIdx first. ptrs: the pointer arguments. */
 void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const *ptrs, int nptrs);
 void *dynamic_smem(void);
+/* Stream capture (emu_graph.cc): while capturing, a launch is recorded with its arguments copied, and run (with
+ * every check above) when the graph is launched. */
+int capturing(void);
+void capture_record(const char *what, std::function<void()> run);
 
 template <class... P> struct launcher {
     void (*kernel)(P...);
@@ -42,6 +47,15 @@ template <class... P> struct launcher {
     void operator()(P... a) const
     {
         closure c{kernel, std::tuple<typename std::decay<P>::type...>(a...)};
+        if (capturing()) {
+            launcher self = *this;
+            capture_record(cfg.name, [self, c]() mutable { self.start(c); });
+            return;
+        }
+        start(c);
+    }
+    void start(closure &c) const
+    {
         void *ptrs[sizeof...(P) + 1];
         int n = 0;
         std::apply([&](const auto &...x) { ((add_ptr(ptrs, n, x)), ...); }, c.args);
