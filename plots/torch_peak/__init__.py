@@ -25,11 +25,15 @@ LIB = os.path.realpath(os.path.join(ROOT, "build", "libpeak_alloc.so"))
 
 def ensure_preloaded():
     """Re-executes this script with LD_PRELOAD=build/libpeak_alloc.so unless it already runs with it (building
-    the library with make when it is missing). Returns only when preloaded."""
+    the library with make when it is missing). Returns when preloaded, or when the library cannot be built."""
     if "libpeak_alloc" in os.environ.get("LD_PRELOAD", ""):
         return
     if not os.path.exists(LIB):
-        subprocess.run(["make", "-s", "-C", ROOT, "build/libpeak_alloc.so"], check=True, stdout=sys.stderr)
+        built = subprocess.run(["make", "-s", "-C", ROOT, "build/libpeak_alloc.so"], stdout=sys.stderr).returncode == 0
+        if not built:  # a GPU run needs no preload (PeakMeter reads CUDA's counters); a CPU PeakMeter will say so
+            print("torch_peak: could not build build/libpeak_alloc.so: running without the CPU peak counter",
+                  file=sys.stderr)
+            return
     env = dict(os.environ, LD_PRELOAD=" ".join(p for p in (LIB, os.environ.get("LD_PRELOAD", "")) if p))
     sys.stdout.flush()
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
