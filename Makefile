@@ -70,7 +70,7 @@ endif
 RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu
 SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
-              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c
+              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(OBJ)/%.cu.o,$(filter %.cu,$(1))))
@@ -281,6 +281,22 @@ endif
 
 -include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)
 
+
+# ---- PyTorch's true CPU peak (plots/torch_peak/peak_alloc.c, preloaded by plots/pytorch_baseline.py) -------
+# Built without sanitizers in every mode: it replaces posix_memalign/free, which ASan replaces too. The test is
+# built with -fno-builtin, or gcc drops an aligned_alloc/free pair whose block is never used.
+PEAK_ALLOC_FLAGS := -std=c11 -O2 -g $(WARN) -fPIC
+all: build/libpeak_alloc.so
+build/libpeak_alloc.so: plots/torch_peak/peak_alloc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PEAK_ALLOC_FLAGS) -shared -o $@ $< -lpthread
+$(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c tests/check_main.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PEAK_ALLOC_FLAGS) -fno-builtin $(CHECK_CFLAGS) -o $@ tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c $(CHECK_LIBS) -lpthread
+TESTS += $(BIN)/test_peak_alloc
+test-build: build/libpeak_alloc.so
+# Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
+TESTS += tests/python_checks.sh
 
 # ---- one command for a GPU machine -------------------------------------------------------------------------
 # make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under

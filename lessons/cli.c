@@ -15,11 +15,12 @@
 typedef enum {
     OPT_SIZE, OPT_DIMS, OPT_IMPL, OPT_SEED, OPT_CSV, OPT_DUMP, OPT_MEM_LIMIT, OPT_TIME_LIMIT, OPT_TIMELINE,
     OPT_REPEAT, OPT_TIMES, OPT_PREDICT, /* measurement: the bench's options (cli.h) */
+    OPT_SNAPSHOT,
     OPT_COMMON
 } common_option;
 static const char *const common_flags[OPT_COMMON] = {"--size", "--dims", "--impl", "--seed", "--csv", "--dump",
                                                      "--mem-limit", "--time-limit", "--timeline", "--repeat",
-                                                     "--times", "--predict"};
+                                                     "--times", "--predict", "--snapshot"};
 #define TIME_LIMIT_DEFAULT 120
 
 int cli_fail(const lesson *L, const char *fmt, ...)
@@ -88,6 +89,7 @@ static void usage(const lesson *L)
     printf("  --time-limit S     skip a CPU implementation estimated to take longer than S seconds (from its\n");
     printf("                     multiply-adds and this machine's measured GEMM rate; default %d)\n", TIME_LIMIT_DEFAULT);
     printf("  --timeline FILE    write every tracked allocation and free of each run as CSV\n");
+    printf("  --snapshot FILE    the same as a PyTorch memory snapshot (pickle) for pytorch.org/memory_viz\n");
     printf("  --repeat N         one warm-up run, then N timed runs of each implementation; the table and CSV\n");
     printf("                     report the median times (default 1: one run, no warm-up)\n");
     printf("  --times FILE       append every timed run's forward and backward ms as CSV (the spread)\n");
@@ -194,9 +196,10 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
     case OPT_DUMP:
     case OPT_TIMELINE:
     case OPT_TIMES:
+    case OPT_SNAPSHOT:
         if (!*val) return cli_fail(L, "%s needs a %s", common_flags[k], k == OPT_DUMP ? "directory" : "file name");
         *(k == OPT_CSV ? &o->csv_path : k == OPT_DUMP ? &o->dump_dir : k == OPT_TIMES ? &o->times_path
-                                                                                     : &o->timeline_path) = val;
+          : k == OPT_SNAPSHOT ? &o->snapshot_path : &o->timeline_path) = val;
         return CLI_OK;
     case OPT_REPEAT: {
         long long n;

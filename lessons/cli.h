@@ -30,6 +30,7 @@ typedef struct {
     const char *csv_path;              /* NULL: no CSV */
     const char *dump_dir;              /* NULL: no dumps */
     const char *timeline_path;         /* NULL: no allocation timeline */
+    const char *snapshot_path;         /* NULL: no PyTorch memory snapshot (--snapshot, lessons/snapshot.h) */
     size_t mem_limit;                  /* bytes; default half of physical RAM */
     double time_limit;                 /* seconds a host implementation may be estimated to take; default 120 */
     int repeat;                        /* timed runs per implementation (median reported); 1: no warm-up */

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "impl_gate.h"
 #include "lesson_output.h"
+#include "snapshot.h"
 #ifdef HAVE_CUDA
 #include "../kernels/runtime/cuda_track.h"
 #endif
@@ -190,7 +191,9 @@ static void run_all(driver *dv)
         if (too_slow(dv, im, &res->row)) continue;
         announce_long(dv, im);
         lesson_timeline_begin(L->program, dv->o.impl_name[k]);
+        snapshot_begin(L->program, dv->o.impl_name[k]);
         lesson_run_impl(L, dv->prob, dv->o.impl[k], dv->t, res);
+        snapshot_end();
         res->row.impl = dv->o.impl_name[k]; /* the name asked for: "cuda" stays "cuda" */
         lesson_timeline_end();
         repeat_runs(dv, k);
@@ -323,8 +326,8 @@ static int finish(driver *dv, int failures)
 static int predict_only(driver *dv)
 {
     const lesson *L = dv->L;
-    if (dv->o.dump_dir || dv->o.timeline_path || dv->o.times_path || dv->o.repeat > 1)
-        return cli_fail(L, "--predict runs nothing: --dump, --timeline, --times and --repeat do not apply");
+    if (dv->o.dump_dir || dv->o.timeline_path || dv->o.snapshot_path || dv->o.times_path || dv->o.repeat > 1)
+        return cli_fail(L, "--predict runs nothing: --dump, --timeline, --snapshot, --times and --repeat do not apply");
     if (report_prepare_outputs(L->program, dv->o.csv_path, NULL) != 0) return 2;
     print_header(dv);
     impl_row rows[LESSON_MAX_IMPLS];
@@ -359,6 +362,7 @@ int lesson_main(const lesson *L, int argc, char **argv)
     if (report_prepare_outputs(L->program, dv.o.csv_path, dv.o.dump_dir) != 0) return 2;
     if (report_prepare_times(L->program, dv.o.times_path) != 0) return 2;
     if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return 2;
+    if (dv.o.snapshot_path && snapshot_open(L->program, dv.o.snapshot_path) != 0) return 2;
 
     if (lesson_dry()) { /* the emulator's dry run: address space only, nothing filled (lesson.h) */
         track_set_lazy_host(1);
@@ -373,6 +377,7 @@ int lesson_main(const lesson *L, int argc, char **argv)
     int status = finish(&dv, failures);
 
     lesson_timeline_close();
+    if (snapshot_close() != 0 && status == 0) status = 2;
     lesson_free_ref(L, dv.ref);
     for (int k = 0; k < dv.o.nimpl; k++) lesson_result_free(L, &dv.res[k]);
     lesson_free_slots(L, dv.t);

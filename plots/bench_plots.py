@@ -9,7 +9,8 @@ bench/run.sh) it draws, per lesson:
   lessonN_memory.png    peak bytes against each sweep's axis (one panel per sweep), log scales; measured points
                         filled, predicted ones (device "predicted": the memory formula, not run) hollow; the
                         memory of real GPUs (16, 24, 80 GiB) and the forum's size marked; PyTorch rows overlaid
-                        (on the CPU their bytes are what autograd saves plus inputs and outputs: "saved+io")
+                        (their true peak, every tensor counted: plots/torch_peak on the CPU, max_memory_allocated
+                        on a GPU)
   lessonN_time.png      forward + backward ms: the median of the timed runs, the bar from the fastest to the
                         slowest run; slope guides where bench/sweeps.txt names a doc's growth rate, the measured
                         slope fitted and printed beside it
@@ -151,7 +152,7 @@ def style(impl, k):
 
 
 def series_label(impl, pts):
-    devs = sorted({r["device"].replace(" saved+io", "") for _, r in pts if not r["predicted"]})
+    devs = sorted({r["device"] for _, r in pts if not r["predicted"]})
     return f"{impl} ({', '.join(devs)})" if devs else f"{impl} (predicted only)"
 
 
@@ -184,8 +185,7 @@ def memory_panel(ax, lesson, name, sweep, pts, forum_rows, notes):
         color, marker, ls = style(impl, k)
         meas = [(x, r["peak_bytes"] / GIB) for x, r in sp if not r["predicted"]]
         pred = [(x, r["peak_bytes"] / GIB) for x, r in sp if r["predicted"]]
-        saved = any("saved+io" in r["device"] for _, r in sp)
-        lab = series_label(impl, sp) + (" [saved+io: no temporaries]" if saved else "")
+        lab = series_label(impl, sp)
         if meas:
             ax.plot(*zip(*meas), color=color, marker=marker, linestyle=ls, label=lab)
         if pred:
@@ -386,7 +386,7 @@ def headline(spec, rows):
         pts = sweep_rows(rows, s)
         meas = defaultdict(dict)
         for x, r in pts:
-            if not r["predicted"] and r["impl"] in ("naive", "cpu") and "saved+io" not in r["device"]:
+            if not r["predicted"] and r["impl"] in ("naive", "cpu"):
                 meas[x][r["impl"]] = r
         both = [x for x in meas if len(meas[x]) == 2]
         if both:
@@ -408,8 +408,7 @@ def torch_point(spec, rows):
         if both:
             x = max(both)
             n, b = by[x]["pytorch-naive"], by[x]["pytorch-best"]
-            what = "peak" if "saved+io" not in n["device"] else "saved+io"
-            return f"{n['peak_bytes']:,} / {b['peak_bytes']:,} {what} ({s['axis'].lstrip('-')}={x})"
+            return f"{n['peak_bytes']:,} / {b['peak_bytes']:,} ({s['axis'].lstrip('-')}={x})"
     return "-"
 
 
@@ -456,7 +455,7 @@ def fmt_ms(r):
 
 def readme_table(lessons, data):
     lines = ["| lesson | point (largest where both ran) | naive peak | cpu peak | saved | naive ms | cpu ms | "
-             "PyTorch naive / best bytes | forum size: naive / cpu peak (predicted) |",
+             "PyTorch naive / best peak | forum size: naive / cpu peak (predicted) |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for lesson, spec in lessons.items():
         rows = data.get(lesson)

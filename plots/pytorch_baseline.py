@@ -3,6 +3,7 @@
     python3 plots/pytorch_baseline.py --lesson 1 --size forum [--csv docs/results/cpu/pytorch.csv] [--compare build/lesson1]
     python3 plots/pytorch_baseline.py --lesson 3 --sweeps bench/sweeps.txt --csv docs/results/cpu/lesson3.csv \
         --runs docs/results/cpu/lesson3_runs.csv --device "AMD EPYC"      (what `make bench` runs)
+    python3 plots/pytorch_baseline.py --lesson 0 --check-naive       (every lesson's C naive against PyTorch's peak)
 
 The formulations, one per seed: 1 matmul (naive) vs einsum (best); 2 the pairwise log-space tree vs the forward
 algorithm; 3 einsum('ijk,mnk->ijmn').max(-1).values.sum(1) vs the same per chunk of i under checkpoint (the
@@ -15,14 +16,18 @@ appends rows to the lesson's CSV (--csv) and every timed run to --runs (the spre
 For each lesson it runs the forum's formulation (impl=pytorch-naive) and the fixed one (impl=pytorch-best),
 forward and backward, and reports:
   - time: the median of --repeat runs after one warm-up run (a first run that touches fresh memory is not a sample);
-  - memory: on a GPU, torch.cuda.max_memory_allocated; on the CPU, the bytes autograd saves for backward
-    (saved-tensor hooks, each storage counted once) plus the inputs and outputs, labelled "saved+io" in the device
-    column, since the CPU allocator has no exact peak counter.
+  - memory: the true peak of forward + backward, every tensor counted (inputs, upstream gradient, temporaries,
+    outputs, gradients; plots/torch_peak): on a GPU torch.cuda.max_memory_allocated after
+    reset_peak_memory_stats; on the CPU build/libpeak_alloc.so, preloaded into this process (the script re-runs
+    itself with LD_PRELOAD), counts the bytes of every block c10's CPU allocator hands out.
 With --compare BINARY it also runs the C lesson (same size, same thread count) in the same invocation and prints
 the time ratio of the C 'cpu' implementation to pytorch-best, so both are measured on one machine in one run.
 
 It prints which BLAS torch runs on (Debian's python3-torch falls back to the reference BLAS unless OpenBLAS is
 installed: 10x slower) and sets torch's thread count to the C code's (OPENBLAS_NUM_THREADS, else all cores).
+With --check-naive it runs the forum's formulation at small and medium (lesson 1: forum) and compares its measured
+peak with the C naive's predicted one (build/lessonN --predict): they agree within 2%, or the difference is
+explained to the byte by named terms (EXPLAIN), or it exits 1.
 Rows are appended to --csv in the lessons' CSV format. Without torch it says so and exits 0 (it is optional).
 """
 import argparse
@@ -32,6 +37,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from torch_peak import PeakMeter, ensure_preloaded
 
 SIZES = {
     1: {"tiny": dict(B=3, G=2, K=4, N=5), "small": dict(B=512, G=8, K=64, N=64), "forum": dict(B=8192, G=8, K=64, N=64)},
@@ -55,23 +62,6 @@ def blas_in_use():
             if "blas" in os.path.basename(path).lower():
                 libs.add(os.path.realpath(path))
     return ", ".join(sorted(libs)) or "none mapped (torch's own kernels)"
-
-
-class SavedBytes:
-    """Counts the bytes autograd saves for backward, each storage once (saved-tensor hooks)."""
-
-    def __init__(self, torch):
-        self.torch, self.seen, self.bytes = torch, set(), 0
-
-    def pack(self, t):
-        key = (t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else t.storage().data_ptr())
-        if key not in self.seen:
-            self.seen.add(key)
-            self.bytes += t.untyped_storage().nbytes() if hasattr(t, "untyped_storage") else t.storage().nbytes()
-        return t
-
-    def hooks(self):
-        return self.torch.autograd.graph.saved_tensors_hooks(self.pack, lambda t: t)
 
 
 def lesson1_forms(torch, d):
@@ -98,15 +88,18 @@ def lesson2_forms(torch, d):
             alpha = x[:, :, i + 1] + m + torch.log(torch.einsum("ntj,tjk->ntk", torch.exp(alpha - m), bulk[0, :, i]))
         return torch.logsumexp(alpha, -1)
 
+    def level(M):  # one level of the forum's mulstack; a function, as in the thread, so its locals die on return
+        P = M.shape[2] // 2
+        a, b = M[:, :, 0:2 * P:2], M[:, :, 1:2 * P:2]
+        b1, b2 = a.max(-1, keepdim=True).values, b.max(-2, keepdim=True).values
+        s1, s2 = torch.exp(a - b1).clamp_min(1e-10), torch.exp(b - b2).clamp_min(1e-10)
+        r = b1 + b2 + torch.log(s1 @ s2)
+        return torch.cat([r, M[:, :, 2 * P:]], 2) if M.shape[2] % 2 else r
+
     def tree():  # the forum's pairwise tree of log-space (c,c) products (odd levels carried up)
         M = x[:, :, :-1, :, None] + torch.log(bulk)  # (n,t,v-1,c,c)
         while M.shape[2] > 1:
-            P = M.shape[2] // 2
-            a, b = M[:, :, 0:2 * P:2], M[:, :, 1:2 * P:2]
-            b1, b2 = a.max(-1, keepdim=True).values, b.max(-2, keepdim=True).values
-            s1, s2 = torch.exp(a - b1).clamp_min(1e-10), torch.exp(b - b2).clamp_min(1e-10)
-            r = b1 + b2 + torch.log(s1 @ s2)
-            M = torch.cat([r, M[:, :, 2 * P:]], 2) if M.shape[2] % 2 else r
+            M = level(M)
         f = M[:, :, 0] + x[:, :, -1, None, :]
         return torch.logsumexp(torch.log(p0) + torch.logsumexp(f, -1), -1)
 
@@ -166,8 +159,8 @@ def lesson4_forms(torch, d):
     def hoisted_checkpointed():  # one input GEMM for all steps; segments of sqrt(T) steps recomputed in backward
         xr = torch.mm(x.reshape(T * Bt, X), W_ih).view(T, Bt, 3 * H)
         k, hidden, outs = max(1, round(T ** 0.5)), h0, []
-        for s0 in range(0, T, k):
-            seg = checkpoint(segment, hidden, xr[s0:s0 + k], eps[s0:s0 + k], use_reentrant=False)
+        for xs, es in zip(xr.split(k), eps.split(k)):  # split: backward joins the segments' gradients once, where
+            seg = checkpoint(segment, hidden, xs, es, use_reentrant=False)  # xr[s0:s0+k] makes a zero xr per segment
             outs.append(seg)
             hidden = seg[-1]
         return torch.cat(outs)
@@ -216,45 +209,29 @@ def lesson5_forms(torch, d):
                                     "pytorch-best": Manual(lambda: loop(addmm), 3)}
 
 
-def measure(torch, inputs, dout, fn, repeat):
-    if isinstance(fn, Manual):
-        return measure_manual(torch, inputs, dout, fn, repeat)
-    fwd, bwd, saved_bytes, out_bytes = [], [], 0, 0
+def measure(torch, meter, inputs, dout, fn, repeat):
+    """Forward + backward repeat + 1 times (the first a warm-up); every run's peak (PeakMeter: all tensors live
+    from the forward's start to the backward's end, inputs and the upstream gradient included) must be the same."""
+    fwd, bwd, peaks = [], [], []
     for r in range(repeat + 1):
         for p in inputs:
-            p.grad = None
-        sb = SavedBytes(torch)
+            p.grad = None  # the gradients are this run's allocations, as in the C lessons
+        meter.reset()
         t0 = time.perf_counter()
-        with sb.hooks():
-            out = fn()
+        out = fn.fwd() if isinstance(fn, Manual) else fn()
         t1 = time.perf_counter()
-        out.backward(dout)
+        if isinstance(fn, Manual):  # forward computed the gradients: backward scales them by dout
+            grads = [o * dout for o in out[1:]]
+        else:
+            out.backward(dout)
         t2 = time.perf_counter()
+        peaks.append(meter.peak())
+        out = grads = None
         if r == 0:  # warm-up
-            saved_bytes, out_bytes = sb.bytes, out.numel() * out.element_size()
             continue
         fwd.append((t1 - t0) * 1e3)
         bwd.append((t2 - t1) * 1e3)
-    in_bytes = sum(p.numel() * p.element_size() for p in inputs)
-    return fwd, bwd, saved_bytes + out_bytes + in_bytes
-
-
-def measure_manual(torch, inputs, dout, m, repeat):
-    """Forward computes loss and gradients; backward scales the gradients by dout. Memory: inputs + outputs."""
-    fwd, bwd, out_bytes = [], [], 0
-    for r in range(repeat + 1):
-        t0 = time.perf_counter()
-        outs = m.fwd()
-        t1 = time.perf_counter()
-        _ = [o * dout for o in outs[1:]]
-        t2 = time.perf_counter()
-        if r == 0:
-            out_bytes = sum(o.numel() * o.element_size() for o in outs)
-            continue
-        fwd.append((t1 - t0) * 1e3)
-        bwd.append((t2 - t1) * 1e3)
-    in_bytes = sum(p.numel() * p.element_size() for p in inputs)
-    return fwd, bwd, out_bytes + in_bytes
+    return fwd, bwd, max(peaks)
 
 
 def run_c_lesson(binary, size, repeat):
@@ -307,25 +284,100 @@ def append_csv(path, header, rows):
         w.writerows(rows)
 
 
-def run_point(torch, lesson, d, impls, repeat, on_gpu):
-    """[(impl, forward ms list, backward ms list, bytes)] for one point."""
+def run_point(torch, lesson, d, impls, repeat):
+    """[(impl, forward ms list, backward ms list, peak bytes)] for one point. The meter starts before the inputs
+    are drawn, so the peak counts them, the upstream gradient, every temporary, the outputs and the gradients:
+    what the C tracker counts."""
+    meter = PeakMeter(torch)
     torch.manual_seed(1234)
     inputs, dout, forms = FORMS[lesson](torch, d)
-    out = []
-    for impl in impls:
-        if on_gpu:
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-        f, b, mem = measure(torch, inputs, dout, forms[impl], repeat)
-        if on_gpu:
-            mem = torch.cuda.max_memory_allocated()
-        out.append((impl, f, b, mem))
-    return out
+    return [(impl, *measure(torch, meter, inputs, dout, forms[impl], repeat)) for impl in impls]
+
+
+NAIVE_CHECK_SIZES = {1: ("small", "forum"), 2: ("small", "medium"), 3: ("small", "medium"), 4: ("small", "medium"),
+                     5: ("small", "medium")}  # lesson 1 has no medium: forum is its next size up
+NAIVE_TOLERANCE = 0.02  # issue 17: the C naive's formula and PyTorch's allocator agree within 2%
+
+
+def c_naive_peak(lesson, size):
+    """The C naive's peak from its memory formula (build/lessonN --predict; the formula == tracker is tested)."""
+    import tempfile
+    binary = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", f"lesson{lesson}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "p.csv")
+        out = subprocess.run([binary, "--size", size, "--impl", "naive", "--predict", "--csv", path],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{binary} --predict failed:\n{out.stdout}{out.stderr}")
+        with open(path, newline="") as f:
+            return int(next(csv.DictReader(f))["peak_bytes"])
+
+
+def c_label_bytes(lesson, size, label):
+    """Bytes of the C naive's first allocation labelled `label` (from its --timeline), for the explanations."""
+    import tempfile
+    binary = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", f"lesson{lesson}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.csv")
+        subprocess.run([binary, "--size", size, "--impl", "naive", "--timeline", path], capture_output=True, check=True)
+        with open(path, newline="") as f:
+            return next(int(r["bytes"]) for r in csv.DictReader(f) if r["event"] == "alloc" and r["label"] == label)
+
+
+def dout_bytes(lesson, d):
+    """The upstream gradient: PyTorch's measurement makes it before forward, the C naive at backward's start."""
+    return 4 * (d["n"] * d["t"] if lesson == 2 else d["I"] * d["M"])
+
+
+def explain_lesson5(size, d):
+    """Where PyTorch's formulation of the seed and the C naive differ at the peak (inside the last chunk's
+    grad_weight += mm(g.t(), x_chunk).float()), byte by byte."""
+    N, V, c = d["N"], d["V"], 1 << max(0, (-(-d["N"] // -(-d["V"] // d["H"])) - 1).bit_length())
+    return [(4 * N, "target int64 (torch.randint) where the C input is int32"),
+            (4 * c * V, "logits.float(): f32 [c, V] (the seed's Triton kernel reads the bf16 logits in place)"),
+            (4 * c * V, "softmax p: f32 [c, V] (in the kernel's registers)"),
+            (-4 * N, "the C naive's per-row losses loss_1d [N] f32 (PyTorch sums into a scalar)"),
+            (-c_label_bytes(5, size, "CPU GEMM f32 scratch (chunk-sized)"),
+             "the C naive's CPU GEMM f32 scratch (PyTorch's bf16 GEMM holds no such buffer at this point)"),
+            (8, "the loss scalar and dloss, which PyTorch's measurement makes before the loop (C: after it)")]
+
+
+EXPLAIN = {  # lesson -> fn(size, dims): [(bytes PyTorch has beyond the C naive at the peak, why)]
+    2: lambda size, d: [(dout_bytes(2, d), "dout: made before forward here, at backward's start in C; the peak is "
+                                           "in forward")],
+    3: lambda size, d: [(dout_bytes(3, d), "dout: made before forward here, at backward's start in C (at small the "
+                                           "peak is in forward; at medium in backward, where both hold it)")],
+    5: explain_lesson5,
+}
+
+
+def check_naive(torch, lessons):
+    """PyTorch's measured peak for the forum's formulation against the C naive's predicted peak, every lesson at
+    small and medium: agreement within NAIVE_TOLERANCE, or the difference explained to the byte (EXPLAIN: the
+    named terms must add up to it exactly). 1 (FAIL) when neither holds."""
+    failed = 0
+    print(f"{'lesson':6} {'size':6} {'C naive (formula)':>18} {'PyTorch naive (measured)':>25} {'difference':>12}")
+    for lesson in lessons:
+        for size in NAIVE_CHECK_SIZES[lesson]:
+            c = c_naive_peak(lesson, size)
+            (_, _, _, t), = run_point(torch, lesson, SIZES[lesson][size], ["pytorch-naive"], 0)
+            rel = (t - c) / c
+            terms = EXPLAIN[lesson](size, SIZES[lesson][size]) if lesson in EXPLAIN else []
+            explained = bool(terms) and sum(b for b, _ in terms) == t - c
+            ok = abs(rel) <= NAIVE_TOLERANCE or explained
+            failed += not ok
+            print(f"{lesson:6} {size:6} {c:18,d} {t:25,d} {t - c:+12,d} ({100 * rel:+.2f}%)"
+                  f"{'  explained to the byte:' if explained else ''}{'' if ok else '  FAIL'}", flush=True)
+            for b, why in terms if explained else []:
+                print(f"{'':14} {b:+14,d}  {why}")
+    print("check-naive: " + ("FAILED" if failed else f"every naive within {100 * NAIVE_TOLERANCE:g}% of PyTorch's "
+                             "peak or explained to the byte"))
+    return 1 if failed else 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lesson", type=int, choices=sorted(SIZES), required=True)
+    ap.add_argument("--lesson", type=int, choices=[0] + sorted(SIZES), required=True)
     ap.add_argument("--size", default="small")
     ap.add_argument("--sweeps", help="bench/sweeps.txt: run every point of the lesson's sweeps instead of --size")
     ap.add_argument("--repeat", type=int, default=5)
@@ -334,12 +386,20 @@ def main():
     ap.add_argument("--device", default="cpu", help="the device column's name for this machine (the CPU model)")
     ap.add_argument("--threads", type=int, help="torch threads (default: OPENBLAS_NUM_THREADS, else all cores)")
     ap.add_argument("--compare", metavar="BINARY", help="the C lesson binary to time in the same run")
+    ap.add_argument("--check-naive", action="store_true",
+                    help="the C naive's predicted peak against PyTorch's measured peak, at small and medium "
+                         "(--lesson 0: every lesson); exit 1 when one differs by more than 2%%")
     a = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
         print("pytorch_baseline: torch is not installed (apt-get install python3-torch, then run with /usr/bin/python3)")
         return 0
+    ensure_preloaded()  # before torch loads: re-runs this script with build/libpeak_alloc.so preloaded
+    import torch
+    if a.check_naive:
+        return check_naive(torch, [a.lesson] if a.lesson else sorted(SIZES))
+    if a.lesson == 0:
+        sys.exit("pytorch_baseline: --lesson 0 (every lesson) is for --check-naive only")
     if not a.sweeps and a.size not in SIZES[a.lesson]:
         sys.exit(f"pytorch_baseline: lesson {a.lesson} has no size {a.size} here ({', '.join(SIZES[a.lesson])})")
     threads = a.threads or int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count()))
@@ -353,7 +413,7 @@ def main():
     if not on_gpu and "openblas" not in blas.lower() and "mkl" not in blas.lower():
         print("pytorch_baseline: WARNING: torch is not on an optimized BLAS (install libopenblas0): its times "
               "are not comparable")
-    device = (torch.cuda.get_device_name() if on_gpu else a.device) + ("" if on_gpu else " saved+io")
+    device = torch.cuda.get_device_name() if on_gpu else a.device
     points = list(sweep_points(a.sweeps, a.lesson)) if a.sweeps else [("size", SIZES[a.lesson][a.size], list(FORMS[a.lesson](torch, SIZES[a.lesson]["tiny"])[2]))]
     size_col = "custom" if a.sweeps else a.size
     csv_rows, run_rows, all_rows = [], [], []
@@ -363,14 +423,14 @@ def main():
             continue
         dims = ",".join(f"{n}={d[n]}" for n in DIM_ORDER[a.lesson].split())
         t0 = time.perf_counter()
-        rows = run_point(torch, a.lesson, d, impls, a.repeat, on_gpu)
+        rows = run_point(torch, a.lesson, d, impls, a.repeat)
         for impl, f, b, mem in rows:
             fm, bm = statistics.median(f), statistics.median(b)
             all_rows.append((impl, fm, bm, mem))
             csv_rows.append([a.lesson, impl, size_col, dims, mem, mem, "", f"{fm:.4f}", f"{bm:.4f}", "", device])
             run_rows += [[a.lesson, impl, size_col, dims, r + 1, f"{x:.4f}", f"{y:.4f}", device]
                          for r, (x, y) in enumerate(zip(f, b))]
-            print(f"  lesson {a.lesson} {sweep} {dims:28} {impl:14} {'saved+io' if not on_gpu else 'peak'} "
+            print(f"  lesson {a.lesson} {sweep} {dims:28} {impl:14} peak "
                   f"{mem:>14,d} B  forward {fm:9.2f} ms  backward {bm:9.2f} ms  (median of {a.repeat}, "
                   f"point {time.perf_counter() - t0:.1f} s, elapsed {time.perf_counter() - t_start:.0f} s, "
                   f"{k + 1}/{len(points)})", flush=True)

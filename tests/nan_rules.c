@@ -24,7 +24,7 @@ static size_t run(const lesson *L, const long long *dims, const char *impl, int 
 {
     lesson_problem p;
     long long opts[LESSON_MAX_OPTS];
-    for (int k = 0; k < L->nopts; k++) opts[k] = L->opts[k].def;
+    for (int k = 0; k < lesson_nopts(L); k++) opts[k] = L->opts[k].def;
     const char *bad = L->make_problem(dims, opts, &p);
     if (bad) return (size_t)-1;
     nan_case c = {L, &p, impl, input, at, v, rule};

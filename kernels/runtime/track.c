@@ -34,9 +34,18 @@ static int poison_on = 1;
 static double alloc_ms;
 static track_observer observer;
 static void *observer_ctx;
+static const void *event_ptr; /* the buffer the observer is being told about (track_event_ptr) */
 
 double track_alloc_ms(void) { return alloc_ms; }
 void track_add_alloc_ms(double ms) { alloc_ms += ms; }
+
+const void *track_event_ptr(void) { return event_ptr; }
+
+track_observer track_get_observer(void **ctx)
+{
+    *ctx = observer_ctx;
+    return observer;
+}
 
 void track_set_observer(track_observer fn, void *ctx)
 {
@@ -137,6 +146,7 @@ void track_register(mem_domain d, void *p, size_t bytes, const char *label)
     l->allocs++;
     l->touched = 1;
     if (l->live > l->peak) l->peak = l->live;
+    event_ptr = p;
     notify('a', d, s.label, 0, bytes);
 }
 
@@ -151,6 +161,7 @@ void track_relabel(mem_domain d, void *p, const char *label)
     l->live += table[i].bytes;
     l->touched = 1;
     if (l->live > l->peak) l->peak = l->live;
+    event_ptr = p;
     notify('r', d, to, from, table[i].bytes);
 }
 
@@ -165,6 +176,7 @@ size_t track_unregister(mem_domain d, void *p)
     table_used--;
     counters[d].live_bytes -= bytes;
     counters[d].frees++;
+    event_ptr = p;
     notify('f', d, label, 0, bytes);
     return bytes;
 }

@@ -98,6 +98,11 @@ void track_add_alloc_ms(double ms); /* for the device allocator */
 typedef void (*track_observer)(void *ctx, char kind, mem_domain d, const char *label, const char *from, size_t bytes,
                                size_t live);
 void track_set_observer(track_observer fn, void *ctx);
+/* The address of the buffer an observer call is about (valid during the call): --snapshot pairs each free
+ * with its allocation by it. */
+const void *track_event_ptr(void);
+/* The observer now (and its ctx): a second observer calls it on, so --timeline and --snapshot both see. */
+track_observer track_get_observer(void **ctx);
 
 /* Prints every allocation still live (label and size) and returns how many. Drivers call it before exit:
  * a lesson that leaks says so. */

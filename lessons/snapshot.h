@@ -1,0 +1,25 @@
+/* snapshot.h - --snapshot FILE: each run's tracked allocations and frees as a PyTorch memory snapshot, the pickle
+ * torch.cuda.memory._dump_snapshot writes, so PyTorch's memory viewer (pytorch.org/memory_viz, or
+ * torch.cuda._memory_viz.trace_plot) draws the lesson's runs exactly as it draws a learner's own model.
+ *
+ * The file is a dict {'segments': [...], 'device_traces': [host trace, device trace]}; device 0 in the viewer is
+ * the host domain, device 1 the GPU's. Each trace entry is {'action', 'addr', 'size', 'stream', 'frames'} with
+ * action 'alloc', or 'free_requested' then 'free_completed' (PyTorch's pair for one free); frames are
+ * [{'name': the tracker's label, 'filename': "<program> --impl <impl>", 'line': the event's number}]. Every
+ * implementation that runs is appended to the same trace, one after the other. Addresses are the viewer's, not
+ * the process's: each allocation gets the next free range of one segment per domain (never reused, so the
+ * "Allocator State History" view shows each block where it was born). Relabels change no bytes and are not
+ * written; the "driver: ..." copies are left out, as in --timeline.
+ *
+ * open fails with one message (and -1) if the file cannot be written; begin/end bracket one implementation and
+ * chain to any other observer (--timeline); close writes the pickle (protocol 2: dict, list, str and int opcodes,
+ * all of which the viewer's JavaScript unpickler reads). All are no-ops when no snapshot is open. */
+#ifndef LESSONS_SNAPSHOT_H
+#define LESSONS_SNAPSHOT_H
+
+int snapshot_open(const char *program, const char *path);
+void snapshot_begin(const char *program, const char *impl);
+void snapshot_end(void);
+int snapshot_close(void); /* 0, or -1 after printing why the file could not be written */
+
+#endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The Python checks `make test` runs beside the Check suites (BIN: the lesson binaries' directory, default build):
+#   tests/test_snapshot.py     every lesson's --snapshot replays to its --timeline and peak (needs python3 only)
+#   tests/test_peak_alloc.py   the preloaded CPU peak counter sees every tensor (needs torch; skipped without)
+# The torch python: TORCH_PYTHON, else /usr/bin/python3 (Debian's python3-torch, on the system OpenBLAS like the
+# C code), else python3, the first that imports torch. Exits non-zero when a check fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build}
+if ! command -v python3 >/dev/null; then
+    echo "python_checks: no python3: the snapshot and PyTorch checks are skipped"
+    exit 0
+fi
+python3 tests/test_snapshot.py "$BIN"
+py=${TORCH_PYTHON:-}
+if [ -z "$py" ]; then
+    for c in /usr/bin/python3 python3; do
+        if command -v "$c" >/dev/null && "$c" -c 'import torch' 2>/dev/null; then py=$c; break; fi
+    done
+fi
+if [ -z "$py" ] || [ "$py" = none ]; then
+    echo "python_checks: no python with torch: tests/test_peak_alloc.py skipped"
+    exit 0
+fi
+"$py" tests/test_peak_alloc.py
