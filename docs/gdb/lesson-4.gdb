@@ -26,6 +26,9 @@ continue
 #=> stop forward_range
 print *ws
 #=> print /cap = \d+, P = \d+, S = 0x[0-9a-f]+, xp = 0x[0-9a-f]+/
+# Without --checkpoint the arena holds a row of 6H for every step: cap = T.
+print ws->cap == d->T
+#=> print = 1
 up
 #=> stop cpu_gru_forward
 # The fused cell's backward: the element math shared with the CUDA kernels (kernels/gru_cell_math.h).
