@@ -5,6 +5,7 @@
  *   cpu    optimized/linear_ce_fused.c the same chunks, dW accumulated by the GEMM itself (beta = 1), in fp32
  *   cuda   optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel
  *   cuda-v2 optimized/linear_ce_cce.cu  no logits buffer: online logsumexp over V, logits recomputed in backward
+ *   cuda-v3 optimized/linear_ce_cce_v3.cu the same on tensor cores: bf16 WMMA logit tiles; --filter: CCE's filter
  * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
  */
 #include "lesson.h"
@@ -12,6 +13,7 @@
 #include "../kernels/linear_ce_problem.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
+#include "../optimized/linear_ce_cce_v3.h"
 #include "../optimized/linear_ce_fused.h"
 #include "lesson_defs.h"
 #include "linear_ce_reference.h"
@@ -22,9 +24,16 @@
 #include <string.h>
 
 enum { X, W, TARGET, DLOSS, LOSS, DX, DW };
-enum { OPT_CHUNK };
+enum { OPT_CHUNK, OPT_FILTER };
 
-static const lce_dims *dims_of(const void *prob) { return prob; }
+/* the lesson's problem: the dimensions every implementation reads (first, so the adapters pass prob as an
+ * lce_dims *) and cuda-v3's --filter */
+typedef struct {
+    lce_dims d;
+    int filter;
+} lce_lesson_problem;
+
+static const lce_dims *dims_of(const void *prob) { return &((const lce_lesson_problem *)prob)->d; }
 
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
@@ -35,7 +44,9 @@ static const char *make_problem(const long long *dims, const long long *opts, vo
     if ((size_t)opts[OPT_CHUNK] > d.N) return "--chunk must be at most N (rows per chunk)";
     d.chunk = opts[OPT_CHUNK] ? (size_t)opts[OPT_CHUNK] : lce_default_chunk(d.N, d.H, d.V);
     if (d.chunk > d.N) d.chunk = d.N; /* the power of two can exceed N: the one chunk then holds N rows */
-    memcpy(prob, &d, sizeof d);
+    lce_lesson_problem p = {d, (int)opts[OPT_FILTER]};
+    static_assert(sizeof p <= sizeof(lesson_problem), "lesson 5's problem fits the session's storage");
+    memcpy(prob, &p, sizeof p);
     return NULL;
 }
 
@@ -105,11 +116,22 @@ static void cce_backward(lesson_run *r)
     cuda_cce_backward(r->prob, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
                       (float **)&r->t[DW]);
 }
+static void cce3_forward(lesson_run *r)
+{
+    r->t[LOSS] = cuda_cce3_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
+}
+static void cce3_backward(lesson_run *r)
+{
+    cuda_cce3_backward(r->prob, ((const lce_lesson_problem *)r->prob)->filter, (cce_lce_saved *)r->saved.bytes,
+                       r->t[DLOSS], (bf16 **)&r->t[DX], (float **)&r->t[DW]);
+}
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
 #define cce_forward NULL
 #define cce_backward NULL
+#define cce3_forward NULL
+#define cce3_backward NULL
 #endif
 
 /* three GEMMs of N*H*V multiply-adds each (logits, dx, dW), whatever the chunking */
@@ -124,6 +146,8 @@ static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(p); }
 static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(p); }
 static mem_formula cce_memory(const void *p) { return cuda_cce_memory(p); }
 static const char *cce_unfit(const void *p) { return cuda_cce_unfit(p); }
+static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(p); }
+static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(p); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
@@ -161,6 +185,31 @@ static void print_errors(const lesson_report *rep, FILE *f)
     }
 }
 
+/* --filter: what Cut Cross-Entropy's gradient filter skipped in cuda-v3's run and what it cost in accuracy, against
+ * the same implementation run once more here without it */
+static void print_filter(const lesson_report *rep, FILE *f)
+{
+    const lce_lesson_problem *p = rep->prob;
+    const lesson_result *v3 = lesson_report_find(rep, "cuda-v3");
+    if (!p->filter || !v3 || !v3->row.ran || !rep->ref[LOSS]) return;
+#ifdef HAVE_CUDA
+    cce3_filter_stats st = cuda_cce3_last_filter();
+    lce_lesson_problem off = *p;
+    off.filter = 0;
+    lesson_result r;
+    lesson_run_impl(rep->L, &off, v3->impl, rep->inputs, &r);
+    fprintf(f, "cuda-v3 --filter: a [32,64] gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
+               "default,\nbf16's eps / 32); skipped %u of %llu tiles in dx, %u of %llu in dW. Error against float64:\n",
+            st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
+    fprintf(f, "  filtered    dx (bf16) %.2e   dW (f32) %.2e\n  unfiltered  dx (bf16) %.2e   dW (f32) %.2e\n",
+            tensor_err(rep, v3, DX, DT_BF16), tensor_err(rep, v3, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
+            tensor_err(rep, &r, DW, DT_F32));
+    lesson_result_free(rep->L, &r);
+#else
+    (void)f;
+#endif
+}
+
 /* The seed's figure: "For V = 128k and H = 4096, this would save 3GB of memory." */
 static void print_seed_figure(FILE *f)
 {
@@ -186,6 +235,7 @@ static void epilogue(const lesson_report *rep, FILE *f)
         fprintf(f, "naive's peak is %s bytes above cpu's; V*H*6 = %s of it (%.3f).\n", diff, six,
                 (double)(6 * lce_w_count(d)) / (double)(naive->row.peak_bytes - cpu->row.peak_bytes));
     }
+    print_filter(rep, f);
     print_seed_figure(f);
     fprintf(f, "Where the bytes go: both keep the fp32 weight gradient [V,H] and the bf16 input gradient [N,H]; "
                "naive adds,\nfor every chunk, a bf16 [V,H] product and its fp32 copy (V*H*6 bytes, three passes "
@@ -204,8 +254,10 @@ const lesson lesson5_def = {
     .sizes = {{"tiny", {4, 3, 7}}, {"small", {256, 128, 4096}}, {"medium", {2048, 256, 32768}},
               {"forum", {8192, 4096, 128256}}},
     .default_size = "medium",
-    .nopts = 1,
-    .opts = {{"--chunk", 1, 0, 0, 1LL << 40, "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"}},
+    .nopts = 2,
+    .opts = {{"--chunk", 1, 0, 0, 1LL << 40, "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
+             {"--filter", 0, 0, 0, 1, "cuda-v3: skip every 32x64 gradient tile whose |softmax - onehot| < 2^-12 "
+                                      "(Cut Cross-Entropy's filter) and print its error beside the unfiltered run's"}},
     .make_problem = make_problem,
     .ntensors = 7,
     .tensors = {[X] = {"x", LT_INPUT, DT_BF16, "x [N,H] bf16 input", shape_x, 0},
@@ -221,7 +273,7 @@ const lesson lesson5_def = {
     .tolerance = 2.0 / 256.0,
     .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
                      "so 2u; naive also rounds the logits (u |z| each), hence its own 16u",
-    .nimpls = 4,
+    .nimpls = 5,
     .impls = {{"naive", "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
                         "(bf16 [V,H] + f32 [V,H] temporaries)", 0, 0, naive_memory, NULL, naive_forward,
                naive_backward, 16.0 / 256.0, gemm_work},
@@ -232,7 +284,10 @@ const lesson lesson5_def = {
                1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
               {"cuda-v2", "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
                           "backward recomputes the logits for dx and dW (no cuBLAS)",
-               1, 0, cce_memory, cce_unfit, cce_forward, cce_backward, 0}},
+               1, 0, cce_memory, cce_unfit, cce_forward, cce_backward, 0},
+              {"cuda-v3", "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
+                          "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
+               1, 0, cce3_memory, cce3_unfit, cce3_forward, cce3_backward, 0}},
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "
