@@ -45,7 +45,8 @@ static size_t first_mismatch(const unsigned char *x, const unsigned char *y, siz
     return memcmp(x + (bytes & ~(size_t)3), y + (bytes & ~(size_t)3), bytes & 3) ? bytes & ~(size_t)3 : (size_t)-1;
 }
 
-void *dynamic_smem(void) { return smem.data(); }
+/* 128-byte aligned, as a GPU's shared memory window is: wmma tiles there need 32 (mma.h) */
+void *dynamic_smem(void) { return (void *)(((uintptr_t)smem.data() + 127) & ~(uintptr_t)127); }
 
 /* Every block of the grid once, in order (pass 0) or in a shuffled order (pass 1); 0 if the launch failed. */
 static int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass)
@@ -115,7 +116,7 @@ void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const 
         if (!one_pass) r.before.assign(r.a->base, r.a->base + r.a->bytes);
     float_atomics = 0;
     for (int pass = 0; pass < (one_pass ? 1 : 2); pass++) {
-        smem.assign(cfg.smem + 16, 0xFF); /* NaN-filled, like uninitialised memory is not */
+        smem.assign(cfg.smem + 16 + 127, 0xFF); /* NaN-filled, like uninitialised memory is not */
         if (pass == 1)
             for (region &r : regs) {
                 r.first.assign(r.a->base, r.a->base + r.a->bytes);

@@ -6,17 +6,22 @@
  *   - __shfl_sync reads lane (srcLane mod width) of the caller's group; __shfl_up/down_sync return the
  *     caller's own value when lane -/+ delta leaves the group; __shfl_xor_sync may read earlier groups, and a
  *     later group gives the caller's own value;
- *   - reading a lane that is not in the mask is undefined: an error here. */
+ *   - reading a lane that is not in the mask is undefined: an error here.
+ * nvcuda::wmma's load_matrix_sync, store_matrix_sync and mma_sync (include/mma.h) are warp operations too
+ * (W_WMMA): the whole warp, the same arguments in every lane ("Warp Matrix Functions"). */
 #include "emu_sched.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 namespace emu {
 
 const char *kind_name(int k)
 {
     static const char *names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
-                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp"};
+                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp", "nvcuda::wmma"};
     return k >= 0 && k < W_KINDS ? names[k] : "?";
 }
 
@@ -53,6 +58,57 @@ static int source_lane(const fiber &f, int lane)
     case W_SHFL_XOR: { int s = lane ^ d; return s >= g0 + w ? lane : s; }
     default: return lane;
     }
+}
+
+uint64_t wmma_seed(void)
+{
+    static uint64_t seed;
+    static int drawn;
+    if (!drawn) {
+        const char *e = getenv("EMU_WMMA_SEED");
+        seed = e && *e ? strtoull(e, NULL, 0) : (uint64_t)time(NULL) * 1000003u ^ (uint64_t)getpid() << 32;
+        drawn = 1;
+    }
+    return seed;
+}
+
+/* A WMMA operation of warp w, every lane arrived: the same request in each lane, the Guide's preconditions
+ * (mptr 256-bit aligned, ldm a multiple of 16 bytes), a tile inside its device allocation (shared memory is
+ * not checked here), then the warp's computation. */
+static int release_wmma(std::vector<fiber> &f, size_t w)
+{
+    warp_collective *lanes[32];
+    for (int l = 0; l < 32; l++) lanes[l] = (warp_collective *)(uintptr_t)f[w * 32 + l].value;
+    const warp_collective &a = *lanes[0];
+    const fiber &f0 = f[w * 32];
+    for (int l = 1; l < 32; l++) {
+        const warp_collective &b = *lanes[l];
+        if (b.run != a.run || b.mem != a.mem || b.ldm != a.ldm || b.layout != a.layout) {
+            block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: warp %zu lane %d passes (mptr %p, ldm %u, layout %d) "
+                       "or other fragment types, lane 0 (mptr %p, ldm %u, layout %d): every lane must pass the same",
+                       b.name, f0.file, f0.line, w, l, b.mem, b.ldm, b.layout, a.mem, a.ldm, a.layout);
+            return -1;
+        }
+    }
+    if (a.mem && (uintptr_t)a.mem % 32) {
+        block_fail(cudaErrorMisalignedAddress, "%s at %s:%d: warp %zu: mptr %p is not 256-bit (32-byte) aligned",
+                   a.name, f0.file, f0.line, w, a.mem);
+        return -1;
+    }
+    if (a.mem && a.ldm * a.elem % 16) {
+        block_fail(cudaErrorMisalignedAddress, "%s at %s:%d: warp %zu: ldm %u is not a multiple of %zu (%zu-byte "
+                   "elements: rows or columns must start 16 bytes apart)", a.name, f0.file, f0.line, w, a.ldm,
+                   16 / a.elem, a.elem);
+        return -1;
+    }
+    if (a.mem && find_alloc(a.mem, 1) && !find_alloc(a.mem, a.extent)) {
+        block_fail(cudaErrorIllegalAddress, "%s at %s:%d: warp %zu %s a tile of %zu bytes (ldm %u) at %p, past the end "
+                   "of its device allocation", a.name, f0.file, f0.line, w, a.writes ? "writes" : "reads", a.extent,
+                   a.ldm, a.mem);
+        return -1;
+    }
+    a.run(lanes);
+    return 1;
 }
 
 /* Checks that warp w's lanes of one mask have all arrived at the same operation; computes and releases them. */
@@ -92,6 +148,16 @@ static int release(std::vector<fiber> &f, size_t w, int lane0)
         block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: width %d is not a power of two in [1, 32]",
                    kind_name(a.kind), a.file, a.line, wd);
         return -1;
+    }
+    if (a.kind == W_WMMA) {
+        if (m != 0xffffffffu) {
+            block_fail(cudaErrorIllegalInstruction, "nvcuda::wmma at %s:%d: mask 0x%08x, not the whole warp", a.file,
+                       a.line, m);
+            return -1;
+        }
+        if (release_wmma(f, w) < 0) return -1;
+        for (int l = 0; l < 32; l++) f[w * 32 + l].state = T_READY;
+        return 1;
     }
     unsigned ballot = 0;
     for (int l = 0; l < 32; l++)

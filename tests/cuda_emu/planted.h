@@ -35,6 +35,22 @@ int planted_gemm(int bug, const float *A, const float *B, float *C, int M, int N
  * stride 0 for A and B. types_ok 0 asks for a CUDA_R_16F C: CUBLAS_STATUS_NOT_SUPPORTED. Returns the status. */
 int planted_gemm_ex(int types_ok, const float *A, const float *B, float *C, int M, int N, int K);
 
+/* One warp, nvcuda::wmma: C = C0 + A . B, all 16 x 16 row-major floats (planted_wmma.cu). Returns the
+ * cudaError_t; C is left as C0 when the launch fails. */
+enum planted_wmma_variant {
+    WMMA_TF32,           /* tf32 m16n16k8, row-major A and B, each x[i] converted by __float_to_tf32 */
+    WMMA_TF32_RAW,       /* the same without the conversion: the tensor core truncates to tf32 */
+    WMMA_TF32_COL_MAJOR, /* col_major A and B, accumulator loaded and stored mem_col_major */
+    WMMA_BF16,           /* bf16 m16n16k16, A row_major, B col_major; C0 added elementwise on the fragment */
+    WMMA_ASSUMES_LAYOUT, /* bug: writes x[i] to C by an assumed lane layout */
+    WMMA_MISALIGNED,     /* bug: A's tile 4 bytes off 32-byte alignment */
+    WMMA_BAD_LDM,        /* bug: A's ldm 18 floats (not a multiple of 4) */
+    WMMA_BF16_BAD_LDM,   /* bug: A's ldm 12 bf16 (not a multiple of 8) */
+    WMMA_HALF_WARP,      /* bug: lanes 16-31 exit before the load */
+    WMMA_LANE_POINTERS   /* bug: odd lanes pass another pointer */
+};
+int planted_wmma(int variant, const float *A, const float *B, const float *C0, float *C);
+
 #ifdef __cplusplus
 }
 #endif

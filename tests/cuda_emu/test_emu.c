@@ -164,6 +164,125 @@ START_TEST(cublas_handle_untracked_bytes)
 }
 END_TEST
 
+/* nvcuda::wmma (planted_wmma.cu): inputs on a 1/8 grid with |x| <= 1, so every product (a multiple of 1/64)
+ * and every sum of 16 of them is exact in float, tf32 and bf16: the right answer is known exactly and the
+ * correct variants are compared bitwise. */
+#define WT 16
+static float WA[WT * WT], WB[WT * WT], WC0[WT * WT], WC[WT * WT];
+
+static void wmma_inputs(void)
+{
+    for (int i = 0; i < WT * WT; i++) {
+        WA[i] = (float)((i * 7) % 17 - 8) / 8.0f;
+        WB[i] = (float)((i * 5) % 13 - 6) / 8.0f;
+        WC0[i] = (float)(i % 11 - 5) / 8.0f;
+        WC[i] = NAN;
+    }
+    emu_clear_error();
+}
+
+/* how many elements of WC differ from C0 + A . B (computed in double, exact here) */
+static int wmma_wrong(void)
+{
+    int wrong = 0;
+    for (int r = 0; r < WT; r++)
+        for (int c = 0; c < WT; c++) {
+            double s = WC0[r * WT + c];
+            for (int k = 0; k < WT; k++) s += (double)WA[r * WT + k] * WB[k * WT + c];
+            wrong += WC[r * WT + c] != (float)s;
+        }
+    return wrong;
+}
+
+START_TEST(wmma_correct_variants)
+{
+    static const int variants[] = {WMMA_TF32, WMMA_TF32_RAW, WMMA_TF32_COL_MAJOR, WMMA_BF16};
+    for (int v = 0; v < 4; v++) {
+        wmma_inputs();
+        ck_assert_int_eq(planted_wmma(variants[v], WA, WB, WC0, WC), 0);
+        ck_assert_msg(wmma_wrong() == 0, "variant %d: %d of 256 elements wrong", variants[v], wmma_wrong());
+    }
+}
+END_TEST
+
+/* A's row 0 is x e_0 (x in A[0][0], the rest 0), B the identity, C0 zero: C[0][0] is the tensor core's x */
+static float wmma_operand(int variant, float x)
+{
+    wmma_inputs();
+    for (int i = 0; i < WT * WT; i++) WA[i] = 0.0f, WB[i] = (float)(i % (WT + 1) == 0), WC0[i] = 0.0f;
+    WA[0] = x;
+    ck_assert_int_eq(planted_wmma(variant, WA, WB, WC0, WC), 0);
+    return WC[0];
+}
+
+START_TEST(wmma_tf32_rounding)
+{
+    const float ulp = 1.0f / 1024.0f; /* tf32 keeps 10 mantissa bits */
+    /* __float_to_tf32 (cvt.rna): nearest, ties away from zero -- ties-to-even would give 1 and -1 */
+    ck_assert_float_eq(wmma_operand(WMMA_TF32, 1.0f + ulp / 2), 1.0f + ulp);
+    ck_assert_float_eq(wmma_operand(WMMA_TF32, -1.0f - ulp / 2), -1.0f - ulp);
+    ck_assert_float_eq(wmma_operand(WMMA_TF32, 1.0f + 0.75f * ulp), 1.0f + ulp);
+    /* unconverted floats: the low 13 bits are dropped */
+    ck_assert_float_eq(wmma_operand(WMMA_TF32_RAW, 1.0f + 0.75f * ulp), 1.0f);
+    ck_assert_float_eq(wmma_operand(WMMA_TF32_RAW, -1.0f - 0.75f * ulp), -1.0f);
+}
+END_TEST
+
+START_TEST(wmma_bf16_operands)
+{
+    /* bf16 keeps 7 mantissa bits: 1 + 2^-9 rounds to 1 when A is converted to __nv_bfloat16 */
+    ck_assert_float_eq(wmma_operand(WMMA_BF16, 1.0f + 1.0f / 512), 1.0f);
+    ck_assert_float_eq(wmma_operand(WMMA_BF16, 1.0f + 3.0f / 512), 1.0f + 1.0f / 128);
+}
+END_TEST
+
+START_TEST(wmma_layout_assumed)
+{
+    wmma_inputs();
+    ck_assert_int_eq(planted_wmma(WMMA_ASSUMES_LAYOUT, WA, WB, WC0, WC), 0); /* no error: just wrong */
+    ck_assert_int_gt(wmma_wrong(), 128); /* a random layout: about 255 of 256 elements land elsewhere */
+}
+END_TEST
+
+START_TEST(wmma_misaligned)
+{
+    wmma_inputs();
+    ck_assert_int_eq(planted_wmma(WMMA_MISALIGNED, WA, WB, WC0, WC), cudaErrorMisalignedAddress);
+    assert_message("wmma::load_matrix_sync at tests/cuda_emu/planted_wmma.cu:");
+    assert_message("is not 256-bit (32-byte) aligned");
+}
+END_TEST
+
+START_TEST(wmma_bad_ldm)
+{
+    wmma_inputs();
+    ck_assert_int_eq(planted_wmma(WMMA_BAD_LDM, WA, WB, WC0, WC), cudaErrorMisalignedAddress);
+    assert_message("ldm 18 is not a multiple of 4 (4-byte elements");
+    wmma_inputs();
+    ck_assert_int_eq(planted_wmma(WMMA_BF16_BAD_LDM, WA, WB, WC0, WC), cudaErrorMisalignedAddress);
+    assert_message("ldm 12 is not a multiple of 8 (2-byte elements");
+}
+END_TEST
+
+START_TEST(wmma_half_warp)
+{
+    wmma_inputs();
+    ck_assert_int_eq(planted_wmma(WMMA_HALF_WARP, WA, WB, WC0, WC), cudaErrorIllegalInstruction);
+    assert_message("kernel wmma_half_warp");
+    assert_message("nvcuda::wmma at tests/cuda_emu/planted_wmma.cu:");
+    assert_message("has exited");
+}
+END_TEST
+
+START_TEST(wmma_lane_pointers)
+{
+    wmma_inputs();
+    ck_assert_int_eq(planted_wmma(WMMA_LANE_POINTERS, WA, WB, WC0, WC), cudaErrorIllegalInstruction);
+    assert_message("lane 1 passes (mptr");
+    assert_message("every lane must pass the same");
+}
+END_TEST
+
 Suite *emu_suite(void);
 Suite *emu_suite(void)
 {
@@ -189,6 +308,16 @@ Suite *emu_suite(void)
     tcase_add_exit_test(d, driver_error_is_a_failure, 4);
     tcase_add_test(d, cublas_handle_untracked_bytes);
     suite_add_tcase(s, d);
+    TCase *w = tcase_create("planted-wmma");
+    tcase_add_test(w, wmma_correct_variants);
+    tcase_add_test(w, wmma_tf32_rounding);
+    tcase_add_test(w, wmma_bf16_operands);
+    tcase_add_test(w, wmma_layout_assumed);
+    tcase_add_test(w, wmma_misaligned);
+    tcase_add_test(w, wmma_bad_ldm);
+    tcase_add_test(w, wmma_half_warp);
+    tcase_add_test(w, wmma_lane_pointers);
+    suite_add_tcase(s, w);
     return s;
 }
 

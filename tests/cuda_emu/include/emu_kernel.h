@@ -19,7 +19,19 @@ static const int warpSize = 32;
 
 namespace emu {
 
-enum warp_kind { W_SHFL_IDX, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_SYNCWARP, W_KINDS };
+enum warp_kind { W_SHFL_IDX, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_SYNCWARP, W_WMMA, W_KINDS };
+
+/* A W_WMMA lane's value points at its request (mma.h). Every lane of the warp must ask the same: same run, mem,
+ * ldm, layout. run computes the warp's operation from the 32 requests (lane order) once the preconditions
+ * hold (emu_warp.cc). mem: a load's or store's tile, elem its element size, extent its bytes from mem. */
+struct warp_collective {
+    void (*run)(warp_collective *const lanes[32]);
+    const char *name;
+    const void *mem;
+    size_t elem, extent;
+    unsigned ldm;
+    int layout, writes;
+};
 
 void syncthreads(const char *file, int line);
 /* Parks the calling lane until every lane of mask has arrived at the same operation; returns its result. */

@@ -1,0 +1,280 @@
+/* mma.h - TEST-ONLY shim: nvcuda::wmma (the tensor-core warp matrix functions) on the CPU emulator. A .cu file's
+ * `#include <mma.h>` finds this file first in the emulation build (make EMU=1); nvcc finds NVIDIA's.
+ *
+ * Shapes and types (the ones this project uses; any other combination does not compile, as under nvcc):
+ *   m16n16k8  matrix_a/matrix_b precision::tf32 (stored as float), row_major or col_major; accumulator float
+ *   m16n16k16 matrix_a/matrix_b __nv_bfloat16 (NVIDIA's <cuda_bf16.h>), row_major or col_major; accumulator float
+ *
+ * What the CUDA C++ Programming Guide ("Warp Matrix Functions") says, and what is checked here:
+ *   - load_matrix_sync, store_matrix_sync and mma_sync are warp-collective: every lane of the warp must call
+ *     the same one with the same mptr, ldm, layout and template arguments. They park the lane in the scheduler
+ *     like a shuffle (warp kind W_WMMA, emu_warp.cc); the warp's operation runs once all 32 lanes have arrived.
+ *     A lane that exited, waits elsewhere, or passes other arguments fails the launch. fill_fragment and x[]
+ *     are per-lane and need no warp.
+ *   - mptr must be 256-bit (32-byte) aligned; ldm (in elements) a multiple of 8 for 16-bit element types and
+ *     of 4 for float/tf32 -- 16 bytes either way. Either fails the launch with cudaErrorMisalignedAddress.
+ *     A device-memory tile that runs past its allocation fails it with cudaErrorIllegalAddress.
+ *   - "The mapping of matrix elements into fragment internal storage is unspecified": here lane l's x[i]
+ *     holds element perm[l * num_elements + i] of the tile, perm a random permutation per fragment type drawn
+ *     once per process (EMU_WMMA_SEED=n fixes it). Code that assumes a layout computes garbage here.
+ * Numerics:
+ *   - __float_to_tf32 is NVIDIA's cvt.rna.tf32.f32 (crt/mma.h of CUDA 13): round to nearest, ties away from
+ *     zero, to 10 mantissa bits (the result is still a float with the low 13 bits zero).
+ *   - A tf32 fragment loaded from floats keeps their bits; NVIDIA documents no rounding for unconverted values
+ *     (the Guide's recipe converts each x[i] with __float_to_tf32 after the load), and the tensor core reads
+ *     only the top 19 bits, so mma_sync here truncates each tf32 operand (low 13 bits dropped).
+ *   - bf16 operands are bf16 already (the conversion to __nv_bfloat16 rounded them, to nearest even).
+ *   - Products of tf32 (11-bit significands) and bf16 (8-bit) are exact in float; each element of D sums C
+ *     and the k products in float, in k order. The hardware's order and internal rounding of that sum are
+ *     unspecified: compare tensor-core results with a tolerance, never bitwise. */
+#ifndef CUDA_EMU_MMA_H
+#define CUDA_EMU_MMA_H
+
+#include <cuda_bf16.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emu_kernel.h"
+
+namespace emu {
+
+/* The process's fragment-layout seed (emu_warp.cc): EMU_WMMA_SEED, or drawn from the clock and pid. */
+uint64_t wmma_seed(void);
+
+/* One lane's WMMA request: the common part (warp_collective, checked equal across lanes) and its fragments. */
+struct wmma_lane : warp_collective {
+    void *d;                   /* load: the fragment; mma: D */
+    const void *a, *b, *c;     /* store: a is the fragment; mma: A, B, C */
+};
+
+inline uint64_t splitmix(uint64_t &s)
+{
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The scrambled layout of fragment type F: x[i] of lane l is element perm()[l * E + i] (row-major index). */
+template <class F> const int *frag_perm(void)
+{
+    enum { n = 32 * F::num_elements };
+    static int p[n];
+    static bool ready = false;
+    if (!ready) {
+        uint64_t s = wmma_seed();
+        for (const char *c = __PRETTY_FUNCTION__; *c; c++) s = s * 131 + (unsigned char)*c; /* one per type */
+        for (int i = 0; i < n; i++) p[i] = i;
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(splitmix(s) % (uint64_t)(i + 1)), t = p[i];
+            p[i] = p[j], p[j] = t;
+        }
+        ready = true;
+    }
+    return p;
+}
+
+inline float tf32_truncate(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    u &= 0xffffe000u;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+/* offset in elements of tile element (r, c) stored row-major (element (r,c) at r*ldm + c) or column-major */
+inline size_t tile_offset(int r, int c, unsigned ldm, int row_major)
+{
+    return row_major ? (size_t)r * ldm + c : (size_t)c * ldm + r;
+}
+
+} /* namespace emu */
+
+namespace nvcuda {
+namespace wmma {
+
+struct row_major;
+struct col_major;
+struct matrix_a;
+struct matrix_b;
+struct accumulator;
+namespace precision {
+struct tf32;
+}
+enum layout_t { mem_row_major, mem_col_major };
+
+template <class T> struct storage_of { typedef T type; };
+template <> struct storage_of<precision::tf32> { typedef float type; };
+
+template <class T, int size> struct __frag_base {
+    enum { num_elements = size, num_storage_elements = size };
+    typedef T element_type;
+    typedef typename storage_of<T>::type storage_element_type;
+    storage_element_type x[size];
+};
+
+template <class Use, int m, int n, int k, class T, class Layout = void> class fragment; /* others: undefined */
+template <class L> class fragment<matrix_a, 16, 16, 16, __nv_bfloat16, L> : public __frag_base<__nv_bfloat16, 8> {};
+template <class L> class fragment<matrix_b, 16, 16, 16, __nv_bfloat16, L> : public __frag_base<__nv_bfloat16, 8> {};
+template <> class fragment<accumulator, 16, 16, 16, float> : public __frag_base<float, 8> {};
+template <class L> class fragment<matrix_a, 16, 16, 8, precision::tf32, L> : public __frag_base<precision::tf32, 4> {};
+template <class L> class fragment<matrix_b, 16, 16, 8, precision::tf32, L> : public __frag_base<precision::tf32, 4> {};
+template <> class fragment<accumulator, 16, 16, 8, float> : public __frag_base<float, 8> {};
+
+/* NVIDIA's cvt.rna.tf32.f32: round to nearest, ties away from zero; Inf stays Inf, NaN stays NaN */
+inline float __float_to_tf32(float in)
+{
+    uint32_t u;
+    memcpy(&u, &in, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) u = (u & 0x7fffff) ? (u | 0x00400000u) & 0xffffe000u : u;
+    else u = (u + 0x1000u) & 0xffffe000u; /* sign-magnitude: adding half an ulp rounds ties away from zero */
+    float r;
+    memcpy(&r, &u, 4);
+    return r;
+}
+
+/* rows and columns of a fragment's tile, and whether a matrix_a/matrix_b layout is row-major */
+template <class Use, int m, int n, int k> struct tile_dims;
+template <int m, int n, int k> struct tile_dims<matrix_a, m, n, k> { enum { rows = m, cols = k }; };
+template <int m, int n, int k> struct tile_dims<matrix_b, m, n, k> { enum { rows = k, cols = n }; };
+template <int m, int n, int k> struct tile_dims<accumulator, m, n, k> { enum { rows = m, cols = n }; };
+template <class L> struct is_row { enum { value = 1 }; };
+template <> struct is_row<col_major> { enum { value = 0 }; };
+
+namespace detail {
+
+template <class F, int cols> void load_run(emu::warp_collective *const lanes[32])
+{
+    typedef typename F::storage_element_type S;
+    const S *p = (const S *)lanes[0]->mem;
+    const int *perm = emu::frag_perm<F>();
+    for (int l = 0; l < 32; l++) {
+        F &f = *(F *)((emu::wmma_lane *)lanes[l])->d;
+        for (int i = 0; i < F::num_elements; i++) {
+            int q = perm[l * F::num_elements + i];
+            f.x[i] = p[emu::tile_offset(q / cols, q % cols, lanes[0]->ldm, lanes[0]->layout == mem_row_major)];
+        }
+    }
+}
+
+template <class F, int cols> void store_run(emu::warp_collective *const lanes[32])
+{
+    typedef typename F::storage_element_type S;
+    S *p = (S *)lanes[0]->mem;
+    const int *perm = emu::frag_perm<F>();
+    for (int l = 0; l < 32; l++) {
+        const F &f = *(const F *)((emu::wmma_lane *)lanes[l])->a;
+        for (int i = 0; i < F::num_elements; i++) {
+            int q = perm[l * F::num_elements + i];
+            p[emu::tile_offset(q / cols, q % cols, lanes[0]->ldm, lanes[0]->layout == mem_row_major)] = f.x[i];
+        }
+    }
+}
+
+/* the operand value the tensor core multiplies */
+inline float operand(float v) { return emu::tf32_truncate(v); } /* a tf32 fragment: top 19 bits */
+inline float operand(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+/* gathers a fragment type's 32 lanes into its dense row-major tile */
+template <class F> void gather(emu::warp_collective *const lanes[32], const void *emu::wmma_lane::*which, float *tile)
+{
+    const int *perm = emu::frag_perm<F>();
+    for (int l = 0; l < 32; l++) {
+        const F &f = *(const F *)(((emu::wmma_lane *)lanes[l])->*which);
+        for (int i = 0; i < F::num_elements; i++) tile[perm[l * F::num_elements + i]] = operand(f.x[i]);
+    }
+}
+
+template <class FA, class FB, class FC, int m, int n, int k>
+void mma_run(emu::warp_collective *const lanes[32])
+{
+    float A[m * k], B[k * n], C[m * n];
+    gather<FA>(lanes, &emu::wmma_lane::a, A);
+    gather<FB>(lanes, &emu::wmma_lane::b, B);
+    const int *perm = emu::frag_perm<FC>();
+    for (int l = 0; l < 32; l++) { /* C is float: no operand rounding */
+        const FC &f = *(const FC *)((emu::wmma_lane *)lanes[l])->c;
+        for (int i = 0; i < FC::num_elements; i++) C[perm[l * FC::num_elements + i]] = f.x[i];
+    }
+    for (int r = 0; r < m; r++)
+        for (int c = 0; c < n; c++)
+            for (int kk = 0; kk < k; kk++) C[r * n + c] += A[r * k + kk] * B[kk * n + c];
+    for (int l = 0; l < 32; l++) { /* D may be C: written only after every lane's C was read */
+        FC &f = *(FC *)((emu::wmma_lane *)lanes[l])->d;
+        for (int i = 0; i < FC::num_elements; i++) f.x[i] = C[perm[l * FC::num_elements + i]];
+    }
+}
+
+inline void arrive(emu::wmma_lane &me, const char *file, int line)
+{
+    (void)emu::warp_op(emu::W_WMMA, 0xffffffffu, (uint64_t)(uintptr_t)&me, 0, 32, file, line);
+}
+
+} /* namespace detail */
+
+/* matrix_a / matrix_b: the layout is the fragment's */
+template <class Use, int m, int n, int k, class T, class L>
+void load_matrix_sync(fragment<Use, m, n, k, T, L> &a, const typename storage_of<T>::type *mptr, unsigned ldm,
+                      const char *file = __builtin_FILE(), int line = __builtin_LINE())
+{
+    typedef fragment<Use, m, n, k, T, L> F;
+    typedef tile_dims<Use, m, n, k> D;
+    emu::wmma_lane me{};
+    me.run = &detail::load_run<F, D::cols>, me.name = "wmma::load_matrix_sync";
+    me.mem = mptr, me.ldm = ldm, me.layout = is_row<L>::value ? mem_row_major : mem_col_major;
+    me.elem = sizeof(*mptr), me.extent = (emu::tile_offset(D::rows - 1, D::cols - 1, ldm, is_row<L>::value) + 1) * me.elem;
+    me.d = &a;
+    detail::arrive(me, file, line);
+}
+
+template <int m, int n, int k>
+void load_matrix_sync(fragment<accumulator, m, n, k, float> &a, const float *mptr, unsigned ldm, layout_t layout,
+                      const char *file = __builtin_FILE(), int line = __builtin_LINE())
+{
+    emu::wmma_lane me{};
+    me.run = &detail::load_run<fragment<accumulator, m, n, k, float>, n>, me.name = "wmma::load_matrix_sync";
+    me.mem = mptr, me.ldm = ldm, me.layout = layout;
+    me.elem = sizeof(float), me.extent = (emu::tile_offset(m - 1, n - 1, ldm, layout == mem_row_major) + 1) * 4;
+    me.d = &a;
+    detail::arrive(me, file, line);
+}
+
+template <int m, int n, int k>
+void store_matrix_sync(float *mptr, const fragment<accumulator, m, n, k, float> &a, unsigned ldm, layout_t layout,
+                       const char *file = __builtin_FILE(), int line = __builtin_LINE())
+{
+    emu::wmma_lane me{};
+    me.run = &detail::store_run<fragment<accumulator, m, n, k, float>, n>, me.name = "wmma::store_matrix_sync";
+    me.mem = mptr, me.ldm = ldm, me.layout = layout, me.writes = 1;
+    me.elem = sizeof(float), me.extent = (emu::tile_offset(m - 1, n - 1, ldm, layout == mem_row_major) + 1) * 4;
+    me.a = &a;
+    detail::arrive(me, file, line);
+}
+
+template <int m, int n, int k, class T, class LA, class LB>
+void mma_sync(fragment<accumulator, m, n, k, float> &d, const fragment<matrix_a, m, n, k, T, LA> &a,
+              const fragment<matrix_b, m, n, k, T, LB> &b, const fragment<accumulator, m, n, k, float> &c,
+              const char *file = __builtin_FILE(), int line = __builtin_LINE())
+{
+    typedef fragment<accumulator, m, n, k, float> FC;
+    emu::wmma_lane me{};
+    me.run = &detail::mma_run<fragment<matrix_a, m, n, k, T, LA>, fragment<matrix_b, m, n, k, T, LB>, FC, m, n, k>;
+    me.name = "wmma::mma_sync", me.layout = -1;
+    me.d = &d, me.a = &a, me.b = &b, me.c = &c;
+    detail::arrive(me, file, line);
+}
+
+/* per lane, like an assignment to each x[i]: the Guide calls it with a common value from every lane */
+template <class T, int size>
+void fill_fragment(__frag_base<T, size> &f, const typename storage_of<T>::type &v)
+{
+    for (int i = 0; i < size; i++) f.x[i] = v;
+}
+
+} /* namespace wmma */
+} /* namespace nvcuda */
+
+#endif
