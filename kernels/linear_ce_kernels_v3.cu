@@ -40,11 +40,6 @@
 #include "linear_ce_math.h"
 #include "linear_ce_problem.h"
 
-#if defined(CUDA_EMU) && !defined(EMU_HAS_WMMA)
-#define LCE3_NO_WMMA 1 /* the emulator before nvcuda::wmma: launchers only (cuda_cce3_unfit refuses the runs) */
-#endif
-
-#ifndef LCE3_NO_WMMA
 #include <cuda_bf16.h>
 #include <mma.h>
 
@@ -172,7 +167,8 @@ static __device__ lce_lse_acc lce3_fold_tile(const lce3_logit_smem *s, lce_lse_a
 }
 
 __global__ void lce3_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
-                        const int32_t *target /* (N,) */, float *lse /* (N,) */, float *row_loss /* (N,) */)
+                                    const int32_t *target /* (N,) */, float *lse /* (N,) */,
+                                    float *row_loss /* (N,) */)
 {
     __shared__ lce3_logit_smem s;
     __shared__ float z_target[LCE3_TILE_N]; /* written by the one lane whose columns hold the target */
@@ -270,9 +266,10 @@ static __device__ void lce3_update_dw(lce3_update_smem *u, const bf16 *x, float 
         lce3_stage_bf16(&u->b[0][0], LDB, x, N, H, n0, h0, LCE3_TILE_N, LCE3_SLAB_H);
         lce3_load_acc(&u->c[0][0], dW, V, H, v0, h0, LCE3_TILE_V);
         __syncthreads(); /* the x slab and the dW slab are complete before any fragment load */
+        const bf16 *gt = &u->g[0][warp * LCE3_WMMA]; /* G^T's 16 rows of this warp, read column-major */
         for (int f = 0; f < LCE3_SLAB_H / LCE3_WMMA; f++)
-            lce3_fragment_update<wmma::col_major>(&u->c[warp * LCE3_WMMA][f * LCE3_WMMA], &u->g[0][warp * LCE3_WMMA],
-                                                  LDG, LCE3_WMMA * LDG, &u->b[0][f * LCE3_WMMA], LCE3_TILE_N / LCE3_WMMA);
+            lce3_fragment_update<wmma::col_major>(&u->c[warp * LCE3_WMMA][f * LCE3_WMMA], gt, LDG, LCE3_WMMA * LDG,
+                                                  &u->b[0][f * LCE3_WMMA], LCE3_TILE_N / LCE3_WMMA);
         __syncthreads(); /* every fragment is stored back before the slab goes out and the next one comes in */
         lce3_store_acc(&u->c[0][0], dW, V, H, v0, h0, LCE3_TILE_V);
     }
@@ -286,9 +283,9 @@ static __device__ void lce3_zero_rows(float *p, int rows, int H, int r0, int R)
 }
 
 __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
-                   const int32_t *target /* (N,) */, const float *lse /* (N,) */, const float *scale /* (1,) */,
-                   const float *dloss /* (1,) */, int filter, float *dx_acc /* (N, H) */, bf16 *dx /* (N, H) */,
-                   unsigned *skipped /* (1,) */)
+                               const int32_t *target /* (N,) */, const float *lse /* (N,) */,
+                               const float *scale /* (1,) */, const float *dloss /* (1,) */, int filter,
+                               float *dx_acc /* (N, H) */, bf16 *dx /* (N, H) */, unsigned *skipped /* (1,) */)
 {
     __shared__ lce3_logit_smem s;
     __shared__ lce3_update_smem u;
@@ -312,8 +309,9 @@ __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
 }
 
 __global__ void lce3_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
-                   const int32_t *target /* (N,) */, const float *lse /* (N,) */, const float *scale /* (1,) */,
-                   const float *dloss /* (1,) */, int filter, float *dW /* (V, H) */, unsigned *skipped /* (1,) */)
+                               const int32_t *target /* (N,) */, const float *lse /* (N,) */,
+                               const float *scale /* (1,) */, const float *dloss /* (1,) */, int filter,
+                               float *dW /* (V, H) */, unsigned *skipped /* (1,) */)
 {
     __shared__ lce3_logit_smem s;
     __shared__ lce3_update_smem u;
@@ -331,43 +329,28 @@ __global__ void lce3_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
         lce3_update_dw(&u, x, dW, N, V, H, n0, v0);
     }
 }
-#endif /* LCE3_NO_WMMA */
 
 static unsigned lce3_blocks(int n, int tile) { return (unsigned)((n + tile - 1) / tile); }
 
 void lce3_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *lse,
                          float *row_loss)
 {
-#ifndef LCE3_NO_WMMA
     LAUNCH(lce3_forward_kernel, lce3_blocks(N, LCE3_TILE_N), LCE3_THREADS, 0)(N, V, H, x, W, target, lse, row_loss);
     CUDA_CHECK_LAST();
-#else
-    (void)N, (void)V, (void)H, (void)x, (void)W, (void)target, (void)lse, (void)row_loss, (void)lce3_blocks;
-#endif
 }
 
 void lce3_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
                     const float *scale, const float *dloss, int filter, float *dx_acc, bf16 *dx, unsigned *skipped)
 {
-#ifndef LCE3_NO_WMMA
     LAUNCH(lce3_dx_kernel, lce3_blocks(N, LCE3_TILE_N), LCE3_THREADS, 0)(N, V, H, x, W, target, lse, scale, dloss,
                                                                          filter, dx_acc, dx, skipped);
     CUDA_CHECK_LAST();
-#else
-    (void)N, (void)V, (void)H, (void)x, (void)W, (void)target, (void)lse, (void)scale, (void)dloss, (void)filter,
-        (void)dx_acc, (void)dx, (void)skipped;
-#endif
 }
 
 void lce3_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
                     const float *scale, const float *dloss, int filter, float *dW, unsigned *skipped)
 {
-#ifndef LCE3_NO_WMMA
     LAUNCH(lce3_dw_kernel, lce3_blocks(V, LCE3_TILE_V), LCE3_THREADS, 0)(N, V, H, x, W, target, lse, scale, dloss,
                                                                          filter, dW, skipped);
     CUDA_CHECK_LAST();
-#else
-    (void)N, (void)V, (void)H, (void)x, (void)W, (void)target, (void)lse, (void)scale, (void)dloss, (void)filter,
-        (void)dW, (void)skipped;
-#endif
 }

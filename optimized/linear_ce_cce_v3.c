@@ -38,9 +38,5 @@ const char *cuda_cce3_unfit(const lce_dims *d)
 {
     if (d->N > INT_MAX || d->H > INT_MAX || d->V > INT_MAX)
         return "N, H or V exceeds the kernels' int arguments (and the grid)";
-#if defined(CUDA_EMU) && !defined(EMU_HAS_WMMA)
-    return "this CPU emulator has no nvcuda::wmma yet (the kernels are compiled out under emulation)";
-#else
     return NULL;
-#endif
 }

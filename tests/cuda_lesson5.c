@@ -13,7 +13,6 @@
  * may differ by one step in a few elements, so also 2u of max|dW|. */
 #include <check.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "../kernels/linear_ce_problem.h"
@@ -146,17 +145,21 @@ START_TEST(cuda_lce_v2_odd) { run_case_v2(37, 24, 1000, 512, 0); }
 END_TEST
 START_TEST(cuda_lce_v2_ignored) { run_case_v2(70, 16, 301, 513, 1); }
 END_TEST
-/* small: no logits buffer, so the peak is below cuda's even without cuda's 32 MiB cuBLAS workspace */
-START_TEST(cuda_lce_v2_small)
+/* an implementation's memory formula at the small preset (N=256, H=128, V=4096) */
+static mem_formula small_memory(const char *impl)
 {
-    run_case_v2(256, 128, 4096, 514, 0);
     const lesson *L = &lesson5_def;
     long long dims[3] = {256, 128, 4096}, opts[2] = {0, 0};
     lesson_problem prob;
     ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
-    mem_formula f2 = L->impls[lesson_find_impl(L, "cuda-v2")].memory(&prob);
-    mem_formula f1 = L->impls[lesson_find_impl(L, "cuda")].memory(&prob);
-    ck_assert_uint_lt(f2.peak, f1.peak - ((size_t)32 << 20));
+    return L->impls[lesson_find_impl(L, impl)].memory(&prob);
+}
+
+/* small: no logits buffer, so the peak is below cuda's even without cuda's 32 MiB cuBLAS workspace */
+START_TEST(cuda_lce_v2_small)
+{
+    run_case_v2(256, 128, 4096, 514, 0);
+    ck_assert_uint_lt(small_memory("cuda-v2").peak, small_memory("cuda").peak - ((size_t)32 << 20));
 }
 END_TEST
 
@@ -274,6 +277,15 @@ static void run_case_v3(long long N, long long H, long long V, uint64_t seed, v3
 static const v3_case V3_PLAIN = {0, 0, 1.0f, 0};
 
 START_TEST(cuda_lce_v3_tiny) { run_case_v3(4, 3, 7, 521, V3_PLAIN); }
+END_TEST
+/* small: the lesson's preset; no logits buffer and no cuBLAS workspace, so the peak is below cuda's */
+START_TEST(cuda_lce_v3_small)
+{
+    run_case_v3(256, 128, 4096, 531, V3_PLAIN);
+    mem_formula f3 = small_memory("cuda-v3"), f1 = small_memory("cuda");
+    ck_assert_uint_lt(f3.peak, f1.peak);
+    ck_assert_uint_lt(f3.forward_live, f1.forward_live);
+}
 END_TEST
 /* the odd size; rows 32..36 (the whole ragged row tile) and every third row ignored */
 START_TEST(cuda_lce_v3_odd) { run_case_v3(37, 19, 301, 522, (v3_case){1, 0, 1.0f, 0}); }
@@ -402,18 +414,13 @@ Suite *cuda_lesson5_suite(void)
     tcase_set_timeout(t2, 120);
     suite_add_tcase(s, t2);
     TCase *t3 = tcase_create("cce-v3");
-    lce_dims tiny = {4, 3, 7, 4};
-    const char *why = cuda_cce3_unfit(&tiny);
-    if (why) { /* the emulator before nvcuda::wmma: say so rather than pass */
-        printf("cuda-lesson5: cce-v3 cases not run: %s\n", why);
-    } else {
-        tcase_add_test(t3, cuda_lce_v3_tiny);
-        tcase_add_test(t3, cuda_lce_v3_odd);
-        tcase_add_test(t3, cuda_lce_v3_edges);
-        tcase_add_test(t3, cuda_lce_v3_nan_rows);
-        tcase_add_test(t3, cuda_lce_v3_filter);
-        tcase_add_test(t3, cuda_lce_v3_filter_plain);
-    }
+    tcase_add_test(t3, cuda_lce_v3_tiny);
+    tcase_add_test(t3, cuda_lce_v3_odd);
+    tcase_add_test(t3, cuda_lce_v3_small);
+    tcase_add_test(t3, cuda_lce_v3_edges);
+    tcase_add_test(t3, cuda_lce_v3_nan_rows);
+    tcase_add_test(t3, cuda_lce_v3_filter);
+    tcase_add_test(t3, cuda_lce_v3_filter_plain);
     tcase_set_timeout(t3, 120);
     suite_add_tcase(s, t3);
     return s;

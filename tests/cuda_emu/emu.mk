@@ -51,7 +51,7 @@ test-emu: check-deps
 	$(MAKE) EMU=1 emu-build
 	@export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; status=0; b=build/emu; \
 	for t in test_cuda test_emu; do echo "== $$b/$$t"; ./$$b/$$t || status=1; done; \
-	for l in $(notdir $(LESSONS)); do impl=cuda; [ $$l = lesson2 ] && impl=cuda,cuda-v1; [ $$l = lesson5 ] && impl=cuda,cuda-v2; \
+	for l in $(notdir $(LESSONS)); do impl=cuda; [ $$l = lesson2 ] && impl=cuda,cuda-v1; [ $$l = lesson5 ] && impl=cuda,cuda-v2,cuda-v3; \
 	  for s in $(EMU_SIZES); do echo "== $$b/$$l --size $$s --impl $$impl"; \
 	  ./$$b/$$l --size $$s --impl $$impl || status=1; done; done; \
 	if [ $$status -ne 0 ]; then echo "make test-emu: FAILED"; else echo "make test-emu: all passed"; fi; exit $$status
