@@ -24,13 +24,13 @@
 #include <string.h>
 
 enum { X, W, TARGET, DLOSS, LOSS, DX, DW };
-enum { OPT_CHUNK, OPT_FILTER };
+enum { OPT_CHUNK, OPT_FILTER, OPT_PEAKED };
 
 /* the lesson's problem: the dimensions every implementation reads (first, so the adapters pass prob as an
- * lce_dims *) and cuda-v3's --filter */
+ * lce_dims *), cuda-v3's --filter and the inputs' --peaked */
 typedef struct {
     lce_dims d;
-    int filter;
+    int filter, peaked;
 } lce_lesson_problem;
 
 static const lce_dims *dims_of(const void *prob) { return &((const lce_lesson_problem *)prob)->d; }
@@ -44,7 +44,7 @@ static const char *make_problem(const long long *dims, const long long *opts, vo
     if ((size_t)opts[OPT_CHUNK] > d.N) return "--chunk must be at most N (rows per chunk)";
     d.chunk = opts[OPT_CHUNK] ? (size_t)opts[OPT_CHUNK] : lce_default_chunk(d.N, d.H, d.V);
     if (d.chunk > d.N) d.chunk = d.N; /* the power of two can exceed N: the one chunk then holds N rows */
-    lce_lesson_problem p = {d, (int)opts[OPT_FILTER]};
+    lce_lesson_problem p = {d, (int)opts[OPT_FILTER], (int)opts[OPT_PEAKED]};
     static_assert(sizeof p <= sizeof(lesson_problem), "lesson 5's problem fits the session's storage");
     memcpy(prob, &p, sizeof p);
     return NULL;
@@ -55,9 +55,30 @@ static int shape_w(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p
 static int shape_n(const void *p, size_t *s) { return lesson_shape1(s, dims_of(p)->N); }
 static int shape_1(const void *p, size_t *s) { (void)p; return lesson_shape1(s, 1); }
 
+/* --peaked: x times 32 (exact in bf16: logits of std ~64 instead of ~2) and each counted row's target the argmax of
+ * its logits (in double): the sharp softmax of a model that predicts its data, the regime Cut Cross-Entropy's
+ * filter is made for. N*V*H multiply-adds once, on the CPU. */
+static void make_peaked(const lce_dims *d, bf16 *x, const bf16 *w, int32_t *target)
+{
+    for (size_t i = 0; i < lce_x_count(d); i++) x[i] = bf16_from_f32(32.0f * bf16_to_f32(x[i]));
+    for (size_t n = 0; n < d->N; n++) {
+        if (target[n] == LCE_IGNORE) continue;
+        double best = -INFINITY;
+        for (size_t v = 0; v < d->V; v++) {
+            double z = 0.0;
+            for (size_t h = 0; h < d->H; h++) z += (double)bf16_to_f32(x[n * d->H + h]) * bf16_to_f32(w[v * d->H + h]);
+            if (z > best) {
+                best = z;
+                target[n] = (int32_t)v;
+            }
+        }
+    }
+}
+
 static void fill(const void *prob, uint64_t seed, void *const *t)
 {
     lce_fill(prob, seed, t[X], t[W], t[TARGET], t[DLOSS]);
+    if (((const lce_lesson_problem *)prob)->peaked) make_peaked(prob, t[X], t[W], t[TARGET]);
 }
 
 static void reference(const void *prob, void *const *t, double *const *ref)
@@ -254,10 +275,12 @@ const lesson lesson5_def = {
     .sizes = {{"tiny", {4, 3, 7}}, {"small", {256, 128, 4096}}, {"medium", {2048, 256, 32768}},
               {"forum", {8192, 4096, 128256}}},
     .default_size = "medium",
-    .nopts = 2,
+    .nopts = 3,
     .opts = {{"--chunk", 1, 0, 0, 1LL << 40, "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
              {"--filter", 0, 0, 0, 1, "cuda-v3: skip every 32x64 gradient tile whose |softmax - onehot| < 2^-12 "
-                                      "(Cut Cross-Entropy's filter) and print its error beside the unfiltered run's"}},
+                                      "(Cut Cross-Entropy's filter) and print its error beside the unfiltered run's"},
+             {"--peaked", 0, 0, 0, 1, "inputs of a model that predicts its data: x times 32, each target its row's "
+                                      "argmax (a sharp softmax: where --filter skips tiles)"}},
     .make_problem = make_problem,
     .ntensors = 7,
     .tensors = {[X] = {"x", LT_INPUT, DT_BF16, "x [N,H] bf16 input", shape_x, 0},
