@@ -33,8 +33,8 @@
 #define LCE3_TILE_V 64  /* vocabulary rows per logit tile: 4 fragments, one column of fragments per warp */
 #define LCE3_TILE_K 32  /* H columns staged per step of the logit GEMM: 2 k-steps */
 #define LCE3_SLAB_H 64  /* H columns of dx or dW updated per step: 4 fragments */
-/* shared rows padded by 16 bytes (8 bf16, 4 floats): rows stay 32-byte aligned for WMMA at 16-row steps and
- * the 16-byte stores of 8 consecutive rows start in 8 different bank groups */
+/* shared rows padded by 16 bytes (8 bf16, 4 floats): rows stay 32-byte aligned for WMMA at 16-row steps and the
+ * same 16 bytes of 8 consecutive rows (what a fragment load reads at once) fall in 8 different bank groups */
 #define LCE3_PAD_BF16 8
 #define LCE3_PAD_F32 4
 #define LCE3_ROW_LANES (LCE3_THREADS / LCE3_TILE_N) /* threads per row in the row passes (4, one warp's quad) */

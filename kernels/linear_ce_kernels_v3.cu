@@ -20,17 +20,26 @@
  *   - --filter: CCE's gradient filter. A tile whose |softmax - onehot| are all below 2^-12 (bf16's eps / 32,
  *     CCE's default) adds nothing to dx or dW; skipped tiles are counted.
  *
- * Designed efficiency (NOT MEASURED: no GPU in this task; see docs/lesson-5.md). Per logit the work is 3 bf16
- * GEMMs of N*V*H multiply-adds in forward + backward plus 2 recomputations: 5 N*V*H. The logit GEMM keeps its
- * operands in shared memory at 32x64x32 (arithmetic intensity 2*32*64*32 flops / (96*32*2 bytes) = 21 flop per
- * byte of L2 traffic; L2-resident at these tile counts), so it is bound by the WMMA issue rate of 4 warps per
- * block, about 25-40% of the H100's dense bf16 peak at the forum size (a hand-tiled WMMA kernel without
- * cp.async pipelining or ldmatrix swizzles; cuBLAS reaches 70-80%). The dx and dW slab updates re-read and
- * re-write their fp32 accumulator once per tile: 8 bytes per (row, h) per V-tile for dx, 8 per (v, h) per row
- * block for dW, about 2 * 8 * N * V * H / 64 / 32 ... bytes; at the forum size that is ~270 GB per backward, which
- * dominates the ~2.6e16 flops (CCE pays the same for its locked dE/dC adds). Loads: every global bf16 load is a
- * 16-byte vector from a row of 64 contiguous bytes (100% sector use when H % 8 == 0; element loads otherwise).
- * Shared memory: rows padded by 16 bytes, so the 16-byte stores of 8 consecutive rows hit 8 distinct bank groups.
+ * Designed efficiency (NOT MEASURED: no GPU in this task; docs/lesson-5.md), at the forum size N=8192, H=4096,
+ * V=128256 on an H100 (989 TFLOP/s dense bf16, 3.35 TB/s HBM):
+ *   - math: 5 N*V*H multiply-adds (forward's logits; backward's two recomputations, G.W and G^T.x) = 4.3e13 flop,
+ *     43 ms at the tensor-core peak. A 32x64x32 step reads 6 KiB of shared operands per 65,536 multiply-adds; this
+ *     hand-tiled WMMA (no cp.async pipelining, no ldmatrix swizzle, 4 warps per block) is designed for 30-50% of
+ *     the peak in the logit GEMM. Forward is that alone: ~20-30 ms. Blocks walk V in the same order, so W's
+ *     tiles are shared through L2 by the ~260 resident blocks rather than read from HBM per row block.
+ *   - backward is bound by the fp32 accumulator slabs, read and written once per logit tile: dx 8 H bytes per row
+ *     per V-tile (N*V*H / 8 bytes), dW 8 H bytes per vocabulary row per row block (N*V*H / 4 bytes): 1.6 TB, about
+ *     0.5 s of HBM traffic, so backward is designed at only ~10% of the tensor roofline (v2: 5-25 s). CCE pays the
+ *     same kind of traffic for its locked dE/dC adds, in bf16 and with larger tiles; the next step here is a K of
+ *     several logit tiles per accumulator pass (the logit and update phases' shared memory aliased).
+ *   - loads: every global bf16 load is a 16-byte vector, 4 lanes covering 64 contiguous bytes of a row (100% of
+ *     each 32-byte sector used) when H % 8 == 0; element loads otherwise. fp32 slabs: 4-byte loads, 32 consecutive
+ *     floats per warp (128 bytes).
+ *   - shared memory: rows padded by 16 bytes (x/W rows 80 bytes apart), so the 8 rows x 16 bytes that a fragment
+ *     load reads per phase fall in 8 distinct groups of 4 banks: conflict-free. The staging stores trade a little:
+ *     a quarter-warp stores 2 rows x 4 chunks of a 32-column tile, and chunk 3 of the second row shares banks
+ *     with chunk 0 of the first (one 2-way conflict per quarter-warp); the 64-column slabs store one whole row
+ *     per quarter-warp, conflict-free. An XOR swizzle would remove the first at the cost of readability.
  */
 #include "linear_ce_kernels_v3.h"
 
