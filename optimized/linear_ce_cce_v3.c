@@ -4,6 +4,8 @@
 
 #include <limits.h>
 
+#include "../kernels/linear_ce_geometry.h"
+
 void cuda_cce3_carve(arena *a, const lce_dims *d, cuda_cce3_workspace *w)
 {
     w->dx_acc = arena_take(a, lce_x_count(d), DT_F32, "dx_acc");
@@ -36,7 +38,8 @@ mem_formula cuda_cce3_memory(const lce_dims *d)
 
 const char *cuda_cce3_unfit(const lce_dims *d)
 {
-    if (d->N > INT_MAX || d->H > INT_MAX || d->V > INT_MAX)
-        return "N, H or V exceeds the kernels' int arguments (and the grid)";
+    /* the tile loops step v0 and n0 past the last tile: room for one more tile below INT_MAX */
+    if (d->N > INT_MAX - LCE3_TILE_V || d->H > INT_MAX - LCE3_TILE_V || d->V > INT_MAX - LCE3_TILE_V)
+        return "N, H or V above INT_MAX - 64: the kernels' int indices and tile loops";
     return NULL;
 }
