@@ -33,6 +33,7 @@
 #define LCE3_TILE_V 64  /* vocabulary rows per logit tile: 4 fragments, one column of fragments per warp */
 #define LCE3_TILE_K 32  /* H columns staged per step of the logit GEMM: 2 k-steps */
 #define LCE3_SLAB_H 64  /* H columns of dx or dW updated per step: 4 fragments */
+#define LCE3_PAIR 2     /* logit tiles whose G feeds one pass over the fp32 accumulator (halves its traffic) */
 /* shared rows padded by 16 bytes (8 bf16, 4 floats): rows stay 32-byte aligned for WMMA at 16-row steps and the
  * same 16 bytes of 8 consecutive rows (what a fragment load reads at once) fall in 8 different bank groups */
 #define LCE3_PAD_BF16 8

@@ -11,11 +11,13 @@
  *     that holds it, so it is the same float that entered the logsumexp; lse [N] saved;
  *   - backward recomputes the logit tiles, forms G = (softmax - onehot) * dloss / n_valid, rounds it to bf16 (the
  *     tensor cores' operand; CCE does the same) and adds G . W into dx and G^T . x into dW with WMMA, 64 columns
- *     of H at a time, the fp32 accumulator slab staged through shared memory (so ragged edges cost nothing);
+ *     of H at a time, the fp32 accumulator slab staged through shared memory (so ragged edges cost nothing); the
+ *     G of a pair of logit tiles feeds one accumulator pass (K = 128 vocabulary rows for dx, 64 rows of x for
+ *     dW), the pass's shared memory being the logit phase's bytes (a union);
  *   - dx: one block per row block owns those rows of an fp32 dx workspace (N, H) (CCE's accum_e_fp32), reads and
- *     writes them once per V-tile, rounds them once to bf16 at the end. dW: one block per V-tile owns those rows
- *     of dW. Ownership instead of CCE's locked adds: every element has one writer adding in a fixed order, so
- *     dx and dW are the same bits on every run (the emulator's two passes check it), at the price of
+ *     writes them once per pair of V-tiles, rounds them once to bf16 at the end. dW: one block per V-tile owns
+ *     those rows of dW. Ownership instead of CCE's locked adds: every element has one writer adding in a fixed
+ *     order, so dx and dW are the same bits on every run (the emulator's two passes check it), at the price of
  *     recomputing the logits twice in backward (once per gradient) where CCE's single backward kernel does once;
  *   - --filter: CCE's gradient filter. A tile whose |softmax - onehot| are all below 2^-12 (bf16's eps / 32,
  *     CCE's default) adds nothing to dx or dW; skipped tiles are counted.
@@ -27,11 +29,12 @@
  *     hand-tiled WMMA (no cp.async pipelining, no ldmatrix swizzle, 4 warps per block) is designed for 30-50% of
  *     the peak in the logit GEMM. Forward is that alone: ~20-30 ms. Blocks walk V in the same order, so W's
  *     tiles are shared through L2 by the ~260 resident blocks rather than read from HBM per row block.
- *   - backward is bound by the fp32 accumulator slabs, read and written once per logit tile: dx 8 H bytes per row
- *     per V-tile (N*V*H / 8 bytes), dW 8 H bytes per vocabulary row per row block (N*V*H / 4 bytes): 1.6 TB, about
- *     0.5 s of HBM traffic, so backward is designed at only ~10% of the tensor roofline (v2: 5-25 s). CCE pays the
- *     same kind of traffic for its locked dE/dC adds, in bf16 and with larger tiles; the next step here is a K of
- *     several logit tiles per accumulator pass (the logit and update phases' shared memory aliased).
+ *   - backward is bound by the fp32 accumulator slabs, read and written once per pair of logit tiles: dx 8 H bytes
+ *     per row per 128 vocabulary rows (N*V*H / 16 bytes), dW 8 H bytes per vocabulary row per 64 rows of x
+ *     (N*V*H / 8 bytes): 0.8 TB, about 0.24 s of HBM traffic against 35 ms of backward math at the peak:
+ *     designed at ~15% of the tensor roofline (v2: 5-25 s). CCE pays the same kind of traffic for its locked
+ *     dE/dC adds, in bf16 and with larger tiles; a larger K per pass needs more than 48 KiB of shared memory (an
+ *     opt-in the emulator does not model).
  *   - loads: every global bf16 load is a 16-byte vector, 4 lanes covering 64 contiguous bytes of a row (100% of
  *     each 32-byte sector used) when H % 8 == 0; element loads otherwise. fp32 slabs: 4-byte loads, 32 consecutive
  *     floats per warp (128 bytes).
@@ -56,7 +59,10 @@ namespace wmma = nvcuda::wmma;
 
 #define LDK (LCE3_TILE_K + LCE3_PAD_BF16) /* staged x and W rows (bf16) */
 #define LDZ (LCE3_TILE_V + LCE3_PAD_F32)  /* logit tile rows (f32) */
-#define LDG (LCE3_TILE_V + LCE3_PAD_BF16) /* gradient tile rows (bf16) */
+#define LDG_DX (LCE3_PAIR * LCE3_TILE_V + LCE3_PAD_BF16) /* dx's G rows: a pair of V-tiles side by side (bf16) */
+#define LDG_DW (LCE3_TILE_V + LCE3_PAD_BF16)              /* dW's G rows: a pair of row blocks stacked (bf16) */
+#define LCE3_PAIR_V (LCE3_PAIR * LCE3_TILE_V) /* the dx update's K: vocabulary rows per accumulator pass */
+#define LCE3_PAIR_N (LCE3_PAIR * LCE3_TILE_N) /* the dW update's K: rows of x per accumulator pass */
 #define LDB (LCE3_SLAB_H + LCE3_PAD_BF16) /* staged operand slab rows (bf16) */
 #define LDC (LCE3_SLAB_H + LCE3_PAD_F32)  /* staged accumulator slab rows (f32) */
 
@@ -67,7 +73,8 @@ static_assert(LCE3_TILE_N % LCE3_WMMA == 0 && LCE3_TILE_K % LCE3_WMMA == 0, "til
 static_assert(LCE3_TILE_K % 8 == 0 && LCE3_SLAB_H % 8 == 0, "staged rows are whole 16-byte chunks");
 static_assert(LCE3_THREADS == LCE3_TILE_N * LCE3_ROW_LANES && LCE3_TILE_V % LCE3_ROW_LANES == 0,
               "the row passes give every row a quad of lanes of one warp and each lane a quarter of the tile");
-static_assert((LCE3_WMMA * LDK * 2) % 32 == 0 && (LCE3_WMMA * LDZ * 4) % 32 == 0 && (LCE3_WMMA * LDG * 2) % 32 == 0 &&
+static_assert((LCE3_WMMA * LDK * 2) % 32 == 0 && (LCE3_WMMA * LDZ * 4) % 32 == 0 &&
+                  (LCE3_WMMA * LDG_DX * 2) % 32 == 0 && (LCE3_WMMA * LDG_DW * 2) % 32 == 0 &&
                   (LCE3_WMMA * LDB * 2) % 32 == 0 && (LCE3_WMMA * LDC * 4) % 32 == 0,
               "every fragment's first element is 32-byte aligned (WMMA's pointer rule) at 16-row steps");
 
@@ -78,15 +85,25 @@ struct __align__(32) lce3_logit_smem {
     float z[LCE3_TILE_N][LDZ];  /* the logits of the tile (garbage past N or V: never read there) */
 };
 
-/* The gradient tile and one slab of a gradient update. */
-struct __align__(32) lce3_update_smem {
-    bf16 g[LCE3_TILE_N][LDG];   /* G[n0 + i, v0 + j] in bf16, zero for rows past N, ignored rows, columns past V */
-    bf16 b[LCE3_TILE_V][LDB];   /* the operand slab: W rows (dx) or x rows (dW), LCE3_SLAB_H columns from h0 */
-    float c[LCE3_TILE_V][LDC];  /* the fp32 accumulator slab: dx_acc rows (dx) or dW rows (dW) */
-    int busy[LCE3_WARPS];       /* the filter's vote: a warp saw an entry that is not negligible */
+/* One slab of a gradient update: used only between logit phases, so it shares their memory. */
+struct __align__(32) lce3_slab_smem {
+    bf16 b[LCE3_PAIR_V > LCE3_PAIR_N ? LCE3_PAIR_V : LCE3_PAIR_N][LDB]; /* W rows (dx) or x rows (dW), 64 columns */
+    float c[LCE3_TILE_V > LCE3_TILE_N ? LCE3_TILE_V : LCE3_TILE_N][LDC]; /* fp32 dx_acc rows (dx) or dW rows (dW) */
 };
-static_assert(sizeof(lce3_logit_smem) + sizeof(lce3_update_smem) <= LCE2_SMEM_LIMIT,
-              "backward's static shared memory fits 48 KiB");
+
+/* Backward's shared memory: a logit phase (twice: a pair of tiles) then an update phase over the same bytes; the
+ * pair's G lives across both. */
+struct __align__(32) lce3_back_smem {
+    union {
+        lce3_logit_smem l;
+        lce3_slab_smem u;
+    };
+    /* G in bf16 (zero for rows past N, ignored rows, columns past V, filtered tiles): dx [32][2 * 64] (a pair of
+     * V-tiles side by side), dW [2 * 32][64] (a pair of row blocks stacked) */
+    bf16 g[LCE3_TILE_N * LDG_DX > LCE3_PAIR_N * LDG_DW ? LCE3_TILE_N * LDG_DX : LCE3_PAIR_N * LDG_DW];
+    int busy[LCE3_WARPS]; /* the filter's vote: a warp saw an entry that is not negligible */
+};
+static_assert(sizeof(lce3_back_smem) <= LCE2_SMEM_LIMIT, "backward's static shared memory fits 48 KiB");
 
 /* dst (R, ldd) in shared memory = src rows [r0, r0 + R) x columns [c0, c0 + C) of a bf16 (rows, cols) matrix with
  * row stride cols, zero outside it. Consecutive threads take consecutive 16-byte chunks of a row. */
@@ -203,31 +220,42 @@ __global__ void lce3_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
     }
 }
 
-/* u->g = bf16((softmax - onehot) * sc) of the logit tile; returns, to every thread, whether every entry of the
- * tile is negligible (lce_grad_negligible: CCE's filter). Rows past N, ignored rows and columns past V are 0 and
- * count as negligible. */
-static __device__ bool lce3_grad_tile(const lce3_logit_smem *s, lce3_update_smem *u, const int32_t *target,
-                                      const float *lse, int N, int V, int n0, int v0, float sc)
+/* g (ldg) = bf16((softmax - onehot) * sc) of the logit tile in k->l.z; returns, to every thread, whether every
+ * entry of the tile is negligible (lce_grad_negligible: CCE's filter), and with filter on writes zeros for such a
+ * tile. Rows past N, ignored rows and columns past V are 0 and count as negligible. Each thread writes the same
+ * entries as lce3_zero_g_tile. */
+static __device__ bool lce3_grad_tile(lce3_back_smem *k, bf16 *g, int ldg, const int32_t *target, const float *lse,
+                                      int N, int V, int n0, int v0, float sc, int filter)
 {
-    int i = threadIdx.x / LCE3_ROW_LANES, q = threadIdx.x % LCE3_ROW_LANES, w = LCE3_TILE_V / LCE3_ROW_LANES;
+    enum { w = LCE3_TILE_V / LCE3_ROW_LANES };
+    int i = threadIdx.x / LCE3_ROW_LANES, j0 = (threadIdx.x % LCE3_ROW_LANES) * w;
     int n = n0 + i, t = n < N ? target[n] : LCE_IGNORE;
-    float ln = t == LCE_IGNORE ? 0.0f : lse[n];
+    float ln = t == LCE_IGNORE ? 0.0f : lse[n], gv[w];
     bool busy = false;
-    for (int j = q * w; j < q * w + w; j++) {
-        float g = 0.0f;
-        if (t != LCE_IGNORE && v0 + j < V) {
-            float d = lce_softmax_minus_onehot(s->z[i][j], ln, v0 + j == t);
+    for (int j = 0; j < w; j++) {
+        gv[j] = 0.0f;
+        if (t != LCE_IGNORE && v0 + j0 + j < V) {
+            float d = lce_softmax_minus_onehot(k->l.z[i][j0 + j], ln, v0 + j0 + j == t);
             busy = busy || !lce_grad_negligible(d);
-            g = d * sc; /* lce_grad's arithmetic: the same product in the same order */
+            gv[j] = d * sc; /* lce_grad's arithmetic: the same product in the same order */
         }
-        u->g[i][j] = bf16_from_f32(g);
     }
     int any = __any_sync(0xffffffffu, busy);
-    if (threadIdx.x % LCE_WARP == 0) u->busy[threadIdx.x / LCE_WARP] = any;
-    __syncthreads(); /* the gradient tile and every warp's vote are written before anyone reads them */
-    int all_negligible = 1;
-    for (int k = 0; k < LCE3_WARPS; k++) all_negligible &= !u->busy[k];
-    return all_negligible;
+    if (threadIdx.x % LCE_WARP == 0) k->busy[threadIdx.x / LCE_WARP] = any;
+    __syncthreads(); /* every warp's vote is written (and every read of z done) before anyone reads the votes */
+    bool negligible = true;
+    for (int q = 0; q < LCE3_WARPS; q++) negligible = negligible && !k->busy[q];
+    for (int j = 0; j < w; j++) g[i * ldg + j0 + j] = bf16_from_f32(filter && negligible ? 0.0f : gv[j]);
+    return negligible;
+}
+
+/* g (ldg) = 0 over one tile's place: the second tile of a pair that lies past N or V. Its operand rows are staged
+ * as zeros, so a finite stale G would add nothing, but a NaN left by the previous pair times 0 is NaN. */
+static __device__ void lce3_zero_g_tile(bf16 *g, int ldg)
+{
+    enum { w = LCE3_TILE_V / LCE3_ROW_LANES };
+    int i = threadIdx.x / LCE3_ROW_LANES, j0 = (threadIdx.x % LCE3_ROW_LANES) * w;
+    for (int j = 0; j < w; j++) g[i * ldg + j0 + j] = 0;
 }
 
 /* One 16x16 fragment of C (shared, LDC) += A (16 x 16 ksteps) . B (16 ksteps x 16, row-major, LDB), A's layout
@@ -247,41 +275,46 @@ static __device__ void lce3_fragment_update(float *c, const bf16 *a, int lda, in
     wmma::store_matrix_sync(c, acc, LDC, wmma::mem_row_major);
 }
 
-/* dx_acc rows [n0, n0 + 32) += G (32 x 64) . W rows [v0, v0 + 64), one LCE3_SLAB_H slab of H at a time; warp w
- * owns slab columns [16w, 16w + 16) of both 16-row halves. */
-static __device__ void lce3_update_dx(lce3_update_smem *u, const bf16 *W, float *dx_acc, int N, int V, int H,
+/* dx_acc rows [n0, n0 + 32) += G (32 x 128) . W rows [v0, v0 + 128), one LCE3_SLAB_H slab of H at a time; warp w
+ * owns slab columns [16w, 16w + 16) of both 16-row halves. Ends with a barrier: the slab's bytes are the next
+ * logit phase's. */
+static __device__ void lce3_update_dx(lce3_back_smem *k, const bf16 *W, float *dx_acc, int N, int V, int H,
                                       int n0, int v0)
 {
     int warp = threadIdx.x / LCE_WARP;
     for (int h0 = 0; h0 < H; h0 += LCE3_SLAB_H) {
-        lce3_stage_bf16(&u->b[0][0], LDB, W, V, H, v0, h0, LCE3_TILE_V, LCE3_SLAB_H);
-        lce3_load_acc(&u->c[0][0], dx_acc, N, H, n0, h0, LCE3_TILE_N);
+        lce3_stage_bf16(&k->u.b[0][0], LDB, W, V, H, v0, h0, LCE3_PAIR_V, LCE3_SLAB_H);
+        lce3_load_acc(&k->u.c[0][0], dx_acc, N, H, n0, h0, LCE3_TILE_N);
         __syncthreads(); /* the W slab and the accumulator slab are complete before any fragment load */
         for (int m = 0; m < LCE3_TILE_N / LCE3_WMMA; m++)
-            lce3_fragment_update<wmma::row_major>(&u->c[m * LCE3_WMMA][warp * LCE3_WMMA], &u->g[m * LCE3_WMMA][0],
-                                                  LDG, LCE3_WMMA, &u->b[0][warp * LCE3_WMMA], LCE3_TILE_V / LCE3_WMMA);
+            lce3_fragment_update<wmma::row_major>(&k->u.c[m * LCE3_WMMA][warp * LCE3_WMMA],
+                                                  &k->g[m * LCE3_WMMA * LDG_DX], LDG_DX, LCE3_WMMA,
+                                                  &k->u.b[0][warp * LCE3_WMMA], LCE3_PAIR_V / LCE3_WMMA);
         __syncthreads(); /* every fragment is stored back before the slab goes out and the next one comes in */
-        lce3_store_acc(&u->c[0][0], dx_acc, N, H, n0, h0, LCE3_TILE_N);
+        lce3_store_acc(&k->u.c[0][0], dx_acc, N, H, n0, h0, LCE3_TILE_N);
     }
+    __syncthreads(); /* the slab is written back before the next logit phase reuses its bytes */
 }
 
-/* dW rows [v0, v0 + 64) += G^T (64 x 32) . x rows [n0, n0 + 32), a slab of H at a time; warp w owns vocabulary
- * rows [16w, 16w + 16) of the slab. G^T (j, i) = g[i][j]: G read column-major. */
-static __device__ void lce3_update_dw(lce3_update_smem *u, const bf16 *x, float *dW, int N, int V, int H, int n0,
+/* dW rows [v0, v0 + 64) += G^T (64 x 64) . x rows [n0, n0 + 64), a slab of H at a time; warp w owns vocabulary
+ * rows [16w, 16w + 16) of the slab. G^T (j, i) = g[i][j]: G read column-major. Ends with a barrier, as above. */
+static __device__ void lce3_update_dw(lce3_back_smem *k, const bf16 *x, float *dW, int N, int V, int H, int n0,
                                       int v0)
 {
     int warp = threadIdx.x / LCE_WARP;
+    const bf16 *gt = &k->g[warp * LCE3_WMMA]; /* G^T's 16 rows of this warp, read column-major */
     for (int h0 = 0; h0 < H; h0 += LCE3_SLAB_H) {
-        lce3_stage_bf16(&u->b[0][0], LDB, x, N, H, n0, h0, LCE3_TILE_N, LCE3_SLAB_H);
-        lce3_load_acc(&u->c[0][0], dW, V, H, v0, h0, LCE3_TILE_V);
+        lce3_stage_bf16(&k->u.b[0][0], LDB, x, N, H, n0, h0, LCE3_PAIR_N, LCE3_SLAB_H);
+        lce3_load_acc(&k->u.c[0][0], dW, V, H, v0, h0, LCE3_TILE_V);
         __syncthreads(); /* the x slab and the dW slab are complete before any fragment load */
-        const bf16 *gt = &u->g[0][warp * LCE3_WMMA]; /* G^T's 16 rows of this warp, read column-major */
         for (int f = 0; f < LCE3_SLAB_H / LCE3_WMMA; f++)
-            lce3_fragment_update<wmma::col_major>(&u->c[warp * LCE3_WMMA][f * LCE3_WMMA], gt, LDG, LCE3_WMMA * LDG,
-                                                  &u->b[0][f * LCE3_WMMA], LCE3_TILE_N / LCE3_WMMA);
+            lce3_fragment_update<wmma::col_major>(&k->u.c[warp * LCE3_WMMA][f * LCE3_WMMA], gt, LDG_DW,
+                                                  LCE3_WMMA * LDG_DW, &k->u.b[0][f * LCE3_WMMA],
+                                                  LCE3_PAIR_N / LCE3_WMMA);
         __syncthreads(); /* every fragment is stored back before the slab goes out and the next one comes in */
-        lce3_store_acc(&u->c[0][0], dW, V, H, v0, h0, LCE3_TILE_V);
+        lce3_store_acc(&k->u.c[0][0], dW, V, H, v0, h0, LCE3_TILE_V);
     }
+    __syncthreads(); /* the slab is written back before the next logit phase reuses its bytes */
 }
 
 /* rows [r0, r0 + R) of a (rows, H) f32 matrix set to 0; element e belongs to thread e % blockDim.x */
@@ -291,25 +324,38 @@ static __device__ void lce3_zero_rows(float *p, int rows, int H, int r0, int R)
     for (long long e = threadIdx.x; e < n; e += blockDim.x) p[(long long)r0 * H + e] = 0.0f;
 }
 
+/* G of the pair's tile r (of 2) into its place in k->g, or zeros where that tile lies past the matrix; counts the
+ * tile in *skipped when the filter drops it. Returns 1 when the tile still adds something. */
+static __device__ int lce3_pair_tile(lce3_back_smem *k, bf16 *g, int ldg, const bf16 *x, const bf16 *W,
+                                     const int32_t *target, const float *lse, int N, int V, int H, int n0, int v0,
+                                     float sc, int filter, unsigned *skipped)
+{
+    if (n0 >= N || v0 >= V) { /* uniform across the block */
+        lce3_zero_g_tile(g, ldg);
+        return 0;
+    }
+    lce3_logit_tile(&k->l, x, W, N, V, H, n0, v0);
+    bool negligible = lce3_grad_tile(k, g, ldg, target, lse, N, V, n0, v0, sc, filter);
+    if (filter && negligible && threadIdx.x == 0) atomicAdd(skipped, 1u);
+    return !(filter && negligible);
+}
+
 __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                const int32_t *target /* (N,) */, const float *lse /* (N,) */,
                                const float *scale /* (1,) */, const float *dloss /* (1,) */, int filter,
                                float *dx_acc /* (N, H) */, bf16 *dx /* (N, H) */, unsigned *skipped /* (1,) */)
 {
-    __shared__ lce3_logit_smem s;
-    __shared__ lce3_update_smem u;
+    __shared__ lce3_back_smem k;
     int n0 = blockIdx.x * LCE3_TILE_N;
     float sc = scale[0] * dloss[0];
     lce3_zero_rows(dx_acc, N, H, n0, LCE3_TILE_N);
     __syncthreads(); /* the zeroed rows are visible before the first slab load reads them in another order */
-    for (int v0 = 0; v0 < V; v0 += LCE3_TILE_V) {
-        lce3_logit_tile(&s, x, W, N, V, H, n0, v0);
-        bool negligible = lce3_grad_tile(&s, &u, target, lse, N, V, n0, v0, sc);
-        if (filter && negligible) { /* uniform across the block: every thread read the same votes */
-            if (threadIdx.x == 0) atomicAdd(skipped, 1u);
-            continue;
-        }
-        lce3_update_dx(&u, W, dx_acc, N, V, H, n0, v0);
+    for (int v0 = 0; v0 < V; v0 += LCE3_PAIR_V) {
+        int adds = 0; /* uniform across the block: every thread read the same votes */
+        for (int r = 0; r < LCE3_PAIR; r++)
+            adds += lce3_pair_tile(&k, &k.g[r * LCE3_TILE_V], LDG_DX, x, W, target, lse, N, V, H, n0,
+                                   v0 + r * LCE3_TILE_V, sc, filter, skipped);
+        if (adds) lce3_update_dx(&k, W, dx_acc, N, V, H, n0, v0);
     }
     __syncthreads(); /* the last slab is written back before the rows are read in the rounding order */
     long long n = (long long)(N - n0 < LCE3_TILE_N ? N - n0 : LCE3_TILE_N) * H;
@@ -322,20 +368,17 @@ __global__ void lce3_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
                                const float *scale /* (1,) */, const float *dloss /* (1,) */, int filter,
                                float *dW /* (V, H) */, unsigned *skipped /* (1,) */)
 {
-    __shared__ lce3_logit_smem s;
-    __shared__ lce3_update_smem u;
+    __shared__ lce3_back_smem k;
     int v0 = blockIdx.x * LCE3_TILE_V;
     float sc = scale[0] * dloss[0];
     lce3_zero_rows(dW, V, H, v0, LCE3_TILE_V);
     __syncthreads(); /* the zeroed rows are visible before the first slab load reads them in another order */
-    for (int n0 = 0; n0 < N; n0 += LCE3_TILE_N) {
-        lce3_logit_tile(&s, x, W, N, V, H, n0, v0);
-        bool negligible = lce3_grad_tile(&s, &u, target, lse, N, V, n0, v0, sc);
-        if (filter && negligible) { /* uniform across the block */
-            if (threadIdx.x == 0) atomicAdd(skipped, 1u);
-            continue;
-        }
-        lce3_update_dw(&u, x, dW, N, V, H, n0, v0);
+    for (int n0 = 0; n0 < N; n0 += LCE3_PAIR_N) {
+        int adds = 0; /* uniform across the block */
+        for (int r = 0; r < LCE3_PAIR; r++)
+            adds += lce3_pair_tile(&k, &k.g[r * LCE3_TILE_N * LDG_DW], LDG_DW, x, W, target, lse, N, V, H,
+                                   n0 + r * LCE3_TILE_N, v0, sc, filter, skipped);
+        if (adds) lce3_update_dw(&k, x, dW, N, V, H, n0, v0);
     }
 }
 

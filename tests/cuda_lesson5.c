@@ -288,8 +288,8 @@ END_TEST
 /* the odd size; rows 32..36 (the whole ragged row tile) and every third row ignored */
 START_TEST(cuda_lce_v3_odd) { run_case_v3(37, 19, 301, 522, (v3_case){1, 0, 0}); }
 END_TEST
-/* one below / at / above each tile constant: rows (32), vocabulary (64), H per logit step (32) and per slab (64);
- * H = 40: 16-byte loads with a ragged last step */
+/* one below / at / above each tile constant: rows (32; a pair, 64), vocabulary (64; a pair, 128), H per logit step
+ * (32) and per slab (64); H = 40: 16-byte loads with a ragged last step */
 START_TEST(cuda_lce_v3_edges)
 {
     run_case_v3(31, 32, 65, 523, V3_PLAIN);
@@ -297,6 +297,8 @@ START_TEST(cuda_lce_v3_edges)
     run_case_v3(32, 65, 64, 525, V3_PLAIN);
     run_case_v3(65, 33, 129, 526, (v3_case){1, 0, 0});
     run_case_v3(20, 40, 100, 527, V3_PLAIN);
+    run_case_v3(63, 24, 127, 532, V3_PLAIN);
+    run_case_v3(64, 16, 128, 533, V3_PLAIN);
 }
 END_TEST
 /* NaN and Inf in x: their rows' loss and dx are NaN like float64's, dW is NaN everywhere (every dW element sums
@@ -327,8 +329,8 @@ static void check_filter_bound(const void *a, const void *b, dtype t, const bf16
 
 /* The filter where it pays: the lesson's --peaked inputs (x scaled by 32: logits of std ~64; each target its row's
  * argmax, so |softmax - onehot| is tiny at the target too). Random targets would keep almost every tile: the
- * one-hot's -1 sits in some tile of every row. It must skip tiles in both kernels (the same ones), stay within 2u of float64, and
- * within its own bound of the unfiltered run. */
+ * one-hot's -1 sits in some tile of every row. It must skip tiles in both kernels (the same ones), stay within 2u
+ * of float64, and within its own bound of the unfiltered run. */
 START_TEST(cuda_lce_v3_filter)
 {
     const lesson *L = &lesson5_def;
