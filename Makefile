@@ -36,8 +36,13 @@ ifeq ($(EMU),1)
 CUDA := 1
 BIN  := build/emu
 endif
+# TOY_LESSON=1: the test build of `make test-toy-lesson` (a sixth lesson from tests/toy_lesson.c), CPU only
+ifeq ($(TOY_LESSON),1)
+CUDA := 0
+BIN  := build/toy
+endif
 
-MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)
+MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
 OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)
@@ -62,7 +67,7 @@ endif
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
 RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu
-SESSION_C  := lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
+SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
               lessons/session.c lessons/lesson_main.c lessons/lesson_output.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
@@ -84,15 +89,18 @@ TEST_LIB_OBJ := $(call objs,tests/cli_harness.c tests/lesson_testing.c tests/gra
 include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, test_emu, test-emu
 
 # ---- lessons ---------------------------------------------------------------------------------------------
-# $(call LESSON,N,C sources,CUDA sources,extra test C sources): lessons/lessonN.c holds the definition
-# (lessonN_def); build/lessonN is lessons/lesson_program.c over it; tests/test_lessonN.c is its own suite and
-# tests/cuda_lessonN.c (when present) joins build/test_cuda.
+# $(call LESSON,N,C sources,CUDA sources,extra test C sources[,definition]): lessons/lessonN.c (or the fifth
+# argument) holds the definition (lessonN_def); build/lessonN is lessons/lesson_program.c over it;
+# tests/test_lessonN.c (when present) is its own suite and tests/cuda_lessonN.c (when present) joins
+# build/test_cuda. These lines are the one list of lessons: LESSON_NS, and from it the generated
+# $(LESSON_LIST_H) (X(1) X(2) ...) that tests/test_lessons.c and tests/test_cuda.c expand, the docs target and
+# bench/run.sh (BENCH_LESSONS) read them.
 LESSON_NS :=
 LESSON_DEF_OBJ :=
 LESSON_CUDA_TEST_OBJ :=
 define LESSON
 LESSON_NS += $(1)
-L$(1)_OBJ := $$(call objs,lessons/lesson$(1).c $(2) $(3))
+L$(1)_OBJ := $$(call objs,$(or $(5),lessons/lesson$(1).c) $(2) $(3))
 LESSON_DEF_OBJ += $$(L$(1)_OBJ)
 LESSON_CUDA_TEST_OBJ += $$(if $$(wildcard tests/cuda_lesson$(1).c),$$(OBJ)/tests/cuda_lesson$(1).o)
 $(BIN)/lesson$(1): $$(OBJ)/lessons/lesson_program_$(1).o $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
@@ -113,9 +121,22 @@ $(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lesson
 $(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_kernels.cu optimized/maxsim_fused.cu,))
 $(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_kernels.cu,))
 $(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cce.c optimized/linear_ce_cce_v3.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_kernels.cu optimized/linear_ce_cce.cu kernels/linear_ce_kernels_v2.cu optimized/linear_ce_cce_v3.cu kernels/linear_ce_kernels_v3.cu,))
+ifeq ($(TOY_LESSON),1) # a sixth lesson for the done-when check (make test-toy-lesson): one line, no list edited
+$(eval $(call LESSON,6,,,,tests/toy_lesson.c))
+endif
+
+# The lesson list as C: X(1) X(2) ... (rewritten only when LESSON_NS changes, so nothing rebuilds needlessly)
+LESSON_LIST_H := $(OBJ)/gen/lesson_list.h
+$(LESSON_LIST_H): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(foreach n,$(LESSON_NS),X($(n)))' >$@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(OBJ)/tests/test_lessons.o $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ): $(LESSON_LIST_H)
+$(OBJ)/tests/test_lessons.o: CFLAGS += -DLESSON_BIN_DIR='"$(BIN)"'
+.PHONY: FORCE
+FORCE:
 
 LESSONS := $(foreach n,$(LESSON_NS),$(BIN)/lesson$(n))
-TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(BIN)/test_lesson$(n))
+TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(if $(wildcard tests/test_lesson$(n).c),$(BIN)/test_lesson$(n)))
 ifeq ($(CUDA),1)
 TESTS   += $(BIN)/test_cuda
 endif
@@ -140,10 +161,29 @@ debug:
 test: check-deps blas-deps
 	$(MAKE) test-build
 	@status=0; for t in $(TESTS); do echo "== $$t"; ./$$t || status=1; done; \
+	echo "== make test-toy-lesson"; $(MAKE) --no-print-directory test-toy-lesson || status=1; \
 	if [ $$status -ne 0 ]; then echo "make test: some suites FAILED"; else echo "make test: all suites passed"; fi; \
 	exit $$status
 
 test-build: cuda-status $(TESTS) $(LESSONS)
+
+# The done-when check of the lesson list: a sixth lesson (tests/toy_lesson.c and its one LESSON line under
+# TOY_LESSON=1, built apart in build/toy) joins test_lessons (definitions and binaries) and the bench plan with no
+# list edited. `make test` runs it last.
+.PHONY: test-toy-lesson toy-check
+test-toy-lesson: check-deps blas-deps
+	@$(MAKE) --no-print-directory TOY_LESSON=1 toy-check
+toy-check:
+	@$(MAKE) --no-print-directory $(BIN)/test_lessons $(LESSONS)
+	@./$(BIN)/test_lessons >$(BIN)/test_lessons.out 2>&1; rc=$$?; cat $(BIN)/test_lessons.out; \
+	grep -q '^test_lessons: .* lesson6$$' $(BIN)/test_lessons.out || \
+	  { echo "make test-toy-lesson: the toy lesson did not join test_lessons"; rc=1; }; \
+	BIN=$(BIN) BENCH_DIR=$(BIN)/bench BENCH_LESSONS="$(LESSON_NS)" BENCH_PLAN_ONLY=1 TORCH_PYTHON=none \
+	  bench/run.sh >$(BIN)/bench_plan.out 2>&1 || rc=1; \
+	grep '^plan: 6|' $(BIN)/bench_plan.out || \
+	  { cat $(BIN)/bench_plan.out; echo "make test-toy-lesson: the toy lesson is not in the bench plan"; rc=1; }; \
+	if [ $$rc -ne 0 ]; then echo "make test-toy-lesson: FAILED"; else echo "make test-toy-lesson: lesson 6 joined"; fi; \
+	exit $$rc
 
 # apt-get install PACKAGE when HEADER is missing, as root; otherwise print the command. $(1) header, $(2) packages
 define need_pkg
@@ -167,9 +207,9 @@ blas-deps:
 # timed runs after a warm-up per point, and writes docs/results/<machine>/lessonN{,_runs,_timeline}.csv.
 # BENCH_DIR unset: docs/results/cpu, or docs/results/<gpu-name> where a CUDA device runs. bench-N: lesson N only.
 bench: all
-	BENCH_DIR=$(BENCH_DIR) bench/run.sh
+	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) bench/run.sh
 bench-%: all
-	BENCH_DIR=$(BENCH_DIR) bench/run.sh $*
+	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) bench/run.sh $*
 
 plot-deps:
 	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || { \
@@ -183,13 +223,13 @@ plots: plot-deps
 	$(PYTHON) plots/bench_plots.py --results $(or $(BENCH_DIR),docs/results/cpu) --out docs/img --readme README.md
 
 # Re-run each lesson at the size its doc shows and paste the output into the doc (between markers).
+# Every marker <!-- lessonN-SIZE:begin --> of docs/lesson-N.md whose SIZE is one of lesson N's presets.
 docs: all plot-deps
-	$(PYTHON) plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./$(BIN)/lesson1 --size forum
-	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-medium -- ./$(BIN)/lesson2 --size medium
-	$(PYTHON) plots/paste_output.py docs/lesson-2.md lesson2-forum -- ./$(BIN)/lesson2 --size forum
-	$(PYTHON) plots/paste_output.py docs/lesson-3.md lesson3-medium -- ./$(BIN)/lesson3 --size medium
-	$(PYTHON) plots/paste_output.py docs/lesson-4.md lesson4-medium -- ./$(BIN)/lesson4 --size medium
-	$(PYTHON) plots/paste_output.py docs/lesson-5.md lesson5-medium -- ./$(BIN)/lesson5 --size medium
+	@set -e; for n in $(LESSON_NS); do doc=docs/lesson-$$n.md; [ -f $$doc ] || continue; \
+	  for s in $$(sed -n "s/^<!-- lesson$$n-\([a-z]*\):begin -->$$/\1/p" $$doc); do \
+	    ./$(BIN)/lesson$$n --size $$s --predict >/dev/null 2>&1 || continue; \
+	    echo "$(PYTHON) plots/paste_output.py $$doc lesson$$n-$$s -- ./$(BIN)/lesson$$n --size $$s"; \
+	    $(PYTHON) plots/paste_output.py $$doc lesson$$n-$$s -- ./$(BIN)/lesson$$n --size $$s; done; done
 
 clean:
 	rm -rf build
@@ -211,7 +251,7 @@ $(BIN)/.mode-$(MODE):
 
 $(OBJ)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -I$(OBJ)/gen -c -o $@ $<
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)

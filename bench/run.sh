@@ -30,7 +30,10 @@ THREADS=${OPENBLAS_NUM_THREADS:-$(nproc)}
 
 # --- which lessons, which implementations ------------------------------------------------------------------
 lessons_in_table() { sed -n 's/^lesson=\([0-9]*\) .*/\1/p' "$SWEEPS" | sort -un; }
-if [ $# -gt 0 ]; then LESSONS=("$@"); else mapfile -t LESSONS < <(lessons_in_table); fi
+# BENCH_LESSONS: the Makefile's lesson list (`make bench` passes it); a lesson with no line in the sweeps gets
+# one point, every implementation at its default size
+if [ $# -gt 0 ]; then LESSONS=("$@"); elif [ -n "${BENCH_LESSONS:-}" ]; then read -ra LESSONS <<<"$BENCH_LESSONS"
+else mapfile -t LESSONS < <(lessons_in_table); fi
 
 # cuda runs where the lesson binary can run it (a CUDA build and a device): ask lesson 1 at its tiny size
 HAVE_CUDA=0
@@ -92,6 +95,7 @@ for L in "${LESSONS[@]}"; do
             [ -n "$pred" ] && PLAN+=("$L|$sweep|$axis|$v|$dims|$opts|$variant|$pred|predict")
         done
     done < <(grep -v '^[[:space:]]*#' "$SWEEPS" | grep .)
+    if [ -z "$impls" ] && [ -z "$forum" ]; then PLAN+=("$L|default|size|default|||||run"); continue; fi
     [ -n "$forum" ] && PLAN+=("$L|forum|size|$forum||||$impls|predict")
     [ -n "$timeline" ] && PLAN+=("$L|timeline|size|$timeline||||naive,cpu|timeline")
     [ "$TORCH_PYTHON" != none ] && PLAN+=("$L|torch|||||||torch")
@@ -115,6 +119,7 @@ echo "bench: ${#PLAN[@]} points, lessons ${LESSONS[*]}, $REPEAT timed runs (medi
 echo "bench: host $CPU_MODEL, $THREADS BLAS threads; CUDA: $([ $HAVE_CUDA = 1 ] && echo "$GPU_NAME" || echo none)"
 echo "bench: PyTorch baseline: $([ "$TORCH_PYTHON" = none ] && echo "skipped (no python with torch)" || echo "$TORCH_PYTHON")"
 echo "bench: writing $BENCH_DIR/lessonN{,_runs,_timeline}.csv"
+if [ -n "${BENCH_PLAN_ONLY:-}" ]; then printf 'plan: %s\n' "${PLAN[@]}"; exit 0; fi # what would run, nothing run
 
 # --- rows: the binary's CSV rows into the lesson's file, names made exact ---------------------------------
 # size := "chunk=V" for an option axis; impl := impl-variant; device "cpu" := the CPU model
@@ -150,6 +155,8 @@ for e in "${PLAN[@]}"; do
     torch) what="PyTorch"; shown="pytorch-*" ;;
     *) if [ "$sweep" = forum ]; then
            args=(--size "$v" --impl "$impl"); what="forum ($v)"; shown=$impl
+       elif [ "$sweep" = default ]; then
+           what="default size"; shown=all
        else
            if [[ "$axis" == --* ]]; then
                args+=(--dims "$dims" "$axis=$v"); optaxis=${axis#--}; what="$optaxis=$v"

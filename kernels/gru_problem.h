@@ -35,6 +35,15 @@ static inline void gru_probe_call(const gru_probe *p, gru_phase phase, size_t t)
     if (p && p->fn) p->fn(p->ctx, phase, t);
 }
 
+/* The five gradients every implementation's backward allocates and returns (host or device pointers). */
+typedef struct {
+    float *dx;     /* (T,B,X) */
+    float *dh0;    /* (B,H) */
+    float *dW_enc; /* (H,2H) */
+    float *dW_ih;  /* (X,3H) */
+    float *dW_zh;  /* (H,3H) */
+} gru_grads;
+
 static inline size_t gru_x_count(const gru_dims *d) { return size_mul(size_mul(d->T, d->B), d->X); }
 static inline size_t gru_h0_count(const gru_dims *d) { return size_mul(d->B, d->H); }
 static inline size_t gru_seq_count(const gru_dims *d) { return size_mul(size_mul(d->T, d->B), d->H); } /* eps, out, dout */

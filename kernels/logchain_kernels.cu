@@ -2,9 +2,6 @@
  * Launched by cuda_lc_forward_v1 / cuda_lc_backward_v1 (optimized/logchain_forward.cu); version 2 is
  * logchain_kernels_v2.cu.
  *
- * NOT RUN ON A GPU: compiled (sm_80, sm_90) on a machine without one; run on the CPU emulator
- * (tests/cuda_emu, make test-emu), which checks barriers, shuffles and bounds but says nothing of speed.
- *
  * Kernels, in the order data flows:
  *   alpha_init_kernel   alpha_0 = log p0 + x_0
  *   log_vecmat_kernel   the log-space (n x c) . (c x c) product, "log-GEMM": out[b, k] = add_out[b, k] +

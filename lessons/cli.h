@@ -25,6 +25,7 @@ typedef struct {
     long long opts[LESSON_MAX_OPTS];   /* the lesson's own options, in the order of lesson.opts */
     int nimpl;                         /* implementations to run, in the order given */
     int impl[LESSON_MAX_IMPLS];        /* indices into lesson.impls */
+    const char *impl_name[LESSON_MAX_IMPLS]; /* each as asked: "cuda" stays "cuda" (the CSV's impl column) */
     uint64_t seed;
     const char *csv_path;              /* NULL: no CSV */
     const char *dump_dir;              /* NULL: no dumps */

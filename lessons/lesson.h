@@ -8,8 +8,12 @@
  * lessonN.c is the definition below plus thin typed adapters; naive/ and optimized/ keep their typed
  * functions (so `break cpu_lc_forward` works in gdb) and the adapters call them.
  *
- * Tensors are one list, indexed by the lesson's own enum (e.g. { X, W, DOUT, OUT, DX, DW }); a run's slots
- * t[] use the same index:
+ * Every table of a definition (dimensions, sizes, options, tensors, implementations) is written with designated
+ * initializers and ends at its first empty row; lesson_ndims() ... lesson_nimpls() count the rows, so no count
+ * is typed.
+ *
+ * Tensors are one list, indexed by the lesson's own enum (lessonN.h, e.g. { X, W, DOUT, OUT, DX, DW }); a run's
+ * slots t[] use the same index:
  *   LT_INPUT     drawn by fill(), copied into the implementation's memory before forward
  *   LT_UPSTREAM  drawn by fill() (dout), copied in after forward and before backward (as autograd does)
  *   LT_OUTPUT    allocated and written by forward
@@ -26,6 +30,21 @@
 #include "../kernels/runtime/dtype.h"
 #include "../kernels/runtime/mem_formula.h"
 #include "report.h"
+
+/* CUDA versions, as llm.c's dev/cuda numbers its kernels: a lesson's CUDA implementations are cuda-v1, cuda-v2,
+ * ... in the order a learner should read them, and "cuda" is an alias of the best one (lesson.cuda_alias),
+ * printed as such ("cuda = cuda-v2") by --help and the run. A version is one field of one row:
+ *     {LESSON_CUDA_VERSION(3), .about = "what v3 adds over v2, and the efficiency it is designed for",
+ *      .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
+ * To add one: write the kernels (kernels/, optimized/<name>.cu); teach the lesson's one CUDA adapter
+ * (cuda_forward/cuda_backward in lessonN.c, which read lesson_run.version: a `case 3:` in lessons 2 and 5, the
+ * version number passed on in lesson 3) to call them; append the row above after the last version (reading
+ * order; v is a literal, it is also the name), with its own .memory/.unfit where its bytes or limits differ and
+ * a static_assert that its saved struct fits lesson_run.saved; move .cuda_alias to it if it is now the best.
+ * --help, --impl, the tests (tests/test_lessons.c), `make test-emu` (every version at tiny and small) and the
+ * bench (through the alias) pick it up from the table; nothing else lists versions. */
+#define LESSON_CUDA_VERSION(v) .name = "cuda-v" #v, .version = (v), .device = 1
+#define LESSON_CUDA_ALIAS "cuda"
 
 #define LESSON_MAX_DIMS 8
 #define LESSON_MAX_SIZES 8
@@ -62,6 +81,7 @@ typedef struct {
 /* The state one implementation's run carries from forward to backward. */
 typedef struct {
     const void *prob;                /* the lesson's problem struct (dimensions and options) */
+    int version;                     /* the implementation's lesson_impl.version (its CUDA version; 0 on the host) */
     void *t[LESSON_MAX_TENSORS];     /* tensor slots, in the implementation's memory (host or device) */
     /* what forward saved for backward: the implementation's own struct of pointers, stored here so that no
      * untracked allocation holds it (adapters static_assert that theirs fits) */
@@ -72,7 +92,8 @@ typedef struct {
 } lesson_run;
 
 typedef struct {
-    const char *name;   /* CLI name: "naive", "cpu", "cuda", "cuda-v1" */
+    const char *name;   /* CLI name: "naive", "cpu", "cuda-v1" (LESSON_CUDA_VERSION) */
+    int version;        /* CUDA implementations: N of cuda-vN, which the lesson's adapter reads; 0 on the host */
     const char *about;  /* one line, printed before the runs */
     int device;         /* 0: host memory and host timers; 1: CUDA device memory and GPU timing */
     int uses_cublas;    /* device: the session attaches the tracked cuBLAS workspace around the run */
@@ -114,18 +135,14 @@ struct lesson {
     const char *program;              /* "lesson1" */
     const char *title;                /* first line of the output */
     const char *summary;              /* --help */
-    int ndims;
     const char *dim_names[LESSON_MAX_DIMS];
-    int nsizes;
     lesson_size sizes[LESSON_MAX_SIZES];
     const char *default_size;
-    int nopts;
     lesson_option opts[LESSON_MAX_OPTS];
 
     /* Builds the problem struct (at most sizeof(lesson_problem) bytes) from dims and option values; returns
      * NULL, or one sentence saying why these dimensions are invalid (the CLI prints it and exits 2). */
     const char *(*make_problem)(const long long *dims, const long long *opts, void *prob);
-    int ntensors;
     lesson_tensor tensors[LESSON_MAX_TENSORS];
     /* Draws every LT_INPUT and LT_UPSTREAM slot of t (host buffers) from seed; the distributions are the
      * lesson's (fresh random values, never zeros). */
@@ -140,8 +157,8 @@ struct lesson {
      * length); replaces `tolerance` when set. */
     double (*tolerance_of)(const void *prob);
 
-    int nimpls;
-    lesson_impl impls[LESSON_MAX_IMPLS];
+    lesson_impl impls[LESSON_MAX_IMPLS]; /* host ones first, then cuda-v1, cuda-v2, ... in reading order */
+    int cuda_alias;                   /* the version "cuda" names: the best one (0: the lesson has no CUDA) */
 
     void (*preamble)(const void *prob, FILE *f);     /* optional: lines before the runs (work counts, ...) */
     void (*epilogue)(const lesson_report *r, FILE *f); /* optional: lines after the formulas: where the bytes go */
@@ -154,10 +171,19 @@ typedef union {
     unsigned char bytes[512];
 } lesson_problem;
 
-/* --- helpers for definitions and tests ------------------------------------------------------------------- */
+/* --- what a definition says, read (lesson.c) ---------------------------------------------------------------- */
+int lesson_ndims(const lesson *L);    /* rows of each table, up to its first empty one */
+int lesson_nsizes(const lesson *L);
+int lesson_nopts(const lesson *L);
+int lesson_ntensors(const lesson *L);
+int lesson_nimpls(const lesson *L);
+int lesson_is_input(lesson_role r);   /* LT_INPUT or LT_UPSTREAM: drawn by fill() */
 size_t lesson_tensor_count(const lesson *L, int i, const void *prob); /* elements; SIZE_MAX on overflow */
 size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob);
-int lesson_find_impl(const lesson *L, const char *name);              /* -1 when absent */
+/* The row called name, "cuda" meaning the row of version cuda_alias; -1 when absent. */
+int lesson_find_impl(const lesson *L, const char *name);
+/* The alias's row (-1 when the lesson has no CUDA); impl is that row: "cuda = cuda-v2". */
+int lesson_cuda_alias_impl(const lesson *L);
 double lesson_tolerance(const lesson *L, const void *prob);           /* tolerance_of, else tolerance */
 
 /* The whole program: parse argv, run, report. Returns the exit status: 0, 1 (a run failed validation or a
@@ -165,6 +191,9 @@ double lesson_tolerance(const lesson *L, const void *prob);           /* toleran
 int lesson_main(const lesson *L, int argc, char **argv);
 
 /* --- the session, for tests -------------------------------------------------------------------------------- */
+/* The one place a report row takes an implementation's memory formula: its name, the formula's peak, live bytes
+ * after forward and allocations, max_rel_err NaN (not measured yet). */
+void lesson_row_predict(impl_row *row, const char *impl, mem_formula f);
 /* Host inputs for prob drawn from seed (tracked, "driver: <name>"); free with lesson_free_slots. */
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t);
 void lesson_free_slots(const lesson *L, void **t);

@@ -3,10 +3,10 @@
  * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
  *   naive  naive/bmm_broadcast.c   the expanded copy of W, saved for backward
  *   cpu    optimized/bmm_grouped.c three strided GEMMs on views, no copy
- *   cuda   optimized/bmm_grouped.cu the same three calls on cuBLAS
+ *   cuda-v1 optimized/bmm_grouped.cu the same three calls on cuBLAS (cuda = cuda-v1, the only version)
  * See docs/lesson-1.md.   build/lesson1 --size forum --impl naive     # the forum's 1,107,427,328 bytes
  */
-#include "lesson.h"
+#include "lesson1.h"
 
 #include "../kernels/runtime/rng.h"
 #include "../naive/bmm_broadcast.h"
@@ -18,16 +18,16 @@
 #include <math.h>
 #include <string.h>
 
-enum { X, W, DOUT, OUT, DX, DW };
-
-static const bmm_dims *dims_of(const void *prob) { return prob; }
+static const bmm_problem *prob_of(const void *prob) { return prob; }
+static const bmm_dims *dims_of(const void *prob) { return &prob_of(prob)->d; }
+static_assert(sizeof(bmm_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
 
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
     (void)opts;
-    bmm_dims d = {(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3]};
-    if (bmm_w_expanded_count(&d) == SIZE_MAX) return "B*G*K*N overflows 64 bits";
-    memcpy(prob, &d, sizeof d);
+    bmm_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3]}};
+    if (bmm_w_expanded_count(&p.d) == SIZE_MAX) return "B*G*K*N overflows 64 bits";
+    memcpy(prob, &p, sizeof p);
     return NULL;
 }
 
@@ -38,7 +38,7 @@ static int shape_out(const void *p, size_t *s) { return lesson_shape3(s, dims_of
 /* x ~ N(0, 1), W ~ N(0, 1/K) (a layer's usual scale), dout ~ N(0, 1), drawn in that order */
 static void fill(const void *prob, uint64_t seed, void *const *t)
 {
-    const bmm_dims *d = prob;
+    const bmm_dims *d = dims_of(prob);
     rng r;
     rng_seed(&r, seed);
     rng_fill_normal_f32(&r, t[X], bmm_x_count(d), 0.0f, 1.0f);
@@ -48,7 +48,7 @@ static void fill(const void *prob, uint64_t seed, void *const *t)
 
 static void reference(const void *prob, void *const *t, double *const *ref)
 {
-    const bmm_dims *d = prob;
+    const bmm_dims *d = dims_of(prob);
     bmm_reference_result r;
     bmm_reference(d, t[X], t[W], t[DOUT], &r);
     memcpy(ref[OUT], r.out, bmm_out_count(d) * sizeof(double));
@@ -62,35 +62,35 @@ static_assert(sizeof(naive_bmm_saved) <= sizeof(((lesson_run *)0)->saved), "naiv
 
 static void naive_forward(lesson_run *r)
 {
-    r->t[OUT] = naive_bmm_forward(r->prob, r->t[X], r->t[W], (naive_bmm_saved *)r->saved.bytes);
+    r->t[OUT] = naive_bmm_forward(dims_of(r->prob), r->t[X], r->t[W], (naive_bmm_saved *)r->saved.bytes);
 }
 static void naive_backward(lesson_run *r)
 {
-    naive_bmm_backward(r->prob, r->t[X], (naive_bmm_saved *)r->saved.bytes, r->t[DOUT], (float **)&r->t[DX],
+    naive_bmm_backward(dims_of(r->prob), r->t[X], (naive_bmm_saved *)r->saved.bytes, r->t[DOUT], (float **)&r->t[DX],
                        (float **)&r->t[DW]);
 }
-static void cpu_forward(lesson_run *r) { r->t[OUT] = cpu_bmm_forward(r->prob, r->t[X], r->t[W]); }
+static void cpu_forward(lesson_run *r) { r->t[OUT] = cpu_bmm_forward(dims_of(r->prob), r->t[X], r->t[W]); }
 static void cpu_backward(lesson_run *r)
 {
-    cpu_bmm_backward(r->prob, r->t[X], r->t[W], r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DW]);
+    cpu_bmm_backward(dims_of(r->prob), r->t[X], r->t[W], r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DW]);
 }
 #ifdef HAVE_CUDA
-static void cuda_forward(lesson_run *r) { r->t[OUT] = cuda_bmm_forward(r->prob, r->t[X], r->t[W]); }
+static void cuda_forward(lesson_run *r) { r->t[OUT] = cuda_bmm_forward(dims_of(r->prob), r->t[X], r->t[W]); }
 static void cuda_backward(lesson_run *r)
 {
-    cuda_bmm_backward(r->prob, r->t[X], r->t[W], r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DW]);
+    cuda_bmm_backward(dims_of(r->prob), r->t[X], r->t[W], r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DW]);
 }
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
 #endif
 
-static mem_formula naive_memory(const void *p) { return naive_bmm_memory(p); }
-static mem_formula cpu_memory(const void *p) { return cpu_bmm_memory(p); }
-static mem_formula cuda_memory(const void *p) { return cuda_bmm_memory(p); }
+static mem_formula naive_memory(const void *p) { return naive_bmm_memory(dims_of(p)); }
+static mem_formula cpu_memory(const void *p) { return cpu_bmm_memory(dims_of(p)); }
+static mem_formula cuda_memory(const void *p) { return cuda_bmm_memory(dims_of(p)); }
 static const char *cuda_unfit(const void *p)
 {
-    return cuda_bmm_dims_fit(p) ? NULL : "a leading dimension exceeds cuBLAS's int range";
+    return cuda_bmm_dims_fit(dims_of(p)) ? NULL : "a leading dimension exceeds cuBLAS's int range";
 }
 
 /* --- what the lesson says after the table ---------------------------------------------------------------- */
@@ -100,7 +100,7 @@ static void epilogue(const lesson_report *rep, FILE *f)
     if (!naive || !cpu || !naive->validated || !cpu->validated) return;
     char extra[32], wexp[32];
     format_bytes_exact(naive->row.forward_live_bytes - cpu->row.forward_live_bytes, extra, sizeof extra);
-    format_bytes_exact(4 * bmm_w_expanded_count(rep->prob), wexp, sizeof wexp);
+    format_bytes_exact(4 * bmm_w_expanded_count(dims_of(rep->prob)), wexp, sizeof wexp);
     fprintf(f, "After forward, naive holds %s bytes more than cpu: the expanded copy of W, B*G*K*N*4 = %s bytes.\n"
                "Its backward adds a gradient of the same size before summing it over B.\n", extra, wexp);
 }
@@ -110,30 +110,35 @@ const lesson lesson1_def = {
     .program = "lesson1",
     .title = "Lesson 1: broadcast batched matmul, x (B, G*K) viewed (B, G, 1, K) times W (G, K, N)",
     .summary = "broadcast batched matmul: the expanded weight kept for backward",
-    .ndims = 4,
     .dim_names = {"B", "G", "K", "N"},
-    .nsizes = 3,
-    .sizes = {{"tiny", {3, 2, 4, 5}}, {"small", {512, 8, 64, 64}}, {"forum", {8192, 8, 64, 64}}},
+    .sizes = {{.name = "tiny", .dims = {3, 2, 4, 5}},
+              {.name = "small", .dims = {512, 8, 64, 64}},
+              {.name = "forum", .dims = {8192, 8, 64, 64}}},
     .default_size = "forum",
     .make_problem = make_problem,
-    .ntensors = 6,
-    .tensors = {[X] = {"x", LT_INPUT, DT_F32, "x (B,G*K) input", shape_x, 0},
-                [W] = {"W", LT_INPUT, DT_F32, "W (G,K,N) input", shape_w, 0},
-                [DOUT] = {"dout", LT_UPSTREAM, DT_F32, "dout (B,G,N) upstream gradient", shape_out, 0},
-                [OUT] = {"out", LT_OUTPUT, DT_F32, NULL, shape_out, 0},
-                [DX] = {"dx", LT_GRAD, DT_F32, NULL, shape_x, X},
-                [DW] = {"dW", LT_GRAD, DT_F32, NULL, shape_w, W}},
+    .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "x (B,G*K) input", .shape = shape_x},
+                [W] = {.name = "W", .role = LT_INPUT, .type = DT_F32, .label = "W (G,K,N) input", .shape = shape_w},
+                [DOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32,
+                          .label = "dout (B,G,N) upstream gradient", .shape = shape_out},
+                [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
+                [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = shape_x, .grad_of = X},
+                [DW] = {.name = "dW", .role = LT_GRAD, .type = DT_F32, .shape = shape_w, .grad_of = W}},
     .fill = fill,
     .reference = reference,
     .tolerance = 1e-4,
     .tolerance_why = "float32 sums of up to B terms err by about 6e-8*sqrt(B) relative; a wrong index errs by O(1)",
-    .nimpls = 3,
-    .impls = {{"naive", "torch.matmul's broadcasting path: W expanded and copied to (B*G, K, N), the copy saved "
-                        "for backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
-              {"cpu", "grouped GEMM on strided views (what an einsum runs): out_g = x_g W_g, no copy, no expansion",
-               0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
-              {"cuda", "the same three GEMMs with cublasSgemmStridedBatched on the GPU (tracked device memory)", 1, 1,
-               cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
+    .impls = {{.name = "naive",
+               .about = "torch.matmul's broadcasting path: W expanded and copied to (B*G, K, N), the copy saved for "
+                        "backward",
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward},
+              {.name = "cpu",
+               .about = "grouped GEMM on strided views (what an einsum runs): out_g = x_g W_g, no copy, no expansion",
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward},
+              {LESSON_CUDA_VERSION(1),
+               .about = "the same three GEMMs with cublasSgemmStridedBatched on the GPU (tracked device memory)",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward}},
+    .cuda_alias = 1,
     .epilogue = epilogue,
     .legend = "(\"live after forward\" is what torch.cuda.memory_allocated() printed in the forum.)",
 };

@@ -2,10 +2,11 @@
  * algorithm. The lesson as data (lesson.h) and the adapters to the typed implementations:
  *   naive  naive/logchain_tree.c         the forum's tree of (c,c) products, every autograd intermediate kept
  *   cpu    optimized/logchain_forward.c  alpha recursion, alphas saved; beta backward writes dx over them
- *   cuda   optimized/logchain_forward.cu the same recursions as CUDA kernels
+ *   cuda-v1, cuda-v2 optimized/logchain_forward.cu the same recursions as CUDA kernels (v1) and with cuBLAS
+ *                      GEMMs (v2); cuda = cuda-v2
  * See docs/lesson-2.md.   build/lesson2 --size forum     # the forum's n=500, v=40, c=200: naive predicted only
  */
-#include "lesson.h"
+#include "lesson2.h"
 
 #include "../kernels/runtime/rng.h"
 #include "../kernels/runtime/track.h"
@@ -18,36 +19,38 @@
 #include <math.h>
 #include <string.h>
 
-enum { X, BULK, P0, DOUT, OUT, DX, DBULK, DP0 };
+static const lc_problem *prob_of(const void *prob) { return prob; }
+static const lc_dims *dims_of(const void *prob) { return &prob_of(prob)->d; }
+static_assert(sizeof(lc_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
 
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
     (void)opts;
-    lc_dims d = {(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3]};
-    if (d.v < 2) return "the chain needs at least 2 variables (v-1 >= 1 transition matrices)";
-    if (lc_x_count(&d) == SIZE_MAX || lc_bulk_count(&d) == SIZE_MAX) return "the tensor sizes overflow 64 bits";
-    memcpy(prob, &d, sizeof d);
+    lc_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3]}};
+    if (p.d.v < 2) return "the chain needs at least 2 variables (v-1 >= 1 transition matrices)";
+    if (lc_x_count(&p.d) == SIZE_MAX || lc_bulk_count(&p.d) == SIZE_MAX) return "the tensor sizes overflow 64 bits";
+    memcpy(prob, &p, sizeof p);
     return NULL;
 }
 
 static int shape_x(const void *p, size_t *s)
 {
-    const lc_dims *d = p;
+    const lc_dims *d = dims_of(p);
     return lesson_shape4(s, d->n, d->t, d->v, d->c);
 }
 static int shape_bulk(const void *p, size_t *s)
 {
-    const lc_dims *d = p;
+    const lc_dims *d = dims_of(p);
     return lesson_shape5(s, 1, d->t, d->v - 1, d->c, d->c);
 }
-static int shape_p0(const void *p, size_t *s) { return lesson_shape3(s, 1, ((const lc_dims *)p)->t, ((const lc_dims *)p)->c); }
-static int shape_out(const void *p, size_t *s) { return lesson_shape2(s, ((const lc_dims *)p)->n, ((const lc_dims *)p)->t); }
+static int shape_p0(const void *p, size_t *s) { return lesson_shape3(s, 1, dims_of(p)->t, dims_of(p)->c); }
+static int shape_out(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->n, dims_of(p)->t); }
 
 /* As in the forum: x = randn - 2; bulk and p0 = rand in (0, 1), kept off 0 so log and 1/P stay finite;
  * dout ~ N(0, 1). Drawn in that order. */
 static void fill(const void *prob, uint64_t seed, void *const *t)
 {
-    const lc_dims *d = prob;
+    const lc_dims *d = dims_of(prob);
     rng r;
     rng_seed(&r, seed);
     rng_fill_normal_f32(&r, t[X], lc_x_count(d), -2.0f, 1.0f);
@@ -58,7 +61,7 @@ static void fill(const void *prob, uint64_t seed, void *const *t)
 
 static void reference(const void *prob, void *const *t, double *const *ref)
 {
-    const lc_dims *d = prob;
+    const lc_dims *d = dims_of(prob);
     lc_ref_result r;
     lc_reference(d, t[X], t[BULK], t[P0], t[DOUT], &r);
     memcpy(ref[OUT], r.out, lc_out_count(d) * sizeof(double));
@@ -72,7 +75,7 @@ static void reference(const void *prob, void *const *t, double *const *ref)
  * error of log Z and of the gradients grows in proportion to the chain length. */
 static double tolerance_of(const void *prob)
 {
-    double v = (double)((const lc_dims *)prob)->v;
+    double v = (double)dims_of(prob)->v;
     return 1e-4 * (v > 64.0 ? v / 64.0 : 1.0);
 }
 
@@ -82,55 +85,65 @@ static_assert(sizeof(float *) <= sizeof(((lesson_run *)0)->saved), "the saved al
 
 static void naive_forward(lesson_run *r)
 {
-    r->t[OUT] = naive_lc_forward(r->prob, r->t[X], r->t[BULK], r->t[P0], LC_ODD_CARRY, (naive_lc_saved *)r->saved.bytes);
+    r->t[OUT] = naive_lc_forward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], LC_ODD_CARRY,
+                                 (naive_lc_saved *)r->saved.bytes);
 }
 static void naive_backward(lesson_run *r)
 {
-    naive_lc_backward(r->prob, r->t[X], r->t[BULK], r->t[P0], r->t[OUT], (naive_lc_saved *)r->saved.bytes,
+    naive_lc_backward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], r->t[OUT], (naive_lc_saved *)r->saved.bytes,
                       r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
 /* cpu and cuda save the alphas (n,t,v,c); backward writes dx over them, so dx's slot takes that buffer. */
 static float **saved_alpha(lesson_run *r) { return (float **)(void *)r->saved.bytes; }
-static void cpu_forward(lesson_run *r) { r->t[OUT] = cpu_lc_forward(r->prob, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); }
+static void cpu_forward(lesson_run *r)
+{
+    r->t[OUT] = cpu_lc_forward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
+}
 static void cpu_backward(lesson_run *r)
 {
-    cpu_lc_backward(r->prob, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
+    cpu_lc_backward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
                     (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
 #ifdef HAVE_CUDA
-static void cuda_forward(lesson_run *r) { r->t[OUT] = cuda_lc_forward(r->prob, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); }
+/* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel). A
+ * version without a case leaves out unset, and the session stops there with that message. */
+static void cuda_forward(lesson_run *r)
+{
+    const lc_dims *d = dims_of(r->prob);
+    switch (r->version) {
+    case 1: r->t[OUT] = cuda_lc_forward_v1(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 2: r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    }
+}
 static void cuda_backward(lesson_run *r)
 {
-    cuda_lc_backward(r->prob, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
-                     (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
-}
-static void cuda_v1_forward(lesson_run *r)
-{
-    r->t[OUT] = cuda_lc_forward_v1(r->prob, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r));
-}
-static void cuda_v1_backward(lesson_run *r)
-{
-    cuda_lc_backward_v1(r->prob, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT],
-                        (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
+    const lc_dims *d = dims_of(r->prob);
+    float **dx = (float **)&r->t[DX], **dbulk = (float **)&r->t[DBULK], **dp0 = (float **)&r->t[DP0];
+    switch (r->version) {
+    case 1:
+        cuda_lc_backward_v1(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        break;
+    case 2:
+        cuda_lc_backward(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        break;
+    }
 }
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
-#define cuda_v1_forward NULL
-#define cuda_v1_backward NULL
 #endif
 
-static mem_formula naive_memory(const void *p) { return naive_lc_memory(p); }
-static mem_formula cpu_memory(const void *p) { return cpu_lc_memory(p); }
-static mem_formula cuda_memory(const void *p) { return cuda_lc_memory(p); }
+static mem_formula naive_memory(const void *p) { return naive_lc_memory(dims_of(p)); }
+static mem_formula cpu_memory(const void *p) { return cpu_lc_memory(dims_of(p)); }
+static mem_formula cuda_memory(const void *p) { return cuda_lc_memory(dims_of(p)); }
 static const char *cuda_unfit(const void *p)
 {
-    return cuda_lc_dims_fit(p) ? NULL : "n, t or c exceeds the kernels' int indexing or grid limits";
+    return cuda_lc_dims_fit(dims_of(p)) ? NULL : "n, t or c exceeds the kernels' int indexing or grid limits";
 }
-static mem_formula cuda_v1_memory(const void *p) { return cuda_lc_memory_v1(p); }
+static mem_formula cuda_v1_memory(const void *p) { return cuda_lc_memory_v1(dims_of(p)); }
 static const char *cuda_v1_unfit(const void *p)
 {
-    return cuda_lc_dims_fit_v1(p) ? NULL : "n or c exceeds the kernels' int indexing or grid limits";
+    return cuda_lc_dims_fit_v1(dims_of(p)) ? NULL : "n or c exceeds the kernels' int indexing or grid limits";
 }
 
 /* --- what the lesson says before and after the table ------------------------------------------------------ */
@@ -139,7 +152,7 @@ static const char *cuda_v1_unfit(const void *p)
  * does v-2 (c x c).(c x c) products per chain, the forward algorithm v-1 (c).(c x c). */
 static void preamble(const void *prob, FILE *f)
 {
-    const lc_dims *d = prob;
+    const lc_dims *d = dims_of(prob);
     double chains = (double)d->n * (double)d->t, c = (double)d->c;
     double tree = chains * (double)(d->v - 2) * c * c * c, chain = chains * (double)(d->v - 1) * c * c;
     fprintf(f, "forward multiply-adds: tree of matrix products %.4g (n t (v-2) c^3), forward algorithm %.4g "
@@ -161,7 +174,7 @@ static double logz_rel_err(const lc_dims *d, const float *out, const double *ref
 /* The forum's zero padding, on the first chain only (a (1,1,v,c) problem: 1/(n t) of naive's memory). */
 static void zero_padding(const lesson_report *rep, FILE *f)
 {
-    const lc_dims *d = rep->prob;
+    const lc_dims *d = dims_of(rep->prob);
     int odd_level = 0;
     for (size_t m = d->v - 1; m > 1; m = m / 2 + m % 2) odd_level |= (int)(m % 2);
     if (!odd_level || !rep->ref[OUT]) return;
@@ -178,7 +191,7 @@ static void zero_padding(const lesson_report *rep, FILE *f)
 /* The closing paragraph: where each implementation's bytes go, from the same formulas the table checks. */
 static void where_bytes_go(const lesson_report *rep, FILE *f)
 {
-    const lc_dims *d = rep->prob;
+    const lc_dims *d = dims_of(rep->prob);
     size_t N = lc_rows(d), c = d->c;
     size_t Q = size_mul(4, size_mul(N, size_mul(c, c)));
     size_t saved = size_mul(d->v - 2, size_add(size_mul(5, Q), size_mul(16, size_mul(N, c))));
@@ -211,7 +224,7 @@ static void where_bytes_go(const lesson_report *rep, FILE *f)
 
 static void epilogue(const lesson_report *rep, FILE *f)
 {
-    const lc_dims *d = rep->prob;
+    const lc_dims *d = dims_of(rep->prob);
     for (int k = 0; k < rep->n; k++)
         if (rep->res[k].row.ran && rep->ref[OUT])
             fprintf(f, "log Z (out) relative error vs double, worst chain: %-8s %.2e\n", rep->res[k].row.impl,
@@ -231,36 +244,46 @@ const lesson lesson2_def = {
     .title = "Lesson 2: log-space matrix chain  log(p0^T D_0 P_0 D_1 P_1 ... P_{v-2} D_{v-1} 1)",
     .summary = "log-space matrix chain: the forum's tree of (c,c) products vs the forward algorithm\n"
                "  (default size medium: most of its run time is naive's c^3 tree)",
-    .ndims = 4,
     .dim_names = {"n", "t", "v", "c"},
-    .nsizes = 4,
-    .sizes = {{"tiny", {2, 1, 5, 3}}, {"small", {10, 1, 6, 40}}, {"medium", {100, 1, 40, 100}}, {"forum", {500, 1, 40, 200}}},
+    .sizes = {{.name = "tiny", .dims = {2, 1, 5, 3}},
+              {.name = "small", .dims = {10, 1, 6, 40}},
+              {.name = "medium", .dims = {100, 1, 40, 100}},
+              {.name = "forum", .dims = {500, 1, 40, 200}}},
     .default_size = "medium",
     .make_problem = make_problem,
-    .ntensors = 8,
-    .tensors = {[X] = {"x", LT_INPUT, DT_F32, "x (n,t,v,c) input", shape_x, 0},
-                [BULK] = {"bulk", LT_INPUT, DT_F32, "bulk (1,t,v-1,c,c) input", shape_bulk, 0},
-                [P0] = {"p0", LT_INPUT, DT_F32, "p0 (1,t,c) input", shape_p0, 0},
-                [DOUT] = {"dout", LT_UPSTREAM, DT_F32, "dout (n,t) upstream gradient", shape_out, 0},
-                [OUT] = {"out", LT_OUTPUT, DT_F32, NULL, shape_out, 0},
-                [DX] = {"dx", LT_GRAD, DT_F32, NULL, shape_x, X},
-                [DBULK] = {"dbulk", LT_GRAD, DT_F32, NULL, shape_bulk, BULK},
-                [DP0] = {"dp0", LT_GRAD, DT_F32, NULL, shape_p0, P0}},
+    .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "x (n,t,v,c) input", .shape = shape_x},
+                [BULK] = {.name = "bulk", .role = LT_INPUT, .type = DT_F32, .label = "bulk (1,t,v-1,c,c) input",
+                          .shape = shape_bulk},
+                [P0] = {.name = "p0", .role = LT_INPUT, .type = DT_F32, .label = "p0 (1,t,c) input", .shape = shape_p0},
+                [DOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32, .label = "dout (n,t) upstream gradient",
+                          .shape = shape_out},
+                [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
+                [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = shape_x, .grad_of = X},
+                [DBULK] = {.name = "dbulk", .role = LT_GRAD, .type = DT_F32, .shape = shape_bulk, .grad_of = BULK},
+                [DP0] = {.name = "dp0", .role = LT_GRAD, .type = DT_F32, .shape = shape_p0, .grad_of = P0}},
     .fill = fill,
     .reference = reference,
     .tolerance = 1e-4,
     .tolerance_why = "float32 rounding accumulates over the v-1 recursion steps, so the bound grows linearly: "
                      "1e-4 * max(1, v/64); measured 6e-6 at v=40 and 1.5e-4 at v=512; a wrong index errs by O(1)",
     .tolerance_of = tolerance_of,
-    .nimpls = 4,
-    .impls = {{"naive", "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
-                        "intermediate kept", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
-              {"cpu", "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
-                      "backward", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
-              {"cuda", "v2: cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) "
-                       "+ a warp-per-row kernel", 1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
-              {"cuda-v1", "v1: log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
-               1, 0, cuda_v1_memory, cuda_v1_unfit, cuda_v1_forward, cuda_v1_backward, 0}},
+    .impls = {{.name = "naive",
+               .about = "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
+                        "intermediate kept",
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward},
+              {.name = "cpu",
+               .about = "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
+                        "backward",
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward},
+              {LESSON_CUDA_VERSION(1),
+               .about = "log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
+               .memory = cuda_v1_memory, .unfit = cuda_v1_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(2),
+               .about = "cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) + a "
+                        "warp-per-row kernel",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward}},
+    .cuda_alias = 2,
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"

@@ -4,13 +4,12 @@
  *   naive    naive/maxsim_einsum.c    the einsum's [I,J,M,N] scores, int64 max indices, autograd's backward
  *   cpu      optimized/maxsim_fused.c tiles reduced to max/argmax at once; int32 argmax saved, or nothing
  *                                     with --recompute
- *   cuda     optimized/maxsim_fused.cu, kernels/maxsim_kernels.cu: tiled kernel v2 (shared-memory tiles,
- *   cuda-v1                           fused max/argmax epilogue); v1 one thread per (i, m)
+ *   cuda-v1  optimized/maxsim_fused.cu, kernels/maxsim_kernels.cu: v1 one thread per (i, m); v2 tiled
+ *   cuda-v2                           (shared-memory tiles, fused max/argmax epilogue); cuda = cuda-v2
  * See docs/lesson-3.md.   build/lesson3 --size medium     build/lesson3 --size medium --recompute
  */
-#include "lesson.h"
+#include "lesson3.h"
 
-#include "../kernels/maxsim_problem.h"
 #include "../naive/maxsim_einsum.h"
 #include "../optimized/maxsim_fused.h"
 #include "lesson_defs.h"
@@ -21,14 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { A, B, DOUT, OUT, DA, DB };
-enum { OPT_RECOMPUTE, OPT_DETERMINISTIC };
-
-/* The problem a run sees: the dimensions and the two flags. */
-typedef struct {
-    ms_dims d;
-    int recompute, deterministic;
-} ms_problem;
 static_assert(sizeof(ms_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
 
 static const ms_problem *prob_of(const void *p) { return p; }
@@ -94,14 +85,14 @@ static void cpu_backward(lesson_run *r)
                     (float **)&r->t[DA], (float **)&r->t[DB]);
 }
 #ifdef HAVE_CUDA
-static void cuda_forward_v(lesson_run *r, ms_cuda_version v)
+/* The one CUDA adapter: the row's version is the kernel version cuda_ms_forward launches (the backward is
+ * shared). */
+static void cuda_forward(lesson_run *r)
 {
     const ms_problem *p = prob_of(r->prob);
-    r->t[OUT] = cuda_ms_forward(&p->d, r->t[A], r->t[B], v, p->recompute, p->deterministic,
+    r->t[OUT] = cuda_ms_forward(&p->d, r->t[A], r->t[B], (ms_cuda_version)r->version, p->recompute, p->deterministic,
                                 (cuda_ms_saved *)r->saved.bytes);
 }
-static void cuda_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V2); }
-static void cuda_v1_forward(lesson_run *r) { cuda_forward_v(r, MS_CUDA_V1); }
 static void cuda_backward(lesson_run *r)
 {
     cuda_ms_backward(dims_of(r->prob), r->t[A], r->t[B], (cuda_ms_saved *)r->saved.bytes, r->t[DOUT],
@@ -109,7 +100,6 @@ static void cuda_backward(lesson_run *r)
 }
 #else
 #define cuda_forward NULL
-#define cuda_v1_forward NULL
 #define cuda_backward NULL
 #endif
 
@@ -212,46 +202,50 @@ const lesson lesson3_def = {
     .title = "Lesson 3: MaxSim  out[i,m] = sum_j max_n <a[i,j,:], b[m,n,:]>  (the forum's 4-D einsum)",
     .summary = "MaxSim / late interaction: einsum('ijk,mnk->ijmn').max(-1).values.sum(1) with and without the\n"
                "  4-D tensor (default size medium; forum: naive is predicted, cpu estimated)",
-    .ndims = 5,
     .dim_names = {"I", "J", "M", "N", "K"},
-    .nsizes = 4,
-    .sizes = {{"tiny", {2, 3, 2, 4, 3}},
-              {"small", {20, 20, 25, 19, 25}},
-              {"medium", {32, 256, 32, 256, 128}},
-              {"forum", {300, 2000, 315, 1990, 256}}},
+    .sizes = {{.name = "tiny", .dims = {2, 3, 2, 4, 3}},
+              {.name = "small", .dims = {20, 20, 25, 19, 25}},
+              {.name = "medium", .dims = {32, 256, 32, 256, 128}},
+              {.name = "forum", .dims = {300, 2000, 315, 1990, 256}}},
     .default_size = "medium",
-    .nopts = 2,
-    .opts = {[OPT_RECOMPUTE] = {"--recompute", 0, 0, 0, 1,
-                                "cpu, cuda: keep nothing for backward; recompute the argmax there (checkpointing)"},
-             [OPT_DETERMINISTIC] = {"--deterministic", 0, 0, 0, 1,
-                                    "cuda: db by buckets of rows sorted by argmax instead of atomics (bitwise "
-                                    "reproducible)"}},
+    .opts = {[OPT_RECOMPUTE] = {.flag = "--recompute",
+                                .help = "cpu, cuda: keep nothing for backward; recompute the argmax there "
+                                        "(checkpointing)",
+                                .max = 1},
+             [OPT_DETERMINISTIC] = {.flag = "--deterministic",
+                                    .help = "cuda: db by buckets of rows sorted by argmax instead of atomics (bitwise "
+                                            "reproducible)",
+                                    .max = 1}},
     .make_problem = make_problem,
-    .ntensors = 6,
-    .tensors = {[A] = {"a", LT_INPUT, DT_F32, "a [I,J,K] input", shape_a, 0},
-                [B] = {"b", LT_INPUT, DT_F32, "b [M,N,K] input", shape_b, 0},
-                [DOUT] = {"dout", LT_UPSTREAM, DT_F32, "dout [I,M] upstream gradient", shape_out, 0},
-                [OUT] = {"out", LT_OUTPUT, DT_F32, NULL, shape_out, 0},
-                [DA] = {"da", LT_GRAD, DT_F32, NULL, shape_a, A},
-                [DB] = {"db", LT_GRAD, DT_F32, NULL, shape_b, B}},
+    .tensors = {[A] = {.name = "a", .role = LT_INPUT, .type = DT_F32, .label = "a [I,J,K] input", .shape = shape_a},
+                [B] = {.name = "b", .role = LT_INPUT, .type = DT_F32, .label = "b [M,N,K] input", .shape = shape_b},
+                [DOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32, .label = "dout [I,M] upstream gradient",
+                          .shape = shape_out},
+                [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
+                [DA] = {.name = "da", .role = LT_GRAD, .type = DT_F32, .shape = shape_a, .grad_of = A},
+                [DB] = {.name = "db", .role = LT_GRAD, .type = DT_F32, .shape = shape_b, .grad_of = B}},
     .fill = fill,
     .reference = reference,
     .reference_unfit = reference_unfit,
     .tolerance = 1e-4,
     .tolerance_why = "scores are exact (grid inputs); float32 sums of up to I*J gradient terms err by ~6e-8*sqrt(I*J); "
                      "a wrong argmax moves a whole term, ~1e-1",
-    .nimpls = 4,
-    .impls = {{"naive", "the einsum: scores [I,J,M,N] (one GEMM), max(-1) with int64 indices, sum(1); backward "
-                        "scatters dout into a zero [I,J,M,N] and runs two GEMMs over it", 0, 0, naive_memory, NULL,
-               naive_forward, naive_backward, 0, naive_work},
-              {"cpu", "fused: tiles of (i,j) x (m,n) reduced to max/argmax at once, int32 argmax saved (none with "
-                      "--recompute); gather da, scatter-add db", 0, 0, cpu_memory, NULL, cpu_forward,
-               cpu_backward, 0, cpu_work},
-              {"cuda", "tiled kernel v2: one block per (i,m), 64x64 shared-memory tiles, max/argmax epilogue, sum "
-                       "over j in the block; db by atomics (--deterministic: buckets)", 1, 0, cuda_memory,
-               cuda_unfit, cuda_forward, cuda_backward, 0},
-              {"cuda-v1", "simple kernel v1: one thread per (i,m) looping j, n, k; same backward as cuda", 1, 0,
-               cuda_memory, cuda_unfit, cuda_v1_forward, cuda_backward, 0}},
+    .impls = {{.name = "naive",
+               .about = "the einsum: scores [I,J,M,N] (one GEMM), max(-1) with int64 indices, sum(1); backward "
+                        "scatters dout into a zero [I,J,M,N] and runs two GEMMs over it",
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward, .work = naive_work},
+              {.name = "cpu",
+               .about = "fused: tiles of (i,j) x (m,n) reduced to max/argmax at once, int32 argmax saved (none with "
+                        "--recompute); gather da, scatter-add db",
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = cpu_work},
+              {LESSON_CUDA_VERSION(1),
+               .about = "simple kernel: one thread per (i,m) looping j, n, k; db by atomics (--deterministic: buckets)",
+               .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(2),
+               .about = "tiled kernel: one block per (i,m), 64x64 shared-memory tiles, max/argmax epilogue, sum over j "
+                        "in the block; same backward as v1",
+               .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .cuda_alias = 2,
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"beyond\" = peak minus inputs, outputs and gradients: what the algorithm itself costs.)",

@@ -3,13 +3,13 @@
  * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
  *   naive  naive/gru_eager.c        every op's result a new allocation, autograd's saved tensors kept
  *   cpu    optimized/gru_fused.c    block input projection, fused cell, h + 6H per step, one arena
- *   cuda   optimized/gru_fused.cu   the same with cuBLAS and fused kernels
+ *   cuda-v1 optimized/gru_fused.cu  the same with cuBLAS and fused kernels (cuda = cuda-v1, the only version)
  * Options: --checkpoint K (0 = off: save all T steps; K: save one segment of K steps and recompute it in
  * backward), --block P (steps per input-projection GEMM; 0 = all T). See docs/lesson-4.md.
  *   build/lesson4 --size medium                  # naive vs cpu
  *   build/lesson4 --size medium --checkpoint 16  # the segment trade
  */
-#include "lesson.h"
+#include "lesson4.h"
 
 #include "../kernels/runtime/arena.h"
 #include "../kernels/runtime/rng.h"
@@ -17,16 +17,14 @@
 #include "../naive/gru_eager.h"
 #include "../optimized/gru_fused.h"
 #include "gru_reference.h"
-#include "lesson4.h"
 #include "lesson_defs.h"
 
 #include <assert.h>
 #include <math.h>
 #include <string.h>
 
-enum { X_, H0, EPS, WENC, WIH, WZH, DOUT, OUT, DX, DH0, DWENC, DWIH, DWZH };
-
-static const gru_problem *P_(const void *prob) { return prob; }
+static const gru_problem *prob_of(const void *prob) { return prob; }
+static const gru_dims *dims_of(const void *prob) { return &prob_of(prob)->d; }
 
 const char *gru_make_problem(const long long *dims, const long long *opts, void *prob)
 {
@@ -43,18 +41,18 @@ const char *gru_make_problem(const long long *dims, const long long *opts, void 
     return NULL;
 }
 
-static int shape_x(const void *p, size_t *s) { return lesson_shape3(s, P_(p)->d.T, P_(p)->d.B, P_(p)->d.X); }
-static int shape_bh(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.B, P_(p)->d.H); }
-static int shape_seq(const void *p, size_t *s) { return lesson_shape3(s, P_(p)->d.T, P_(p)->d.B, P_(p)->d.H); }
-static int shape_wenc(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.H, 2 * P_(p)->d.H); }
-static int shape_wih(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.X, 3 * P_(p)->d.H); }
-static int shape_wzh(const void *p, size_t *s) { return lesson_shape2(s, P_(p)->d.H, 3 * P_(p)->d.H); }
+static int shape_x(const void *p, size_t *s) { return lesson_shape3(s, dims_of(p)->T, dims_of(p)->B, dims_of(p)->X); }
+static int shape_bh(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->B, dims_of(p)->H); }
+static int shape_seq(const void *p, size_t *s) { return lesson_shape3(s, dims_of(p)->T, dims_of(p)->B, dims_of(p)->H); }
+static int shape_wenc(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->H, 2 * dims_of(p)->H); }
+static int shape_wih(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->X, 3 * dims_of(p)->H); }
+static int shape_wzh(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->H, 3 * dims_of(p)->H); }
 
 /* x, eps, dout ~ N(0, 1); h0 ~ N(0, 0.5); weights at their layer's usual scale 1/sqrt(fan-in), W_enc halved
  * so that exp(lv/2) stays near 1 (the forum's latent is a unit-scale Gaussian). Drawn in this order. */
 void gru_fill(const void *prob, uint64_t seed, void *const *t)
 {
-    const gru_dims *d = &P_(prob)->d;
+    const gru_dims *d = dims_of(prob);
     rng r;
     rng_seed(&r, seed);
     rng_fill_normal_f32(&r, t[X_], gru_x_count(d), 0.0f, 1.0f);
@@ -75,13 +73,13 @@ static void reference(const void *prob, void *const *t, double *const *ref)
 {
     gru_inputs in = inputs_of(t);
     gru_ref_outputs o = {ref[OUT], ref[DX], ref[DH0], ref[DWENC], ref[DWIH], ref[DWZH]};
-    gru_reference(&P_(prob)->d, &in, &o);
+    gru_reference(dims_of(prob), &in, &o);
 }
 
 /* The direct double loops cost T B (X + 2H) 3H multiply-adds each way: refuse past ~2e10. */
 static const char *reference_unfit(const void *prob)
 {
-    const gru_dims *d = &P_(prob)->d;
+    const gru_dims *d = dims_of(prob);
     double work = (double)d->T * d->B * (d->X + 2.0 * d->H) * 3.0 * d->H;
     return work > 2e10 ? "the float64 reference would take minutes at this size (T*Bt*(X+2H)*3H > 2e10)" : NULL;
 }
@@ -217,10 +215,10 @@ static void cuda_backward(lesson_run *r)
 #define cuda_backward NULL
 #endif
 
-static mem_formula naive_memory(const void *p) { return naive_gru_memory(&P_(p)->d); }
-static mem_formula cpu_memory(const void *p) { return cpu_gru_memory(&P_(p)->d, &P_(p)->o); }
-static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(&P_(p)->d, &P_(p)->o); }
-static const char *cuda_unfit(const void *p) { return cuda_gru_unfit(&P_(p)->d, &P_(p)->o); }
+static mem_formula naive_memory(const void *p) { return naive_gru_memory(dims_of(p)); }
+static mem_formula cpu_memory(const void *p) { return cpu_gru_memory(dims_of(p), &prob_of(p)->o); }
+static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(dims_of(p), &prob_of(p)->o); }
+static const char *cuda_unfit(const void *p) { return cuda_gru_unfit(dims_of(p), &prob_of(p)->o); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
@@ -229,10 +227,8 @@ static void preamble(const void *prob, FILE *f)
     const gru_dims *d = &p->d;
     gru_fused_ws ws;
     arena a;
-    arena_plan(&a);
-    gru_fused_carve(d, &p->o, &a, &ws);
     char b[32];
-    format_bytes_exact(a.used, b, sizeof b);
+    format_bytes_exact(ARENA_BYTES(a, gru_fused_carve(d, &p->o, &a, &ws)), b, sizeof b);
     fprintf(f, "cpu/cuda arena, allocated once before the loop: saved rows cap*Bt*6H*4 + x W_ih block P*Bt*3H*4 +\n"
                "  step scratch Bt*3H*4 + Bt*H*4 (each rounded up to 256 bytes), cap = %zu (%s), P = %zu: %s bytes\n",
             ws.cap, ws.cap == d->T ? "T: every step saved" : "--checkpoint", ws.P, b);
@@ -295,43 +291,54 @@ const lesson lesson4_def = {
     .program = "lesson4",
     .title = "Lesson 4: a GRU with a sampled latent in a step loop - per-step allocations versus one arena",
     .summary = "RNN step loop: autograd's saved tensors per step versus a fused cell with one arena",
-    .ndims = 4,
     .dim_names = {"T", "Bt", "X", "H"},
-    .nsizes = 3,
-    .sizes = {{"tiny", {3, 2, 3, 4}}, {"small", {64, 16, 32, 64}}, {"medium", {256, 32, 128, 256}}},
+    .sizes = {{.name = "tiny", .dims = {3, 2, 3, 4}},
+              {.name = "small", .dims = {64, 16, 32, 64}},
+              {.name = "medium", .dims = {256, 32, 128, 256}}},
     .default_size = "medium",
-    .nopts = 2,
-    .opts = {{"--checkpoint", 1, 0, 0, 1LL << 40,
-              "cpu/cuda: save the cell's rows for one segment of K steps and recompute it in backward (0: save all)"},
-             {"--block", 1, 16, 0, 1LL << 40, "cpu/cuda: steps per input-projection GEMM (0: all T at once)"}},
+    .opts = {{.flag = "--checkpoint", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
+              .help = "cpu/cuda: save the cell's rows for one segment of K steps and recompute it in backward (0: "
+                      "save all)"},
+             {.flag = "--block", .takes_value = 1, .def = 16, .min = 0, .max = 1LL << 40,
+              .help = "cpu/cuda: steps per input-projection GEMM (0: all T at once)"}},
     .make_problem = gru_make_problem,
-    .ntensors = 13,
-    .tensors = {[X_] = {"x", LT_INPUT, DT_F32, "x (T,Bt,X) input", shape_x, 0},
-                [H0] = {"h0", LT_INPUT, DT_F32, "h0 (Bt,H) input", shape_bh, 0},
-                [EPS] = {"eps", LT_INPUT, DT_F32, "eps (T,Bt,H) input noise", shape_seq, 0},
-                [WENC] = {"W_enc", LT_INPUT, DT_F32, "W_enc (H,2H) input", shape_wenc, 0},
-                [WIH] = {"W_ih", LT_INPUT, DT_F32, "W_ih (X,3H) input", shape_wih, 0},
-                [WZH] = {"W_zh", LT_INPUT, DT_F32, "W_zh (H,3H) input", shape_wzh, 0},
-                [DOUT] = {"dout", LT_UPSTREAM, DT_F32, "dout (T,Bt,H) upstream gradient", shape_seq, 0},
-                [OUT] = {"out", LT_OUTPUT, DT_F32, NULL, shape_seq, 0},
-                [DX] = {"dx", LT_GRAD, DT_F32, NULL, shape_x, X_},
-                [DH0] = {"dh0", LT_GRAD, DT_F32, NULL, shape_bh, H0},
-                [DWENC] = {"dW_enc", LT_GRAD, DT_F32, NULL, shape_wenc, WENC},
-                [DWIH] = {"dW_ih", LT_GRAD, DT_F32, NULL, shape_wih, WIH},
-                [DWZH] = {"dW_zh", LT_GRAD, DT_F32, NULL, shape_wzh, WZH}},
+    .tensors = {[X_] = {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "x (T,Bt,X) input", .shape = shape_x},
+                [H0] = {.name = "h0", .role = LT_INPUT, .type = DT_F32, .label = "h0 (Bt,H) input", .shape = shape_bh},
+                [EPS] = {.name = "eps", .role = LT_INPUT, .type = DT_F32, .label = "eps (T,Bt,H) input noise",
+                         .shape = shape_seq},
+                [WENC] = {.name = "W_enc", .role = LT_INPUT, .type = DT_F32, .label = "W_enc (H,2H) input",
+                          .shape = shape_wenc},
+                [WIH] = {.name = "W_ih", .role = LT_INPUT, .type = DT_F32, .label = "W_ih (X,3H) input",
+                         .shape = shape_wih},
+                [WZH] = {.name = "W_zh", .role = LT_INPUT, .type = DT_F32, .label = "W_zh (H,3H) input",
+                         .shape = shape_wzh},
+                [DOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32,
+                          .label = "dout (T,Bt,H) upstream gradient", .shape = shape_seq},
+                [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_seq},
+                [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = shape_x, .grad_of = X_},
+                [DH0] = {.name = "dh0", .role = LT_GRAD, .type = DT_F32, .shape = shape_bh, .grad_of = H0},
+                [DWENC] = {.name = "dW_enc", .role = LT_GRAD, .type = DT_F32, .shape = shape_wenc, .grad_of = WENC},
+                [DWIH] = {.name = "dW_ih", .role = LT_GRAD, .type = DT_F32, .shape = shape_wih, .grad_of = WIH},
+                [DWZH] = {.name = "dW_zh", .role = LT_GRAD, .type = DT_F32, .shape = shape_wzh, .grad_of = WZH}},
     .fill = gru_fill,
     .reference = reference,
     .reference_unfit = reference_unfit,
     .tolerance = 1e-3,
     .tolerance_why = "float32 GEMMs of up to max(X,3H) terms err ~6e-8*sqrt(K) per step; backward through time "
                      "adds T such errors (the recurrence contracts), ~T*3e-6 < 1e-3 at T=256; a wrong index errs O(1)",
-    .nimpls = 3,
-    .impls = {{"naive", "eager autograd: every op of every step a new allocation, 10H floats per step kept for "
-                        "backward", 0, 0, naive_memory, NULL, naive_forward, naive_backward, 0},
-              {"cpu", "fused cell: x W_ih per block of steps, one GEMM each for pd and z W_zh, fused gates; h + 6H "
-                      "per step, one arena", 0, 0, cpu_memory, NULL, cpu_forward, cpu_backward, 0},
-              {"cuda", "the same with cuBLAS GEMMs and fused cell kernels (tracked device memory)", 1, 1,
-               cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0}},
+    .impls = {{.name = "naive",
+               .about = "eager autograd: every op of every step a new allocation, 10H floats per step kept for "
+                        "backward",
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward},
+              {.name = "cpu",
+               .about = "fused cell: x W_ih per block of steps, one GEMM each for pd and z W_zh, fused gates; h + 6H "
+                        "per step, one arena",
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward},
+              {LESSON_CUDA_VERSION(1),
+               .about = "the same with cuBLAS GEMMs and fused cell kernels (tracked device memory)",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward}},
+    .cuda_alias = 1,
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes the inputs, dout and the gradients; the arena is one tracked allocation.)",

@@ -1,4 +1,5 @@
-/* lesson4.h - lesson 4's problem struct and the step sampler its epilogue prints (tests use both). */
+/* lesson4.h - lesson 4's tensors, problem struct and the step sampler its epilogue prints: what its definition
+ * (lesson4.c), its tests and its CUDA tests share. */
 #ifndef LESSONS_LESSON4_H
 #define LESSONS_LESSON4_H
 
@@ -9,6 +10,10 @@
 #include "../optimized/gru_fused.h"
 #include "lesson.h"
 
+/* lesson4_def.tensors, in this order (L4_NTENSORS: how many) */
+enum { X_, H0, EPS, WENC, WIH, WZH, DOUT, OUT, DX, DH0, DWENC, DWIH, DWZH, L4_NTENSORS };
+
+/* The problem a run sees (the naming rule: lesson1.h) */
 typedef struct {
     gru_dims d;
     gru_opts o;                /* --checkpoint, --block: used by cpu and cuda */

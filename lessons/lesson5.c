@@ -3,14 +3,13 @@
  * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
  *   naive  naive/linear_ce_chunked.c   the seed's chunk loop: grad_weight += mm(g^T, x).float(), V*H*6 bytes
  *   cpu    optimized/linear_ce_fused.c the same chunks, dW accumulated by the GEMM itself (beta = 1), in fp32
- *   cuda   optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel
+ *   cuda-v1 optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel; cuda = cuda-v1
  *   cuda-v2 optimized/linear_ce_cce.cu  no logits buffer: online logsumexp over V, logits recomputed in backward
  *   cuda-v3 optimized/linear_ce_cce_v3.cu the same on tensor cores: bf16 WMMA logit tiles; --filter: CCE's filter
  * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
  */
-#include "lesson.h"
+#include "lesson5.h"
 
-#include "../kernels/linear_ce_problem.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_cce_v3.h"
@@ -23,29 +22,23 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { X, W, TARGET, DLOSS, LOSS, DX, DW };
-enum { OPT_CHUNK, OPT_FILTER, OPT_PEAKED };
-
-/* the lesson's problem: the dimensions every implementation reads (first, so the adapters pass prob as an
- * lce_dims *), cuda-v3's --filter and the inputs' --peaked */
-typedef struct {
-    lce_dims d;
-    int filter, peaked;
-} lce_lesson_problem;
-
-static const lce_dims *dims_of(const void *prob) { return &((const lce_lesson_problem *)prob)->d; }
+static const lce_problem *prob_of(const void *prob) { return prob; }
+static const lce_dims *dims_of(const void *prob) { return &prob_of(prob)->d; }
+static_assert(sizeof(lce_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
 
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
-    lce_dims d = {(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0};
+    lce_problem p = {.d = {(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0}};
+    lce_dims d = p.d;
     if (d.V > INT32_MAX) return "V must fit the int32 targets (at most 2147483647)";
     if (size_mul(6, size_mul(d.V, d.H)) == SIZE_MAX || size_mul(4, size_mul(d.N, d.V)) == SIZE_MAX)
         return "V*H or N*V overflows 64 bits";
     if ((size_t)opts[OPT_CHUNK] > d.N) return "--chunk must be at most N (rows per chunk)";
     d.chunk = opts[OPT_CHUNK] ? (size_t)opts[OPT_CHUNK] : lce_default_chunk(d.N, d.H, d.V);
     if (d.chunk > d.N) d.chunk = d.N; /* the power of two can exceed N: the one chunk then holds N rows */
-    lce_lesson_problem p = {d, (int)opts[OPT_FILTER], (int)opts[OPT_PEAKED]};
-    static_assert(sizeof p <= sizeof(lesson_problem), "lesson 5's problem fits the session's storage");
+    p.d = d;
+    p.filter = (int)opts[OPT_FILTER];
+    p.peaked = (int)opts[OPT_PEAKED];
     memcpy(prob, &p, sizeof p);
     return NULL;
 }
@@ -77,19 +70,19 @@ static void make_peaked(const lce_dims *d, bf16 *x, const bf16 *w, int32_t *targ
 
 static void fill(const void *prob, uint64_t seed, void *const *t)
 {
-    lce_fill(prob, seed, t[X], t[W], t[TARGET], t[DLOSS]);
-    if (((const lce_lesson_problem *)prob)->peaked) make_peaked(prob, t[X], t[W], t[TARGET]);
+    lce_fill(dims_of(prob), seed, t[X], t[W], t[TARGET], t[DLOSS]);
+    if (prob_of(prob)->peaked) make_peaked(dims_of(prob), t[X], t[W], t[TARGET]);
 }
 
 static void reference(const void *prob, void *const *t, double *const *ref)
 {
-    lce_reference(prob, t[X], t[W], t[TARGET], ((const float *)t[DLOSS])[0], ref[LOSS], ref[DX], ref[DW]);
+    lce_reference(dims_of(prob), t[X], t[W], t[TARGET], ((const float *)t[DLOSS])[0], ref[LOSS], ref[DX], ref[DW]);
 }
 
 /* N*V*H multiply-adds, three times, in double: about a minute at 4e10 on one core */
 static const char *reference_unfit(const void *prob)
 {
-    const lce_dims *d = prob;
+    const lce_dims *d = dims_of(prob);
     if (size_mul(d->N, lce_w_count(d)) > ((size_t)1 << 35))
         return "the float64 reference needs 3*N*V*H multiply-adds in double (over 1e11 here)";
     return NULL;
@@ -98,82 +91,75 @@ static const char *reference_unfit(const void *prob)
 /* --- adapters ------------------------------------------------------------------------------------------- */
 static_assert(sizeof(naive_lce_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
 static_assert(sizeof(fused_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
-static_assert(sizeof(cce_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2's saved state fits the run");
+static_assert(sizeof(cce_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2's and v3's saved state fits the run");
 
 static void naive_forward(lesson_run *r)
 {
-    r->t[LOSS] = naive_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (naive_lce_saved *)r->saved.bytes);
+    r->t[LOSS] = naive_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (naive_lce_saved *)r->saved.bytes);
 }
 static void naive_backward(lesson_run *r)
 {
-    naive_lce_backward(r->prob, (naive_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+    naive_lce_backward(dims_of(r->prob), (naive_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
                        (float **)&r->t[DW]);
 }
 static void cpu_forward(lesson_run *r)
 {
-    r->t[LOSS] = cpu_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+    r->t[LOSS] = cpu_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
 }
 static void cpu_backward(lesson_run *r)
 {
-    cpu_lce_backward(r->prob, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
+    cpu_lce_backward(dims_of(r->prob), (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
                      (float **)&r->t[DW]);
 }
 #ifdef HAVE_CUDA
+/* The one CUDA adapter: the row's version picks the implementation (v1 cuBLAS + a fused row kernel with a logits
+ * buffer, v2 Cut Cross-Entropy without one, v3 the same on tensor cores); each keeps its own saved struct in the
+ * run. A version without a case leaves loss unset, and the session stops there with that message. */
 static void cuda_forward(lesson_run *r)
 {
-    r->t[LOSS] = cuda_lce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+    const lce_dims *d = dims_of(r->prob);
+    switch (r->version) {
+    case 1: r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes); break;
+    case 2: r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
+    case 3: r->t[LOSS] = cuda_cce3_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
+    }
 }
 static void cuda_backward(lesson_run *r)
 {
-    cuda_lce_backward(r->prob, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
-                      (float **)&r->t[DW]);
-}
-static void cce_forward(lesson_run *r)
-{
-    r->t[LOSS] = cuda_cce_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
-}
-static void cce_backward(lesson_run *r)
-{
-    cuda_cce_backward(r->prob, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], (bf16 **)&r->t[DX],
-                      (float **)&r->t[DW]);
-}
-static void cce3_forward(lesson_run *r)
-{
-    r->t[LOSS] = cuda_cce3_forward(r->prob, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes);
-}
-static void cce3_backward(lesson_run *r)
-{
-    cuda_cce3_backward(r->prob, ((const lce_lesson_problem *)r->prob)->filter, (cce_lce_saved *)r->saved.bytes,
-                       r->t[DLOSS], (bf16 **)&r->t[DX], (float **)&r->t[DW]);
+    const lce_dims *d = dims_of(r->prob);
+    bf16 **dx = (bf16 **)&r->t[DX];
+    float **dw = (float **)&r->t[DW];
+    switch (r->version) {
+    case 1: cuda_lce_backward(d, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
+    case 2: cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
+    case 3: cuda_cce3_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
+            break;
+    }
 }
 #else
 #define cuda_forward NULL
 #define cuda_backward NULL
-#define cce_forward NULL
-#define cce_backward NULL
-#define cce3_forward NULL
-#define cce3_backward NULL
 #endif
 
 /* three GEMMs of N*H*V multiply-adds each (logits, dx, dW), whatever the chunking */
 static double gemm_work(const void *p)
 {
-    const lce_dims *d = p;
+    const lce_dims *d = dims_of(p);
     return 3.0 * (double)d->N * (double)d->H * (double)d->V;
 }
-static mem_formula naive_memory(const void *p) { return naive_lce_memory(p); }
-static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(p); }
-static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(p); }
-static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(p); }
-static mem_formula cce_memory(const void *p) { return cuda_cce_memory(p); }
-static const char *cce_unfit(const void *p) { return cuda_cce_unfit(p); }
-static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(p); }
-static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(p); }
+static mem_formula naive_memory(const void *p) { return naive_lce_memory(dims_of(p)); }
+static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(dims_of(p)); }
+static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(dims_of(p)); }
+static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(dims_of(p)); }
+static mem_formula cce_memory(const void *p) { return cuda_cce_memory(dims_of(p)); }
+static const char *cce_unfit(const void *p) { return cuda_cce_unfit(dims_of(p)); }
+static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(dims_of(p)); }
+static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(dims_of(p)); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
 {
-    const lce_dims *d = prob;
+    const lce_dims *d = dims_of(prob);
     char six[32], lg[32];
     format_bytes_exact(size_mul(6, lce_w_count(d)), six, sizeof six);
     format_bytes_exact(size_mul(2, size_mul(d->chunk, d->V)), lg, sizeof lg);
@@ -210,12 +196,12 @@ static void print_errors(const lesson_report *rep, FILE *f)
  * the same implementation run once more here without it */
 static void print_filter(const lesson_report *rep, FILE *f)
 {
-    const lce_lesson_problem *p = rep->prob;
+    const lce_problem *p = prob_of(rep->prob);
     const lesson_result *v3 = lesson_report_find(rep, "cuda-v3");
     if (!p->filter || !v3 || !v3->row.ran || !rep->ref[LOSS]) return;
 #ifdef HAVE_CUDA
     cce3_filter_stats st = cuda_cce3_last_filter();
-    lce_lesson_problem off = *p;
+    lce_problem off = *p;
     off.filter = 0;
     lesson_result r;
     lesson_run_impl(rep->L, &off, v3->impl, rep->inputs, &r);
@@ -246,7 +232,7 @@ static void print_seed_figure(FILE *f)
 
 static void epilogue(const lesson_report *rep, FILE *f)
 {
-    const lce_dims *d = rep->prob;
+    const lce_dims *d = dims_of(rep->prob);
     print_errors(rep, f);
     const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
     if (naive && cpu && naive->validated && cpu->validated) {
@@ -269,48 +255,60 @@ const lesson lesson5_def = {
     .program = "lesson5",
     .title = "Lesson 5: fused linear cross-entropy, loss = mean CE(x W^T, target), x [N,H] and W [V,H] bf16",
     .summary = "fused linear cross-entropy: the weight gradient accumulated in place, in fp32",
-    .ndims = 3,
     .dim_names = {"N", "H", "V"},
-    .nsizes = 4,
-    .sizes = {{"tiny", {4, 3, 7}}, {"small", {256, 128, 4096}}, {"medium", {2048, 256, 32768}},
-              {"forum", {8192, 4096, 128256}}},
+    .sizes = {{.name = "tiny", .dims = {4, 3, 7}},
+              {.name = "small", .dims = {256, 128, 4096}},
+              {.name = "medium", .dims = {2048, 256, 32768}},
+              {.name = "forum", .dims = {8192, 4096, 128256}}},
     .default_size = "medium",
-    .nopts = 3,
-    .opts = {{"--chunk", 1, 0, 0, 1LL << 40, "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
-             {"--filter", 0, 0, 0, 1, "cuda-v3: skip every 32x64 gradient tile whose |softmax - onehot| < 2^-12 "
-                                      "(Cut Cross-Entropy's filter) and print its error beside the unfiltered run's"},
-             {"--peaked", 0, 0, 0, 1, "inputs of a model that predicts its data: x times 32, each target its row's "
-                                      "argmax (a sharp softmax: where --filter skips tiles)"}},
+    .opts = {[OPT_CHUNK] = {.flag = "--chunk", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
+                            .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
+             [OPT_FILTER] = {.flag = "--filter", .takes_value = 0, .def = 0, .min = 0, .max = 1,
+                             .help = "cuda-v3: skip every 32x64 gradient tile whose |softmax - onehot| < 2^-12 "
+                                     "(Cut Cross-Entropy's filter) and print its error beside the unfiltered run's"},
+             [OPT_PEAKED] = {.flag = "--peaked", .takes_value = 0, .def = 0, .min = 0, .max = 1,
+                             .help = "inputs of a model that predicts its data: x times 32, each target its row's "
+                                     "argmax (a sharp softmax: where --filter skips tiles)"}},
     .make_problem = make_problem,
-    .ntensors = 7,
-    .tensors = {[X] = {"x", LT_INPUT, DT_BF16, "x [N,H] bf16 input", shape_x, 0},
-                [W] = {"W", LT_INPUT, DT_BF16, "W [V,H] bf16 input", shape_w, 0},
-                [TARGET] = {"target", LT_INPUT, DT_I32, "target [N] int32 input", shape_n, 0},
-                [DLOSS] = {"dloss", LT_UPSTREAM, DT_F32, "dloss [1] f32 upstream gradient", shape_1, 0},
-                [LOSS] = {"loss", LT_OUTPUT, DT_F32, NULL, shape_1, 0},
-                [DX] = {"dx", LT_GRAD, DT_BF16, NULL, shape_x, X},
-                [DW] = {"dW", LT_GRAD, DT_F32, NULL, shape_w, W}},
+    .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_BF16, .label = "x [N,H] bf16 input", .shape = shape_x},
+                [W] = {.name = "W", .role = LT_INPUT, .type = DT_BF16, .label = "W [V,H] bf16 input", .shape = shape_w},
+                [TARGET] = {.name = "target", .role = LT_INPUT, .type = DT_I32, .label = "target [N] int32 input",
+                            .shape = shape_n},
+                [DLOSS] = {.name = "dloss", .role = LT_UPSTREAM, .type = DT_F32,
+                           .label = "dloss [1] f32 upstream gradient", .shape = shape_1},
+                [LOSS] = {.name = "loss", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_1},
+                [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_BF16, .shape = shape_x, .grad_of = X},
+                [DW] = {.name = "dW", .role = LT_GRAD, .type = DT_F32, .shape = shape_w, .grad_of = W}},
     .fill = fill,
     .reference = reference,
     .reference_unfit = reference_unfit,
     .tolerance = 2.0 / 256.0,
     .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
                      "so 2u; naive also rounds the logits (u |z| each), hence its own 16u",
-    .nimpls = 5,
-    .impls = {{"naive", "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
-                        "(bf16 [V,H] + f32 [V,H] temporaries)", 0, 0, naive_memory, NULL, naive_forward,
-               naive_backward, 16.0 / 256.0, gemm_work},
-              {"cpu", "same chunks: fp32 logits, one pass per row (logsumexp, loss, bf16 gradient in place), "
-                      "dW += g^T x_chunk inside the GEMM (beta = 1)", 0, 0, cpu_memory, NULL, cpu_forward,
-               cpu_backward, 0, gemm_work},
-              {"cuda", "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel",
-               1, 1, cuda_memory, cuda_unfit, cuda_forward, cuda_backward, 0},
-              {"cuda-v2", "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
-                          "backward recomputes the logits for dx and dW (no cuBLAS)",
-               1, 0, cce_memory, cce_unfit, cce_forward, cce_backward, 0},
-              {"cuda-v3", "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
-                          "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
-               1, 0, cce3_memory, cce3_unfit, cce3_forward, cce3_backward, 0}},
+    .impls = {{.name = "naive",
+               .about = "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
+                        "(bf16 [V,H] + f32 [V,H] temporaries)",
+               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward,
+               .tolerance = 16.0 / 256.0, .work = gemm_work},
+              {.name = "cpu",
+               .about = "same chunks: fp32 logits, one pass per row (logsumexp, loss, bf16 gradient in place), "
+                        "dW += g^T x_chunk inside the GEMM (beta = 1)",
+               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = gemm_work},
+              {LESSON_CUDA_VERSION(1),
+               .about = "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
+                        "(cuda names this one: v2 and v3 keep no logits buffer, but v2's FP32 loops stay far from the "
+                        "tensor cores cuBLAS uses, and v3's backward is designed for ~15% of them, unmeasured)",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(2),
+               .about = "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
+                        "backward recomputes the logits for dx and dW (no cuBLAS)",
+               .memory = cce_memory, .unfit = cce_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(3),
+               .about = "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
+                        "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
+               .memory = cce3_memory, .unfit = cce3_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .cuda_alias = 1,
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "

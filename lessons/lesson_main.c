@@ -39,7 +39,7 @@ typedef struct {
 static int check_driver_bytes(const driver *dv)
 {
     size_t in = 0, out = 0, out_f64 = 0;
-    for (int i = 0; i < dv->L->ntensors; i++) {
+    for (int i = 0; i < lesson_ntensors(dv->L); i++) {
         size_t b = lesson_tensor_bytes(dv->L, i, dv->prob);
         lesson_role r = dv->L->tensors[i].role;
         if (r == LT_INPUT || r == LT_UPSTREAM) in = size_add(in, b);
@@ -69,12 +69,17 @@ static void print_header(const driver *dv)
     printf("%s\n", L->title);
     if (dv->o.repeat > 1) printf("times: the median of %d runs after one warm-up run\n", dv->o.repeat);
     printf("size %s: %s", dv->o.size_name, dv->dims);
-    for (int k = 0; k < L->nopts; k++)
+    for (int k = 0; k < lesson_nopts(L); k++)
         if (dv->o.opts[k] != L->opts[k].def || L->opts[k].takes_value)
             printf("  %s%s%lld", L->opts[k].flag, L->opts[k].takes_value ? " " : "=", dv->o.opts[k]);
     printf("   seed %llu   mem-limit %s (%s)\n", (unsigned long long)dv->o.seed, lim, limh);
     printf("CPU GEMMs: %s, %d thread%s\n", gemm_cpu_library(), gemm_cpu_threads(), gemm_cpu_threads() == 1 ? "" : "s");
-    for (int i = 0; i < dv->o.nimpl; i++) printf("  %-8s %s\n", L->impls[dv->o.impl[i]].name, L->impls[dv->o.impl[i]].about);
+    for (int i = 0; i < dv->o.nimpl; i++) {
+        const lesson_impl *im = &L->impls[dv->o.impl[i]];
+        if (strcmp(dv->o.impl_name[i], im->name) != 0) /* the alias: "cuda = cuda-v2" */
+            printf("  %-8s = %s: %s\n", dv->o.impl_name[i], im->name, im->about);
+        else printf("  %-8s %s\n", im->name, im->about);
+    }
     if (L->preamble) L->preamble(dv->prob, stdout);
     printf("\n");
 }
@@ -147,11 +152,9 @@ static void run_all(driver *dv)
         lesson_result *res = &dv->res[k];
         memset(res, 0, sizeof *res);
         res->impl = dv->o.impl[k];
-        res->row.impl = im->name;
-        res->row.max_rel_err = NAN;
         mem_formula f = im->memory(dv->prob);
-        res->row.predicted_peak = f.peak;
-        res->row.predicted_forward_live = f.forward_live;
+        f.allocs = 0; /* a row that does not run shows the bytes it would take, not the count */
+        lesson_row_predict(&res->row, dv->o.impl_name[k], f);
         fflush(stdout); /* impl_gate may explain a skip on stderr: keep it after what stdout said so far */
         if (!impl_gate(L->program, &res->row, im->device, f.peak, dv->o.mem_limit)) continue;
         const char *why = im->unfit ? im->unfit(dv->prob) : NULL;
@@ -160,8 +163,9 @@ static void run_all(driver *dv)
             continue;
         }
         if (too_slow(dv, im, &res->row)) continue;
-        lesson_timeline_begin(L->program, im->name);
+        lesson_timeline_begin(L->program, dv->o.impl_name[k]);
         lesson_run_impl(L, dv->prob, dv->o.impl[k], dv->t, res);
+        res->row.impl = dv->o.impl_name[k]; /* the name asked for: "cuda" stays "cuda" */
         lesson_timeline_end();
         repeat_runs(dv, k);
     }
@@ -291,14 +295,9 @@ static int predict_only(driver *dv)
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) {
         const lesson_impl *im = &L->impls[dv->o.impl[k]];
-        mem_formula f = im->memory(dv->prob);
         memset(&rows[k], 0, sizeof rows[k]);
-        rows[k].impl = im->name;
+        lesson_row_predict(&rows[k], dv->o.impl_name[k], im->memory(dv->prob));
         rows[k].predicted = 1;
-        rows[k].predicted_peak = f.peak;
-        rows[k].predicted_forward_live = f.forward_live;
-        rows[k].predicted_allocs = f.allocs;
-        rows[k].max_rel_err = NAN;
     }
     printf("--predict: nothing runs. Memory formulas (docs/lesson-%d.md):\n", L->number);
     report_predictions(stdout, rows, dv->o.nimpl);

@@ -30,11 +30,11 @@ int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const 
 {
     if (npy_make_dir(dir) != 0) return -1;
     int err = 0;
-    for (int i = 0; i < L->ntensors; i++)
+    for (int i = 0; i < lesson_ntensors(L); i++)
         if (inputs[i]) err |= dump_one(L, prob, dir, "input", i, inputs[i]);
     for (int k = 0; k < n; k++) {
         if (!res[k].row.ran) continue;
-        for (int i = 0; i < L->ntensors; i++)
+        for (int i = 0; i < lesson_ntensors(L); i++)
             if (res[k].result[i]) err |= dump_one(L, prob, dir, res[k].row.impl, i, res[k].result[i]);
     }
     return err ? -1 : 0;

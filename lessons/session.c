@@ -26,51 +26,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t lesson_tensor_count(const lesson *L, int i, const void *prob)
+/* One tracked host buffer per tensor of one kind (inputs: LT_INPUT and LT_UPSTREAM; else LT_OUTPUT and LT_GRAD),
+ * labelled "driver: <prefix><name>"; f64: float64 in place of the tensor's dtype (the reference). The tracker
+ * keeps the label pointer, so labels must outlive the buffers: each caller passes its own static table. */
+static void alloc_host_slots(const lesson *L, const void *prob, int inputs, int f64, const char *prefix,
+                             char (*labels)[64], void **slots)
 {
-    size_t shape[LESSON_MAX_RANK], n = 1;
-    int rank = L->tensors[i].shape(prob, shape);
-    for (int k = 0; k < rank; k++) n = size_mul(n, shape[k]);
-    return n;
+    for (int i = 0; i < lesson_ntensors(L); i++) {
+        if (lesson_is_input(L->tensors[i].role) != inputs) continue;
+        snprintf(labels[i], 64, "driver: %s%s", prefix, L->tensors[i].name);
+        slots[i] = host_alloc_array(lesson_tensor_count(L, i, prob), f64 ? DT_F64 : L->tensors[i].type, labels[i]);
+    }
 }
-
-size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob)
-{
-    return size_mul(lesson_tensor_count(L, i, prob), dtype_size(L->tensors[i].type));
-}
-
-double lesson_tolerance(const lesson *L, const void *prob)
-{
-    return L->tolerance_of ? L->tolerance_of(prob) : L->tolerance;
-}
-
-int lesson_find_impl(const lesson *L, const char *name)
-{
-    for (int i = 0; i < L->nimpls; i++)
-        if (strcmp(L->impls[i].name, name) == 0) return i;
-    return -1;
-}
-
-static int is_input(lesson_role r) { return r == LT_INPUT || r == LT_UPSTREAM; }
 
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t)
 {
-    static char labels[LESSON_MAX_TENSORS][64]; /* interned by the tracker: must outlive the allocations */
+    static char labels[LESSON_MAX_TENSORS][64];
     for (int i = 0; i < LESSON_MAX_TENSORS; i++) t[i] = NULL;
-    for (int i = 0; i < L->ntensors; i++) {
-        if (!is_input(L->tensors[i].role)) continue;
-        snprintf(labels[i], sizeof labels[i], "driver: %s", L->tensors[i].name);
-        t[i] = host_alloc_array(lesson_tensor_count(L, i, prob), L->tensors[i].type, labels[i]);
-    }
+    alloc_host_slots(L, prob, 1, 0, "", labels, t);
     L->fill(prob, seed, t);
 }
 
 void lesson_free_slots(const lesson *L, void **t)
 {
-    for (int i = 0; i < L->ntensors; i++) {
+    for (int i = 0; i < lesson_ntensors(L); i++) {
         host_free(t[i]);
         t[i] = NULL;
     }
+}
+
+void lesson_row_predict(impl_row *row, const char *impl, mem_formula f)
+{
+    row->impl = impl;
+    row->max_rel_err = NAN;
+    row->predicted_peak = f.peak;
+    row->predicted_forward_live = f.forward_live;
+    row->predicted_allocs = f.allocs;
 }
 
 /* --- one run ------------------------------------------------------------------------------------------- */
@@ -126,13 +117,13 @@ static void sync_device(const run_ctx *c)
 
 static void copy_role_in(const run_ctx *c, lesson_run *r, void *const *t, lesson_role role)
 {
-    for (int i = 0; i < c->L->ntensors; i++)
+    for (int i = 0; i < lesson_ntensors(c->L); i++)
         if (c->L->tensors[i].role == role) r->t[i] = copy_in(c, i, t[i]);
 }
 
 static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role role, const char *impl)
 {
-    for (int i = 0; i < c->L->ntensors; i++)
+    for (int i = 0; i < lesson_ntensors(c->L); i++)
         if (c->L->tensors[i].role == role && !r->t[i]) {
             fprintf(stderr, "%s: implementation %s left %s unset\n", c->L->program, impl, c->L->tensors[i].name);
             abort();
@@ -168,6 +159,7 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
     lesson_run r;
     memset(&r, 0, sizeof r);
     r.prob = c->prob;
+    r.version = im->version;
     track_scope scope;
     track_scope_begin(&scope);
 
@@ -188,7 +180,7 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
     res->row.allocs = m.allocs;
     labels_text(res, dom);
 
-    for (int i = 0; i < c->L->ntensors; i++) {
+    for (int i = 0; i < lesson_ntensors(c->L); i++) {
         if (res->result[i]) copy_out(c, res->result[i], r.t[i], i);
         free_slot(c, r.t[i]);
     }
@@ -204,18 +196,9 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
     static char labels[LESSON_MAX_TENSORS][64];
     memset(res, 0, sizeof *res);
     res->impl = impl;
-    res->row.impl = im->name;
-    res->row.max_rel_err = NAN;
     res->tolerance = im->tolerance > 0 ? im->tolerance : lesson_tolerance(L, prob);
-    mem_formula f = im->memory(prob);
-    res->row.predicted_peak = f.peak;
-    res->row.predicted_forward_live = f.forward_live;
-    res->row.predicted_allocs = f.allocs;
-    for (int i = 0; i < L->ntensors; i++) {
-        if (is_input(L->tensors[i].role)) continue;
-        snprintf(labels[i], sizeof labels[i], "driver: result %s", L->tensors[i].name);
-        res->result[i] = host_alloc_array(lesson_tensor_count(L, i, prob), L->tensors[i].type, labels[i]);
-    }
+    lesson_row_predict(&res->row, im->name, im->memory(prob));
+    alloc_host_slots(L, prob, 0, 0, "result ", labels, res->result);
     run_once(&c, im, t, res);
     if (im->device) {
 #ifdef HAVE_CUDA
@@ -233,7 +216,7 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
 
 void lesson_result_free(const lesson *L, lesson_result *res)
 {
-    for (int i = 0; i < L->ntensors; i++) {
+    for (int i = 0; i < lesson_ntensors(L); i++) {
         host_free(res->result[i]);
         res->result[i] = NULL;
     }
@@ -249,18 +232,14 @@ const char *lesson_make_reference(const lesson *L, const void *prob, void *const
     for (int i = 0; i < LESSON_MAX_TENSORS; i++) ref[i] = NULL;
     const char *why = L->reference_unfit ? L->reference_unfit(prob) : NULL;
     if (why) return why;
-    for (int i = 0; i < L->ntensors; i++) {
-        if (is_input(L->tensors[i].role)) continue;
-        snprintf(labels[i], sizeof labels[i], "driver: float64 reference %s", L->tensors[i].name);
-        ref[i] = host_alloc_array(lesson_tensor_count(L, i, prob), DT_F64, labels[i]);
-    }
+    alloc_host_slots(L, prob, 0, 1, "float64 reference ", labels, (void **)ref);
     L->reference(prob, t, ref);
     return NULL;
 }
 
 void lesson_free_ref(const lesson *L, double **ref)
 {
-    for (int i = 0; i < L->ntensors; i++) {
+    for (int i = 0; i < lesson_ntensors(L); i++) {
         host_free(ref[i]);
         ref[i] = NULL;
     }
@@ -269,8 +248,8 @@ void lesson_free_ref(const lesson *L, double **ref)
 double lesson_max_rel_err(const lesson *L, const void *prob, const lesson_result *res, double *const *ref)
 {
     double m = 0.0;
-    for (int i = 0; i < L->ntensors; i++) {
-        if (is_input(L->tensors[i].role)) continue;
+    for (int i = 0; i < lesson_ntensors(L); i++) {
+        if (lesson_is_input(L->tensors[i].role)) continue;
         if (!ref[i] || !res->result[i]) return NAN;
         double e = max_rel_err(res->result[i], L->tensors[i].type, ref[i], DT_F64, lesson_tensor_count(L, i, prob));
         if (isnan(e)) return NAN;

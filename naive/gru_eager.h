@@ -33,14 +33,6 @@ typedef struct {
     gru_eager_step *steps; /* (T) the autograd graph: one tracked allocation */
 } gru_eager_saved;
 
-typedef struct {
-    float *dx;     /* (T,B,X) */
-    float *dh0;    /* (B,H) */
-    float *dW_enc; /* (H,2H) */
-    float *dW_ih;  /* (X,3H) */
-    float *dW_zh;  /* (H,3H) */
-} gru_grads;
-
 /* Returns out (T,B,H); fills sv. All pointers are host, row-major: x (T,B,X), h0 (B,H), eps (T,B,H),
  * W_enc (H,2H), W_ih (X,3H), W_zh (H,3H). */
 float *naive_gru_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,

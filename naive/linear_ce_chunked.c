@@ -37,9 +37,7 @@ size_t naive_lce_scratch_bytes(const lce_dims *d)
 {
     arena a;
     naive_scratch s;
-    arena_plan(&a);
-    carve(&a, d, &s);
-    return a.used;
+    return ARENA_BYTES(a, carve(&a, d, &s));
 }
 
 /* Liger's cross_entropy_kernel on one chunk of bf16 logits z (rows, V): per row the logsumexp in float32, the

@@ -14,10 +14,7 @@
 #define L_SCORES "scores [I,J,M,N] f32 (einsum result)"
 #define L_VALUES "max(-1).values [I,J,M] f32"
 #define L_IDX "max(-1).indices [I,J,M] int64 (saved)"
-#define L_OUT "out [I,M] f32"
 #define L_DSCORES "dscores [I,J,M,N] f32 (zeros + scatter)"
-#define L_DA "da [I,J,K] f32"
-#define L_DB "db [M,N,K] f32"
 
 /* values, indices = scores.max(-1): per (r, m), scan n ascending; ms_better keeps the lowest n among ties. */
 static void max_last_dim(const ms_dims *d, const float *scores, float *values, int64_t *idx)
@@ -47,7 +44,7 @@ float *naive_ms_forward(const ms_dims *d, const float *a, const float *b, naive_
     host_free(scores); /* a temporary: MaxBackward keeps the indices, not its input */
 
     /* out = values.sum(1): j ascending */
-    float *out = host_alloc_array(ms_out_count(d), DT_F32, L_OUT);
+    float *out = host_alloc_array(ms_out_count(d), DT_F32, MS_LABEL_OUT);
     for (size_t i = 0; i < I; i++)
         for (size_t m = 0; m < M; m++) {
             float s = 0.0f;
@@ -73,16 +70,15 @@ void naive_ms_backward(const ms_dims *d, const float *a, const float *b, naive_m
     saved->idx = NULL;
 
     /* BmmBackward: da [I*J, K] = dscores [I*J, M*N] . b [M*N, K]; db [M*N, K] = dscores^T . a [I*J, K] */
-    float *ga = host_alloc_array(ms_a_count(d), DT_F32, L_DA);
+    float *ga = host_alloc_array(ms_a_count(d), DT_F32, MS_LABEL_DA);
     sgemm_cpu(0, 0, R, K, C, 1.0f, dscores, C, b, K, 0.0f, ga, K);
-    float *gb = host_alloc_array(ms_b_count(d), DT_F32, L_DB);
+    float *gb = host_alloc_array(ms_b_count(d), DT_F32, MS_LABEL_DB);
     sgemm_cpu(1, 0, C, K, R, 1.0f, dscores, C, a, K, 0.0f, gb, K);
     host_free(dscores);
     *da = ga;
     *db = gb;
 }
 
-static size_t max2(size_t x, size_t y) { return x > y ? x : y; }
 
 mem_formula naive_ms_memory(const ms_dims *d)
 {
@@ -96,6 +92,7 @@ mem_formula naive_ms_memory(const ms_dims *d)
     size_t live = size_add(size_add(in, X), O);             /* after forward: the indices and out */
     size_t b1 = size_add(size_add(live, O), S);             /* dout (as big as out) + dscores, indices alive */
     size_t b2 = size_add(size_add(size_add(in, O), size_add(O, S)), size_add(A, B)); /* + da, db; indices gone */
-    mem_formula f = {max2(max2(f1, f2), max2(b1, b2)), live, 10}; /* a b | scores values idx out | dout dscores da db */
+    /* a b | scores values idx out | dout dscores da db */
+    mem_formula f = {ms_max_size(ms_max_size(f1, f2), ms_max_size(b1, b2)), live, 10};
     return f;
 }

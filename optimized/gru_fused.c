@@ -31,9 +31,7 @@ size_t gru_fused_arena_bytes(const gru_dims *d, const gru_opts *o)
 {
     arena a;
     gru_fused_ws ws;
-    arena_plan(&a);
-    gru_fused_carve(d, o, &a, &ws);
-    return a.used;
+    return ARENA_BYTES(a, gru_fused_carve(d, o, &a, &ws));
 }
 
 static float *saved_row(const gru_dims *d, const gru_fused_ws *ws, size_t t)

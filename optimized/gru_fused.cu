@@ -1,9 +1,7 @@
 /* gru_fused.cu - lesson 4, optimized, CUDA: optimized/gru_fused.c line for line, with cuBLAS for the GEMMs and
  * the kernels of kernels/gru_kernels.cu for the fused cell passes. Every device buffer comes from one dev_alloc'ed
  * arena carved before the loop (gru_fused_carve, the CPU's own carving code): no cudaMalloc inside it.
- *
- * NOT RUN ON A GPU: compiled with nvcc (sm_80, sm_90) on a machine without one; tests/cuda_lesson4.c runs it on a
- * GPU or under the CPU emulation build.
+ * tests/cuda_lesson4.c runs it on a GPU or under the CPU emulation build.
  */
 extern "C" {
 #include "gru_fused.h"

@@ -24,7 +24,6 @@
 
 #include "../kernels/gru_problem.h"
 #include "../kernels/runtime/mem_formula.h"
-#include "../naive/gru_eager.h" /* gru_grads */
 
 typedef struct {
     size_t checkpoint; /* 0: save all T steps; k >= 1: save one segment of k steps, recompute in backward */

@@ -16,9 +16,7 @@ size_t cuda_cce_workspace_bytes(const lce_dims *d)
 {
     arena a;
     cuda_cce_workspace w;
-    arena_plan(&a);
-    cuda_cce_carve(&a, d, &w);
-    return a.used;
+    return ARENA_BYTES(a, cuda_cce_carve(&a, d, &w));
 }
 
 /* Forward: lse (4N), the workspace, then loss (4) while the workspace is alive; the workspace is freed.

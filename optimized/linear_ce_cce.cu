@@ -1,8 +1,6 @@
 /* linear_ce_cce.cu - lesson 5's cuda-v2 on the GPU: three kernels, no cuBLAS, no logits buffer (see
  * linear_ce_cce.h for the dataflow, kernels/linear_ce_kernels_v2.cu for the kernels).
- *
- * NOT RUN ON A GPU: compiled for sm_80 and sm_90 and run under the CPU emulator (tests/cuda_emu) only; its
- * emulated times mean nothing. See docs/lesson-5.md.
+ * See docs/lesson-5.md.
  */
 #include "linear_ce_cce.h"
 

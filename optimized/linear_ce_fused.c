@@ -35,9 +35,7 @@ size_t cpu_lce_workspace_bytes(const lce_dims *d)
 {
     arena a;
     cpu_workspace w;
-    arena_plan(&a);
-    carve(&a, d, &w);
-    return a.used;
+    return ARENA_BYTES(a, carve(&a, d, &w));
 }
 
 /* g[v] as bf16 at byte 2v of the row: it lands on float v/2, which the loop has already read (v/2 <= v), so the
@@ -141,9 +139,7 @@ size_t cuda_lce_workspace_bytes(const lce_dims *d)
 {
     arena a;
     cuda_lce_workspace w;
-    arena_plan(&a);
-    cuda_lce_carve(&a, d, &w);
-    return a.used;
+    return ARENA_BYTES(a, cuda_lce_carve(&a, d, &w));
 }
 
 mem_formula cuda_lce_memory(const lce_dims *d)

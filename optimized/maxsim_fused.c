@@ -17,14 +17,10 @@
 #include <limits.h>
 #include <string.h>
 
-#define L_OUT "out [I,M] f32"
 #define L_ARG "arg [I,J,M] int32 (saved for backward)"
 #define L_SCRATCH "scratch: scores tile + running max/argmax"
-#define L_DA "da [I,J,K] f32"
-#define L_DB "db [M,N,K] f32"
 
 static size_t min2(size_t x, size_t y) { return x < y ? x : y; }
-static size_t max2(size_t x, size_t y) { return x > y ? x : y; }
 
 /* Tile shape for this problem: rows of a, n per chunk, m per block (tm > 1 only when a chunk is all of N). */
 typedef struct {
@@ -36,7 +32,7 @@ static tile_shape tile_of(const ms_dims *d)
     tile_shape t;
     t.rows = min2(MS_CPU_ROWS, ms_rows(d));
     t.tn = min2(d->N, MS_CPU_COLS);
-    t.tm = min2(d->M, max2(1, MS_CPU_COLS / t.tn));
+    t.tm = min2(d->M, ms_max_size(1, MS_CPU_COLS / t.tn));
     return t;
 }
 
@@ -60,9 +56,7 @@ size_t cpu_ms_scratch_bytes(const ms_dims *d)
 {
     arena ar;
     scratch s;
-    arena_plan(&ar);
-    scratch_carve(&ar, d, &s);
-    return ar.used;
+    return ARENA_BYTES(ar, scratch_carve(&ar, d, &s));
 }
 
 static void *scratch_alloc(const ms_dims *d, scratch *s)
@@ -128,7 +122,7 @@ float *cpu_ms_forward(const ms_dims *d, const float *a, const float *b, int reco
 {
     size_t R = ms_rows(d), M = d->M;
     tile_shape t = tile_of(d);
-    float *out = host_alloc_array(ms_out_count(d), DT_F32, L_OUT);
+    float *out = host_alloc_array(ms_out_count(d), DT_F32, MS_LABEL_OUT);
     memset(out, 0, ms_out_count(d) * sizeof(float));
     int32_t *arg = recompute ? NULL : host_alloc_array(ms_arg_count(d), DT_I32, L_ARG);
     scratch sc;
@@ -183,8 +177,8 @@ static void grads_walk(const ms_dims *d, const float *a, const float *b, const f
 void cpu_ms_backward(const ms_dims *d, const float *a, const float *b, cpu_ms_saved *saved, const float *dout,
                      float **da, float **db)
 {
-    float *ga = host_alloc_array(ms_a_count(d), DT_F32, L_DA);
-    float *gb = host_alloc_array(ms_b_count(d), DT_F32, L_DB);
+    float *ga = host_alloc_array(ms_a_count(d), DT_F32, MS_LABEL_DA);
+    float *gb = host_alloc_array(ms_b_count(d), DT_F32, MS_LABEL_DB);
     memset(ga, 0, ms_a_count(d) * sizeof(float));
     memset(gb, 0, ms_b_count(d) * sizeof(float));
     grads_walk(d, a, b, dout, saved->arg, ga, gb);
@@ -203,7 +197,7 @@ mem_formula cpu_ms_memory(const ms_dims *d, int recompute)
     size_t fwd = size_add(live, W);                                      /* scratch during forward */
     size_t bwd = size_add(size_add(live, O), size_add(A, B));            /* + dout, da, db */
     if (recompute) bwd = size_add(bwd, W);                               /* + the scratch again */
-    mem_formula f = {max2(fwd, bwd), live, 8}; /* a b | out arg|- scratch | dout da db -|scratch */
+    mem_formula f = {ms_max_size(fwd, bwd), live, 8}; /* a b | out arg|- scratch | dout da db -|scratch */
     return f;
 }
 

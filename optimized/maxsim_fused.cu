@@ -1,6 +1,6 @@
 /* maxsim_fused.cu - lesson 3 on the GPU: device memory and launches; the kernels are kernels/maxsim_kernels.cu.
  *
- * NOT RUN ON A GPU here (compiled only). Forward: v1 or v2 writes out [I, M] and, unless --recompute, the int32
+ * Forward: v1 or v2 writes out [I, M] and, unless --recompute, the int32
  * argmax [I, J, M]. Backward: with --recompute the forward kernel runs again into a transient argmax (out not
  * written); then da by gather, db by atomics or (--deterministic) by buckets. No cuBLAS, no workspace.
  */

@@ -8,11 +8,9 @@
 
 #include "../kernels/maxsim_problem.h"
 #include "../kernels/runtime/track.h"
-#include "../lessons/lesson.h"
+#include "../lessons/lesson3.h"
 #include "cuda_suites.h"
 
-extern const lesson lesson3_def;
-enum { A, B, DOUT, OUT, DA, DB };
 
 static const ms_dims TINY = {2, 3, 2, 4, 3}, SMALL = {20, 20, 25, 19, 25}, TILED = {2, 70, 2, 130, 20};
 

@@ -18,12 +18,9 @@
 #include "../kernels/linear_ce_problem.h"
 #include "../kernels/runtime/track.h"
 #include "../kernels/linear_ce_math.h"
-#include "../lessons/lesson.h"
+#include "../lessons/lesson5.h"
 #include "../optimized/linear_ce_cce_v3.h"
 
-extern const lesson lesson5_def;
-
-enum { X, W, TARGET, DLOSS, LOSS, DX, DW }; /* lessons/lesson5.c's tensor order */
 
 static void run_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
 {

@@ -7,7 +7,14 @@
 
 extern const lesson lesson2_def;
 
-typedef enum { LC_NAIVE = 0, LC_CPU = 1, LC_CUDA = 2, LC_CUDA_V1 = 3 } lc_impl; /* lesson2_def.impls order */
+typedef enum { LC_NAIVE, LC_CPU, LC_CUDA, LC_CUDA_V1 } lc_impl; /* LC_CUDA: cuda-v2, the one "cuda" names */
+
+/* The row of lesson2_def.impls, found by name: the table's order is the lesson's, not the tests'. */
+static inline int lc_impl_index(lc_impl impl)
+{
+    static const char *const names[] = {"naive", "cpu", "cuda-v2", "cuda-v1"};
+    return lesson_find_impl(&lesson2_def, names[impl]);
+}
 
 typedef struct {
     const float *x;    /* (n,t,v,c) */
@@ -23,9 +30,12 @@ typedef struct {
     float *dp0;   /* (1,t,c) */
 } lc_outputs;
 
-static inline const char *lc_impl_name(lc_impl impl) { return lesson2_def.impls[impl].name; }
+static inline const char *lc_impl_name(lc_impl impl) { return lesson2_def.impls[lc_impl_index(impl)].name; }
 
-static inline mem_formula lc_predict(lc_impl impl, const lc_dims *d) { return lesson2_def.impls[impl].memory(d); }
+static inline mem_formula lc_predict(lc_impl impl, const lc_dims *d)
+{
+    return lesson2_def.impls[lc_impl_index(impl)].memory(d);
+}
 
 static inline impl_row lc_run(lc_impl impl, const lc_dims *d, const lc_inputs *in, lc_outputs *res)
 {

@@ -13,7 +13,7 @@ impl_row lesson_test_run(const lesson *L, const void *prob, const char *impl, vo
     size_t live0 = track_counters(dom).live_bytes;
     lesson_result res;
     lesson_run_impl(L, prob, i, t, &res);
-    for (int k = 0; k < L->ntensors; k++)
+    for (int k = 0; k < lesson_ntensors(L); k++)
         if (out[k] && res.result[k]) memcpy(out[k], res.result[k], lesson_tensor_bytes(L, k, prob));
     impl_row row = res.row;
     lesson_result_free(L, &res);

@@ -16,10 +16,13 @@ int main(void)
         return EXIT_SUCCESS;
     }
     printf("test_cuda: running on %s\n", cuda_device_name());
-    Suite *(*suites[])(void) = {cuda_lesson1_suite, cuda_lesson2_suite, cuda_lesson3_suite, cuda_lesson4_suite,
-                                cuda_lesson5_suite};
+#define X(n) cuda_lesson##n##_suite,
+    Suite *(*suites[])(void) = {
+#include "lesson_list.h"
+    };
+#undef X
     SRunner *sr = srunner_create(NULL);
-    for (int i = 0; i < 5; i++)
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
         if (suites[i]) srunner_add_suite(sr, suites[i]());
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose names every test */

@@ -25,14 +25,12 @@
 #include "gradcheck.h"
 #include "../kernels/runtime/rng.h"
 #include "../kernels/runtime/track.h"
-#include "../lessons/lesson.h"
+#include "../lessons/lesson3.h"
 #include "../lessons/maxsim_reference.h"
 #include "../naive/maxsim_einsum.h"
 #include "../optimized/maxsim_fused.h"
 #include "cli_harness.h"
 
-extern const lesson lesson3_def;
-enum { A, B, DOUT, OUT, DA, DB };
 
 static const ms_dims TINY = {2, 3, 2, 4, 3}, SMALL = {20, 20, 25, 19, 25};
 /* more rows than a tile (300 > 256) and more n than a tile (600 > 512): partial tiles and chunk merging */

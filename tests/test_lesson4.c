@@ -28,7 +28,7 @@
 #include "../optimized/gru_fused.h"
 #include "cli_harness.h"
 
-enum { X_, H0, EPS, WENC, WIH, WZH, DOUT, OUT, DX, DH0, DWENC, DWIH, DWZH, NT };
+enum { NT = L4_NTENSORS };
 
 static const gru_dims TINY = {3, 2, 3, 4};
 static const gru_dims SMALL = {64, 16, 32, 64};

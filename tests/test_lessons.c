@@ -1,6 +1,6 @@
 /* test_lessons.c - every lesson's definition, table-driven: what every lesson must do, tested once.
  *
- * For each lesson linked in (weak references: a lesson joins by being linked) and each of its host
+ * For each lesson of the Makefile's list (a lesson joins by its LESSON line) and each of its host
  * implementations, at the lesson's tiny and small presets:
  *   formula     the memory formula equals the tracker: peak, live after forward, allocations (when predicted)
  *   validated   max_rel_err against the float64 reference is within the lesson's stated tolerance
@@ -27,26 +27,24 @@
 #include "check_main.h"
 #include "cli_harness.h"
 
-extern const lesson lesson1_def __attribute__((weak));
-extern const lesson lesson2_def __attribute__((weak));
-extern const lesson lesson3_def __attribute__((weak));
-extern const lesson lesson4_def __attribute__((weak));
-extern const lesson lesson5_def __attribute__((weak));
+/* Every lesson of the Makefile's LESSON lines, from the list it generates (lesson_list.h: X(1) X(2) ...). */
+#define X(n) extern const lesson lesson##n##_def;
+#include "lesson_list.h"
+#undef X
+#define X(n) &lesson##n##_def,
+static const lesson *const lessons[] = {
+#include "lesson_list.h"
+};
+#undef X
+static const int nlessons = (int)(sizeof lessons / sizeof lessons[0]);
 
-static const lesson *lessons[5];
-static int nlessons;
-
-static void collect_lessons(void)
-{
-    const lesson *all[5] = {&lesson1_def, &lesson2_def, &lesson3_def, &lesson4_def, &lesson5_def};
-    nlessons = 0;
-    for (int i = 0; i < 5; i++)
-        if (all[i]) lessons[nlessons++] = all[i];
-}
+#ifndef LESSON_BIN_DIR
+#define LESSON_BIN_DIR "build"
+#endif
 
 static const lesson_size *preset(const lesson *L, const char *name)
 {
-    for (int s = 0; s < L->nsizes; s++)
+    for (int s = 0; s < lesson_nsizes(L); s++)
         if (strcmp(L->sizes[s].name, name) == 0) return &L->sizes[s];
     ck_abort_msg("%s has no size %s", L->program, name);
     return NULL;
@@ -54,7 +52,7 @@ static const lesson_size *preset(const lesson *L, const char *name)
 
 static void default_opts(const lesson *L, long long *opts)
 {
-    for (int k = 0; k < L->nopts; k++) opts[k] = L->opts[k].def;
+    for (int k = 0; k < lesson_nopts(L); k++) opts[k] = L->opts[k].def;
 }
 
 /* Runs every host implementation of L at size; calls check(L, prob, res, ref) on each. */
@@ -71,7 +69,7 @@ static void for_each_host_impl(const lesson *L, const char *size, result_check c
     double *ref[LESSON_MAX_TENSORS];
     lesson_make_inputs(L, &prob, 4242, t);
     ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
-    for (int i = 0; i < L->nimpls; i++) {
+    for (int i = 0; i < lesson_nimpls(L); i++) {
         if (L->impls[i].device) continue;
         size_t live0 = track_counters(MEM_HOST).live_bytes;
         lesson_result res;
@@ -132,12 +130,12 @@ static void check_deterministic(const lesson *L, const char *size)
     ck_assert_ptr_null(L->make_problem(preset(L, size)->dims, opts, &prob));
     void *t[LESSON_MAX_TENSORS];
     lesson_make_inputs(L, &prob, 77, t);
-    for (int i = 0; i < L->nimpls; i++) {
+    for (int i = 0; i < lesson_nimpls(L); i++) {
         if (L->impls[i].device) continue;
         lesson_result a, b;
         lesson_run_impl(L, &prob, i, t, &a);
         lesson_run_impl(L, &prob, i, t, &b);
-        for (int k = 0; k < L->ntensors; k++)
+        for (int k = 0; k < lesson_ntensors(L); k++)
             if (a.result[k])
                 ck_assert_msg(memcmp(a.result[k], b.result[k], lesson_tensor_bytes(L, k, &prob)) == 0,
                               "%s %s: %s differs between two runs", L->program, L->impls[i].name, L->tensors[k].name);
@@ -155,13 +153,14 @@ END_TEST
 
 /* --- the binaries, as a user runs them ------------------------------------------------------------------ */
 
-static void binary_of(const lesson *L, char *buf, size_t len) { snprintf(buf, len, "./build/%s", L->program); }
+static void binary_of(const lesson *L, char *buf, size_t len) { snprintf(buf, len, "./%s/%s", LESSON_BIN_DIR, L->program); }
+#define LESSON1_BIN "./" LESSON_BIN_DIR "/lesson1"
 
 static int host_impl_list(const lesson *L, char *buf, size_t len)
 {
     int n = 0;
     buf[0] = '\0';
-    for (int i = 0; i < L->nimpls; i++) {
+    for (int i = 0; i < lesson_nimpls(L); i++) {
         if (L->impls[i].device) continue;
         size_t used = strlen(buf);
         snprintf(buf + used, len - used, "%s%s", n ? "," : "", L->impls[i].name);
@@ -193,7 +192,7 @@ START_TEST(csv_has_one_row_per_impl)
         const char *prefixes[LESSON_MAX_IMPLS];
         binary_of(lessons[l], bin, sizeof bin);
         int n = host_impl_list(lessons[l], impls, sizeof impls), k = 0;
-        for (int i = 0; i < lessons[l]->nimpls; i++) {
+        for (int i = 0; i < lesson_nimpls(lessons[l]); i++) {
             if (lessons[l]->impls[i].device) continue;
             snprintf(prefix[k], sizeof prefix[k], "%d,%s,tiny,\"", lessons[l]->number, lessons[l]->impls[i].name);
             prefixes[k] = prefix[k];
@@ -230,7 +229,7 @@ static void check_dump(const lesson *L)
     static char names[64][64], shapes[64][64];
     const char *pn[64], *ps[64], *pd[64];
     int n = 0;
-    for (int i = 0; i < L->ntensors; i++) {
+    for (int i = 0; i < lesson_ntensors(L); i++) {
         size_t s[LESSON_MAX_RANK];
         char shape[64];
         int rank = L->tensors[i].shape(&prob, s), used = snprintf(shape, sizeof shape, "(");
@@ -239,7 +238,7 @@ static void check_dump(const lesson *L)
                              rank == 1 ? "," : d + 1 < rank ? ", " : "");
         snprintf(shape + used, sizeof shape - (size_t)used, ")");
         int input = L->tensors[i].role == LT_INPUT || L->tensors[i].role == LT_UPSTREAM;
-        for (int m = 0; m < (input ? 1 : L->nimpls) && n < 64; m++) {
+        for (int m = 0; m < (input ? 1 : lesson_nimpls(L)) && n < 64; m++) {
             if (!input && L->impls[m].device) continue;
             snprintf(names[n], 64, "%s.%s", input ? "input" : L->impls[m].name, L->tensors[i].name);
             snprintf(shapes[n], 64, "%s", shape);
@@ -288,7 +287,7 @@ START_TEST(cli_rejects_bad_input)
         {"--size tiny --predict --repeat 3", "--predict runs nothing"},
         {"--size tiny --times README.md", "--times README.md has content that is not a lesson CSV"},
     };
-    assert_rejects("./build/lesson1", cases, sizeof cases / sizeof cases[0]);
+    assert_rejects(LESSON1_BIN, cases, sizeof cases / sizeof cases[0]);
 }
 END_TEST
 
@@ -307,9 +306,9 @@ END_TEST
 START_TEST(mem_limit_skips_with_prediction_and_nothing_ran_exits_one)
 {
     static char out[1 << 16];
-    int rc = run_lesson("./build/lesson1", "--size small --impl naive,cpu --mem-limit 20M", out, sizeof out);
+    int rc = run_lesson(LESSON1_BIN, "--size small --impl naive,cpu --mem-limit 20M", out, sizeof out);
     ck_assert_msg(rc == 0 && strstr(out, "naive    skipped: predicted peak 138,543,104 bytes"), "rc %d:\n%s", rc, out);
-    rc = run_lesson("./build/lesson1", "--size small --impl naive --mem-limit 20M", out, sizeof out);
+    rc = run_lesson(LESSON1_BIN, "--size small --impl naive --mem-limit 20M", out, sizeof out);
     ck_assert_msg(rc == 1 && strstr(out, "no implementation ran"), "rc %d:\n%s", rc, out);
 }
 END_TEST
@@ -388,6 +387,40 @@ START_TEST(repeat_times_and_predict)
 }
 END_TEST
 
+/* The version scheme, on every lesson: host rows first, then cuda-v1, cuda-v2, ... (the reading order, numbered
+ * from 1 without a gap), and "cuda" the alias of cuda_alias, which --help prints as "cuda = cuda-vN". */
+START_TEST(cuda_versions_in_reading_order_with_an_alias)
+{
+    static char out[1 << 15];
+    for (int l = 0; l < nlessons; l++) {
+        const lesson *L = lessons[l];
+        int next = 1, seen_device = 0;
+        for (int i = 0; i < lesson_nimpls(L); i++) {
+            const lesson_impl *im = &L->impls[i];
+            char name[32];
+            ck_assert_msg(im->device || !seen_device, "%s: host row %s after a CUDA version", L->program, im->name);
+            if (!im->device) continue;
+            seen_device = 1;
+            snprintf(name, sizeof name, "cuda-v%d", next++);
+            ck_assert_msg(im->version == next - 1 && strcmp(im->name, name) == 0, "%s: row %d is %s (version %d), "
+                          "expected %s", L->program, i, im->name, im->version, name);
+        }
+        int alias = lesson_find_impl(L, LESSON_CUDA_ALIAS);
+        if (!seen_device) {
+            ck_assert_int_eq(alias, -1);
+            continue;
+        }
+        ck_assert_msg(alias >= 0 && L->impls[alias].version == L->cuda_alias, "%s: cuda names no version (%d)",
+                      L->program, L->cuda_alias);
+        char bin[64], line[64];
+        binary_of(L, bin, sizeof bin);
+        ck_assert_int_eq(run_lesson(bin, "--help", out, sizeof out), 0);
+        snprintf(line, sizeof line, "cuda     = %s,", L->impls[alias].name);
+        ck_assert_msg(strstr(out, line), "%s --help does not say %s:\n%s", bin, line, out);
+    }
+}
+END_TEST
+
 /* --- a toy lesson whose second implementation is wrong: validation must catch it ------------------------- */
 enum { TX, TDOUT, TOUT, TDX };
 static int toy_shape(const void *p, size_t *s) { s[0] = *(const size_t *)p; return 1; }
@@ -429,17 +462,17 @@ static void right_bwd(lesson_run *r) { toy_scale(r, TDX, TDOUT, 2.0f); }
 static void wrong_bwd(lesson_run *r) { toy_scale(r, TDX, TDOUT, 2.01f); } /* 0.5% off: must FAIL */
 
 static const lesson toy_def = {
-    .number = 0, .program = "toy", .title = "toy: y = 2x", .summary = "validation test", .ndims = 1,
-    .dim_names = {"n"}, .nsizes = 1, .sizes = {{"tiny", {5}}}, .default_size = "tiny", .make_problem = toy_problem,
-    .ntensors = 4,
-    .tensors = {[TX] = {"x", LT_INPUT, DT_F32, "toy x", toy_shape, 0},
-                [TDOUT] = {"dout", LT_UPSTREAM, DT_F32, "toy dout", toy_shape, 0},
-                [TOUT] = {"out", LT_OUTPUT, DT_F32, NULL, toy_shape, 0},
-                [TDX] = {"dx", LT_GRAD, DT_F32, NULL, toy_shape, TX}},
+    .number = 0, .program = "toy", .title = "toy: y = 2x", .summary = "validation test",
+    .dim_names = {"n"}, .sizes = {{.name = "tiny", .dims = {5}}}, .default_size = "tiny",
+    .make_problem = toy_problem,
+    .tensors = {[TX] = {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "toy x", .shape = toy_shape},
+                [TDOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32, .label = "toy dout", .shape = toy_shape},
+                [TOUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = toy_shape},
+                [TDX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = toy_shape, .grad_of = TX}},
     .fill = toy_fill, .reference = toy_ref, .tolerance = 1e-6, .tolerance_why = "exact products",
-    .nimpls = 2,
-    .impls = {{"right", "2x", 0, 0, toy_memory, NULL, right_fwd, right_bwd, 0},
-              {"wrong", "2x, backward 2.01x", 0, 0, toy_memory, NULL, right_fwd, wrong_bwd, 0}},
+    .impls = {{.name = "right", .about = "2x", .memory = toy_memory, .forward = right_fwd, .backward = right_bwd},
+              {.name = "wrong", .about = "2x, backward 2.01x", .memory = toy_memory, .forward = right_fwd,
+               .backward = wrong_bwd}},
 };
 
 /* lesson_main(argv) with stdout and stderr captured into out; returns its status. */
@@ -496,6 +529,7 @@ static Suite *lessons_suite(void)
     tcase_add_test(cli, dump_writes_every_tensor);
     tcase_add_test(cli, cli_rejects_bad_input);
     tcase_add_test(cli, help_exits_zero_for_every_lesson);
+    tcase_add_test(cli, cuda_versions_in_reading_order_with_an_alias);
     tcase_add_test(cli, mem_limit_skips_with_prediction_and_nothing_ran_exits_one);
     tcase_add_test(cli, repeat_times_and_predict);
     tcase_set_timeout(cli, 300);
@@ -505,7 +539,8 @@ static Suite *lessons_suite(void)
 
 int main(void)
 {
-    collect_lessons();
-    printf("test_lessons: %d lesson definition(s) linked\n", nlessons);
+    printf("test_lessons: %d lesson definition(s) linked:", nlessons);
+    for (int l = 0; l < nlessons; l++) printf(" %s", lessons[l]->program);
+    printf("\n");
     return check_main(lessons_suite());
 }

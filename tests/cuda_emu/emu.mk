@@ -43,7 +43,8 @@ $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.c
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 endif
 
-# Every CUDA test, the planted-bug suite, and each lesson's cuda implementation at tiny and small, on the CPU.
+# Every CUDA test, the planted-bug suite, and every CUDA version of each lesson (cuda-v1, cuda-v2, ...: read from
+# its --help, so a new version row joins) at tiny and small, on the CPU.
 # SANITIZE=1 runs the same under ASan+UBSan. EMU_SIZES: the lesson sizes to run (small ones: it is slow).
 EMU_SIZES ?= tiny small
 .PHONY: test-emu
@@ -51,7 +52,7 @@ test-emu: check-deps
 	$(MAKE) EMU=1 emu-build
 	@export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; status=0; b=build/emu; \
 	for t in test_cuda test_emu; do echo "== $$b/$$t"; ./$$b/$$t || status=1; done; \
-	for l in $(notdir $(LESSONS)); do impl=cuda; [ $$l = lesson2 ] && impl=cuda,cuda-v1; [ $$l = lesson5 ] && impl=cuda,cuda-v2,cuda-v3; \
+	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
 	  for s in $(EMU_SIZES); do echo "== $$b/$$l --size $$s --impl $$impl"; \
 	  ./$$b/$$l --size $$s --impl $$impl || status=1; done; done; \
 	if [ $$status -ne 0 ]; then echo "make test-emu: FAILED"; else echo "make test-emu: all passed"; fi; exit $$status

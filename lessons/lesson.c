@@ -1,0 +1,69 @@
+/* lesson.c - what a lesson's definition says, read: table sizes, tensor sizes, implementations by name, the
+ * tolerance. No state and nothing run: the session, the output and the CLI all ask here. */
+#include "lesson.h"
+
+#include "../kernels/runtime/size_math.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* Rows of a table up to its first empty one: the row whose name (a const char * at name_at) is NULL. */
+static int count_rows(const void *rows, size_t row_size, size_t name_at, int max)
+{
+    int n = 0;
+    while (n < max && *(const char *const *)((const char *)rows + (size_t)n * row_size + name_at)) n++;
+    return n;
+}
+
+int lesson_ndims(const lesson *L) { return count_rows(L->dim_names, sizeof(const char *), 0, LESSON_MAX_DIMS); }
+int lesson_nsizes(const lesson *L)
+{
+    return count_rows(L->sizes, sizeof(lesson_size), offsetof(lesson_size, name), LESSON_MAX_SIZES);
+}
+int lesson_nopts(const lesson *L)
+{
+    return count_rows(L->opts, sizeof(lesson_option), offsetof(lesson_option, flag), LESSON_MAX_OPTS);
+}
+int lesson_ntensors(const lesson *L)
+{
+    return count_rows(L->tensors, sizeof(lesson_tensor), offsetof(lesson_tensor, name), LESSON_MAX_TENSORS);
+}
+int lesson_nimpls(const lesson *L)
+{
+    return count_rows(L->impls, sizeof(lesson_impl), offsetof(lesson_impl, name), LESSON_MAX_IMPLS);
+}
+
+int lesson_is_input(lesson_role r) { return r == LT_INPUT || r == LT_UPSTREAM; }
+
+size_t lesson_tensor_count(const lesson *L, int i, const void *prob)
+{
+    size_t shape[LESSON_MAX_RANK], n = 1;
+    int rank = L->tensors[i].shape(prob, shape);
+    for (int k = 0; k < rank; k++) n = size_mul(n, shape[k]);
+    return n;
+}
+
+size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob)
+{
+    return size_mul(lesson_tensor_count(L, i, prob), dtype_size(L->tensors[i].type));
+}
+
+double lesson_tolerance(const lesson *L, const void *prob)
+{
+    return L->tolerance_of ? L->tolerance_of(prob) : L->tolerance;
+}
+
+int lesson_cuda_alias_impl(const lesson *L)
+{
+    for (int i = 0; L->cuda_alias && i < lesson_nimpls(L); i++)
+        if (L->impls[i].device && L->impls[i].version == L->cuda_alias) return i;
+    return -1;
+}
+
+int lesson_find_impl(const lesson *L, const char *name)
+{
+    if (strcmp(name, LESSON_CUDA_ALIAS) == 0) return lesson_cuda_alias_impl(L);
+    for (int i = 0; i < lesson_nimpls(L); i++)
+        if (strcmp(L->impls[i].name, name) == 0) return i;
+    return -1;
+}
