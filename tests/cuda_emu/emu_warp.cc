@@ -7,6 +7,7 @@
  *     caller's own value when lane -/+ delta leaves the group; __shfl_xor_sync may read earlier groups, and a
  *     later group gives the caller's own value;
  *   - reading a lane that is not in the mask is undefined: an error here. */
+#include "emu_eyes.h"
 #include "emu_sched.h"
 
 #include <stdio.h>
@@ -115,6 +116,7 @@ static int release(std::vector<fiber> &f, size_t w, int lane0)
     }
     for (int l = 0; l < 32; l++)
         if (m >> l & 1u) f[w * 32 + l].state = T_READY;
+    eyes_warp_sync(w); /* the lanes' accesses before and after are ordered (racecheck) */
     return 1;
 }
 
