@@ -34,7 +34,7 @@ CUDA := 0
 endif
 ifeq ($(EMU),1)
 CUDA := 1
-BIN  := build/emu
+BIN  := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)
 endif
 # TOY_LESSON=1: the test build of `make test-toy-lesson` (a sixth lesson from tests/toy_lesson.c), CPU only
 ifeq ($(TOY_LESSON),1)
@@ -42,7 +42,7 @@ CUDA := 0
 BIN  := build/toy
 endif
 
-MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
+MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
 OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)

@@ -5,6 +5,7 @@
  * that every pointer they touch lies in a live allocation. Without ASan each allocation has RZ bytes of red
  * zone either side, filled with a pattern and checked after every launch; under ASan the red zones are
  * ASan's own (exact-size malloc), so an out-of-bounds access is reported with its source line. */
+#include "emu_eyes.h"
 #include "emu_internal.h"
 #include "include/emu_api.h"
 
@@ -63,6 +64,15 @@ static int zones_ok(const alloc_info &a, char *msg, size_t cap)
     return 0;
 }
 
+void alloc_span(uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = *hi = 0;
+    if (allocs.empty()) return;
+    *lo = allocs.begin()->first;
+    const alloc_info &last = allocs.rbegin()->second;
+    *hi = (uintptr_t)last.base + last.bytes;
+}
+
 int redzones_intact(char *msg, size_t cap)
 {
     for (auto &kv : allocs)
@@ -107,6 +117,12 @@ __attribute__((constructor)) static void stats_at_exit(void)
 extern "C" const char *emu_last_error_message(void) { return last_msg; }
 extern "C" void emu_clear_error(void) { last_error = cudaSuccess; last_msg[0] = 0; }
 
+extern "C" void emu_label_alloc(const void *p, const char *label)
+{
+    auto it = allocs.find((uintptr_t)p);
+    if (it != allocs.end()) snprintf(it->second.label, sizeof it->second.label, "%s", label ? label : "");
+}
+
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     if (!devPtr) return cudaErrorInvalidValue;
@@ -116,7 +132,9 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
     memset(raw, RZ_FILL, RZ);
     memset(raw + RZ + size, RZ_FILL, RZ);
     char *p = (char *)raw + RZ;
-    allocs[(uintptr_t)p] = emu::alloc_info{p, size};
+    emu::alloc_info &a = allocs[(uintptr_t)p];
+    a = emu::alloc_info{p, size, __builtin_return_address(0), "", NULL, NULL};
+    emu::eyes_alloc(a);
     live_bytes += size;
     *devPtr = p;
     return cudaSuccess;
@@ -130,6 +148,7 @@ cudaError_t cudaFree(void *devPtr)
     char msg[256];
     int ok = emu::zones_ok(it->second, msg, sizeof msg);
     live_bytes -= it->second.bytes;
+    emu::eyes_free(it->second);
     free((char *)devPtr - RZ);
     allocs.erase(it);
     return ok ? cudaSuccess : emu::fail(cudaErrorIllegalAddress, "found at cudaFree: out-of-bounds %s", msg);
@@ -149,6 +168,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
         e = dev_range(src, count, "cudaMemcpy src");
     if (e != cudaSuccess) return e;
     if (count) memmove(dst, src, count);
+    if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice) emu::eyes_host_wrote(dst, count);
     return cudaSuccess;
 }
 
@@ -160,7 +180,9 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
 cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
     cudaError_t e = dev_range(devPtr, count, "cudaMemset");
-    if (e == cudaSuccess && count) memset(devPtr, value, count);
+    if (e != cudaSuccess || !count) return e;
+    memset(devPtr, value, count);
+    emu::eyes_host_wrote(devPtr, count);
     return e;
 }
 

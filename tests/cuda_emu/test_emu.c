@@ -325,6 +325,7 @@ int main(void)
 {
     SRunner *sr = srunner_create(emu_suite());
     srunner_add_suite(sr, emu_sync_suite());
+    srunner_add_suite(sr, emu_eyes_suite());
     srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose names every test */
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -25,5 +25,6 @@ static inline void assert_message(const char *part)
 
 
 Suite *emu_sync_suite(void); /* test_emu_sync.c: barriers and warp operations */
+Suite *emu_eyes_suite(void); /* test_emu_eyes.c: the access-hook detectors and the profile */
 
 #endif
