@@ -31,7 +31,7 @@
 #define LCE3_WMMA 16    /* the m, n and k of one bf16 WMMA fragment */
 #define LCE3_TILE_N 32  /* rows of x per logit tile: 2 fragments */
 #define LCE3_TILE_V 64  /* vocabulary rows per logit tile: 4 fragments, one column of fragments per warp */
-#define LCE3_TILE_K 32  /* H columns staged per step of the logit GEMM: 2 k-steps */
+#define LCE3_TILE_K 64  /* H columns staged per step of the logit GEMM: 4 k-steps; rows of 128 bytes */
 #define LCE3_SLAB_H 64  /* H columns of dx or dW updated per step: 4 fragments */
 #define LCE3_PAIR 2     /* logit tiles whose G feeds one pass over the fp32 accumulator (halves its traffic) */
 /* shared rows padded by 16 bytes (8 bf16, 4 floats): rows stay 32-byte aligned for WMMA at 16-row steps and the

@@ -4,7 +4,7 @@
  * its own row of W with 2-byte loads: W is read from memory once per row of x and no tensor core is used (about
  * 1-3% of an H100's bf16 roofline, by the desk estimate of issue 15). v3 computes logits as tiles:
  *   - z[32 rows, 64 vocabulary rows] = x_tile . W_tile^T by bf16 WMMA (m16n16k16, fp32 accumulators), H staged
- *     32 columns at a time through padded shared memory with coalesced 16-byte loads, ragged edges zero-padded
+ *     64 columns at a time through padded shared memory with coalesced 16-byte loads, ragged edges zero-padded
  *     there; one W tile serves 32 rows of x (v2: one), so W's traffic drops 32x;
  *   - forward: one block per row block walks every V-tile; an online logsumexp per row (linear_ce_math.h, each
  *     row split over a quad of lanes, merged by shuffles at the end); the target logit is gathered from the tile
@@ -25,7 +25,7 @@
  * Designed efficiency (NOT MEASURED: no GPU in this task; docs/lesson-5.md), at the forum size N=8192, H=4096,
  * V=128256 on an H100 (989 TFLOP/s dense bf16, 3.35 TB/s HBM):
  *   - math: 5 N*V*H multiply-adds (forward's logits; backward's two recomputations, G.W and G^T.x) = 4.3e13 flop,
- *     43 ms at the tensor-core peak. A 32x64x32 step reads 6 KiB of shared operands per 65,536 multiply-adds; this
+ *     43 ms at the tensor-core peak. A 32x64x64 step reads 12 KiB of shared operands per 131,072 multiply-adds; this
  *     hand-tiled WMMA (no cp.async pipelining, no ldmatrix swizzle, 4 warps per block) is designed for 30-50% of
  *     the peak in the logit GEMM. Forward is that alone: ~20-30 ms. Blocks walk V in the same order, so W's
  *     tiles are shared through L2 by the ~260 resident blocks rather than read from HBM per row block.
@@ -35,14 +35,15 @@
  *     designed at ~15% of the tensor roofline (v2: 5-25 s). CCE pays the same kind of traffic for its locked
  *     dE/dC adds, in bf16 and with larger tiles; a larger K per pass needs more than 48 KiB of shared memory (an
  *     opt-in the emulator does not model).
- *   - loads: every global bf16 load is a 16-byte vector, 4 lanes covering 64 contiguous bytes of a row (100% of
- *     each 32-byte sector used) when H % 8 == 0; element loads otherwise. fp32 slabs: 4-byte loads, 32 consecutive
- *     floats per warp (128 bytes).
- *   - shared memory: rows padded by 16 bytes (x/W rows 80 bytes apart), so the 8 rows x 16 bytes that a fragment
- *     load reads per phase fall in 8 distinct groups of 4 banks: conflict-free. The staging stores trade a little:
- *     a quarter-warp stores 2 rows x 4 chunks of a 32-column tile, and chunk 3 of the second row shares banks
- *     with chunk 0 of the first (one 2-way conflict per quarter-warp); the 64-column slabs store one whole row
- *     per quarter-warp, conflict-free. An XOR swizzle would remove the first at the cost of readability.
+ *   - loads: every global bf16 load is a 16-byte vector, 8 lanes covering the 128 contiguous bytes of a row's
+ *     64 columns (100% of each 32-byte sector used) when H % 8 == 0; element loads otherwise. fp32 slabs: 4-byte
+ *     loads, 32 consecutive floats per warp (128 bytes).
+ *   - shared memory: rows padded by 16 bytes (staged rows 144 bytes apart), so the 8 rows x 16 bytes that a
+ *     fragment load reads per phase fall in 8 distinct groups of 4 banks, and a quarter-warp's 16-byte stores
+ *     cover one whole row: both conflict-free. The row passes interleave each quad's columns (lce3_fold_tile).
+ *   - measured by the emulator's profile (EMU_PROFILE=1, --size small, docs/lesson-5.md): global load efficiency
+ *     1.000 on every staging and slab line; shared: 16-byte stores 4.00 wavefronts per request (one per
+ *     quarter-warp, the minimum), every 4-byte access 1.00. WMMA's own fragment loads are the hardware's.
  */
 #include "linear_ce_kernels_v3.h"
 
@@ -178,13 +179,15 @@ static __device__ void lce3_logit_tile(lce3_logit_smem *s, const bf16 *x, const 
     __syncthreads(); /* the whole logit tile is in shared memory before the row passes read it */
 }
 
-/* Row pass of forward: lane q of row i's quad folds columns [16q, 16q + 16) of the tile into its running
- * (max, sum), and the lane holding the target's column records the target logit. */
+/* Row pass of forward: lane q of row i's quad folds columns q, q + 4, q + 8, ... of the tile into its running
+ * (max, sum), and the lane holding the target's column records the target logit. Interleaved columns: the 32
+ * lanes of a warp (8 rows x 4) read 32 distinct banks (row stride 68 floats = 4 banks); quarters of 16
+ * contiguous columns would put 4 lanes on each bank. */
 static __device__ lce_lse_acc lce3_fold_tile(const lce3_logit_smem *s, lce_lse_acc a, int t, int V, int v0,
                                              float *z_target)
 {
-    int i = threadIdx.x / LCE3_ROW_LANES, q = threadIdx.x % LCE3_ROW_LANES, w = LCE3_TILE_V / LCE3_ROW_LANES;
-    for (int j = q * w; j < q * w + w && v0 + j < V; j++) {
+    int i = threadIdx.x / LCE3_ROW_LANES, q = threadIdx.x % LCE3_ROW_LANES;
+    for (int j = q; j < LCE3_TILE_V && v0 + j < V; j += LCE3_ROW_LANES) {
         float z = s->z[i][j];
         a = lce_lse_add(a, z);
         if (v0 + j == t) *z_target = z;
@@ -222,30 +225,32 @@ __global__ void lce3_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
 
 /* g (ldg) = bf16((softmax - onehot) * sc) of the logit tile in k->l.z; returns, to every thread, whether every
  * entry of the tile is negligible (lce_grad_negligible: CCE's filter), and with filter on writes zeros for such a
- * tile. Rows past N, ignored rows and columns past V are 0 and count as negligible. Each thread writes the same
- * entries as lce3_zero_g_tile. */
+ * tile. Rows past N, ignored rows and columns past V are 0 and count as negligible. Columns interleaved over the
+ * quad as in lce3_fold_tile (conflict-free); each thread writes the same entries as lce3_zero_g_tile. */
 static __device__ bool lce3_grad_tile(lce3_back_smem *k, bf16 *g, int ldg, const int32_t *target, const float *lse,
                                       int N, int V, int n0, int v0, float sc, int filter)
 {
     enum { w = LCE3_TILE_V / LCE3_ROW_LANES };
-    int i = threadIdx.x / LCE3_ROW_LANES, j0 = (threadIdx.x % LCE3_ROW_LANES) * w;
+    int i = threadIdx.x / LCE3_ROW_LANES, q = threadIdx.x % LCE3_ROW_LANES;
     int n = n0 + i, t = n < N ? target[n] : LCE_IGNORE;
     float ln = t == LCE_IGNORE ? 0.0f : lse[n], gv[w];
     bool busy = false;
-    for (int j = 0; j < w; j++) {
-        gv[j] = 0.0f;
-        if (t != LCE_IGNORE && v0 + j0 + j < V) {
-            float d = lce_softmax_minus_onehot(k->l.z[i][j0 + j], ln, v0 + j0 + j == t);
+    for (int jj = 0; jj < w; jj++) {
+        int j = jj * LCE3_ROW_LANES + q;
+        gv[jj] = 0.0f;
+        if (t != LCE_IGNORE && v0 + j < V) {
+            float d = lce_softmax_minus_onehot(k->l.z[i][j], ln, v0 + j == t);
             busy = busy || !lce_grad_negligible(d);
-            gv[j] = d * sc; /* lce_grad's arithmetic: the same product in the same order */
+            gv[jj] = d * sc; /* lce_grad's arithmetic: the same product in the same order */
         }
     }
     int any = __any_sync(0xffffffffu, busy);
     if (threadIdx.x % LCE_WARP == 0) k->busy[threadIdx.x / LCE_WARP] = any;
     __syncthreads(); /* every warp's vote is written (and every read of z done) before anyone reads the votes */
     bool negligible = true;
-    for (int q = 0; q < LCE3_WARPS; q++) negligible = negligible && !k->busy[q];
-    for (int j = 0; j < w; j++) g[i * ldg + j0 + j] = bf16_from_f32(filter && negligible ? 0.0f : gv[j]);
+    for (int wp = 0; wp < LCE3_WARPS; wp++) negligible = negligible && !k->busy[wp];
+    for (int jj = 0; jj < w; jj++)
+        g[i * ldg + jj * LCE3_ROW_LANES + q] = bf16_from_f32(filter && negligible ? 0.0f : gv[jj]);
     return negligible;
 }
 
@@ -253,9 +258,8 @@ static __device__ bool lce3_grad_tile(lce3_back_smem *k, bf16 *g, int ldg, const
  * as zeros, so a finite stale G would add nothing, but a NaN left by the previous pair times 0 is NaN. */
 static __device__ void lce3_zero_g_tile(bf16 *g, int ldg)
 {
-    enum { w = LCE3_TILE_V / LCE3_ROW_LANES };
-    int i = threadIdx.x / LCE3_ROW_LANES, j0 = (threadIdx.x % LCE3_ROW_LANES) * w;
-    for (int j = 0; j < w; j++) g[i * ldg + j0 + j] = 0;
+    int i = threadIdx.x / LCE3_ROW_LANES, q = threadIdx.x % LCE3_ROW_LANES;
+    for (int j = q; j < LCE3_TILE_V; j += LCE3_ROW_LANES) g[i * ldg + j] = 0;
 }
 
 /* One 16x16 fragment of C (shared, LDC) += A (16 x 16 ksteps) . B (16 ksteps x 16, row-major, LDB), A's layout
