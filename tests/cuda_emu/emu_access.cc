@@ -9,6 +9,7 @@
  * __builtin_return_address(0) is the instrumented access itself: its source line is resolved only when a
  * message or the profile needs it. Atomics (include/emu_kernel.h) are not instrumented; they call
  * emu_atomic_access with their call site. */
+#include "emu_dry.h"
 #include "emu_eyes.h"
 #include "emu_sched.h"
 
@@ -38,7 +39,7 @@ void eyes_pass(const launch_cfg &cfg, int pass)
 #if defined(__SANITIZE_ADDRESS__)
     W.on = 0; /* the ASan build is not instrumented (tsan and asan do not combine): nothing to watch */
 #else
-    W.on = pass == 0 && !off;
+    W.on = pass == 0 && !off && !dry(); /* a dry run's memory is address space only: no shadow to watch */
 #endif
     W.cfg = &cfg;
     if (pass == 0) W.launch_serial++, hazard_new_launch(), profile_new_launch(cfg);

@@ -125,7 +125,7 @@ static cudaError_t dry_malloc(void **devPtr, size_t size)
     char *p = size <= emu::DRY_TOTAL_MEM - live_bytes ? (char *)emu::dry_reserve(size) : NULL;
     if (!p) return emu::fail(cudaErrorMemoryAllocation, "dry run: cudaMalloc(%zu bytes) with %zu live: over the "
                              "%zu bytes of the largest GPU modelled", size, live_bytes, emu::DRY_TOTAL_MEM);
-    allocs[(uintptr_t)p] = emu::alloc_info{p, size};
+    allocs[(uintptr_t)p] = emu::alloc_info{p, size, __builtin_return_address(0), "", NULL, NULL}; /* no shadow: dry */
     live_bytes += size;
     *devPtr = p;
     return cudaSuccess;
