@@ -142,6 +142,8 @@ TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(if
 ifeq ($(CUDA),1)
 TESTS   += $(BIN)/test_cuda
 endif
+# the preload allocator counter's own test, and the Python checks (snapshots replayed; torch where it imports)
+TESTS   += $(BIN)/test_peak_alloc tests/python_checks.sh
 
 # ---- top-level targets -----------------------------------------------------------------------------------
 .PHONY: all lessons docs check-docs gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
@@ -293,10 +295,8 @@ build/libpeak_alloc.so: plots/torch_peak/peak_alloc.c
 $(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c tests/check_main.h
 	@mkdir -p $(dir $@)
 	$(CC) $(PEAK_ALLOC_FLAGS) -fno-builtin $(CHECK_CFLAGS) -o $@ tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c $(CHECK_LIBS) -lpthread
-TESTS += $(BIN)/test_peak_alloc
 test-build: build/libpeak_alloc.so
 # Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
-TESTS += tests/python_checks.sh
 
 # ---- one command for a GPU machine -------------------------------------------------------------------------
 # make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under
