@@ -32,13 +32,21 @@ print label
 #=> print "dscores [I,J,M,N] f32 (zeros + scatter)"
 bt 4
 #=> print naive_ms_backward
-delete 2
 # cpu: the same forward without the 4-D tensor.
 break cpu_ms_forward
 continue
 #=> stop cpu_ms_forward
 print recompute
 #=> print = 0
+# Its one large allocation is the scratch block: one tile of scores (up to 256 x 512) and the running max/argmax.
+# At this tiny size one tile covers all 48 scores; at medium it is 528,384 bytes against naive's 268,435,456.
+continue
+#=> stop track_register
+print label
+#=> print "scratch: scores tile + running max/argmax"
+print bytes
+#=> print = 560
+delete 2
 # cpu: tiles of (i,j) x (m,n) reduced to max/argmax as they are made; no [I,J,M,N] anywhere.
 break tile_chunk
 continue
