@@ -1,6 +1,6 @@
 /* test_lesson3.c - lesson 3 (MaxSim): gradients by central differences, every implementation against the float64
  * reference, naive against cpu, --recompute against the saved argmax bit for bit, the tie rule, the memory
- * formulas against the tracker, the targets, and the command line.
+ * formulas against the tracker, the medium size's beyond-bytes, and the command line.
  *
  * Tolerances:
  *   Gradient checks. out is piecewise linear in every input: away from a change of argmax, moving a[i,j,k] by h
@@ -325,7 +325,7 @@ END_TEST
 START_TEST(session_cpu_recompute_tiled) { session_case("cpu", &TILED, 1, 47); }
 END_TEST
 
-/* The medium targets, from the formulas (equal to the tracker, above): "beyond" = peak - inputs, outputs, grads */
+/* The medium size's figures, from the formulas (equal to the tracker, above): "beyond" = peak - inputs, outputs, grads */
 START_TEST(medium_keeps_the_argmax_not_the_4d_tensor)
 {
     ms_dims d = {32, 256, 32, 256, 128};
