@@ -36,7 +36,7 @@ CUDA := 0
 endif
 ifeq ($(EMU),1)
 CUDA := 1
-BIN  := build/emu
+BIN  := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)
 endif
 # TOY_LESSON=1: the test build of `make test-toy-lesson` (a sixth lesson from tests/toy_lesson.c), CPU only
 ifeq ($(TOY_LESSON),1)
@@ -44,7 +44,7 @@ CUDA := 0
 BIN  := build/toy
 endif
 
-MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
+MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
 OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)
@@ -122,7 +122,7 @@ $(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm
 $(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu kernels/logchain_kernels.cu kernels/logchain_kernels_v2.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
 $(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_kernels.cu kernels/maxsim_kernels_v3.cu optimized/maxsim_fused.cu,))
 $(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_kernels.cu,))
-$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cce.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_kernels.cu optimized/linear_ce_cce.cu kernels/linear_ce_kernels_v2.cu,))
+$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cce.c optimized/linear_ce_cce_v3.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_kernels.cu optimized/linear_ce_cce.cu kernels/linear_ce_kernels_v2.cu optimized/linear_ce_cce_v3.cu kernels/linear_ce_kernels_v3.cu,))
 ifeq ($(TOY_LESSON),1) # a sixth lesson for the done-when check (make test-toy-lesson): one line, no list edited
 $(eval $(call LESSON,6,,,,tests/toy_lesson.c))
 endif
@@ -142,6 +142,8 @@ TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(if
 ifeq ($(CUDA),1)
 TESTS   += $(BIN)/test_cuda
 endif
+# the preload allocator counter's own test, and the Python checks (snapshots replayed; torch where it imports)
+TESTS   += $(BIN)/test_peak_alloc tests/python_checks.sh
 
 # ---- top-level targets -----------------------------------------------------------------------------------
 .PHONY: all lessons docs check-docs gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
@@ -293,10 +295,8 @@ build/libpeak_alloc.so: plots/torch_peak/peak_alloc.c
 $(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c tests/check_main.h
 	@mkdir -p $(dir $@)
 	$(CC) $(PEAK_ALLOC_FLAGS) -fno-builtin $(CHECK_CFLAGS) -o $@ tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c $(CHECK_LIBS) -lpthread
-TESTS += $(BIN)/test_peak_alloc
 test-build: build/libpeak_alloc.so
 # Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
-TESTS += tests/python_checks.sh
 
 # ---- one command for a GPU machine -------------------------------------------------------------------------
 # make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under

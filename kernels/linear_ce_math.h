@@ -54,11 +54,24 @@ HD float lce_lse_finish(lce_lse_acc a) { return a.m + logf(a.s); }
 /* loss of one counted row: lse - z[target] */
 HD float lce_row_loss(float lse, float z_target) { return lse - z_target; }
 
+/* softmax minus the one-hot target, before any scale: the quantity Cut Cross-Entropy's filter looks at */
+HD float lce_softmax_minus_onehot(float z, float lse, int is_target)
+{
+    return expf(z - lse) - (is_target ? 1.0f : 0.0f);
+}
+
 /* g[v] for a counted row: softmax minus the one-hot target, times the mean's scale */
 HD float lce_grad(float z, float lse, int is_target, float scale)
 {
-    return (expf(z - lse) - (is_target ? 1.0f : 0.0f)) * scale;
+    return lce_softmax_minus_onehot(z, lse, is_target) * scale;
 }
+
+/* Cut Cross-Entropy's gradient filter (cuda-v3 --filter): a tile's update of dx and dW is skipped when every
+ * |softmax - onehot| of it is below LCE_FILTER_EPS. CCE's default ("auto") is the eps of the gradient's dtype over
+ * 32: bf16's eps is 2^-7, so 2^-12, the unscaled value compared before dloss and 1/n_valid multiply it. Strictly
+ * below: a NaN is never negligible, so a NaN row is never filtered away. */
+#define LCE_FILTER_EPS (1.0f / 4096.0f)
+HD int lce_grad_negligible(float softmax_minus_onehot) { return fabsf(softmax_minus_onehot) < LCE_FILTER_EPS; }
 
 /* one logit z = a . b of two bf16 rows of length H, products and sum in fp32 (in index order: deterministic, the
  * same in forward and in backward's recomputation) */

@@ -143,9 +143,13 @@ static void thread_figures(const ms_dims *d, FILE *f)
 {
     size_t sc = size_mul(ms_scores_count(d), 4), mx = size_mul(ms_arg_count(d), 4 + 8);
     int thread = d->I == 20 && d->J == 20 && d->M == 25 && d->N == 19 && d->K == 25;
-    fprintf(f, "einsum result (aten::bmm) %zu bytes = %.2f KiB; max(-1) values f32 + indices int64 (aten::max) "
-               "%zu bytes = %.2f KiB%s\n", sc, sc / 1024.0, mx, mx / 1024.0,
-            thread ? "  (the thread's profiler: 742.19 Kb and 117.19 Kb)" : "");
+    char se[32], sh[16], me[32], mh[16];
+    format_bytes_exact(sc, se, sizeof se);
+    format_bytes_human(sc, sh, sizeof sh);
+    format_bytes_exact(mx, me, sizeof me);
+    format_bytes_human(mx, mh, sizeof mh);
+    fprintf(f, "einsum result (aten::bmm) %s bytes (%s); max(-1) values f32 + indices int64 (aten::max) %s bytes "
+               "(%s)%s\n", se, sh, me, mh, thread ? "  (the thread's profiler: 742.19 Kb and 117.19 Kb)" : "");
 }
 
 /* The thread's proposal: chunks of k queries, each checkpointed (its 4-D slab re-made in backward). */

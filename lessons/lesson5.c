@@ -5,12 +5,14 @@
  *   cpu    optimized/linear_ce_fused.c the same chunks, dW accumulated by the GEMM itself (beta = 1), in fp32
  *   cuda-v1 optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel; cuda = cuda-v1
  *   cuda-v2 optimized/linear_ce_cce.cu  no logits buffer: online logsumexp over V, logits recomputed in backward
+ *   cuda-v3 optimized/linear_ce_cce_v3.cu the same on tensor cores: bf16 WMMA logit tiles; --filter: CCE's filter
  * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
  */
 #include "lesson5.h"
 
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
+#include "../optimized/linear_ce_cce_v3.h"
 #include "../optimized/linear_ce_fused.h"
 #include "lesson_defs.h"
 #include "linear_ce_reference.h"
@@ -26,7 +28,7 @@ static_assert(sizeof(lce_problem) <= sizeof(lesson_problem), "the problem fits l
 
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
-    lce_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0, 0}};
+    lce_problem p = {.d = {(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], 0, 0}};
     lce_dims d = p.d;
     if (d.V > INT32_MAX) return "V must fit the int32 targets (at most 2147483647)";
     if (size_mul(6, size_mul(d.V, d.H)) == SIZE_MAX || size_mul(4, size_mul(d.N, d.V)) == SIZE_MAX)
@@ -36,6 +38,8 @@ static const char *make_problem(const long long *dims, const long long *opts, vo
     if (d.chunk > d.N) d.chunk = d.N; /* the power of two can exceed N: the one chunk then holds N rows */
     d.cuda_chunk = opts[OPT_CHUNK] ? d.chunk : lce_model_chunk(d.N, d.H, d.V);
     p.d = d;
+    p.filter = (int)opts[OPT_FILTER];
+    p.peaked = (int)opts[OPT_PEAKED];
     memcpy(prob, &p, sizeof p);
     return NULL;
 }
@@ -45,9 +49,30 @@ static int shape_w(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p
 static int shape_n(const void *p, size_t *s) { return lesson_shape1(s, dims_of(p)->N); }
 static int shape_1(const void *p, size_t *s) { (void)p; return lesson_shape1(s, 1); }
 
+/* --peaked: x times 32 (exact in bf16: logits of std ~64 instead of ~2) and each counted row's target the argmax of
+ * its logits (in double): the sharp softmax of a model that predicts its data, the regime Cut Cross-Entropy's
+ * filter is made for. N*V*H multiply-adds once, on the CPU. */
+static void make_peaked(const lce_dims *d, bf16 *x, const bf16 *w, int32_t *target)
+{
+    for (size_t i = 0; i < lce_x_count(d); i++) x[i] = bf16_from_f32(32.0f * bf16_to_f32(x[i]));
+    for (size_t n = 0; n < d->N; n++) {
+        if (target[n] == LCE_IGNORE) continue;
+        double best = -INFINITY;
+        for (size_t v = 0; v < d->V; v++) {
+            double z = 0.0;
+            for (size_t h = 0; h < d->H; h++) z += (double)bf16_to_f32(x[n * d->H + h]) * bf16_to_f32(w[v * d->H + h]);
+            if (z > best) {
+                best = z;
+                target[n] = (int32_t)v;
+            }
+        }
+    }
+}
+
 static void fill(const void *prob, uint64_t seed, void *const *t)
 {
     lce_fill(dims_of(prob), seed, t[X], t[W], t[TARGET], t[DLOSS]);
+    if (prob_of(prob)->peaked) make_peaked(dims_of(prob), t[X], t[W], t[TARGET]);
 }
 
 static void reference(const void *prob, void *const *t, double *const *ref)
@@ -67,7 +92,7 @@ static const char *reference_unfit(const void *prob)
 /* --- adapters ------------------------------------------------------------------------------------------- */
 static_assert(sizeof(naive_lce_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
 static_assert(sizeof(fused_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
-static_assert(sizeof(cce_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2's saved state fits the run");
+static_assert(sizeof(cce_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2's and v3's saved state fits the run");
 
 static void naive_forward(lesson_run *r)
 {
@@ -89,14 +114,15 @@ static void cpu_backward(lesson_run *r)
 }
 #ifdef HAVE_CUDA
 /* The one CUDA adapter: the row's version picks the implementation (v1 cuBLAS + a fused row kernel with a logits
- * buffer, v2 Cut Cross-Entropy without one); each keeps its own saved struct in the run. A version without a case
- * leaves loss unset, and the session stops there with that message. */
+ * buffer, v2 Cut Cross-Entropy without one, v3 the same on tensor cores); each keeps its own saved struct in the
+ * run. A version without a case leaves loss unset, and the session stops there with that message. */
 static void cuda_forward(lesson_run *r)
 {
     const lce_dims *d = dims_of(r->prob);
     switch (r->version) {
     case 1: r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes); break;
     case 2: r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
+    case 3: r->t[LOSS] = cuda_cce3_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -107,6 +133,8 @@ static void cuda_backward(lesson_run *r)
     switch (r->version) {
     case 1: cuda_lce_backward(d, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
     case 2: cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
+    case 3: cuda_cce3_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
+            break;
     }
 }
 #else
@@ -126,6 +154,8 @@ static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(dims_of(p
 static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(dims_of(p)); }
 static mem_formula cce_memory(const void *p) { return cuda_cce_memory(dims_of(p)); }
 static const char *cce_unfit(const void *p) { return cuda_cce_unfit(dims_of(p)); }
+static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(dims_of(p)); }
+static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(dims_of(p)); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
@@ -164,6 +194,31 @@ static void print_errors(const lesson_report *rep, FILE *f)
     }
 }
 
+/* --filter: what Cut Cross-Entropy's gradient filter skipped in cuda-v3's run and what it cost in accuracy, against
+ * the same implementation run once more here without it */
+static void print_filter(const lesson_report *rep, FILE *f)
+{
+    const lce_problem *p = prob_of(rep->prob);
+    const lesson_result *v3 = lesson_report_find(rep, "cuda-v3");
+    if (!p->filter || !v3 || !v3->row.ran || !rep->ref[LOSS]) return;
+#ifdef HAVE_CUDA
+    cce3_filter_stats st = cuda_cce3_last_filter();
+    lce_problem off = *p;
+    off.filter = 0;
+    lesson_result r;
+    lesson_run_impl(rep->L, &off, v3->impl, rep->inputs, &r);
+    fprintf(f, "cuda-v3 --filter: a [32,64] gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
+               "default,\nbf16's eps / 32); skipped %u of %llu tiles in dx, %u of %llu in dW. Error against float64:\n",
+            st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
+    fprintf(f, "  filtered    dx (bf16) %.2e   dW (f32) %.2e\n  unfiltered  dx (bf16) %.2e   dW (f32) %.2e\n",
+            tensor_err(rep, v3, DX, DT_BF16), tensor_err(rep, v3, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
+            tensor_err(rep, &r, DW, DT_F32));
+    lesson_result_free(rep->L, &r);
+#else
+    (void)f;
+#endif
+}
+
 /* The seed's figure: "For V = 128k and H = 4096, this would save 3GB of memory." */
 static void print_seed_figure(FILE *f)
 {
@@ -195,6 +250,7 @@ static void epilogue(const lesson_report *rep, FILE *f)
                            d->chunk, block);
         fprintf(f, ".\n");
     }
+    print_filter(rep, f);
     print_seed_figure(f);
     fprintf(f, "Where the bytes go: both keep the fp32 weight gradient [V,H] and the bf16 input gradient [N,H]; "
                "naive adds,\nfor every chunk, a bf16 [V,H] product and its fp32 copy (V*H*6 bytes, three passes "
@@ -214,7 +270,13 @@ const lesson lesson5_def = {
               {.name = "forum", .dims = {8192, 4096, 128256}}},
     .default_size = "medium",
     .opts = {[OPT_CHUNK] = {.flag = "--chunk", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
-                            .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"}},
+                            .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
+             [OPT_FILTER] = {.flag = "--filter", .takes_value = 0, .def = 0, .min = 0, .max = 1,
+                             .help = "cuda-v3: skip every 32x64 gradient tile whose |softmax - onehot| < 2^-12 "
+                                     "(Cut Cross-Entropy's filter) and print its error beside the unfiltered run's"},
+             [OPT_PEAKED] = {.flag = "--peaked", .takes_value = 0, .def = 0, .min = 0, .max = 1,
+                             .help = "inputs of a model that predicts its data: x times 32, each target its row's "
+                                     "argmax (a sharp softmax: where --filter skips tiles)"}},
     .make_problem = make_problem,
     .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_BF16, .label = "x [N,H] bf16 input", .shape = shape_x},
                 [W] = {.name = "W", .role = LT_INPUT, .type = DT_BF16, .label = "W [V,H] bf16 input", .shape = shape_w},
@@ -242,14 +304,18 @@ const lesson lesson5_def = {
                .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = gemm_work},
               {LESSON_CUDA_VERSION(1),
                .about = "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
-                        "(cuda names this one: v2 drops the logits buffer, but its FP32 loops stay far from the "
-                        "tensor cores cuBLAS uses)",
+                        "(cuda names this one: v2 and v3 keep no logits buffer, but v2's FP32 loops stay far from the "
+                        "tensor cores cuBLAS uses, and v3's backward is designed for ~15% of them, unmeasured)",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(2),
                .about = "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
                         "backward recomputes the logits for dx and dW (no cuBLAS)",
-               .memory = cce_memory, .unfit = cce_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+               .memory = cce_memory, .unfit = cce_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(3),
+               .about = "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
+                        "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
+               .memory = cce3_memory, .unfit = cce3_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_alias = 1,
     .preamble = preamble,
     .epilogue = epilogue,

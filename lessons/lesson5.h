@@ -8,10 +8,12 @@
 
 /* lesson5_def.tensors and .opts, in this order */
 enum { X, W, TARGET, DLOSS, LOSS, DX, DW };
-enum { OPT_CHUNK };
+enum { OPT_CHUNK, OPT_FILTER, OPT_PEAKED };
 
 typedef struct {
     lce_dims d; /* d.chunk is --chunk, resolved */
+    int filter; /* --filter: cuda-v3 applies Cut Cross-Entropy's gradient filter */
+    int peaked; /* --peaked: the inputs of a model that predicts its data (fill) */
 } lce_problem;
 
 extern const lesson lesson5_def;

@@ -142,8 +142,10 @@ static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
     if (fmas < 1e10) return 0; /* a few seconds at most: not worth timing the GEMM */
     double s = fmas / gemm_cpu_fmas_per_second();
     if (s <= dv->o.time_limit) return 0;
-    snprintf(row->note, sizeof row->note, "estimated %.0f s (%.3g multiply-adds at this machine's measured GEMM rate),"
-             " over --time-limit %.0f", s, fmas, dv->o.time_limit);
+    char est[32];
+    format_duration(s, est, sizeof est);
+    snprintf(row->note, sizeof row->note, "estimated %s (%.3g multiply-adds at this machine's measured GEMM rate),"
+             " over --time-limit %.0f s", est, fmas, dv->o.time_limit);
     return 1;
 }
 
@@ -157,8 +159,10 @@ static void announce_long(const driver *dv, const lesson_impl *im)
     if (fmas < 1e10) return;
     double s = fmas / gemm_cpu_fmas_per_second();
     if (s < LONG_RUN_S) return;
-    printf("%s: at least %.1f s (%.3g multiply-adds at this machine's measured GEMM rate); running it\n", im->name,
-           s, fmas);
+    char est[32];
+    format_duration(s, est, sizeof est);
+    printf("%s: at least %s (%.3g multiply-adds at this machine's measured GEMM rate); running it\n", im->name, est,
+           fmas);
     fflush(stdout);
 }
 

@@ -215,3 +215,11 @@ void report_launches(FILE *f, const impl_row *rows, int n)
     }
     if (any) fprintf(f, "\n");
 }
+
+void format_duration(double seconds, char *buf, size_t len)
+{
+    if (seconds < 60.0) snprintf(buf, len, "%.1f s", seconds);
+    else if (seconds < 3600.0) snprintf(buf, len, "%.0f min", seconds / 60.0);
+    else if (seconds < 86400.0) snprintf(buf, len, "%.1f hours", seconds / 3600.0);
+    else snprintf(buf, len, "%.1f days", seconds / 86400.0);
+}

@@ -43,6 +43,8 @@ typedef struct {
 void format_bytes_exact(size_t bytes, char *buf, size_t len);
 /* "1.03 GiB" */
 void format_bytes_human(size_t bytes, char *buf, size_t len);
+/* "42.0 s", "55 min", "2.4 hours", "3.1 days": a duration in the unit a reader expects. */
+void format_duration(double seconds, char *buf, size_t len);
 
 void report_table(FILE *f, const impl_row *rows, int n);
 /* One line, when a device implementation ran: its launches per pass (kernels + cuBLAS calls + graph launches). */

@@ -18,15 +18,17 @@
 #include "../kernels/linear_ce_problem.h"
 #include "../optimized/linear_ce_fused.h"
 #include "../kernels/runtime/track.h"
+#include "../kernels/linear_ce_math.h"
 #include "../lessons/lesson5.h"
 #include "../lessons/lesson.h"
 #include "nan_testing.h"
+#include "../optimized/linear_ce_cce_v3.h"
 
 
 static void run_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
 {
     const lesson *L = &lesson5_def;
-    long long dims[3] = {N, H, V}, opts[1] = {chunk};
+    long long dims[3] = {N, H, V}, opts[3] = {chunk, 0, 0};
     lesson_problem prob;
     ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
     void *t[LESSON_MAX_TENSORS] = {0};
@@ -97,7 +99,7 @@ static double tensor_rel_err(const lesson *L, const void *prob, const lesson_res
 static void run_case_v2(long long N, long long H, long long V, uint64_t seed, int ignore)
 {
     const lesson *L = &lesson5_def;
-    long long dims[3] = {N, H, V}, opts[1] = {0};
+    long long dims[3] = {N, H, V}, opts[3] = {0, 0, 0};
     lesson_problem prob;
     ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
     void *t[LESSON_MAX_TENSORS] = {0};
@@ -143,17 +145,21 @@ START_TEST(cuda_lce_v2_odd) { run_case_v2(37, 24, 1000, 512, 0); }
 END_TEST
 START_TEST(cuda_lce_v2_ignored) { run_case_v2(70, 16, 301, 513, 1); }
 END_TEST
+/* an implementation's memory formula at the small preset (N=256, H=128, V=4096) */
+static mem_formula small_memory(const char *impl)
+{
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {256, 128, 4096}, opts[3] = {0, 0, 0};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    return L->impls[lesson_find_impl(L, impl)].memory(&prob);
+}
+
 /* small: no logits buffer, so the peak is below cuda's even without cuda's 32 MiB cuBLAS workspace */
 START_TEST(cuda_lce_v2_small)
 {
     run_case_v2(256, 128, 4096, 514, 0);
-    const lesson *L = &lesson5_def;
-    long long dims[3] = {256, 128, 4096}, opts[1] = {0};
-    lesson_problem prob;
-    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
-    mem_formula f2 = L->impls[lesson_find_impl(L, "cuda-v2")].memory(&prob);
-    mem_formula f1 = L->impls[lesson_find_impl(L, "cuda")].memory(&prob);
-    ck_assert_uint_lt(f2.peak, f1.peak - ((size_t)32 << 20));
+    ck_assert_uint_lt(small_memory("cuda-v2").peak, small_memory("cuda").peak - ((size_t)32 << 20));
 }
 END_TEST
 
@@ -203,6 +209,208 @@ START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson5("cuda"), 0); }
 END_TEST
 START_TEST(nan_rule_cuda_v2_nan) { ck_assert_uint_eq(nan_lesson5("cuda-v2"), 0); }
 END_TEST
+/* --- cuda-v3: Cut Cross-Entropy on tensor cores ----------------------------------------------------------------
+ * Tolerances. Against float64, the lesson's 2u (u = 2^-8) for loss, dx and dW: v3 rounds the gradient G to bf16
+ * once (the tensor cores' operand, as the cpu version rounds it), sums in fp32 and rounds dx once more to bf16;
+ * loss is fp32 throughout. With --filter, the same 2u where the filter skipped nothing or only entries of
+ * astronomically small softmax (the peaked case below), and the filter's own bound against the unfiltered run: a
+ * skipped entry has |softmax - onehot| < eps = 2^-12, so dropping it moves dx[n,h] by at most
+ * eps * sc * |W[v,h]| and dW[v,h] by at most eps * sc * |x[n,h]| (sc = dloss / n_valid); summed over every entry
+ * that could be skipped, |dx_f - dx| <= eps * sc * sum_v |W[v,h]| and |dW_f - dW| <= eps * sc * sum_n |x[n,h]|,
+ * plus one bf16 step of dx's rounding (u |dx|). Sizes: one below, at and above each tile constant (rows 32, V 64,
+ * H 32 per logit step and 64 per update slab), odd sizes, H a multiple of 8 (16-byte loads) and not. */
+typedef struct {
+    int ignore;       /* 1: every third row and rows 32..63 ignored, row 0's target the last vocabulary row */
+    int filter;       /* --filter */
+    int bad_rows;     /* 1: a NaN in row 2 of x and an Inf in row 5 */
+} v3_case;
+
+static void v3_edit_inputs(void *const *t, long long N, long long H, long long V, const v3_case *c)
+{
+    bf16 *x = t[X];
+    int32_t *tg = t[TARGET];
+    if (c->ignore) {
+        for (long long n = 0; n < N; n++)
+            if (n % 3 == 2 || (n >= 32 && n < 64)) tg[n] = LCE_IGNORE;
+        tg[0] = (int32_t)(V - 1);
+    }
+    if (c->bad_rows) {
+        ck_assert_int_ge(N, 6);
+        tg[2] = 0; /* counted rows, so their NaN reaches the loss and dW */
+        tg[5] = 1;
+        x[2 * H + H / 2] = bf16_from_f32(NAN);
+        x[5 * H] = bf16_from_f32(INFINITY);
+    }
+}
+
+/* max |x - ref| over elements whose reference is finite, over the max finite |ref|; *nan_mismatch counts the
+ * elements where exactly one of x and ref is NaN or infinite */
+static double finite_rel_err(const lesson *L, const void *prob, const lesson_result *r, double *const *ref, int i,
+                             dtype t, size_t *nan_mismatch)
+{
+    size_t n = lesson_tensor_count(L, i, prob);
+    double m = 0.0, mr = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        double v = dtype_load(r->result[i], t, k), e = ref[i][k];
+        if (isfinite(v) != isfinite(e)) (*nan_mismatch)++;
+        if (!isfinite(e)) continue;
+        m = fmax(m, fabs(v - e));
+        mr = fmax(mr, fabs(e));
+    }
+    return mr > 0.0 ? m / mr : m;
+}
+
+/* runs cuda-v3 on prepared inputs; checks memory (formula == tracker, device memory returned) and the error
+ * against float64 (NaN/Inf where the reference has them, 2u elsewhere) */
+static void v3_run_checked(const void *prob, void *const *t, double *const *ref, lesson_result *r)
+{
+    const lesson *L = &lesson5_def;
+    int i3 = lesson_find_impl(L, "cuda-v3");
+    ck_assert_int_ge(i3, 0);
+    ck_assert_int_eq(L->impls[i3].uses_cublas, 0);
+    ck_assert_ptr_null(L->impls[i3].unfit(prob));
+    size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
+    lesson_run_impl(L, prob, i3, t, r);
+    ck_assert_uint_eq(track_counters(MEM_DEVICE).live_bytes, dev_live);
+    mem_formula f = L->impls[i3].memory(prob);
+    ck_assert_uint_eq(r->row.peak_bytes, f.peak);
+    ck_assert_uint_eq(r->row.forward_live_bytes, f.forward_live);
+    ck_assert_uint_eq(r->row.allocs, f.allocs);
+    size_t bad = 0;
+    double el = finite_rel_err(L, prob, r, ref, LOSS, DT_F32, &bad);
+    double ex = finite_rel_err(L, prob, r, ref, DX, DT_BF16, &bad);
+    double ew = finite_rel_err(L, prob, r, ref, DW, DT_F32, &bad);
+    const lce_dims *d = prob;
+    ck_assert_msg(bad == 0, "cuda-v3 at N=%zu H=%zu V=%zu: %zu elements NaN/Inf where float64 is not, or the reverse",
+                  d->N, d->H, d->V, bad);
+    ck_assert_msg(el <= 2.0 / 256.0 && ex <= 2.0 / 256.0 && ew <= 2.0 / 256.0,
+                  "cuda-v3 at N=%zu H=%zu V=%zu: rel err loss %.3g dx %.3g dW %.3g (bound 2u = 7.8e-3)", d->N, d->H,
+                  d->V, el, ex, ew);
+}
+
+static void run_case_v3(long long N, long long H, long long V, uint64_t seed, v3_case c)
+{
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {N, H, V}, opts[3] = {0, c.filter, 0};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    double *ref[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(L, &prob, seed, t);
+    v3_edit_inputs(t, N, H, V, &c);
+    ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
+    lesson_result r;
+    v3_run_checked(&prob, t, ref, &r);
+    if (c.bad_rows) ck_assert(isnan(dtype_load(r.result[LOSS], DT_F32, 0)));
+    lesson_result_free(L, &r);
+    lesson_free_ref(L, ref);
+    lesson_free_slots(L, t);
+}
+
+static const v3_case V3_PLAIN = {0, 0, 0};
+
+START_TEST(cuda_lce_v3_tiny) { run_case_v3(4, 3, 7, 521, V3_PLAIN); }
+END_TEST
+/* small: the lesson's preset; no logits buffer and no cuBLAS workspace, so the peak is below cuda's */
+START_TEST(cuda_lce_v3_small)
+{
+    run_case_v3(256, 128, 4096, 531, V3_PLAIN);
+    mem_formula f3 = small_memory("cuda-v3"), f1 = small_memory("cuda");
+    ck_assert_uint_lt(f3.peak, f1.peak);
+    ck_assert_uint_lt(f3.forward_live, f1.forward_live);
+}
+END_TEST
+/* the odd size; rows 32..36 (the whole ragged row tile) and every third row ignored */
+START_TEST(cuda_lce_v3_odd) { run_case_v3(37, 19, 301, 522, (v3_case){1, 0, 0}); }
+END_TEST
+/* one below / at / above each tile constant: rows (32; a pair, 64), vocabulary (64; a pair, 128), H per logit step
+ * (32) and per slab (64); H = 40: 16-byte loads with a ragged last step */
+START_TEST(cuda_lce_v3_edges)
+{
+    run_case_v3(31, 32, 65, 523, V3_PLAIN);
+    run_case_v3(33, 64, 63, 524, V3_PLAIN);
+    run_case_v3(32, 65, 64, 525, V3_PLAIN);
+    run_case_v3(65, 33, 129, 526, (v3_case){1, 0, 0});
+    run_case_v3(20, 40, 100, 527, V3_PLAIN);
+    run_case_v3(63, 24, 127, 532, V3_PLAIN);
+    run_case_v3(64, 16, 128, 533, V3_PLAIN);
+}
+END_TEST
+/* NaN and Inf in x: their rows' loss and dx are NaN like float64's, dW is NaN everywhere (every dW element sums
+ * over the bad rows), and every other row of dx is still within 2u; the filter never skips a NaN */
+START_TEST(cuda_lce_v3_nan_rows)
+{
+    run_case_v3(37, 19, 301, 528, (v3_case){0, 0, 1});
+    run_case_v3(37, 19, 301, 528, (v3_case){0, 1, 1});
+}
+END_TEST
+
+/* |a - b| <= eps * sc * colsum(|other operand|) + u |b|, element by element, for a (rows, H) gradient */
+static void check_filter_bound(const void *a, const void *b, dtype t, const bf16 *other, size_t rows_other,
+                               size_t rows, size_t H, double sc, const char *what)
+{
+    double eps = LCE_FILTER_EPS, u = t == DT_BF16 ? 1.0 / 256.0 : 0.0;
+    for (size_t h = 0; h < H; h++) {
+        double col = 0.0;
+        for (size_t k = 0; k < rows_other; k++) col += fabs(bf16_to_f32(other[k * H + h]));
+        for (size_t i = 0; i < rows; i++) {
+            double va = dtype_load(a, t, i * H + h), vb = dtype_load(b, t, i * H + h);
+            ck_assert_msg(fabs(va - vb) <= eps * sc * col + u * fabs(vb) + 1e-30,
+                          "filter moved %s[%zu,%zu] by %.3g, bound %.3g", what, i, h, fabs(va - vb),
+                          eps * sc * col + u * fabs(vb));
+        }
+    }
+}
+
+/* The filter where it pays: the lesson's --peaked inputs (x scaled by 32: logits of std ~64; each target its row's
+ * argmax, so |softmax - onehot| is tiny at the target too). Random targets would keep almost every tile: the
+ * one-hot's -1 sits in some tile of every row. It must skip tiles in both kernels (the same ones), stay within 2u
+ * of float64, and within its own bound of the unfiltered run. */
+START_TEST(cuda_lce_v3_filter)
+{
+    const lesson *L = &lesson5_def;
+    long long N = 96, H = 32, V = 640, dims[3] = {N, H, V}, on[3] = {0, 1, 1}, off[3] = {0, 0, 1};
+    lesson_problem pon, poff;
+    ck_assert_ptr_null(L->make_problem(dims, on, &pon));
+    ck_assert_ptr_null(L->make_problem(dims, off, &poff));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    double *ref[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(L, &pon, 529, t);
+    ck_assert_ptr_null(lesson_make_reference(L, &pon, t, ref));
+    lesson_result rf, ru;
+    v3_run_checked(&pon, t, ref, &rf);
+    cce3_filter_stats st = cuda_cce3_last_filter();
+    ck_assert_int_eq(st.filter, 1);
+    ck_assert_uint_eq(st.tiles, 3 * 10);
+    ck_assert_msg(st.skipped_dx > 0 && st.skipped_dw > 0 && st.skipped_dx < st.tiles,
+                  "filter skipped %u (dx) and %u (dW) of %llu tiles", st.skipped_dx, st.skipped_dw, st.tiles);
+    ck_assert_uint_eq(st.skipped_dx, st.skipped_dw); /* the same tiles, seen from the other kernel */
+    v3_run_checked(&poff, t, ref, &ru);
+    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dx, 0);
+    size_t nv = 0;
+    for (long long n = 0; n < N; n++) nv += ((const int32_t *)t[TARGET])[n] != LCE_IGNORE;
+    double sc = ((const float *)t[DLOSS])[0] / (double)nv;
+    check_filter_bound(rf.result[DX], ru.result[DX], DT_BF16, t[W], V, N, H, sc, "dx");
+    check_filter_bound(rf.result[DW], ru.result[DW], DT_F32, t[X], N, V, H, sc, "dW");
+    lesson_result_free(L, &rf);
+    lesson_result_free(L, &ru);
+    lesson_free_ref(L, ref);
+    lesson_free_slots(L, t);
+}
+END_TEST
+
+/* lce_fill's inputs (logits of std ~2, random targets): no tile is negligible, except those of rows that are all
+ * ignored (G = 0 there): with rows 32..36 ignored, exactly the ceil(301 / 64) = 5 tiles of that row block */
+START_TEST(cuda_lce_v3_filter_plain)
+{
+    run_case_v3(37, 19, 301, 530, (v3_case){0, 1, 0});
+    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dx, 0);
+    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dw, 0);
+    run_case_v3(37, 19, 301, 530, (v3_case){1, 1, 0});
+    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dx, 5);
+    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dw, 5);
+}
+END_TEST
 
 Suite *cuda_lesson5_suite(void); /* tests/test_cuda.c runs it */
 Suite *cuda_lesson5_suite(void)
@@ -227,5 +435,16 @@ Suite *cuda_lesson5_suite(void)
     tcase_add_test(nanc, nan_rule_cuda_nan);
     tcase_add_test(nanc, nan_rule_cuda_v2_nan);
     suite_add_tcase(s, nanc);
+END_TEST
+    TCase *t3 = tcase_create("cce-v3");
+    tcase_add_test(t3, cuda_lce_v3_tiny);
+    tcase_add_test(t3, cuda_lce_v3_odd);
+    tcase_add_test(t3, cuda_lce_v3_small);
+    tcase_add_test(t3, cuda_lce_v3_edges);
+    tcase_add_test(t3, cuda_lce_v3_nan_rows);
+    tcase_add_test(t3, cuda_lce_v3_filter);
+    tcase_add_test(t3, cuda_lce_v3_filter_plain);
+    tcase_set_timeout(t3, 120);
+    suite_add_tcase(s, t3);
     return s;
 }

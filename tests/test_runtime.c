@@ -22,6 +22,7 @@
 #include "../kernels/runtime/track.h"
 #include "../lessons/cli.h"
 #include "../lessons/npy.h"
+#include "../lessons/report.h"
 
 /* ---- tracker ------------------------------------------------------------------------------------------- */
 
@@ -485,6 +486,20 @@ START_TEST(gradcheck_example_passes_and_catches_its_bug)
 }
 END_TEST
 
+START_TEST(durations_in_human_units)
+{
+    char b[32];
+    format_duration(42.04, b, sizeof b);
+    ck_assert_str_eq(b, "42.0 s");
+    format_duration(3305, b, sizeof b);
+    ck_assert_str_eq(b, "55 min");
+    format_duration(5040, b, sizeof b);
+    ck_assert_str_eq(b, "1.4 hours");
+    format_duration(3 * 86400, b, sizeof b);
+    ck_assert_str_eq(b, "3.0 days");
+}
+END_TEST
+
 static Suite *runtime_suite(void)
 {
     Suite *s = suite_create("runtime");
@@ -518,6 +533,7 @@ static Suite *runtime_suite(void)
     TCase *io = tcase_create("io");
     tcase_add_test(io, npy_header_and_data);
     tcase_add_test(io, parse_byte_sizes);
+    tcase_add_test(io, durations_in_human_units);
     suite_add_tcase(s, io);
     return s;
 }

@@ -5,6 +5,9 @@
 #include "track.h"
 
 #include <stdint.h>
+#ifdef CUDA_EMU /* the CPU emulator's detectors name the buffer, and do not take the poison fill as a write */
+#include "../../tests/cuda_emu/include/emu_api.h"
+#endif
 
 /* The one skip is "this machine has no GPU": cudaErrorNoDevice, or cudaErrorInsufficientDriver with driver
  * version 0, which means no NVIDIA driver is installed at all (what the CUDA runtime answers on a machine
@@ -59,6 +62,10 @@ extern "C" void *dev_alloc(size_t bytes, const char *label)
         exit(3);
     }
     if (track_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
+#ifdef CUDA_EMU
+    emu_label_alloc(p, label);
+    emu_mark_uninit(p, bytes);
+#endif
     CUDA_CHECK(cudaDeviceSynchronize());
     track_add_alloc_ms(host_time_ms() - t0);
     track_register(MEM_DEVICE, p, bytes, label);

@@ -7,8 +7,11 @@ EMU_CUDA_INC ?= $(patsubst %/cuda_runtime_api.h,%,$(firstword $(wildcard \
                 $(patsubst %/bin/nvcc,%,$(NVCC))/include/cuda_runtime_api.h /usr/local/cuda/include/cuda_runtime_api.h)))
 EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_launch.cc $(EMU_DIR)/emu_runtime.cc \
                 $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc $(EMU_DIR)/emu_dry.cc \
-                $(EMU_DIR)/emu_resources.cc
+                $(EMU_DIR)/emu_resources.cc $(EMU_DIR)/emu_access.cc $(EMU_DIR)/emu_hazard.cc \
+                $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
+EMU_FMA      ?= 0
+EMU_BIN      := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)
 
 ifeq ($(EMU),1)
 ifeq ($(EMU_CUDA_INC),)
@@ -20,6 +23,12 @@ EMU_SAN      :=
 ifeq ($(SANITIZE),1)
 EMU_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
+# The eyes (emu_eyes.h): the .cu objects only get GCC's ThreadSanitizer instrumentation, whose __tsan_* calls
+# emu_access.cc answers (libtsan is never linked). tsan and asan do not combine: under SANITIZE=1 the .cu
+# objects keep ASan and the detectors and the profile see nothing (README).
+EMU_WATCH    := $(if $(filter 1,$(SANITIZE)),,-fsanitize=thread --param tsan-instrument-func-entry-exit=0)
+# EMU_FMA=1: the .cu objects contract a*b+c into FMA as nvcc does (its own build: build/emu-fma)
+EMU_FMA_FLAGS := $(if $(filter 1,$(EMU_FMA)),-ffp-contract=fast -mfma,)
 EMU_CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
 CFLAGS       += -DHAVE_CUDA -DCUDA_EMU $(EMU_INC)
 LDLIBS       += -lopenblas -lstdc++
@@ -29,13 +38,13 @@ RUNTIME_OBJ  += $(EMU_OBJ)
 # nvcc includes cuda_runtime.h in every .cu before its first line; -include does the same with the shim
 $(OBJ)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(CXX) -x c++ $(EMU_CXXFLAGS) -include cuda_runtime.h -c -o $@ $<
+	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -include cuda_runtime.h -c -o $@ $<
 
 $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
 
-$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
+$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
                  $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
@@ -50,8 +59,8 @@ endif
 EMU_SIZES ?= tiny small
 .PHONY: test-emu
 test-emu: check-deps
-	$(MAKE) EMU=1 emu-build
-	@export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; status=0; b=build/emu; \
+	$(MAKE) EMU=1 EMU_FMA=$(EMU_FMA) emu-build
+	@export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1; status=0; b=$(EMU_BIN); \
 	for t in test_cuda test_emu; do echo "== $$b/$$t"; ./$$b/$$t || status=1; done; \
 	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
 	  for s in $(EMU_SIZES); do echo "== $$b/$$l --size $$s --impl $$impl"; \

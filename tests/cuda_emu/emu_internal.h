@@ -4,20 +4,30 @@
 
 #include <cuda_runtime.h>
 #include <stddef.h>
+#include <stdint.h>
 
 namespace emu {
 
 static const size_t TOTAL_MEM = (size_t)16 << 30; /* the emulated device's memory size */
 
+struct global_cell; /* emu_hazard.cc: which block wrote and read each byte in the running launch */
+struct global_site; /* emu_hazard.cc: the source lines of that writer and reader */
+
 struct alloc_info {
     char *base;   /* what cudaMalloc returned */
     size_t bytes; /* what was asked for; red zones lie either side */
+    void *site;   /* cudaMalloc's caller (named in messages when no label was given) */
+    char label[64];              /* emu_label_alloc's (dev_alloc's label), or "" */
+    global_cell *cells; /* per byte: initialised?, which blocks wrote and read it in the running launch */
+    global_site *sites; /* per byte: the threads and source lines of that writer and reader */
 };
 
 /* The live allocation holding [p, p + bytes) (bytes 0: p may be one past the end), or NULL. */
 const alloc_info *find_alloc(const void *p, size_t bytes);
 /* Checks every live allocation's red zones; on damage writes a description to msg and returns 0. */
 int redzones_intact(char *msg, size_t cap);
+/* The lowest and highest byte addresses of all live allocations ([lo, hi); lo == hi when none). */
+void alloc_span(uintptr_t *lo, uintptr_t *hi);
 /* Records err with a message for cudaGetLastError / emu_last_error_message (the first one wins until read),
  * and prints it to stderr with the prefix "cuda-emu: ". Returns err. */
 cudaError_t fail(cudaError_t err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

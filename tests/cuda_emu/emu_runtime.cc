@@ -6,6 +6,7 @@
  * zone either side, filled with a pattern and checked after every launch; under ASan the red zones are
  * ASan's own (exact-size malloc), so an out-of-bounds access is reported with its source line. */
 #include "emu_dry.h"
+#include "emu_eyes.h"
 #include "emu_internal.h"
 #include "include/emu_api.h"
 
@@ -64,6 +65,15 @@ static int zones_ok(const alloc_info &a, char *msg, size_t cap)
     return 0;
 }
 
+void alloc_span(uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = *hi = 0;
+    if (allocs.empty()) return;
+    *lo = allocs.begin()->first;
+    const alloc_info &last = allocs.rbegin()->second;
+    *hi = (uintptr_t)last.base + last.bytes;
+}
+
 int redzones_intact(char *msg, size_t cap)
 {
     for (auto &kv : allocs)
@@ -115,10 +125,16 @@ static cudaError_t dry_malloc(void **devPtr, size_t size)
     char *p = size <= emu::DRY_TOTAL_MEM - live_bytes ? (char *)emu::dry_reserve(size) : NULL;
     if (!p) return emu::fail(cudaErrorMemoryAllocation, "dry run: cudaMalloc(%zu bytes) with %zu live: over the "
                              "%zu bytes of the largest GPU modelled", size, live_bytes, emu::DRY_TOTAL_MEM);
-    allocs[(uintptr_t)p] = emu::alloc_info{p, size};
+    allocs[(uintptr_t)p] = emu::alloc_info{p, size, __builtin_return_address(0), "", NULL, NULL}; /* no shadow: dry */
     live_bytes += size;
     *devPtr = p;
     return cudaSuccess;
+}
+
+extern "C" void emu_label_alloc(const void *p, const char *label)
+{
+    auto it = allocs.find((uintptr_t)p);
+    if (it != allocs.end()) snprintf(it->second.label, sizeof it->second.label, "%s", label ? label : "");
 }
 
 cudaError_t cudaMalloc(void **devPtr, size_t size)
@@ -132,7 +148,9 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
     memset(raw, RZ_FILL, RZ);
     memset(raw + RZ + size, RZ_FILL, RZ);
     char *p = (char *)raw + RZ;
-    allocs[(uintptr_t)p] = emu::alloc_info{p, size};
+    emu::alloc_info &a = allocs[(uintptr_t)p];
+    a = emu::alloc_info{p, size, __builtin_return_address(0), "", NULL, NULL};
+    emu::eyes_alloc(a);
     live_bytes += size;
     *devPtr = p;
     return cudaSuccess;
@@ -152,6 +170,7 @@ cudaError_t cudaFree(void *devPtr)
     }
     char msg[256];
     int ok = emu::zones_ok(it->second, msg, sizeof msg);
+    emu::eyes_free(it->second);
     free((char *)devPtr - RZ);
     allocs.erase(it);
     return ok ? cudaSuccess : emu::fail(cudaErrorIllegalAddress, "found at cudaFree: out-of-bounds %s", msg);
@@ -172,6 +191,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
         e = dev_range(src, count, "cudaMemcpy src");
     if (e != cudaSuccess) return e;
     if (count && !emu::dry()) memmove(dst, src, count); /* dry: the ranges are checked, no byte moves */
+    if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice) emu::eyes_host_wrote(dst, count);
     return cudaSuccess;
 }
 
@@ -184,7 +204,9 @@ cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
     if (emu::capture_refuses("cudaMemset")) return cudaErrorStreamCaptureImplicit;
     cudaError_t e = dev_range(devPtr, count, "cudaMemset");
-    if (e == cudaSuccess && count && !emu::dry()) memset(devPtr, value, count);
+    if (e != cudaSuccess || !count) return e;
+    if (!emu::dry()) memset(devPtr, value, count);
+    emu::eyes_host_wrote(devPtr, count);
     return e;
 }
 

@@ -8,6 +8,7 @@
  * When no thread can run: warp operations whose mask has fully arrived are computed from the saved values
  * and released; otherwise a __syncthreads is released if every live thread waits at that same one; anything
  * else (a thread exited or waiting elsewhere) fails the launch, listing each thread's state. */
+#include "emu_eyes.h"
 #include "emu_sched.h"
 
 #include <stdarg.h>
@@ -163,6 +164,7 @@ int run_block(int reversed)
         makecontext(&f.ctx, trampoline, 0);
 #endif
     }
+    eyes_block_begin(n);
     for (;;) {
         for (size_t i = 0; i < n; i++) {
             int t = (int)(reversed ? n - 1 - i : i);
@@ -175,7 +177,10 @@ int run_block(int reversed)
         }
         size_t done = 0, sync = 0;
         for (const fiber &f : fibers) done += f.state == T_DONE, sync += f.state == T_SYNC;
-        if (done == n) return 1;
+        if (done == n) {
+            eyes_block_end();
+            return 1;
+        }
         int r = resolve_warps(fibers);
         if (r < 0) return 0;
         if (r > 0) continue;
@@ -188,6 +193,7 @@ int run_block(int reversed)
             }
         if (sync == n - done && done == 0 && same_site) {
             for (fiber &f : fibers) f.state = T_READY;
+            eyes_barrier();
             continue;
         }
         char states[1200];
@@ -203,6 +209,7 @@ void set_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass
 {
     L.cfg = &cfg, L.pass = pass;
     body_fn = body, body_ctx = ctx, failed = 0;
+    eyes_pass(cfg, pass);
 }
 
 void block_fail(cudaError_t e, const char *fmt, ...)

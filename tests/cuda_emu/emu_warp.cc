@@ -9,6 +9,7 @@
  *   - reading a lane that is not in the mask is undefined: an error here.
  * nvcuda::wmma's load_matrix_sync, store_matrix_sync and mma_sync (include/mma.h) are warp operations too
  * (W_WMMA): the whole warp, the same arguments in every lane ("Warp Matrix Functions"). */
+#include "emu_eyes.h"
 #include "emu_sched.h"
 
 #include <stdio.h>
@@ -181,6 +182,7 @@ static int release(std::vector<fiber> &f, size_t w, int lane0)
     }
     for (int l = 0; l < 32; l++)
         if (m >> l & 1u) f[w * 32 + l].state = T_READY;
+    eyes_warp_sync(w); /* the lanes' accesses before and after are ordered (racecheck) */
     return 1;
 }
 

@@ -73,6 +73,21 @@ int planted_smem(int optin_bytes, size_t smem);
 /* One block of `threads` threads of the kernel echo_threads (registers per thread from EMU_PTXAS). */
 int planted_block(unsigned threads);
 
+/* Bugs only the access-hook detectors see (planted_eyes.cu); n a multiple of 64, in[] small integers, out[]
+ * has n / 64 floats (one per block), or one for the global sum. bug: 0 each block's sum by shared atomicAdd;
+ * 1 by a plain `+=` on a shared float (racecheck); 2 every block atomicAdd's into out[0]; 3 a plain `+=` into
+ * out[0] (inter-block hazard); 4 two warp sums merged; 5 four merged, two never written (shared initcheck). */
+int planted_block_sum(int bug, const float *in, float *out, int n);
+
+/* out[i] = acc[i] + in[i] for a device accumulator: bug 0 zeroed by cudaMemset; 1 a cudaMalloc nobody wrote;
+ * 2 a dev_alloc (NaN-poisoned) nobody wrote (initcheck both). */
+int planted_accumulate(int bug, const float *in, float *out, int n);
+
+/* One warp, in[32 * 32], out[32]: bug 0 coalesced loads; 1 loads 128 bytes apart; 2 a conflict-free shared
+ * round trip; 3 a 32-way bank conflict. Kernels load_coalesced, load_strided, smem_conflict_free,
+ * smem_conflict32 (their profile is read with emu_profile_kernel). */
+int planted_pattern(int bug, const float *in, float *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -327,6 +327,7 @@ int main(void)
     srunner_add_suite(sr, emu_sync_suite());
     srunner_add_suite(sr, emu_graph_suite());
     srunner_add_suite(sr, emu_limits_suite());
+    srunner_add_suite(sr, emu_eyes_suite());
     srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose names every test */
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -27,5 +27,6 @@ static inline void assert_message(const char *part)
 Suite *emu_sync_suite(void); /* test_emu_sync.c: barriers and warp operations */
 Suite *emu_graph_suite(void); /* test_emu_graph.c: stream capture and graph replay */
 Suite *emu_limits_suite(void); /* test_emu_limits.c: the dry run and the shared-memory opt-in */
+Suite *emu_eyes_suite(void); /* test_emu_eyes.c: the access-hook detectors and the profile */
 
 #endif

@@ -3,7 +3,9 @@
  * Takes NVIDIA's own runtime declarations (cuda_runtime_api.h: every prototype, type and error code is theirs)
  * after defining the execution-space keywords for a host compiler:
  *   __global__ __device__ __host__  -> nothing: kernels and device functions are ordinary C++ functions
- *   __shared__                      -> static: blocks run one at a time, so static storage is per-block storage
+ *   __shared__                      -> static, in the section emu_shared: blocks run one at a time, so static
+ *                                      storage is per-block storage; the section's bounds (__start_emu_shared,
+ *                                      __stop_emu_shared) tell the access hooks which addresses are shared
  * The runtime functions themselves (cudaMalloc, cudaMemcpy, events, ...) are defined in emu_runtime.cc as
  * synchronous host operations. libcudart is never linked. Kernel-side built-ins are in emu_kernel.h. */
 #ifndef CUDA_EMU_CUDA_RUNTIME_H
@@ -19,7 +21,7 @@
 #define __global__
 #define __device__
 #define __host__
-#define __shared__ static
+#define __shared__ __attribute__((section("emu_shared"))) static
 #define __forceinline__ inline
 
 #include <cuda_runtime_api.h>

@@ -92,27 +92,34 @@ inline void __threadfence_block(void) {}
 
 /* Atomics: plain operations, returning the old value (no other thread runs in between). A floating-point
  * atomicAdd/atomicSub marks the launch: its two passes sum in different orders, so emu_launch.cc compares
- * their results with a tolerance instead of bytewise. */
+ * their results with a tolerance instead of bytewise. Each one reports itself to the access hooks as an
+ * atomic (emu_access.cc) with its call site, and is itself not instrumented (no_sanitize_thread): otherwise
+ * its plain load and store would look like a racing read and write. noinline keeps the call site exact. */
 namespace emu {
 extern int float_atomics; /* set by a float atomic during the current launch */
 }
-template <class T> inline T atomicAdd(T *p, T v)
+extern "C" void emu_atomic_access(void *p, unsigned n, void *pc);
+#define EMU_ATOMIC __attribute__((noinline, no_sanitize_thread))
+#define EMU_ATOMIC_NOTE(p) emu_atomic_access((void *)(p), (unsigned)sizeof *(p), __builtin_return_address(0))
+template <class T> EMU_ATOMIC T atomicAdd(T *p, T v)
 {
+    EMU_ATOMIC_NOTE(p);
     if (std::is_floating_point<T>::value) emu::float_atomics = 1;
     T o = *p;
     *p = o + v;
     return o;
 }
-template <class T> inline T atomicSub(T *p, T v)
+template <class T> EMU_ATOMIC T atomicSub(T *p, T v)
 {
+    EMU_ATOMIC_NOTE(p);
     if (std::is_floating_point<T>::value) emu::float_atomics = 1;
     T o = *p;
     *p = o - v;
     return o;
 }
-template <class T> inline T atomicExch(T *p, T v) { T o = *p; *p = v; return o; }
-template <class T> inline T atomicMax(T *p, T v) { T o = *p; *p = o < v ? v : o; return o; }
-template <class T> inline T atomicMin(T *p, T v) { T o = *p; *p = v < o ? v : o; return o; }
-template <class T> inline T atomicCAS(T *p, T cmp, T v) { T o = *p; if (o == cmp) *p = v; return o; }
+template <class T> EMU_ATOMIC T atomicExch(T *p, T v) { EMU_ATOMIC_NOTE(p); T o = *p; *p = v; return o; }
+template <class T> EMU_ATOMIC T atomicMax(T *p, T v) { EMU_ATOMIC_NOTE(p); T o = *p; *p = o < v ? v : o; return o; }
+template <class T> EMU_ATOMIC T atomicMin(T *p, T v) { EMU_ATOMIC_NOTE(p); T o = *p; *p = v < o ? v : o; return o; }
+template <class T> EMU_ATOMIC T atomicCAS(T *p, T cmp, T v) { EMU_ATOMIC_NOTE(p); T o = *p; if (o == cmp) *p = v; return o; }
 
 #endif

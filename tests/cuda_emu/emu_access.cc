@@ -1,0 +1,130 @@
+/* emu_access.cc - TEST-ONLY: every load and store of device code, delivered to the detectors.
+ *
+ * emu.mk compiles the .cu objects (never the emulator's own files, never host C) with
+ *   g++ -fsanitize=thread --param tsan-instrument-func-entry-exit=0
+ * which makes GCC call __tsan_read4(addr) before a 4-byte load, __tsan_write8(addr) before an 8-byte store, and
+ * so on. libtsan is never linked: the entry points are defined here. Each one returns at once unless a launch's
+ * first pass is running and the address lies in a device allocation or in the running block's shared memory
+ * (the static __shared__ variables, which the shim places in the section emu_shared, or the dynamic buffer).
+ * __builtin_return_address(0) is the instrumented access itself: its source line is resolved only when a
+ * message or the profile needs it. Atomics (include/emu_kernel.h) are not instrumented; they call
+ * emu_atomic_access with their call site. */
+#include "emu_dry.h"
+#include "emu_eyes.h"
+#include "emu_sched.h"
+
+#include <stdlib.h>
+
+/* The linker's bounds of the section emu_shared; weak: a program without any __shared__ variable has none. */
+extern "C" char __start_emu_shared[] __attribute__((weak));
+extern "C" char __stop_emu_shared[] __attribute__((weak));
+
+namespace emu {
+
+watch_state W;
+static uintptr_t dev_lo, dev_hi;         /* every live allocation lies in [dev_lo, dev_hi) */
+static uintptr_t sm_lo[SM_REGIONS], sm_hi[SM_REGIONS];
+static const int RECENT = 4;
+static const alloc_info *recent[RECENT]; /* most accesses hit one of the last few allocations hit */
+
+void static_smem_range(uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = (uintptr_t)__start_emu_shared, *hi = (uintptr_t)__stop_emu_shared;
+}
+
+void eyes_pass(const launch_cfg &cfg, int pass)
+{
+    static int off = -1; /* EMU_WATCH=0 turns the detectors off (to time them, or to bisect) */
+    if (off < 0) off = getenv("EMU_WATCH") && !atoi(getenv("EMU_WATCH"));
+#if defined(__SANITIZE_ADDRESS__)
+    W.on = 0; /* the ASan build is not instrumented (tsan and asan do not combine): nothing to watch */
+#else
+    W.on = pass == 0 && !off && !dry(); /* a dry run's memory is address space only: no shadow to watch */
+#endif
+    W.cfg = &cfg;
+    if (pass == 0) W.launch_serial++, hazard_new_launch(), profile_new_launch(cfg);
+    alloc_span(&dev_lo, &dev_hi);
+    static_smem_range(&sm_lo[SM_STATIC], &sm_hi[SM_STATIC]);
+    for (const alloc_info *&r : recent) r = NULL;
+    W.profile = W.on && profile_on();
+}
+
+void eyes_block_end(void)
+{
+    if (W.profile) profile_block_end();
+}
+
+/* The running block's dynamic shared memory (emu_launch.cc may move it between passes). */
+void eyes_dynamic_smem(void *p, size_t bytes)
+{
+    sm_lo[SM_DYNAMIC] = (uintptr_t)p, sm_hi[SM_DYNAMIC] = (uintptr_t)p + bytes;
+}
+
+static unsigned linear_tid(void)
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+static const alloc_info *alloc_of(uintptr_t p, unsigned n)
+{
+    for (const alloc_info *a : recent)
+        if (a && p >= (uintptr_t)a->base && p + n <= (uintptr_t)a->base + a->bytes) return a;
+    const alloc_info *a = find_alloc((const void *)p, n);
+    if (!a) return NULL; /* a red zone or a gap (the red-zone check reports out-of-bounds writes) */
+    for (int i = RECENT - 1; i > 0; i--) recent[i] = recent[i - 1];
+    return recent[0] = a;
+}
+
+static void on_access(uintptr_t p, unsigned n, int kind, void *pc)
+{
+    access a{p, n, kind, pc, linear_tid()};
+    for (int r = 0; r < SM_REGIONS; r++)
+        if (p >= sm_lo[r] && p < sm_hi[r]) {
+            hazard_shared(a, r, p - sm_lo[r], sm_hi[r] - sm_lo[r]);
+            if (W.profile) profile_access(a, 1);
+            return;
+        }
+    if (p < dev_lo || p >= dev_hi) return;
+    const alloc_info *al = alloc_of(p, n);
+    if (!al) return;
+    hazard_global(a, al);
+    if (W.profile) profile_access(a, 0);
+}
+
+} /* namespace emu */
+
+#define HOOK(p, n, k)                                                                        \
+    do {                                                                                     \
+        if (__builtin_expect(emu::W.on, 0))                                                  \
+            emu::on_access((uintptr_t)(p), (n), (k), __builtin_return_address(0));          \
+    } while (0)
+
+extern "C" {
+void __tsan_init(void) {}
+void __tsan_func_entry(void *) {}
+void __tsan_func_exit(void) {}
+void __tsan_vptr_update(void **, void *) {}
+void __tsan_vptr_read(void **) {}
+
+#define EMU_TSAN_SIZE(n)                                                                      \
+    void __tsan_read##n(void *p) { HOOK(p, n, emu::ACC_READ); }                               \
+    void __tsan_write##n(void *p) { HOOK(p, n, emu::ACC_WRITE); }                             \
+    void __tsan_unaligned_read##n(void *p) { HOOK(p, n, emu::ACC_READ); }                     \
+    void __tsan_unaligned_write##n(void *p) { HOOK(p, n, emu::ACC_WRITE); }                   \
+    void __tsan_volatile_read##n(void *p) { HOOK(p, n, emu::ACC_READ); }                      \
+    void __tsan_volatile_write##n(void *p) { HOOK(p, n, emu::ACC_WRITE); }
+EMU_TSAN_SIZE(1)
+EMU_TSAN_SIZE(2)
+EMU_TSAN_SIZE(4)
+EMU_TSAN_SIZE(8)
+EMU_TSAN_SIZE(16)
+
+void __tsan_read_range(void *p, unsigned long n) { HOOK(p, (unsigned)n, emu::ACC_READ); }
+void __tsan_write_range(void *p, unsigned long n) { HOOK(p, (unsigned)n, emu::ACC_WRITE); }
+
+/* include/emu_kernel.h's atomics: pc is the atomic's call site in the kernel */
+void emu_atomic_access(void *p, unsigned n, void *pc)
+{
+    if (emu::W.on) emu::on_access((uintptr_t)p, n, emu::ACC_ATOMIC, pc);
+}
+}

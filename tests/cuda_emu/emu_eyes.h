@@ -1,0 +1,83 @@
+/* emu_eyes.h - TEST-ONLY: what the emulator sees of every load and store a kernel makes, and the detectors fed
+ * by it (the "eyes": racecheck, inter-block hazards, initcheck, the memory-efficiency profile).
+ *
+ * The .cu objects of the emulation build are compiled with GCC's ThreadSanitizer instrumentation
+ * (emu.mk): every load and store calls __tsan_readN/__tsan_writeN with its address. emu_access.cc defines
+ * those entry points instead of libtsan, drops every address outside device allocations and the running
+ * launch's shared memory, and hands the rest to emu_hazard.cc (races, uninitialised reads) and emu_profile.cc
+ * (sectors and bank wavefronts). Only the first pass of a launch is watched: the second replays it in another
+ * order for the byte comparison. Under ASan (SANITIZE=1) the instrumentation is off and the eyes see nothing. */
+#ifndef CUDA_EMU_EYES_H
+#define CUDA_EMU_EYES_H
+
+#include "emu_internal.h"
+#include "include/emu_launch.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace emu {
+
+enum access_kind { ACC_READ, ACC_WRITE, ACC_ATOMIC };
+enum smem_region { SM_STATIC, SM_DYNAMIC, SM_REGIONS };
+
+/* One access of one thread, as a hook saw it. pc: the return address into the instrumented code. */
+struct access {
+    uintptr_t addr;
+    unsigned size;
+    int kind;      /* access_kind */
+    void *pc;
+    unsigned tid;  /* linear thread index in the block */
+};
+
+/* The launch being watched: set at the start of each pass (emu_sched.cc's set_launch). */
+struct watch_state {
+    const launch_cfg *cfg;
+    int on;                 /* pass 0 of a launch, and the instrumentation present */
+    int profile;            /* on, and EMU_PROFILE=1 (or emu_profile_enable) */
+    uint32_t launch_serial; /* stamps global shadow cells: a cell from an older launch is empty */
+    uint32_t block_serial;  /* stamps "written in this block" for shared memory */
+    uint32_t phase;         /* bumped at every block start and barrier: accesses of one phase are unordered */
+    uint32_t block_linear;
+};
+extern watch_state W;
+
+/* --- scheduler events (emu_sched.cc, emu_warp.cc) --- */
+void eyes_pass(const launch_cfg &cfg, int pass);
+void eyes_block_begin(size_t nthreads);
+void eyes_dynamic_smem(void *p, size_t bytes);
+void eyes_block_end(void);
+void eyes_barrier(void);
+void eyes_warp_sync(size_t warp);
+
+/* --- device memory events (emu_runtime.cc, cublas_shim.cc) --- */
+void eyes_alloc(alloc_info &a); /* every byte uninitialised */
+void eyes_free(alloc_info &a);
+void eyes_host_wrote(const void *p, size_t bytes); /* cudaMemcpy, cudaMemset, cuBLAS output: initialised */
+void set_initialised(const void *p, size_t bytes, int on);
+
+/* --- the detectors (emu_hazard.cc, emu_profile.cc), fed by emu_access.cc --- */
+void hazard_new_launch(void); /* one report per launch */
+void hazard_global(const access &a, const alloc_info *al);
+void hazard_shared(const access &a, int region, size_t off, size_t region_bytes);
+void profile_access(const access &a, int shared);
+int profile_on(void);
+void profile_new_launch(const launch_cfg &cfg);
+void profile_block_end(void);
+
+/* --- naming things in messages (emu_symbols.cc) --- */
+/* "kernels/maxsim_kernels.cu:123" for a return address (resolved by addr2line, cached); "?" if unknown. */
+const char *source_line(void *pc);
+/* "tile+12" (a static __shared__ variable and the offset in it), or "" if no symbol covers the address. */
+void static_symbol(uintptr_t addr, char *out, size_t cap);
+/* "(x,y,z)" of linear thread index t in the running block */
+void thread_name(unsigned t, char *out, size_t cap);
+/* The label and allocation site of a device allocation ("W (dev_alloc)", or "cudaMalloc at f.cu:12"). */
+void alloc_name(const alloc_info *al, char *out, size_t cap);
+
+/* Static __shared__ storage: the shim places every __shared__ variable in the section emu_shared. */
+void static_smem_range(uintptr_t *lo, uintptr_t *hi);
+
+} /* namespace emu */
+
+#endif

@@ -1,0 +1,194 @@
+/* test_emu_eyes.c - TEST-ONLY: the access-hook detectors and the profile (emu_eyes.h). Each planted bug of
+ * planted_eyes.cu is one the two-pass comparison cannot see (both passes agree bit for bit): it must fail for
+ * its own reason, named in the message, and its correct twin must pass with the right numbers. Under ASan the
+ * .cu objects are not instrumented and the detectors are off: the suite is empty there. */
+#define _POSIX_C_SOURCE 200809L /* setenv, mkstemp */
+#include <check.h>
+#include <driver_types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "planted.h"
+#include "test_emu.h"
+
+#define N_EYES 256 /* four blocks of 64 */
+
+/* in[i] = small integers: every partial sum exact in float, in any order */
+static float block_sum(int b)
+{
+    float s = 0.0f;
+    for (int i = b * 64; i < (b + 1) * 64; i++) s += in[i];
+    return s;
+}
+
+START_TEST(shared_sum_atomic_passes)
+{
+    fill();
+    ck_assert_int_eq(planted_block_sum(0, in, out, N_EYES), cudaSuccess);
+    for (int b = 0; b < N_EYES / 64; b++) ck_assert_float_eq(out[b], block_sum(b));
+}
+END_TEST
+
+START_TEST(shared_plain_sum_is_a_race)
+{
+    fill();
+    ck_assert_int_eq(planted_block_sum(1, in, out, N_EYES), cudaErrorLaunchFailure);
+    assert_message("kernel shared_sum_plain");
+    assert_message("shared-memory race (racecheck): thread (1,0,0) reads 4 bytes of __shared__");
+    assert_message("shared_sum_plain(float const*, float*, int)::total+0 at tests/cuda_emu/planted_eyes.cu:30; thread "
+                   "(0,0,0) wrote it at tests/cuda_emu/planted_eyes.cu:30");
+}
+END_TEST
+
+START_TEST(global_sum_atomic_passes)
+{
+    fill();
+    ck_assert_int_eq(planted_block_sum(2, in, out, N_EYES), cudaSuccess);
+    ck_assert_float_eq(out[0], block_sum(0) + block_sum(1) + block_sum(2) + block_sum(3));
+}
+END_TEST
+
+START_TEST(global_plain_sum_is_a_hazard)
+{
+    fill();
+    ck_assert_int_eq(planted_block_sum(3, in, out, N_EYES), cudaErrorLaunchFailure);
+    assert_message("kernel global_sum_plain");
+    assert_message("global-memory hazard between blocks: thread (0,0,0) of block (1,0,0) reads 4 bytes at byte 0 of a "
+                   "16-byte cudaMalloc (made at tests/cuda_emu/planted_eyes.cu:79) at tests/cuda_emu/planted_eyes.cu:49");
+    assert_message("thread (0,0,0) of block (0,0,0) wrote it at tests/cuda_emu/planted_eyes.cu:49");
+}
+END_TEST
+
+START_TEST(warp_sums_merge_passes)
+{
+    fill();
+    ck_assert_int_eq(planted_block_sum(4, in, out, N_EYES), cudaSuccess);
+    for (int b = 0; b < N_EYES / 64; b++) ck_assert_float_eq(out[b], block_sum(b));
+}
+END_TEST
+
+START_TEST(unwritten_shared_read)
+{
+    fill();
+    ck_assert_int_eq(planted_block_sum(5, in, out, N_EYES), cudaErrorLaunchFailure);
+    assert_message("uninitialised shared memory read (initcheck): thread (0,0,0) reads 4 bytes of __shared__ "
+                   "warp_sums_merge(float const*, float*, int)::part+8 at tests/cuda_emu/planted_eyes.cu:62");
+}
+END_TEST
+
+START_TEST(accumulate_zeroed_passes)
+{
+    fill();
+    ck_assert_int_eq(planted_accumulate(0, in, out, N_EYES), cudaSuccess);
+    for (int i = 0; i < N_EYES; i++) ck_assert_float_eq(out[i], in[i]);
+}
+END_TEST
+
+START_TEST(uninitialised_cudamalloc_read)
+{
+    fill();
+    ck_assert_int_eq(planted_accumulate(1, in, out, N_EYES), cudaErrorLaunchFailure);
+    assert_message("uninitialised device memory read (initcheck): thread (0,0,0) of block (0,0,0) reads 4 bytes at "
+                   "byte 0 of a 1024-byte cudaMalloc (made at tests/cuda_emu/planted_eyes.cu:");
+    assert_message("at tests/cuda_emu/planted_eyes.cu:70");
+}
+END_TEST
+
+START_TEST(poisoned_dev_alloc_read)
+{
+    fill();
+    ck_assert_int_eq(planted_accumulate(2, in, out, N_EYES), cudaErrorLaunchFailure);
+    assert_message("byte 0 of 'planted accumulator' (1024 bytes, dev_alloc)");
+    assert_message("(a NaN poison fill does not count)");
+}
+END_TEST
+
+static emu_kernel_profile profile_of(int pattern, const char *kernel)
+{
+    emu_kernel_profile p;
+    fill();
+    emu_profile_enable(1);
+    ck_assert_int_eq(planted_pattern(pattern, in, out), cudaSuccess);
+    ck_assert_int_eq(emu_profile_kernel(kernel, &p), 1);
+    ck_assert_uint_eq(p.launches, 1);
+    return p;
+}
+
+START_TEST(coalesced_loads)
+{
+    emu_kernel_profile p = profile_of(0, "load_coalesced");
+    ck_assert_double_eq(p.load_efficiency, 1.0);  /* 128 bytes in 4 sectors */
+    ck_assert_double_eq(p.store_efficiency, 1.0);
+    ck_assert_double_eq(p.bank_ways, -1.0);       /* no shared memory */
+}
+END_TEST
+
+START_TEST(strided_loads)
+{
+    emu_kernel_profile p = profile_of(1, "load_strided");
+    ck_assert_double_eq(p.load_efficiency, 0.125); /* 128 bytes in 32 sectors */
+    ck_assert_double_eq(p.store_efficiency, 1.0);
+}
+END_TEST
+
+START_TEST(conflict_free_shared)
+{
+    emu_kernel_profile p = profile_of(2, "smem_conflict_free");
+    ck_assert_double_eq(p.bank_ways, 1.0);
+}
+END_TEST
+
+START_TEST(bank_conflict_32_way)
+{
+    emu_kernel_profile p = profile_of(3, "smem_conflict32");
+    ck_assert_double_eq(p.bank_ways, 32.0);
+}
+END_TEST
+
+/* A kernel below its stated target ends the program with status 5 at exit; one that meets it does not. */
+static void run_with_target(int pattern, const char *row)
+{
+    char path[] = "/tmp/emu-targets-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# kernel min_load min_store max_ways\n%s\n", row);
+    fclose(f);
+    setenv("EMU_PROFILE_TARGETS", path, 1);
+    (void)profile_of(pattern, pattern ? "load_strided" : "load_coalesced");
+    exit(0); /* the profile's check runs at exit (and the file is left for it: /tmp) */
+}
+
+START_TEST(target_missed_exits_5) { run_with_target(1, "load_strided 0.5 0.5 2"); }
+END_TEST
+START_TEST(target_met_exits_0) { run_with_target(0, "load_coalesced 0.5 0.5 2"); }
+END_TEST
+START_TEST(target_missing_exits_5) { run_with_target(0, "some_other_kernel 0.5 0.5 2"); }
+END_TEST
+
+Suite *emu_eyes_suite(void)
+{
+    Suite *s = suite_create("cuda-emu-eyes");
+    TCase *t = tcase_create("detectors-and-profile");
+#ifndef __SANITIZE_ADDRESS__
+    tcase_add_test(t, shared_sum_atomic_passes);
+    tcase_add_test(t, shared_plain_sum_is_a_race);
+    tcase_add_test(t, global_sum_atomic_passes);
+    tcase_add_test(t, global_plain_sum_is_a_hazard);
+    tcase_add_test(t, warp_sums_merge_passes);
+    tcase_add_test(t, unwritten_shared_read);
+    tcase_add_test(t, accumulate_zeroed_passes);
+    tcase_add_test(t, uninitialised_cudamalloc_read);
+    tcase_add_test(t, poisoned_dev_alloc_read);
+    tcase_add_test(t, coalesced_loads);
+    tcase_add_test(t, strided_loads);
+    tcase_add_test(t, conflict_free_shared);
+    tcase_add_test(t, bank_conflict_32_way);
+    tcase_add_exit_test(t, target_missed_exits_5, 5);
+    tcase_add_exit_test(t, target_met_exits_0, 0);
+    tcase_add_exit_test(t, target_missing_exits_5, 5);
+#endif
+    suite_add_tcase(s, t);
+    return s;
+}
