@@ -12,6 +12,7 @@
 #include "lesson4.h"
 
 #include "../kernels/runtime/arena.h"
+#include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES: a constant, no CUDA needed */
 #include "../kernels/runtime/rng.h"
 #include "../kernels/runtime/track.h"
 #include "../naive/gru_eager.h"
@@ -231,6 +232,33 @@ static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(dims_of(p
 static const char *cuda_unfit(const void *p) { return cuda_gru_unfit(dims_of(p), &prob_of(p)->o); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
+/* The forum's "2x more memory than with LSTMs", per step: PyTorch's fused LSTM cell saves its 4H gate activations
+ * (the workspace _thnn_fused_lstm_cell_backward reads) and the cell state c; h is saved by the next step's GEMM
+ * and is the output. The forum's loop keeps 10H and stacks a copy of h. Per step, not per run: inputs, weights and
+ * gradients are the same for both models and are not compared. */
+static void print_lstm_comparison(const gru_dims *d, FILE *f)
+{
+    const size_t row = size_mul(size_mul(d->B, d->H), 4);
+    char lstm[32], forum[32];
+    format_bytes_exact(size_mul(6, row), lstm, sizeof lstm);
+    format_bytes_exact(size_mul(11, row), forum, sizeof forum);
+    fprintf(f, "an LSTM cell of the same H keeps 4 gates, c and h: 6*Bt*H*4 = %s bytes per step; the forum's loop "
+               "keeps 10H plus its stacked copy of h: 11*Bt*H*4 = %s bytes per step, 11/6 = %.2f times the LSTM's\n",
+            lstm, forum, 11.0 / 6.0);
+}
+
+/* cuda's formula is cpu's plus cuBLAS's workspace, allocated once per run through the tracker: on a GPU the peak
+ * includes it, so at small sizes cuda's peak can be above naive's (which runs on the host, without cuBLAS). */
+static void print_cuda_workspace(const gru_dims *d, const gru_opts *o, FILE *f)
+{
+    char cpu[32], ws[32], cuda[32];
+    format_bytes_exact(cpu_gru_memory(d, o).peak, cpu, sizeof cpu);
+    format_bytes_exact(CUBLAS_WORKSPACE_BYTES, ws, sizeof ws);
+    format_bytes_exact(cuda_gru_memory(d, o).peak, cuda, sizeof cuda);
+    fprintf(f, "cuda's peak = cpu's + the cuBLAS workspace (32 MiB, tracked, allocated once per run): %s + %s = %s "
+               "bytes\n", cpu, ws, cuda);
+}
+
 static void preamble(const void *prob, FILE *f)
 {
     const gru_problem *p = prob;
@@ -245,6 +273,8 @@ static void preamble(const void *prob, FILE *f)
     format_bytes_exact(naive_gru_kept_per_step(d), b, sizeof b);
     fprintf(f, "naive keeps 10*Bt*H*4 = %s bytes per step for backward (e1, z, z W_zh, u, r, n, h-n, h); cpu keeps "
                "6*Bt*H*4 beside h (which is out)\n", b);
+    print_lstm_comparison(d, f);
+    print_cuda_workspace(d, &p->o, f);
 }
 
 static const char *phase_name(gru_phase ph)
@@ -288,7 +318,8 @@ static void epilogue(const lesson_report *rep, FILE *f)
     format_bytes_exact(size_mul(size_mul(gru_seq_count(&p->d) / p->d.T, 4 * GRU_SAVED_PER_ROW),
                                 p->o.checkpoint && p->o.checkpoint < p->d.T ? p->o.checkpoint : p->d.T),
                        saved, sizeof saved);
-    fprintf(f, "\nnaive's peak is %.2fx cpu's (the forum: \"something like 2x more CUDA memory than with LSTMs\").\n",
+    fprintf(f, "\nnaive's peak / cpu's peak = %.2f: the same cell, fused (the forum's \"2x\" is against an LSTM: "
+               "the per-step line above).\n",
             (double)nv->row.peak_bytes / (double)cp->row.peak_bytes);
     fprintf(f, "Where the bytes go: naive keeps %s bytes of autograd's saved results (10H floats per step and row: "
                "exp, z, all of z W_zh for its zn view, three activations, h - n, h) plus a stacked copy of h; cpu "

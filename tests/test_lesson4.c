@@ -299,6 +299,34 @@ START_TEST(cli_runs_checkpointed_and_says_where_bytes_go)
 }
 END_TEST
 
+/* The two lines that answer the forum's "2x an LSTM" and explain cuda's peak: their sums are the formulas'. */
+static size_t bytes_after(const char *out, const char *key)
+{
+    const char *at = strstr(out, key);
+    ck_assert_msg(at != NULL, "no '%s' in lesson4's output", key);
+    size_t v = 0;
+    for (at += strlen(key); *at == ' '; at++) {}
+    for (; (*at >= '0' && *at <= '9') || *at == ','; at++)
+        if (*at != ',') v = v * 10 + (size_t)(*at - '0');
+    return v;
+}
+
+START_TEST(cli_prints_lstm_and_cuda_workspace_lines)
+{
+    char out[1 << 16];
+    int rc = run_lesson(LESSON4, "--size small --impl cpu", out, sizeof out);
+    ck_assert_output(rc == 0, out, "exit %d, expected 0", rc);
+    gru_problem p = problem(SMALL, 0, 16);
+    const size_t row = p.d.B * p.d.H * 4;
+    ck_assert_uint_eq(bytes_after(out, "keeps 4 gates, c and h: 6*Bt*H*4 ="), 6 * row);
+    ck_assert_uint_eq(bytes_after(out, "stacked copy of h: 11*Bt*H*4 ="), 11 * row);
+    const size_t cpu = cpu_gru_memory(&p.d, &p.o).peak, cuda = cuda_gru_memory(&p.d, &p.o).peak;
+    ck_assert_uint_eq(bytes_after(out, "allocated once per run):"), cpu);
+    ck_assert_uint_eq(cuda, cpu + ((size_t)32 << 20));
+    ck_assert_uint_eq(bytes_after(strstr(out, "allocated once per run):"), "= "), cuda); /* cpu + workspace = cuda */
+}
+END_TEST
+
 /* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in x[t,b] reaches row b from step t on, and the weight gradients): every element of every output and gradient
  * is NaN, infinite or finite as the rule says. */
 START_TEST(nan_rule_naive_nan) { ck_assert_uint_eq(nan_lesson4("naive"), 0); }
@@ -330,6 +358,7 @@ static Suite *lesson4_suite(void)
     tcase_set_timeout(cli, 60);
     tcase_add_test(cli, cli_rejects_bad_input);
     tcase_add_test(cli, cli_runs_checkpointed_and_says_where_bytes_go);
+    tcase_add_test(cli, cli_prints_lstm_and_cuda_workspace_lines);
     suite_add_tcase(s, cli);
     TCase *nanc = tcase_create("nan");
     tcase_add_test(nanc, nan_rule_naive_nan);

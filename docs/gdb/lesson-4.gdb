@@ -1,4 +1,5 @@
-# The gdb walk of docs/lesson-4.md, checked by `make check-docs` (gdb -batch against `make debug`'s build).
+# The gdb walk of docs/lesson-4.md, checked by `make check-docs` (gdb -batch against build/debug, the -O0 -g3 CPU build
+# of `make DEBUG=1 CUDA=0 BIN=build/debug build/debug/lesson4`).
 # program: lesson4
 # args: --size tiny --impl naive,cpu
 # naive: the forum's eager loop. Every step allocates its own tensors; autograd keeps their pointers.
@@ -26,6 +27,9 @@ continue
 #=> stop forward_range
 print *ws
 #=> print /cap = \d+, P = \d+, S = 0x[0-9a-f]+, xp = 0x[0-9a-f]+/
+# Without --checkpoint the arena holds a row of 6H for every step: cap = T.
+print ws->cap == d->T
+#=> print = 1
 up
 #=> stop cpu_gru_forward
 # The fused cell's backward: the element math shared with the CUDA kernels (kernels/gru_cell_math.h).
