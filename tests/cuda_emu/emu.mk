@@ -68,3 +68,21 @@ test-emu: check-deps
 .PHONY: emu-build
 emu-build: # a recipe, not prerequisites: $(LESSONS) is complete only once the Makefile has been read
 	@$(MAKE) --no-print-directory $(BIN)/test_cuda $(BIN)/test_emu $(LESSONS)
+
+# The memory-efficiency profile of every lesson's CUDA implementations at EMU_PROFILE_SIZE (lesson 5 at
+# EMU_PROFILE_ARGS5: its kernels take minutes here, so the arguments can be cut down), one pass (EMU_ONE_PASS=1), as
+# docs/results/emu/lessonN_profile.csv, each kernel held to its row of tests/cuda_emu/profile_targets.txt (a
+# miss, or a kernel without a row, fails: exit status 5).
+EMU_PROFILE_SIZE ?= small
+EMU_PROFILE_ARGS5 ?= --size small
+.PHONY: emu-profile
+emu-profile: check-deps
+	$(MAKE) EMU=1 emu-build
+	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); \
+	for l in $(notdir $(LESSONS)); do impl=cuda; args="--size $(EMU_PROFILE_SIZE)"; \
+	  case $$l in lesson2|lesson3) impl=cuda,cuda-v1;; lesson5) impl=cuda,cuda-v2; args="$(EMU_PROFILE_ARGS5)";; esac; \
+	  echo "== $$b/$$l $$args --impl $$impl (profile: docs/results/emu/$${l}_profile.csv)"; \
+	  EMU_ONE_PASS=1 EMU_PROFILE=1 EMU_PROFILE_CSV=docs/results/emu/$${l}_profile.csv \
+	  EMU_PROFILE_TARGETS=$(EMU_DIR)/profile_targets.txt ./$$b/$$l $$args --impl $$impl >/dev/null || status=1; \
+	done; \
+	if [ $$status -ne 0 ]; then echo "make emu-profile: FAILED"; else echo "make emu-profile: every kernel meets its target"; fi; exit $$status
