@@ -92,3 +92,21 @@ build/ptxas.txt: $(PTXAS_CU)
 	  -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -Xptxas -v -c -o /dev/null $$f \
 	  2>>$@.tmp || exit 1; done
 	@mv $@.tmp $@
+
+# The memory-efficiency profile of every lesson's CUDA implementations at EMU_PROFILE_SIZE (lesson 5 at
+# EMU_PROFILE_ARGS5: its kernels take minutes here, so the arguments can be cut down), one pass (EMU_ONE_PASS=1), as
+# docs/results/emu/lessonN_profile.csv, each kernel held to its row of tests/cuda_emu/profile_targets.txt (a
+# miss, or a kernel without a row, fails: exit status 5).
+EMU_PROFILE_SIZE ?= small
+EMU_PROFILE_ARGS5 ?= --size small
+.PHONY: emu-profile
+emu-profile: check-deps
+	$(MAKE) EMU=1 emu-build
+	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); \
+	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
+	  args="--size $(EMU_PROFILE_SIZE)"; [ $$l = lesson5 ] && args="$(EMU_PROFILE_ARGS5)"; \
+	  echo "== $$b/$$l $$args --impl $$impl (profile: docs/results/emu/$${l}_profile.csv)"; \
+	  EMU_ONE_PASS=1 EMU_PROFILE=1 EMU_PROFILE_CSV=docs/results/emu/$${l}_profile.csv \
+	  EMU_PROFILE_TARGETS=$(EMU_DIR)/profile_targets.txt ./$$b/$$l $$args --impl $$impl >/dev/null || status=1; \
+	done; \
+	if [ $$status -ne 0 ]; then echo "make emu-profile: FAILED"; else echo "make emu-profile: every kernel meets its target"; fi; exit $$status
