@@ -232,24 +232,32 @@ static void print_seed_figure(FILE *f)
                "bytes;\nV*H*6 = %s bytes is the seed's \"this would save 3GB\".\n", s.chunk, a, b, six);
 }
 
+/* naive's peak minus cpu's, against the V*H*6 bytes of the seed's line, saying what divides what */
+static void print_peak_difference(const lce_dims *d, size_t naive_peak, size_t cpu_peak, FILE *f)
+{
+    size_t block = cpu_lce_block_rows(d), extra = (block - d->chunk) * d->V * 4; /* cpu's logits beyond a chunk's */
+    size_t six_bytes = 6 * lce_w_count(d), diff = naive_peak - cpu_peak;
+    char dif[32], six[32], more[32], sum[32];
+    format_bytes_exact(diff, dif, sizeof dif);
+    format_bytes_exact(six_bytes, six, sizeof six);
+    format_bytes_exact(extra, more, sizeof more);
+    format_bytes_exact(diff + extra, sum, sizeof sum);
+    fprintf(f, "Peak difference, naive - cpu: %s bytes. naive's bf16 [V,H] product and its fp32 copy: V*H*6 = %s "
+               "bytes.\n", dif, six);
+    if (extra)
+        fprintf(f, "cpu keeps %s bytes that naive does not: its f32 logits block is %zu rows, not one chunk's %zu, "
+                   "so each\npass of its dW GEMM over [V,H] serves %zu rows. (difference + those bytes) / (V*H*6) = "
+                   "%s / %s = %.3f\n", more, block, d->chunk, block, sum, six, (double)(diff + extra) / (double)six_bytes);
+    else
+        fprintf(f, "difference / (V*H*6) = %s / %s = %.3f\n", dif, six, (double)diff / (double)six_bytes);
+}
+
 static void epilogue(const lesson_report *rep, FILE *f)
 {
-    const lce_dims *d = dims_of(rep->prob);
     print_errors(rep, f);
     const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
-    if (naive && cpu && naive->validated && cpu->validated) {
-        char diff[32], six[32], more[32];
-        size_t block = cpu_lce_block_rows(d), extra = (block - d->chunk) * d->V * 4; /* cpu's logits beyond a chunk's */
-        format_bytes_exact(naive->row.peak_bytes - cpu->row.peak_bytes, diff, sizeof diff);
-        format_bytes_exact(6 * lce_w_count(d), six, sizeof six);
-        format_bytes_exact(extra, more, sizeof more);
-        fprintf(f, "naive's peak is %s bytes above cpu's; V*H*6 = %s of it (%.3f)", diff, six,
-                (double)(6 * lce_w_count(d)) / (double)(naive->row.peak_bytes - cpu->row.peak_bytes + extra));
-        if (extra) fprintf(f, " once cpu's own %s bytes are added back:\nits f32 logits block is %zu rows, not one "
-                              "chunk's %zu, so each pass of its dW GEMM over [V,H] serves %zu rows", more, block,
-                           d->chunk, block);
-        fprintf(f, ".\n");
-    }
+    if (naive && cpu && naive->validated && cpu->validated)
+        print_peak_difference(dims_of(rep->prob), naive->row.peak_bytes, cpu->row.peak_bytes, f);
     print_filter(rep, f);
     print_seed_figure(f);
     fprintf(f, "Where the bytes go: both keep the fp32 weight gradient [V,H] and the bf16 input gradient [N,H]; "

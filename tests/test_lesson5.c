@@ -440,7 +440,7 @@ extern const lesson lesson5_def;
 static void session_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
 {
     const lesson *L = &lesson5_def;
-    long long dv[3] = {N, H, V}, opts[1] = {chunk};
+    long long dv[3] = {N, H, V}, opts[LESSON_MAX_OPTS] = {chunk}; /* every option, --filter and --peaked off */
     lesson_problem prob;
     ck_assert_ptr_null(L->make_problem(dv, opts, &prob));
     void *t[LESSON_MAX_TENSORS] = {0};
@@ -477,10 +477,10 @@ START_TEST(session_small_one_chunk) { session_case(256, 128, 4096, 256, 73); }
 END_TEST
 START_TEST(session_bad_dims)
 {
-    long long dv[3] = {8, 4, 20}, big[1] = {9};
+    long long dv[3] = {8, 4, 20}, big[LESSON_MAX_OPTS] = {9};
     lesson_problem prob;
     ck_assert_ptr_nonnull(lesson5_def.make_problem(dv, big, &prob)); /* --chunk above N */
-    long long huge[3] = {1LL << 40, 1LL << 40, 1LL << 30}, zero[1] = {0};
+    long long huge[3] = {1LL << 40, 1LL << 40, 1LL << 30}, zero[LESSON_MAX_OPTS] = {0};
     ck_assert_ptr_nonnull(lesson5_def.make_problem(huge, zero, &prob)); /* V*H*6 overflows */
 }
 END_TEST
@@ -533,7 +533,7 @@ END_TEST
 /* --chunk 0 gives cuda the model's chunk (naive and cpu keep the seed's rule); --chunk K gives every version K */
 START_TEST(chunk_model_in_the_problem)
 {
-    long long dims[3] = {8192, 4096, 128256}, opts[1] = {0};
+    long long dims[3] = {8192, 4096, 128256}, opts[LESSON_MAX_OPTS] = {0};
     lesson_problem prob;
     const lce_dims *d = (const lce_dims *)(const void *)&prob; /* lce_problem's first member */
     ck_assert_ptr_null(lesson5_def.make_problem(dims, opts, &prob));
