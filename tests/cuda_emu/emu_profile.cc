@@ -126,27 +126,22 @@ static void add_group(const record *r, size_t n)
     else s.sectors += sectors_of(r, n);
 }
 
-struct group_key {
-    uint32_t warp, k;
-    void *pc;
-    bool operator==(const group_key &o) const { return warp == o.warp && k == o.k && pc == o.pc; }
-};
-struct group_hash {
-    size_t operator()(const group_key &g) const
-    {
-        return std::hash<uintptr_t>()((uintptr_t)g.pc * 31 + ((uint64_t)g.warp << 32 ^ g.k));
-    }
-};
-
-/* The block's accesses grouped into warp instructions (hashing, not sorting: a block may make millions). */
 void profile_block_end(void)
 {
     if (!profile_on()) return;
     runs[running].switches += stats.resumes - resumes_seen;
     resumes_seen = stats.resumes;
-    std::unordered_map<group_key, std::vector<record>, group_hash> groups;
-    for (const record &r : block_recs) groups[group_key{r.warp, r.k, r.pc}].push_back(r);
-    for (auto &kv : groups) add_group(kv.second.data(), kv.second.size());
+    std::sort(block_recs.begin(), block_recs.end(), [](const record &x, const record &y) {
+        if (x.warp != y.warp) return x.warp < y.warp;
+        if (x.pc != y.pc) return x.pc < y.pc;
+        return x.k != y.k ? x.k < y.k : x.lane < y.lane;
+    });
+    for (size_t i = 0, j; i < block_recs.size(); i = j) {
+        for (j = i + 1; j < block_recs.size() && block_recs[j].warp == block_recs[i].warp &&
+                        block_recs[j].pc == block_recs[i].pc && block_recs[j].k == block_recs[i].k;)
+            j++;
+        add_group(&block_recs[i], j - i);
+    }
     block_recs.clear();
     executions.clear();
 }

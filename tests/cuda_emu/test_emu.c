@@ -323,6 +323,7 @@ Suite *emu_suite(void)
 
 int main(void)
 {
+    unsetenv("EMU_WATCH"); /* the planted bugs are there for the eyes: never off in this suite */
     SRunner *sr = srunner_create(emu_suite());
     srunner_add_suite(sr, emu_sync_suite());
     srunner_add_suite(sr, emu_graph_suite());
