@@ -51,11 +51,13 @@ struct site_key {
 };
 
 static int enabled = -1;
-static std::vector<record> block_recs;
-static std::unordered_map<uint64_t, uint32_t> executions; /* (pc, tid) -> times executed in this block */
-static std::map<site_key, line_stats> sites;
-std::map<std::string, kernel_runs> runs;
-static std::string running;
+/* Never destroyed: profile_report runs from atexit, and a C++ static's destructor may run before it (the order
+ * depends on which was first constructed or registered, which a constructor in another file can change). */
+static std::vector<record> &block_recs = *new std::vector<record>;
+static std::unordered_map<uint64_t, uint32_t> &executions = *new std::unordered_map<uint64_t, uint32_t>; /* (pc, tid) -> times executed in this block */
+static std::map<site_key, line_stats> &sites = *new std::map<site_key, line_stats>;
+std::map<std::string, kernel_runs> &runs = *new std::map<std::string, kernel_runs>;
+static std::string &running = *new std::string;
 static unsigned long long resumes_seen;
 
 int profile_on(void)

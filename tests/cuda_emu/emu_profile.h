@@ -31,7 +31,7 @@ struct line_key {
     }
 };
 
-extern std::map<std::string, kernel_runs> runs; /* per kernel name */
+extern std::map<std::string, kernel_runs> &runs; /* per kernel name */
 /* Every kernel's accesses per source line (addr2line resolved), load and store, global and shared. */
 std::map<line_key, line_stats> by_line(void);
 emu_kernel_profile summary(const std::map<line_key, line_stats> &lines, const std::string &kernel);
