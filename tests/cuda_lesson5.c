@@ -184,7 +184,8 @@ START_TEST(cuda_lce_chunk_choices)
     int ic = lesson_find_impl(L, "cuda");
     for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
         lesson_problem prob;
-        ck_assert_ptr_null(L->make_problem(dims, &chunks[k], &prob));
+        long long opts[LESSON_MAX_OPTS] = {chunks[k]}; /* --chunk; --filter and --peaked off */
+        ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
         void *t[LESSON_MAX_TENSORS] = {0};
         lesson_make_inputs(L, &prob, 510 + k, t);
         lesson_result rc;
