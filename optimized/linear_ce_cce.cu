@@ -10,8 +10,8 @@
 #include "../kernels/linear_ce_kernels_v2.h"
 #include "../kernels/runtime/track.h"
 
-extern "C" float *cuda_cce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
-                                   cce_lce_saved *saved)
+extern "C" float *cuda_cce_forward_with(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                                        cce_lce_saved *saved, cce_forward_launch launch)
 {
     int N = (int)d->N, V = (int)d->V, H = (int)d->H;
     saved->x = x;
@@ -24,11 +24,17 @@ extern "C" float *cuda_cce_forward(const lce_dims *d, const bf16 *x, const bf16 
     arena_init(&a, dev_alloc(bytes, "workspace: row losses [N] f32 + scale"), bytes);
     cuda_cce_carve(&a, d, &w);
     lce_launch_mean_scale(N, target, w.scale);
-    lce2_launch_forward(N, V, H, x, W, target, saved->lse, w.row_loss);
+    launch(N, V, H, x, W, target, saved->lse, w.row_loss);
     float *loss = (float *)dev_alloc_array(1, DT_F32, "loss [1] f32");
     lce_launch_loss(N, w.row_loss, w.scale, loss);
     dev_free(a.base);
     return loss;
+}
+
+extern "C" float *cuda_cce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                                   cce_lce_saved *saved)
+{
+    return cuda_cce_forward_with(d, x, W, target, saved, lce2_launch_forward);
 }
 
 extern "C" void cuda_cce_backward(const lce_dims *d, cce_lce_saved *saved, const float *dloss, bf16 **dx,

@@ -33,6 +33,12 @@ typedef struct {
 } cce_lce_saved;
 
 /* Device pointers. Allocates and returns loss (1,) f32; fills saved. */
+/* The forward both CCE versions share: lse [N] saved, the row losses reduced to the mean loss; only the kernel
+ * that walks V differs (v2: FP32 lanes; v3: bf16 tensor cores), passed as `launch`. */
+typedef void (*cce_forward_launch)(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target,
+                                   float *lse, float *row_loss);
+float *cuda_cce_forward_with(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                             cce_lce_saved *saved, cce_forward_launch launch);
 float *cuda_cce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                         cce_lce_saved *saved);
 /* Allocates *dx (N, H) bf16 and *dW (V, H) f32 from the recomputed logits; frees saved->lse. */

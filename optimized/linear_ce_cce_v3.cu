@@ -20,22 +20,7 @@ extern "C" cce3_filter_stats cuda_cce3_last_filter(void) { return last_filter; }
 extern "C" float *cuda_cce3_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                                     cce_lce_saved *saved)
 {
-    int N = (int)d->N, V = (int)d->V, H = (int)d->H;
-    saved->x = x;
-    saved->W = W;
-    saved->target = target;
-    saved->lse = (float *)dev_alloc_array(d->N, DT_F32, "lse [N] f32 (saved)");
-    size_t bytes = cuda_cce_workspace_bytes(d);
-    arena a;
-    cuda_cce_workspace w;
-    arena_init(&a, dev_alloc(bytes, "workspace: row losses [N] f32 + scale"), bytes);
-    cuda_cce_carve(&a, d, &w);
-    lce_launch_mean_scale(N, target, w.scale);
-    lce3_launch_forward(N, V, H, x, W, target, saved->lse, w.row_loss);
-    float *loss = (float *)dev_alloc_array(1, DT_F32, "loss [1] f32");
-    lce_launch_loss(N, w.row_loss, w.scale, loss);
-    dev_free(a.base);
-    return loss;
+    return cuda_cce_forward_with(d, x, W, target, saved, lce3_launch_forward);
 }
 
 static void read_filter_stats(const lce_dims *d, int filter, const unsigned *skipped /* (2,) device */)
