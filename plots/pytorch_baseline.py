@@ -20,8 +20,11 @@ forward and backward, and reports:
     outputs, gradients; plots/torch_peak): on a GPU torch.cuda.max_memory_allocated after
     reset_peak_memory_stats; on the CPU build/libpeak_alloc.so, preloaded into this process (the script re-runs
     itself with LD_PRELOAD), counts the bytes of every block c10's CPU allocator hands out.
+With --size, lesson 5 also runs pytorch-fp32: F.cross_entropy(x @ W.T) in plain float32 autograd (x and W held in
+float32), what a user writes without the seed's bf16 chunks.
 With --compare BINARY it also runs the C lesson (same size, same thread count) in the same invocation and prints
-the time ratio of the C 'cpu' implementation to pytorch-best, so both are measured on one machine in one run.
+the time ratio of the C 'cpu' implementation to each fixed formulation (pytorch-best, and lesson 5's pytorch-fp32),
+so both sides are measured on one machine in one run.
 
 It prints which BLAS torch runs on (Debian's python3-torch falls back to the reference BLAS unless OpenBLAS is
 installed: 10x slower) and sets torch's thread count to the C code's (OPENBLAS_NUM_THREADS, else all cores).
@@ -209,6 +212,18 @@ def lesson5_forms(torch, d):
                                     "pytorch-best": Manual(lambda: loop(addmm), 3)}
 
 
+def lesson5_fp32_forms(torch, d):
+    """The same loss as plain float32 autograd, x and W held in float32: what a PyTorch user writes without the
+    seed's bf16 chunking (F.cross_entropy(x @ W.T)). Its own inputs (twice the bf16 bytes), so it is a point of
+    its own: the float32 copies never count in the other forms' peaks."""
+    N, H, V = d["N"], d["H"], d["V"]
+    x = torch.randn(N, H).to(torch.bfloat16).float().requires_grad_()
+    W = (torch.randn(V, H) / H ** 0.5).to(torch.bfloat16).float().requires_grad_()
+    target = torch.randint(0, V, (N,), device=x.device)
+    return [x, W], torch.ones((), device=x.device), {
+        "pytorch-fp32": lambda: torch.nn.functional.cross_entropy(x @ W.t(), target)}
+
+
 def measure(torch, meter, inputs, dout, fn, repeat):
     """Forward + backward repeat + 1 times (the first a warm-up); every run's peak (PeakMeter: all tensors live
     from the forward's start to the backward's end, inputs and the upstream gradient included) must be the same."""
@@ -234,13 +249,15 @@ def measure(torch, meter, inputs, dout, fn, repeat):
     return fwd, bwd, max(peaks)
 
 
-def run_c_lesson(binary, size, repeat):
-    """Median forward+backward ms of the C lesson's cpu implementation over repeat runs (its own CSV rows)."""
+def run_c_lesson(binary, size, repeat, threads):
+    """Median forward+backward ms of the C lesson's cpu implementation over repeat runs (its own CSV rows), on
+    torch's thread count (OPENBLAS_NUM_THREADS)."""
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "c.csv")
         for _ in range(repeat):
-            out = subprocess.run([binary, "--size", size, "--impl", "cpu", "--csv", path], capture_output=True, text=True)
+            out = subprocess.run([binary, "--size", size, "--impl", "cpu", "--csv", path], capture_output=True, text=True,
+                                 env=dict(os.environ, OPENBLAS_NUM_THREADS=str(threads)))
             if out.returncode != 0:
                 sys.exit(f"{binary} failed:\n{out.stdout}{out.stderr}")
         with open(path, newline="") as f:
@@ -248,6 +265,16 @@ def run_c_lesson(binary, size, repeat):
 
 
 FORMS = {1: lesson1_forms, 2: lesson2_forms, 3: lesson3_forms, 4: lesson4_forms, 5: lesson5_forms}
+# Formulations beyond the seed's two, each with its own inputs, run with --size only (not in the sweeps' CSVs):
+# --compare prints the C cpu's ratio to each of them too.
+EXTRA_FORMS = {5: lesson5_fp32_forms}
+
+
+def form_names(torch, lesson):
+    """Every formulation --size runs for the lesson: the seed's two, then the extra ones."""
+    tiny = SIZES[lesson]["tiny"]
+    builds = [FORMS[lesson]] + ([EXTRA_FORMS[lesson]] if lesson in EXTRA_FORMS else [])
+    return [name for build in builds for name in build(torch, tiny)[2]]
 
 
 def sweep_points(path, lesson):
@@ -288,10 +315,14 @@ def run_point(torch, lesson, d, impls, repeat):
     """[(impl, forward ms list, backward ms list, peak bytes)] for one point. The meter starts before the inputs
     are drawn, so the peak counts them, the upstream gradient, every temporary, the outputs and the gradients:
     what the C tracker counts."""
-    meter = PeakMeter(torch)
-    torch.manual_seed(1234)
-    inputs, dout, forms = FORMS[lesson](torch, d)
-    return [(impl, *measure(torch, meter, inputs, dout, forms[impl], repeat)) for impl in impls]
+    rows = []
+    for build in [FORMS[lesson]] + ([EXTRA_FORMS[lesson]] if lesson in EXTRA_FORMS else []):
+        meter = PeakMeter(torch)
+        torch.manual_seed(1234)
+        inputs, dout, forms = build(torch, d)
+        rows += [(impl, *measure(torch, meter, inputs, dout, forms[impl], repeat)) for impl in impls if impl in forms]
+        inputs = dout = forms = None  # this builder's inputs die before the next one's are drawn
+    return rows
 
 
 NAIVE_CHECK_SIZES = {1: ("small", "forum"), 2: ("small", "medium"), 3: ("small", "medium"), 4: ("small", "medium"),
@@ -414,7 +445,7 @@ def main():
         print("pytorch_baseline: WARNING: torch is not on an optimized BLAS (install libopenblas0): its times "
               "are not comparable")
     device = torch.cuda.get_device_name() if on_gpu else a.device
-    points = list(sweep_points(a.sweeps, a.lesson)) if a.sweeps else [("size", SIZES[a.lesson][a.size], list(FORMS[a.lesson](torch, SIZES[a.lesson]["tiny"])[2]))]
+    points = list(sweep_points(a.sweeps, a.lesson)) if a.sweeps else [("size", SIZES[a.lesson][a.size], form_names(torch, a.lesson))]
     size_col = "custom" if a.sweeps else a.size
     csv_rows, run_rows, all_rows = [], [], []
     t_start = time.perf_counter()
@@ -435,10 +466,11 @@ def main():
                   f"point {time.perf_counter() - t0:.1f} s, elapsed {time.perf_counter() - t_start:.0f} s, "
                   f"{k + 1}/{len(points)})", flush=True)
     if a.compare and not a.sweeps:
-        c_ms = run_c_lesson(a.compare, a.size, a.repeat)
-        best = next(f + b for impl, f, b, _ in all_rows if impl == "pytorch-best")
-        print(f"C cpu forward+backward {c_ms:.2f} ms (median of {a.repeat} runs) vs pytorch-best {best:.2f} ms: "
-              f"ratio C/torch {c_ms / best:.2f}")
+        c_ms = run_c_lesson(a.compare, a.size, a.repeat, threads)
+        for impl, f, b, _ in all_rows:
+            if impl != "pytorch-naive":
+                print(f"C cpu forward+backward {c_ms:.2f} ms (median of {a.repeat} runs) vs {impl} {f + b:.2f} ms: "
+                      f"ratio C/torch {c_ms / (f + b):.2f}")
     if a.csv:
         append_csv(a.csv, CSV_HEADER, csv_rows)
     if a.runs:
