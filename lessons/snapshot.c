@@ -21,12 +21,16 @@ typedef struct {
     const char *label;       /* the tracker's label (it keeps every label for the program's life) */
     const char *impl;        /* the implementation that ran */
     size_t seq;              /* event number within the implementation's run */
+    const char *file;        /* the allocating call's source file (a string literal, __FILE__), NULL if unknown */
+    int line;                /* and its line; a free repeats its allocation's site */
 } snap_event;
 
 typedef struct {
     const void *ptr;         /* the process's address, to pair a free with its allocation */
     uint64_t addr;           /* the viewer's address given at allocation */
     unsigned char domain;
+    const char *file;        /* the allocation's site, for the free's frame */
+    int line;
 } snap_live;
 
 /* One segment per domain; every block gets the next 512-byte-aligned range (PyTorch's smallest block) and no
@@ -56,23 +60,25 @@ static int grow(void **buf, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-static uint64_t take_addr(mem_domain d, const void *ptr, size_t bytes)
+static uint64_t take_addr(mem_domain d, const void *ptr, size_t bytes, const char *file, int line)
 {
     uint64_t a = segment_base[d] + next_addr[d];
     size_t span = bytes ? (bytes + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN : BLOCK_ALIGN;
     next_addr[d] += span;
     if (grow((void **)&live, &cap_live, nlive + 1, sizeof *live) == 0)
-        live[nlive++] = (snap_live){.ptr = ptr, .addr = a, .domain = (unsigned char)d};
+        live[nlive++] = (snap_live){.ptr = ptr, .addr = a, .domain = (unsigned char)d, .file = file, .line = line};
     return a;
 }
 
-/* The viewer's address of a live block, removed from the live list; the newest first (a free usually follows
- * its allocation closely). */
-static uint64_t give_addr(mem_domain d, const void *ptr)
+/* The viewer's address of a live block (and its allocation's site), removed from the live list; the newest
+ * first (a free usually follows its allocation closely). */
+static uint64_t give_addr(mem_domain d, const void *ptr, const char **file, int *line)
 {
     for (size_t i = nlive; i-- > 0;) {
         if (live[i].ptr != ptr || live[i].domain != d) continue;
         uint64_t a = live[i].addr;
+        *file = live[i].file;
+        *line = live[i].line;
         live[i] = live[--nlive];
         return a;
     }
@@ -86,10 +92,13 @@ static void observe(void *ctx, char kind, mem_domain d, const char *label, const
     if (chained) chained(chained_ctx, kind, d, label, from, bytes, live_bytes);
     if (kind == 'r' || strncmp(label, "driver:", 7) == 0) return; /* no bytes move / not the run's memory */
     const void *ptr = track_event_ptr();
-    uint64_t addr = kind == 'a' ? take_addr(d, ptr, bytes) : give_addr(d, ptr);
+    int line = 0;
+    const char *file = kind == 'a' ? track_event_site(&line) : NULL;
+    uint64_t addr = kind == 'a' ? take_addr(d, ptr, bytes, file, line) : give_addr(d, ptr, &file, &line);
     if (!addr || grow((void **)&events, &cap_events, nevents + 1, sizeof *events) != 0) return;
     events[nevents++] = (snap_event){.domain = (unsigned char)d, .kind = kind, .bytes = bytes, .addr = addr,
-                                     .label = label, .impl = run_impl, .seq = run_seq++};
+                                     .label = label, .impl = run_impl, .seq = run_seq++, .file = file,
+                                     .line = line};
 }
 
 int snapshot_open(const char *program, const char *path)
@@ -166,11 +175,22 @@ static void pk_item_done(size_t *batch)
     }
 }
 
-/* frames: one frame, the tracker's label as the function, the run as the file, the event number as the line */
+static void frame(const char *name, const char *filename, int64_t line)
+{
+    pk_dict_begin();
+    pk_key_str("name", name);
+    pk_key_str("filename", filename);
+    pk_key_int("line", line);
+    pk_dict_end();
+}
+
+/* frames, innermost first as PyTorch writes them: the allocating call (the tracker's label as the function, its
+ * source file and line), then the run (the implementation, the event number as the line). The viewer shows them
+ * as a stack: "optimized/maxsim_fused.c:125 out (I,M) f32" over "build/lesson3 --impl cpu:4". */
 static void trace_entry(const snap_event *e, const char *action)
 {
-    char file[256];
-    snprintf(file, sizeof file, "%s --impl %s", program_name, e->impl);
+    char run[256];
+    snprintf(run, sizeof run, "%s --impl %s", program_name, e->impl);
     pk_dict_begin();
     pk_key_str("action", action);
     pk_key_int("addr", (int64_t)e->addr);
@@ -178,11 +198,8 @@ static void trace_entry(const snap_event *e, const char *action)
     pk_key_int("stream", 0);
     pk_str("frames");
     fputs("](", out);
-    pk_dict_begin();
-    pk_key_str("name", e->label);
-    pk_key_str("filename", file);
-    pk_key_int("line", (int64_t)e->seq);
-    pk_dict_end();
+    frame(e->label, e->file ? e->file : "(registered without a site)", e->line);
+    frame(e->impl, run, (int64_t)e->seq);
     pk_list_end();
     pk_dict_end();
 }

@@ -249,6 +249,25 @@ def measure(torch, meter, inputs, dout, fn, repeat):
     return fwd, bwd, max(peaks)
 
 
+def print_matmul_rates(torch, d):
+    """Lesson 5's forms differ in what their GEMMs run on: float32 matmuls go to the BLAS (OpenBLAS here, as the C
+    code's), bf16 ones to oneDNN, which uses the CPU's bf16 dot-product instructions (avx512_bf16) where it has
+    them; Debian's OpenBLAS exports no bf16 GEMM. Both rates, measured on the lesson's logits product."""
+    x, w = torch.randn(d["N"], d["H"]), torch.randn(d["H"], d["V"])
+    rates = []
+    for dt in (torch.float32, torch.bfloat16):
+        a, b = x.to(dt), w.to(dt)
+        a @ b
+        t0 = time.perf_counter()
+        for _ in range(3):
+            a @ b
+        rates.append(2 * d["N"] * d["H"] * d["V"] * 3 / (time.perf_counter() - t0) / 1e9)
+    flags = open("/proc/cpuinfo").read()
+    print(f"torch matmul [N,H]x[H,V] on {torch.get_num_threads()} thread(s): float32 {rates[0]:.0f} GFLOP/s (the BLAS), "
+          f"bf16 {rates[1]:.0f} GFLOP/s (oneDNN; CPU avx512_bf16: {'yes' if 'avx512_bf16' in flags else 'no'}). "
+          f"pytorch-best runs bf16 matmuls, the C cpu float32 OpenBLAS ones: pytorch-fp32 is the same-BLAS comparison")
+
+
 def run_c_lesson(binary, size, repeat, threads):
     """Median forward+backward ms of the C lesson's cpu implementation over repeat runs (its own CSV rows), on
     torch's thread count (OPENBLAS_NUM_THREADS)."""
@@ -465,6 +484,8 @@ def main():
                   f"{mem:>14,d} B  forward {fm:9.2f} ms  backward {bm:9.2f} ms  (median of {a.repeat}, "
                   f"point {time.perf_counter() - t0:.1f} s, elapsed {time.perf_counter() - t_start:.0f} s, "
                   f"{k + 1}/{len(points)})", flush=True)
+    if a.compare and not a.sweeps and a.lesson == 5:
+        print_matmul_rates(torch, SIZES[5][a.size])
     if a.compare and not a.sweeps:
         c_ms = run_c_lesson(a.compare, a.size, a.repeat, threads)
         for impl, f, b, _ in all_rows:

@@ -9,7 +9,9 @@ snapshot with Python's pickle, and checks:
     free_completed right after a free_requested of the same block) gives the --timeline CSV's live bytes after
     every allocation and free, per implementation and domain (relabels move no bytes and are not in it);
   - the most bytes live at once in the replay is each implementation's peak in the --csv row;
-  - every block allocated is freed, at a size equal to its allocation's.
+  - every block allocated is freed, at a size equal to its allocation's;
+  - each event's inner frame is its allocating call: a source file of this repository and a line that calls
+    host_alloc / dev_alloc (or a wrapper), the outer frame the run (program and --impl).
 Where torch.cuda._memory_viz has trace_plot (PyTorch >= 2.1) it also renders lesson 3's snapshot (the spike) to
 HTML, the page PyTorch's viewer draws.
 Exits 1 on the first disagreement.
@@ -54,12 +56,30 @@ def check_format(raw, snap):
             fail(f"segment {seg['address']:#x}: blocks do not add up to total_size")
 
 
+SITES_SEEN = {}
+
+
+def check_site(e):
+    """The inner frame is the allocating call: a source file of this repository whose line (or one of the two
+    before it, for a call written over several lines) calls a tracked allocator."""
+    f = e["frames"][0]
+    key = (f["filename"], f["line"])
+    if key not in SITES_SEEN:
+        path = os.path.join(ROOT, f["filename"])
+        if not os.path.isfile(path) or f["line"] < 1:
+            fail(f"{e['action']} of '{f['name']}': frame {f['filename']}:{f['line']} is no source line here")
+        lines = open(path).read().split("\n")[max(0, f["line"] - 3):f["line"]]
+        if not any("_alloc" in x for x in lines):
+            fail(f"'{f['name']}': {f['filename']}:{f['line']} does not call an allocator: {lines}")
+        SITES_SEEN[key] = f["name"]
+
+
 def replay(trace):
     """{(impl, domain index): [live bytes after each alloc/free_completed, from that impl's first event]}."""
     sizes, live, out, start, prev = {}, 0, {}, {}, None
     for e in trace:
-        frame = e["frames"][0]
-        impl = frame["filename"].rsplit("--impl ", 1)[1]
+        check_site(e)
+        impl = e["frames"][-1]["filename"].rsplit("--impl ", 1)[1]  # the outer frame: the run
         start.setdefault(impl, live)  # what earlier runs left live: this run counts from there
         if e["action"] == "alloc":
             if e["addr"] in sizes:

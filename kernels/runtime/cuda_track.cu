@@ -48,7 +48,7 @@ extern "C" const char *cuda_device_name(void)
     return name;
 }
 
-extern "C" void *dev_alloc(size_t bytes, const char *label)
+extern "C" void *dev_alloc_at(size_t bytes, const char *label, const char *file, int line)
 {
     void *p = NULL;
     /* Finish queued work first, so the clock below counts the allocator and the poison fill, not kernels. */
@@ -68,18 +68,19 @@ extern "C" void *dev_alloc(size_t bytes, const char *label)
 #endif
     CUDA_CHECK(cudaDeviceSynchronize());
     track_add_alloc_ms(host_time_ms() - t0);
+    track_set_site(file, line);
     track_register(MEM_DEVICE, p, bytes, label);
     return p;
 }
 
-extern "C" void *dev_alloc_array(size_t count, dtype t, const char *label)
+extern "C" void *dev_alloc_array_at(size_t count, dtype t, const char *label, const char *file, int line)
 {
     size_t es = dtype_size(t);
     if (es && count > SIZE_MAX / es) {
         fprintf(stderr, "error: %zu elements of %s for '%s' overflow size_t\n", count, dtype_name(t), label);
         exit(3);
     }
-    return dev_alloc(count * es, label);
+    return dev_alloc_at(count * es, label, file, line);
 }
 
 extern "C" void dev_free(void *p)

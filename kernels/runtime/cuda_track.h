@@ -24,8 +24,11 @@ int cuda_device_count(const char **why);
 const char *cuda_device_name(void); /* e.g. "NVIDIA H100 80GB HBM3"; "none" without a device */
 
 /* Tracked cudaMalloc / cudaFree (MEM_DEVICE in track.h). Poisoned with 0xFF bytes like host_alloc. */
-void *dev_alloc(size_t bytes, const char *label);
-void *dev_alloc_array(size_t count, dtype t, const char *label);
+void *dev_alloc_at(size_t bytes, const char *label, const char *file, int line);
+void *dev_alloc_array_at(size_t count, dtype t, const char *label, const char *file, int line);
+/* As host_alloc: the macros pass the calling file and line on for --snapshot's frames. */
+#define dev_alloc(bytes, label) dev_alloc_at((bytes), (label), __FILE__, __LINE__)
+#define dev_alloc_array(count, t, label) dev_alloc_array_at((count), (t), (label), __FILE__, __LINE__)
 void dev_free(void *p);
 void dev_upload(void *dst_dev, const void *src_host, size_t bytes);
 void dev_download(void *dst_host, const void *src_dev, size_t bytes);

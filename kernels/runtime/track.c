@@ -35,6 +35,8 @@ static double alloc_ms;
 static track_observer observer;
 static void *observer_ctx;
 static const void *event_ptr; /* the buffer the observer is being told about (track_event_ptr) */
+static const char *site_file; /* the host_alloc / dev_alloc call being registered (track_event_site) */
+static int site_line;
 
 double track_alloc_ms(void) { return alloc_ms; }
 void track_add_alloc_ms(double ms) { alloc_ms += ms; }
@@ -148,6 +150,20 @@ void track_register(mem_domain d, void *p, size_t bytes, const char *label)
     if (l->live > l->peak) l->peak = l->live;
     event_ptr = p;
     notify('a', d, s.label, 0, bytes);
+    site_file = NULL; /* the next registration names its own site, or none */
+    site_line = 0;
+}
+
+void track_set_site(const char *file, int line)
+{
+    site_file = file;
+    site_line = line;
+}
+
+const char *track_event_site(int *line)
+{
+    if (line) *line = site_line;
+    return site_file;
 }
 
 void track_relabel(mem_domain d, void *p, const char *label)
@@ -199,7 +215,7 @@ static void *lazy_map(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-void *host_alloc(size_t bytes, const char *label)
+void *host_alloc_at(size_t bytes, const char *label, const char *file, int line)
 {
     /* 256-byte alignment, as cudaMalloc gives, so an arena carved from host memory lays out exactly like
      * one carved from device memory. aligned_alloc wants a multiple of the alignment; the extra tail is not counted (the tracker counts the
@@ -215,11 +231,12 @@ void *host_alloc(size_t bytes, const char *label)
     }
     if (poison_on) memset(p, 0xFF, bytes);
     alloc_ms += host_time_ms() - t0;
+    track_set_site(file, line);
     track_register(MEM_HOST, p, bytes, label);
     return p;
 }
 
-void *host_alloc_array(size_t count, dtype t, const char *label)
+void *host_alloc_array_at(size_t count, dtype t, const char *label, const char *file, int line)
 {
     size_t es = dtype_size(t);
     if (es && count > SIZE_MAX / es) {
@@ -227,7 +244,7 @@ void *host_alloc_array(size_t count, dtype t, const char *label)
                 label ? label : "(unlabelled)");
         exit(3);
     }
-    return host_alloc(count * es, label);
+    return host_alloc_at(count * es, label, file, line);
 }
 
 void host_free(void *p)

@@ -43,9 +43,13 @@ typedef struct {
  * 3 (the lessons check sizes against --mem-limit before they allocate, so this is a last line of defence).
  * Zero bytes is allowed and returns a unique, tracked, non-NULL pointer. Alignment is 256 bytes
  * (cudaMalloc's). */
-void *host_alloc(size_t bytes, const char *label);
+void *host_alloc_at(size_t bytes, const char *label, const char *file, int line);
 /* count * dtype_size(t) bytes, with the multiplication checked for overflow. */
-void *host_alloc_array(size_t count, dtype t, const char *label);
+void *host_alloc_array_at(size_t count, dtype t, const char *label, const char *file, int line);
+/* The calls everyone writes: the macros add the calling source file and line, which --snapshot shows as the
+ * allocation's frame (as PyTorch's snapshots show the Python line that made a tensor). */
+#define host_alloc(bytes, label) host_alloc_at((bytes), (label), __FILE__, __LINE__)
+#define host_alloc_array(count, t, label) host_alloc_array_at((count), (t), (label), __FILE__, __LINE__)
 void host_free(void *p); /* NULL is a no-op; a pointer the tracker never gave out aborts with a message */
 
 /* --- registry, used by the host allocator above and by the CUDA allocator (cuda_track.h) --------------- */
@@ -101,6 +105,11 @@ void track_set_observer(track_observer fn, void *ctx);
 /* The address of the buffer an observer call is about (valid during the call): --snapshot pairs each free
  * with its allocation by it. */
 const void *track_event_ptr(void);
+/* The source file and line of the host_alloc / dev_alloc call an 'a' observer call is about (valid during the
+ * call); NULL and 0 for a pointer registered directly with track_register. */
+const char *track_event_site(int *line);
+/* The allocators set the site of the allocation they are about to register (track_register clears it). */
+void track_set_site(const char *file, int line);
 /* The observer now (and its ctx): a second observer calls it on, so --timeline and --snapshot both see. */
 track_observer track_get_observer(void **ctx);
 
