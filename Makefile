@@ -298,6 +298,11 @@ $(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c te
 test-build: build/libpeak_alloc.so
 # Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
 
+# Each lesson's cpu against PyTorch's fixed formulations in one run each, one thread (docs/results/cpu/cpu_vs_pytorch.txt).
+.PHONY: compare-pytorch
+compare-pytorch: all
+	bench/compare_pytorch.sh
+
 # ---- one command for a GPU machine -------------------------------------------------------------------------
 # make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under
 # 10 minutes, from binaries built elsewhere (make STATIC_CHECK=1 test-build): it never rebuilds. Without a GPU it
