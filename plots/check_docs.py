@@ -113,12 +113,12 @@ def check_figures(text):
 
 
 def table_commands(table=TABLE):
-    """{(doc, marker): the command line as `make docs` pastes it (BIN=build)} from docs/generated.txt."""
+    """{(doc, marker): the command line as `make docs` pastes it (BIN=build, EMU=build/emu)} from docs/generated.txt."""
     rows = {}
     for raw in open(table):
         line = raw.split("#", 1)[0].strip()
         if line:
-            doc, marker, *cmd = shlex.split(line.replace("$BIN", "build"))
+            doc, marker, *cmd = shlex.split(line.replace("$BIN", "build").replace("$EMU", "build/emu"))
             while cmd[:1] in (["--tensors"], ["--grep"]):
                 cmd = cmd[2:]
             rows[(os.path.normpath(doc), marker)] = cmd[1] if cmd[:1] == ["--file"] else " ".join(cmd)
