@@ -226,10 +226,13 @@ plot-deps:
 plots: plot-deps
 	$(PYTHON) plots/bench_plots.py --results $(or $(BENCH_DIR),docs/results/cpu) --out docs/img --readme README.md
 
-# Re-run each lesson at the size its doc shows and paste the output into the doc (between markers); the list is
-# docs/generated.txt. check-docs: the ten-section shape, no figure typed by hand, and every gdb walk run in gdb
+# Re-run each lesson at the size its doc shows and paste the output into the doc or its appendix (between markers);
+# the list is docs/generated.txt, whose $$EMU lines run a lesson under the CUDA emulator (built here, into build/emu).
+# check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
 # -batch against a -O0 -g3 CPU build in build/debug (plots/check_docs.py, plots/check_gdb_walks.py).
+DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
+	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS))
 	$(PYTHON) plots/paste_output.py --table docs/generated.txt --bin $(BIN)
 
 check-docs: gdb-deps all

@@ -10,7 +10,8 @@ replaces everything between <!-- marker:begin --> and <!-- marker:end --> with t
 output in a code block (or the file, as a gdb block). Standard error (e.g. "no CUDA device") is passed through.
 --grep REGEX keeps only the lines matching REGEX (said on the block's first line). --tensors IMPL,IMPL (or none) keeps only those implementations' "memory by tensor" lists, to keep a doc short; the
 block's first line says which were left out (run the command for all of them). --table runs every line
-"doc marker [--tensors ...] command..." of a table (the `make docs` list; $BIN is the build directory).
+"doc marker [--tensors ...] command..." of a table (the `make docs` list; $BIN is the build directory, $EMU the
+CUDA emulator's, build/emu, where `make docs` builds what the table names).
 """
 import re
 import shlex
@@ -18,6 +19,8 @@ import subprocess
 import sys
 
 import plot_common as pc
+
+EMU_BIN = "build/emu"   # where `make EMU=1` puts the lessons compiled against the CUDA emulator
 
 
 def keep_tensor_lists(text, keep):
@@ -72,7 +75,7 @@ def paste_table(table, bindir):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
-        doc, marker, *cmd = shlex.split(line.replace("$BIN", bindir))
+        doc, marker, *cmd = shlex.split(line.replace("$BIN", bindir).replace("$EMU", EMU_BIN))
         if cmd[:1] == ["--file"]:
             paste_file(doc, marker, cmd[1])
         else:
