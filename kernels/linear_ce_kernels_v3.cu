@@ -160,7 +160,7 @@ static __device__ void lce3_logit_tile(lce3_logit_smem *s, const bf16 *x, const 
     wmma::fragment<wmma::accumulator, LCE3_WMMA, LCE3_WMMA, LCE3_WMMA, float> acc[LCE3_TILE_N / LCE3_WMMA];
     for (int m = 0; m < LCE3_TILE_N / LCE3_WMMA; m++) wmma::fill_fragment(acc[m], 0.0f);
     for (int k0 = 0; k0 < H; k0 += LCE3_TILE_K) {
-        /* H / 32 stages per tile, V / 64 (or N / 64) tiles per block: a dry run runs the boundary ones of each
+        /* H / 64 stages per tile, V / 64 (or N / 64) tiles per block: a dry run runs the boundary ones of each
          * loop over H, V or N (block-uniform trip counts: the barriers stay matched; dry_skip.h) */
         EMU_DRY_SKIP(k0, 0, H, LCE3_TILE_K);
         lce3_stage_bf16(&s->xs[0][0], LDK, x, N, H, n0, k0, LCE3_TILE_N, LCE3_TILE_K);

@@ -21,8 +21,8 @@
 #include "logchain_kernels.h"
 
 #include "logchain_geometry.h"
-#include "runtime/dry_skip.h"
 #include "logchain_math.h"
+#include "runtime/dry_skip.h"
 
 #define TILE LC1_TILE
 #define ROWS LC1_ROWS

@@ -86,8 +86,10 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     int bn[MS_RJ];
     for (int rj = 0; rj < MS_RJ; rj++) best[rj] = -INFINITY, bn[rj] = 0; /* a real column: see ms_better */
     for (int n0 = 0; n0 < N; n0 += MS_TN) {
-        EMU_DRY_SKIP(n0, 0, N, MS_TN); /* the block's J/64 x N/64 x K/16 tile steps: a dry run runs the */
-        float acc[MS_RJ][MS_RN] = {{0.0f}}; /* boundary ones (block-uniform: the barriers stay matched) */
+        /* the block's J/64 x N/64 x K/16 tile steps: a dry run runs the boundary ones of each loop (block-uniform
+         * trip counts: the barriers stay matched; kernels/runtime/dry_skip.h) */
+        EMU_DRY_SKIP(n0, 0, N, MS_TN);
+        float acc[MS_RJ][MS_RN] = {{0.0f}};
         for (int k0 = 0; k0 < K; k0 += MS_TK) {
             EMU_DRY_SKIP(k0, 0, K, MS_TK);
             load_tiles(ai, bm, J, N, K, j0, n0, k0, sA, sB);
