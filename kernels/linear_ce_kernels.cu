@@ -12,6 +12,7 @@
 #include "linear_ce_kernels.h"
 
 #include "runtime/cuda_check.h"
+#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 #include "linear_ce_geometry.h"
 #include "linear_ce_math.h"
@@ -27,7 +28,10 @@ __global__ void lce_mean_scale_kernel(long long N, const int32_t *target /* (N,)
 {
     __shared__ unsigned long long part[LCE_SCALE_THREADS];
     unsigned long long n = 0;
-    for (long long i = threadIdx.x; i < N; i += blockDim.x) n += target[i] != LCE_IGNORE;
+    for (long long i = threadIdx.x; i < N; i += blockDim.x) {
+        EMU_DRY_SKIP(i, threadIdx.x, N, blockDim.x); /* N / blockDim rows per thread: a dry run runs the */
+        n += target[i] != LCE_IGNORE;                /* boundary ones (dry_skip.h) */
+    }
     part[threadIdx.x] = n;
     __syncthreads(); /* every partial written before the tree reads it */
     for (int s = blockDim.x / 2; s > 0; s /= 2) {
@@ -64,18 +68,25 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
     bf16 *gr = (bf16 *)zr;    /* (V,) bf16 gradient, over the first half of the same bytes */
     int t = target[r], tid = threadIdx.x, B = blockDim.x;
     if (t == LCE_IGNORE) { /* uniform across the block: nothing to read, zeros to write */
-        for (int v = tid; v < V; v += B) gr[v] = 0;
+        for (int v = tid; v < V; v += B) {
+            EMU_DRY_SKIP(v, tid, V, B); /* V / B per thread, here and below: a dry run runs the boundary ones */
+            gr[v] = 0;
+        }
         if (tid == 0) row_loss[r] = 0.0f;
         return;
     }
     lce_lse_acc a = lce_lse_init();
-    for (int v = tid; v < V; v += B) a = lce_lse_add(a, zr[v]);
+    for (int v = tid; v < V; v += B) {
+        EMU_DRY_SKIP(v, tid, V, B);
+        a = lce_lse_add(a, zr[v]);
+    }
     float lse = lce_lse_finish(block_lse(a)), zt = zr[t], sc = scale[0];
     if (tid == 0) row_loss[r] = lce_row_loss(lse, zt);
     /* In place: in step k the block writes bf16 [kB, kB+B), i.e. the bytes of floats [kB/2, kB/2 + B/2), which were
      * read in step k/2 <= k. The barrier between each step's reads and writes orders the k = 0 case, and every
      * earlier step finished its reads at an earlier barrier. zt was read before the first barrier. */
     for (int base = 0; base < V; base += B) {
+        EMU_DRY_SKIP(base, 0, V, B); /* block-uniform: the barriers stay matched */
         int v = base + tid;
         float zv = v < V ? zr[v] : 0.0f;
         __syncthreads();
@@ -88,7 +99,10 @@ __global__ void lce_loss_kernel(long long N, const float *row_loss /* (N,) */, c
 {
     __shared__ double part[LCE_SCALE_THREADS];
     double s = 0.0;
-    for (long long i = threadIdx.x; i < N; i += blockDim.x) s += row_loss[i];
+    for (long long i = threadIdx.x; i < N; i += blockDim.x) {
+        EMU_DRY_SKIP(i, threadIdx.x, N, blockDim.x); /* as in lce_mean_scale_kernel */
+        s += row_loss[i];
+    }
     part[threadIdx.x] = s;
     __syncthreads(); /* every partial written before the tree reads it */
     for (int k = blockDim.x / 2; k > 0; k /= 2) {

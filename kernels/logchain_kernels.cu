@@ -22,6 +22,7 @@
 
 #include "logchain_geometry.h"
 #include "logchain_math.h"
+#include "runtime/dry_skip.h"
 
 #define TILE LC1_TILE
 #define ROWS LC1_ROWS
@@ -49,6 +50,7 @@ __global__ void log_vecmat_kernel(int n, int c, const float *in, long long ld_in
     float M = -INFINITY, acc = 0.0f; /* running max of row b's inputs, and sum_j exp(in - M) P'(j, k) */
 
     for (int j0 = 0; j0 < c; j0 += TILE) {
+        EMU_DRY_SKIP(j0, 0, c, TILE); /* c / 32 tiles: a dry run runs the boundary ones (block-uniform) */
         int j = j0 + tx;
         float a = -INFINITY; /* out-of-range j weighs exp(-inf) = 0 */
         if (b < n && j < c) {
@@ -88,6 +90,7 @@ __global__ void logz_kernel(int n, int c, const float *alpha_last, long long ld,
     if (b >= n) return; /* whole warps exit together: b is uniform across a warp */
     float m = -INFINITY, s = 0.0f;
     for (int k = lane; k < c; k += 32) {
+        EMU_DRY_SKIP(k, lane, c, 32); /* c / 32 per lane: a dry run runs the boundary ones */
         float a = alpha_last[b * ld + k], mn = fmaxf(m, a);
         s = s * lc_rescale(m, mn) + lc_weight(a, mn);
         m = mn;
@@ -124,6 +127,7 @@ __global__ void dbulk_kernel(int n, int c, const float *alpha_i, const float *x_
     float acc[TILE / ROWS] = {0.0f}; /* rows j0 + ty + ROWS*q */
 
     for (long long b0 = 0; b0 < n; b0 += TILE) {
+        EMU_DRY_SKIP(b0, 0, n, TILE); /* n / 32 row tiles: a dry run runs the boundary ones (block-uniform) */
         for (int bb = ty; bb < TILE; bb += ROWS) {
             long long b = b0 + bb;
             int j = j0 + tx, k = k0 + tx;
@@ -148,7 +152,10 @@ __global__ void dp0_kernel(int n, int c, const float *dx0, long long ld, const f
     int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= c) return;
     float acc = 0.0f;
-    for (long long b = 0; b < n; b++) acc += dx0[b * ld + j];
+    for (long long b = 0; b < n; b++) {
+        EMU_DRY_SKIP(b, 0, n, 1); /* n rows per thread: a dry run runs the boundary ones */
+        acc += dx0[b * ld + j];
+    }
     dp0s[j] = acc / p0s[j];
 }
 

@@ -22,6 +22,7 @@
 
 #include "logchain_geometry.h"
 #include "logchain_math.h"
+#include "runtime/dry_skip.h"
 
 static_assert(LC2_BLOCK == 32 * LC2_ROWS, "one warp per row: the block is LC2_ROWS whole warps");
 
@@ -131,6 +132,9 @@ __global__ void lc2_dp0_kernel(int n, int c, int t, int v, const float *dx, cons
     int j = blockIdx.x * blockDim.x + threadIdx.x, s = blockIdx.y;
     if (j >= c) return;
     float acc = 0.0f;
-    for (long long b = 0; b < n; b++) acc += dx[((b * t + s) * v) * c + j];
+    for (long long b = 0; b < n; b++) {
+        EMU_DRY_SKIP(b, 0, n, 1); /* n rows per thread: a dry run runs the boundary ones (dry_skip.h) */
+        acc += dx[((b * t + s) * v) * c + j];
+    }
     dp0[(long long)s * c + j] = acc / p0[(long long)s * c + j];
 }

@@ -20,6 +20,7 @@
 #include "maxsim_geometry.h"
 #include "maxsim_kernels.cuh"
 #include "maxsim_math.h"
+#include "runtime/dry_skip.h"
 
 #include <math.h>
 
@@ -35,11 +36,13 @@ __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a,
     int i = (int)(t / M), m = (int)(t % M);
     float sum = 0.0f;
     for (int j = 0; j < J; j++) {
+        EMU_DRY_SKIP(j, 0, J, 1); /* J x N dot products per thread: a dry run runs the boundary ones */
         const float *ar = a + ((long long)i * J + j) * K;          /* a[i, j, :], (K,) */
         const float *bm = b + (long long)m * N * K;                /* b[m], (N, K) */
         float best = ms_dot(ar, bm, K);
         int bn = 0;
         for (int n = 1; n < N; n++) {
+            EMU_DRY_SKIP(n, 1, N, 1);
             float s = ms_dot(ar, bm + (long long)n * K, K);
             if (ms_better_f(s, n, best, bn)) best = s, bn = n;
         }
@@ -83,8 +86,12 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     int bn[MS_RJ];
     for (int rj = 0; rj < MS_RJ; rj++) best[rj] = -INFINITY, bn[rj] = 0; /* a real column: see ms_better */
     for (int n0 = 0; n0 < N; n0 += MS_TN) {
+        /* the block's J/64 x N/64 x K/16 tile steps: a dry run runs the boundary ones of each loop (block-uniform
+         * trip counts: the barriers stay matched; kernels/runtime/dry_skip.h) */
+        EMU_DRY_SKIP(n0, 0, N, MS_TN);
         float acc[MS_RJ][MS_RN] = {{0.0f}};
         for (int k0 = 0; k0 < K; k0 += MS_TK) {
+            EMU_DRY_SKIP(k0, 0, K, MS_TK);
             load_tiles(ai, bm, J, N, K, j0, n0, k0, sA, sB);
             __syncthreads(); /* the tiles are complete before anyone reads them */
             for (int kk = 0; kk < MS_TK; kk++)
@@ -118,6 +125,7 @@ __global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a,
     float sum = 0.0f;
     (void)I;
     for (int j0 = 0; j0 < J; j0 += MS_TJ) {
+        EMU_DRY_SKIP(j0, 0, J, MS_TJ); /* see j_tile */
         j_tile(ai, bm, J, N, K, j0, sA, sB, rowmax, argrow, M);
         __syncthreads(); /* rowmax is complete */
         if (threadIdx.x == 0)
@@ -132,8 +140,12 @@ __global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const f
     long long r = blockIdx.x;
     const float *w = dout + (r / J) * M; /* dout[i, :], (M,) */
     for (int k = threadIdx.x; k < K; k += blockDim.x) {
-        float s = 0.0f;
-        for (int m = 0; m < M; m++) s += w[m] * b[((long long)m * N + arg[r * M + m]) * K + k];
+        EMU_DRY_SKIP(k, threadIdx.x, K, blockDim.x); /* K / blockDim x M terms per thread: a dry run runs */
+        float s = 0.0f;                                /* the boundary ones */
+        for (int m = 0; m < M; m++) {
+            EMU_DRY_SKIP(m, 0, M, 1);
+            s += w[m] * b[((long long)m * N + arg[r * M + m]) * K + k];
+        }
         da[r * K + k] = s;
     }
 }
@@ -143,8 +155,13 @@ __global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, 
 {
     long long r = blockIdx.x;
     const float *w = dout + (r / J) * M;
-    for (int k = threadIdx.x; k < K; k += blockDim.x)
-        for (int m = 0; m < M; m++) atomicAdd(&db[((long long)m * N + arg[r * M + m]) * K + k], w[m] * a[r * K + k]);
+    for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        EMU_DRY_SKIP(k, threadIdx.x, K, blockDim.x); /* as in ms_da_kernel */
+        for (int m = 0; m < M; m++) {
+            EMU_DRY_SKIP(m, 0, M, 1);
+            atomicAdd(&db[((long long)m * N + arg[r * M + m]) * K + k], w[m] * a[r * K + k]);
+        }
+    }
 }
 
 __global__ void ms_bucket_count_kernel(long long RM, int M, int N, const int *arg, int *start)
@@ -161,6 +178,7 @@ __global__ void ms_bucket_scan_kernel(int N, int *start)
     int *c = start + (long long)blockIdx.x * (N + 1) + 1; /* counts of buckets 0 .. N-1, (N,) */
     int lane = threadIdx.x % 32, w = threadIdx.x / 32, carry = 0;
     for (int n0 = 0; n0 < N; n0 += MS_SCAN_THREADS) {
+        EMU_DRY_SKIP(n0, 0, N, MS_SCAN_THREADS); /* N / 256 chunks: a dry run runs the boundary ones */
         int n = n0 + threadIdx.x, x = n < N ? c[n] : 0, incl = x;
         for (int off = 1; off < 32; off *= 2) { /* inclusive scan inside the warp */
             int y = __shfl_up_sync(0xffffffffu, incl, off);
@@ -193,13 +211,15 @@ __global__ void ms_bucket_scatter_kernel(int R, int M, int N, const int *arg, in
     if (m >= M) return; /* whole warps: the block is MS_SCATTER_WARPS * 32 threads */
     int *cur = start + (long long)m * (N + 1) + 1; /* (N,): bucket n's next free place */
     int *li = list + (long long)m * R;             /* (R,) */
-    for (int r0 = 0; r0 < R; r0 += 32) {
-        int r = r0 + lane, n = r < R ? arg[(long long)r * M + m] : -1, before, same;
+    for (long long r0 = 0; r0 < R; r0 += 32) { /* 64 bits: R = I J may be 2^31 - 2, where r0 + 32 wraps */
+        EMU_DRY_SKIP(r0, 0, R, 32);            /* R / 32 steps: a dry run runs the boundary ones */
+        long long r = r0 + lane;
+        int n = r < R ? arg[r * M + m] : -1, before, same;
         same_bucket(n, lane, &before, &same);
         int base = n >= 0 ? cur[n] : 0;
         __syncwarp(); /* every lane has read its cursor before the last lane of its bucket moves it */
         if (n >= 0) {
-            li[base + before] = r; /* r ascending within the bucket: stable */
+            li[base + before] = (int)r; /* r ascending within the bucket: stable */
             if (before == same - 1) cur[n] = base + same;
         }
         __syncwarp(); /* the cursors have moved before the next 32 rows read them */
@@ -212,6 +232,7 @@ __global__ void ms_db_bucket_kernel(int J, int M, int N, int K, int R, const flo
     int m = blockIdx.x / N, n = blockIdx.x % N;
     const int *st = start + (long long)m * (N + 1), *li = list + (long long)m * R;
     for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        EMU_DRY_SKIP(k, threadIdx.x, K, blockDim.x); /* K / blockDim steps: a dry run runs the boundary ones */
         float s = 0.0f;
         for (int p = st[n]; p < st[n + 1]; p++) s += dout[(long long)(li[p] / J) * M + m] * a[(long long)li[p] * K + k];
         db[(long long)blockIdx.x * K + k] = s;

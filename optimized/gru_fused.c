@@ -76,21 +76,22 @@ static void forward_range(const gru_dims *d, const float *x, const float *h0, co
                           gru_fused_ws *ws, const gru_probe *probe)
 {
     size_t B = d->B, X = d->X, H = d->H, BH = B * H;
-    for (size_t t = t0; t < t1; t++) {
-        size_t k = (t - t0) % ws->P;
-        if (k == 0) { /* xp (nb*B, 3H) = x[t .. t+nb) (nb*B, X) . W_ih (X, 3H): one GEMM for nb steps */
-            size_t nb = t1 - t < ws->P ? t1 - t : ws->P;
-            sgemm_cpu(0, 0, nb * B, 3 * H, X, 1.0f, x + t * B * X, X, W_ih, 3 * H, 0.0f, ws->xp, 3 * H);
+    for (size_t tb = t0; tb < t1; tb += ws->P) { /* blocks of P steps */
+        size_t nb = t1 - tb < ws->P ? t1 - tb : ws->P;
+        /* xp (nb*B, 3H) = x[tb .. tb+nb) (nb*B, X) . W_ih (X, 3H): one GEMM for nb steps */
+        sgemm_cpu(0, 0, nb * B, 3 * H, X, 1.0f, x + tb * B * X, X, W_ih, 3 * H, 0.0f, ws->xp, 3 * H);
+        for (size_t k = 0; k < nb; k++) {
+            size_t t = tb + k;
+            const float *h = t ? out + (t - 1) * BH : h0;
+            float *St = saved_row(d, ws, t);
+            /* pd (B, 2H) = h (B, H) . W_enc (H, 2H), into the scratch zp (ld 2H) */
+            sgemm_cpu(0, 0, B, 2 * H, H, 1.0f, h, H, W_enc, 2 * H, 0.0f, ws->zp, 2 * H);
+            reparam_forward(d, ws->zp, eps + t * BH, St);
+            /* zp (B, 3H) = z (B, H, ld 6H: the saved row's z columns) . W_zh (H, 3H); pd is dead by now */
+            sgemm_cpu(0, 0, B, 3 * H, H, 1.0f, St + 4 * H, SW * H, W_zh, 3 * H, 0.0f, ws->zp, 3 * H);
+            gate_forward(d, ws->xp + k * B * 3 * H, ws->zp, h, recompute ? ws->hs : out + t * BH, St);
+            if (!recompute) gru_probe_call(probe, GRU_FWD_STEP, t);
         }
-        const float *h = t ? out + (t - 1) * BH : h0;
-        float *St = saved_row(d, ws, t);
-        /* pd (B, 2H) = h (B, H) . W_enc (H, 2H), into the scratch zp (ld 2H) */
-        sgemm_cpu(0, 0, B, 2 * H, H, 1.0f, h, H, W_enc, 2 * H, 0.0f, ws->zp, 2 * H);
-        reparam_forward(d, ws->zp, eps + t * BH, St);
-        /* zp (B, 3H) = z (B, H, ld 6H: the saved row's z columns) . W_zh (H, 3H); pd is dead by now */
-        sgemm_cpu(0, 0, B, 3 * H, H, 1.0f, St + 4 * H, SW * H, W_zh, 3 * H, 0.0f, ws->zp, 3 * H);
-        gate_forward(d, ws->xp + k * B * 3 * H, ws->zp, h, recompute ? ws->hs : out + t * BH, St);
-        if (!recompute) gru_probe_call(probe, GRU_FWD_STEP, t);
     }
 }
 

@@ -10,6 +10,7 @@ extern "C" {
 #include "../kernels/runtime/cuda_track.h"
 #include "../kernels/runtime/track.h"
 }
+#include "../kernels/runtime/dry_skip.h"
 #include "../kernels/runtime/cublas_rowmajor.h"
 #include "../kernels/gru_kernels.h"
 #include "../kernels/runtime/launch.h"
@@ -38,21 +39,25 @@ static void forward_range(const gru_dims *d, const float *x, const float *h0, co
 {
     size_t B = d->B, X = d->X, H = d->H, BH = B * H;
     int iB = (int)B, iH = (int)H;
-    for (size_t t = t0; t < t1; t++) {
-        size_t k = (t - t0) % ws->P;
-        if (k == 0) { /* xp (nb*B, 3H) = x[t .. t+nb) (nb*B, X) . W_ih (X, 3H) */
-            size_t nb = t1 - t < ws->P ? t1 - t : ws->P;
-            gemm(0, 0, nb * B, 3 * H, X, x + t * B * X, X, W_ih, 3 * H, 0.0f, ws->xp, 3 * H);
+    /* launches per step: a dry run launches the boundary blocks' and steps' only (dry_skip.h) */
+    for (size_t tb = t0; tb < t1; tb += ws->P) {
+        EMU_DRY_SKIP(tb, (long long)t0, (long long)t1, (long long)ws->P);
+        size_t nb = t1 - tb < ws->P ? t1 - tb : ws->P;
+        /* xp (nb*B, 3H) = x[tb .. tb+nb) (nb*B, X) . W_ih (X, 3H) */
+        gemm(0, 0, nb * B, 3 * H, X, x + tb * B * X, X, W_ih, 3 * H, 0.0f, ws->xp, 3 * H);
+        for (size_t k = 0; k < nb; k++) {
+            EMU_DRY_SKIP(k, 0, (long long)nb, 1);
+            size_t t = tb + k;
+            const float *h = t ? out + (t - 1) * BH : h0;
+            float *St = saved_row(d, ws, t);
+            gemm(0, 0, B, 2 * H, H, h, H, W_enc, 2 * H, 0.0f, ws->zp, 2 * H); /* pd (B, 2H) */
+            LAUNCH(gru_reparam_fwd_kernel, grid_of(BH), GRU_THREADS, 0)(iB, iH, ws->zp, eps + t * BH, St);
+            CUDA_CHECK_LAST();
+            gemm(0, 0, B, 3 * H, H, St + 4 * H, SW * H, W_zh, 3 * H, 0.0f, ws->zp, 3 * H); /* z W_zh (B, 3H) */
+            LAUNCH(gru_gate_fwd_kernel, grid_of(BH), GRU_THREADS, 0)(iB, iH, ws->xp + k * B * 3 * H, ws->zp, h,
+                                                                     recompute ? ws->hs : out + t * BH, St);
+            CUDA_CHECK_LAST();
         }
-        const float *h = t ? out + (t - 1) * BH : h0;
-        float *St = saved_row(d, ws, t);
-        gemm(0, 0, B, 2 * H, H, h, H, W_enc, 2 * H, 0.0f, ws->zp, 2 * H); /* pd (B, 2H) */
-        LAUNCH(gru_reparam_fwd_kernel, grid_of(BH), GRU_THREADS, 0)(iB, iH, ws->zp, eps + t * BH, St);
-        CUDA_CHECK_LAST();
-        gemm(0, 0, B, 3 * H, H, St + 4 * H, SW * H, W_zh, 3 * H, 0.0f, ws->zp, 3 * H); /* z W_zh (B, 3H) */
-        LAUNCH(gru_gate_fwd_kernel, grid_of(BH), GRU_THREADS, 0)(iB, iH, ws->xp + k * B * 3 * H, ws->zp, h,
-                                                                 recompute ? ws->hs : out + t * BH, St);
-        CUDA_CHECK_LAST();
     }
 }
 
@@ -120,9 +125,13 @@ static void backward_steps(const gru_dims *d, const float *x, const float *h0, c
     LAUNCH(gru_fill_kernel, grid_of(BH), GRU_THREADS, 0)((long long)BH, 0.0f, g->dh0);
     CUDA_CHECK_LAST();
     for (size_t s = nseg; s-- > 0;) {
-        size_t t0 = s * L, t1 = t0 + L < T ? t0 + L : T;
+        EMU_DRY_SKIP(s, (long long)nseg - 1, -1, -1); /* launches per step: a dry run launches the boundary */
+        size_t t0 = s * L, t1 = t0 + L < T ? t0 + L : T;  /* segments' and steps' only (dry_skip.h) */
         if (L < T) forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, (float *)out, 1, t0, t1, ws);
-        for (size_t t = t1; t-- > t0;) step_backward(d, t, h0, W_enc, W_zh, out, dout, g->dh0, ws, g->dW_zh);
+        for (size_t t = t1; t-- > t0;) {
+            EMU_DRY_SKIP(t, (long long)t1 - 1, (long long)t0 - 1, -1);
+            step_backward(d, t, h0, W_enc, W_zh, out, dout, g->dh0, ws, g->dW_zh);
+        }
         segment_weight_grads(d, t0, t1, x, h0, W_ih, out, ws, s == nseg - 1 ? 0.0f : 1.0f, g);
     }
 }

@@ -16,6 +16,7 @@
 #include "../kernels/runtime/cublas_rowmajor.h"
 #include "../kernels/runtime/cuda_check.h"
 #include "../kernels/runtime/cuda_track.h"
+#include "../kernels/runtime/dry_skip.h"
 #include "../kernels/runtime/launch.h"
 #include "../kernels/logchain_geometry.h"
 #include "../kernels/logchain_kernels.h"
@@ -44,13 +45,16 @@ extern "C" float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const flo
     float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
     float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
     for (size_t s = 0; s < t; s++) {
+        EMU_DRY_SKIP(s, 0, t, 1); /* t (v+1) launches: a dry run launches the boundary steps' (dry_skip.h) */
         const float *xs = x + s * v * d->c; /* x[b, s, i, :] = xs + b*ld + i*c */
         float *as = alpha + s * v * d->c;
         LAUNCH(alpha_init_kernel, blocks_for((long long)n * c, LC1_EW_BLOCK), LC1_EW_BLOCK, 0)(n, c, xs, ld, p0 + s * d->c, as);
         CUDA_CHECK_LAST();
-        for (size_t i = 0; i < V1; i++)
+        for (size_t i = 0; i < V1; i++) {
+            EMU_DRY_SKIP(i, 0, V1, 1);
             log_vecmat(n, c, as + i * d->c, ld, NULL, 0, bulk + (s * V1 + i) * C2, 0, xs + (i + 1) * d->c, ld,
                        as + (i + 1) * d->c, ld);
+        }
         LAUNCH(logz_kernel, blocks_for((long long)n * 32, LC1_EW_BLOCK), LC1_EW_BLOCK, 0)(n, c, as + V1 * d->c, ld, out + s, (long long)t);
         CUDA_CHECK_LAST();
     }
@@ -77,12 +81,14 @@ extern "C" void cuda_lc_backward_v1(const lc_dims *d, const float *x, const floa
     dim3 tgrid(blocks_for(c, LC1_TILE), blocks_for(c, LC1_TILE)), tblock(LC1_TILE, LC1_ROWS);
 
     for (size_t s = 0; s < t; s++) {
+        EMU_DRY_SKIP(s, 0, t, 1); /* t (3v - 1) launches: a dry run launches the boundary steps' (dry_skip.h) */
         const float *xs = x + s * v * d->c, *as = alpha + s * v * d->c;
         float *dxs = dx + s * v * d->c;
         CUDA_CHECK(cudaMemset(bcur, 0, d->n * d->c * sizeof(float))); /* beta_{v-1} = 0 */
         LAUNCH(posterior_kernel, pb, LC1_EW_BLOCK, 0)(n, c, as + V1 * d->c, ld, NULL, dout + s, out + s, ldr, dxs + V1 * d->c);
         CUDA_CHECK_LAST();
         for (size_t i = V1; i-- > 0;) {
+            EMU_DRY_SKIP(i, (long long)V1 - 1, -1, -1);
             LAUNCH(dbulk_kernel, tgrid, tblock, 0)(n, c, as + i * d->c, xs + (i + 1) * d->c, ld, bcur, dout + s, out + s,
                                             ldr, dbulk + (s * V1 + i) * C2);
             CUDA_CHECK_LAST();
@@ -117,6 +123,7 @@ static void lc2_forward_steps(const lc_dims *d, const float *x, const float *bul
     LAUNCH(lc2_fwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, 0, x, p0, S, m, alpha, W, out);
     CUDA_CHECK_LAST();
     for (int i = 0; i < V1; i++) {
+        EMU_DRY_SKIP(i, 0, V1, 1); /* 2 (v-1) launches: a dry run launches the boundary steps' (dry_skip.h) */
         /* S_s (n, c; ld c) = W_s (n, c; ld c) . P_{s,i} (c, c; ld c), for every chain position s at once */
         ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 0, 0, n, c, c, 1.0f, W, c, nc, bulk + i * C2, c, V1 * C2, 0.0f, S, c,
                                        nc, t);
@@ -155,6 +162,7 @@ static void lc2_backward_steps(const lc_dims *d, const float *x, const float *bu
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
     float *dx = alpha;
     for (int i = V1 - 1; i >= 0; i--) {
+        EMU_DRY_SKIP(i, V1 - 1, -1, -1); /* 3 (v-1) launches: a dry run launches the boundary steps' */
         LAUNCH(lc2_bwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, i, x, dout, out, mb, alpha, W, SU);
         CUDA_CHECK_LAST();
         /* dbulk_{s,i} (c, c) = U_s^T (c, n; U_s is (n, c) ld c) . W_s (n, c; ld c): the batch is the inner dim */

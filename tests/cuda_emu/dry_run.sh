@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # dry_run.sh BIN - every lesson's CUDA versions at their forum size and at the largest dimensions the CLI accepts,
 # in the emulator's dry run (EMU_DRY=1, tests/cuda_emu/emu_dry.cc): launch configurations, cuBLAS extents and
-# the boundary blocks' index arithmetic at sizes no test can afford, without doing the work. BIN: a directory of
-# emulation-build lessons (build/emu; SANITIZE=1 builds add UBSan's signed-overflow check to host and device).
+# the index arithmetic of the boundary blocks and, inside them and on the host, of the boundary iterations of
+# every long loop (EMU_DRY_SKIP, kernels/runtime/dry_skip.h), at sizes no test can afford, without doing the
+# work. BIN: a directory of emulation-build lessons (build/emu; SANITIZE=1 builds add UBSan's signed-overflow
+# check to host and device).
 #
 # "The largest dimensions the CLI accepts", per dimension: the CLI takes 1 .. 2^31-1 for each; with the other
 # dimensions at the tiny preset, the largest value (found by bisection) for which the lesson runs the version:
@@ -13,9 +15,10 @@ set -u
 bin=${1:-build/emu}
 mem=141000000000
 int_max=2147483647
-timeout=${DRY_TIMEOUT:-15} # seconds per run: a dimension that scales the number of launches (lesson 2's v,
-                            # lesson 4's T) runs O(dim) host steps at 1e9 and cannot finish; such a run is
-                            # listed as "not checked", never as passed
+timeout=${DRY_TIMEOUT:-15} # seconds per run. Every run takes well under a second today: the loops that scale
+                            # with a dimension (a kernel's J x N dot products, lesson 2's v and t launch steps,
+                            # lesson 4's T) run their boundary iterations only. A loop left unmarked at 1e9 would
+                            # not finish: such a run is listed as "not checked", never as passed
 status=0
 unchecked=0
 

@@ -101,7 +101,7 @@ static int config_ok(const launch_cfg &c)
 static void dry_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx)
 {
     if (dry() == 2) return; /* EMU_DRY=2: the configuration only */
-    smem.assign(cfg.smem + 16, 0xFF);
+    smem.assign(cfg.smem + 16 + 127, 0xFF); /* as launch() below: dynamic_smem() rounds up to 128 bytes */
     static sigjmp_buf back; /* a fault in the kernel comes back here (emu_dry.cc) */
     if (sigsetjmp(back, 1)) fail(cudaErrorIllegalAddress, "%s", dry_fault_message());
     else {

@@ -66,6 +66,11 @@ int planted_graph(int bug, const float *in, float *out, int n, float *before_lau
  * row of 2^16 elements per grid.y, over its 65535 limit past 2^32 elements. Returns the cudaError_t. */
 int planted_fill(int bug, long long n);
 
+/* One block of 32 threads sums a fresh cudaMalloc of n floats, each thread striding by 32 (run it dry: n = 2^31 - 1
+ * is 8 GiB and 2^26 iterations per thread, of which a dry run runs 3). bug: 0 correct (64-bit index); 1 an int
+ * index, whose last increment wraps past 2^31 - 1 while the loop condition still holds. Returns the cudaError_t. */
+int planted_stride_sum(int bug, long long n);
+
 /* One block of 64 threads with smem bytes of dynamic shared memory, after cudaFuncSetAttribute(kernel,
  * cudaFuncAttributeMaxDynamicSharedMemorySize, optin_bytes) when optin_bytes > 0. Returns the cudaError_t. */
 int planted_smem(int optin_bytes, size_t smem);

@@ -1,6 +1,7 @@
 /* planted_limits.cu - TEST-ONLY: limits that bite only at a large size, for the dry run, and the dynamic
  * shared-memory opt-in (see planted.h). */
 #include "../../kernels/runtime/cuda_check.h"
+#include "../../kernels/runtime/dry_skip.h"
 #include "../../kernels/runtime/launch.h"
 #include "planted.h"
 
@@ -36,6 +37,43 @@ extern "C" int planted_fill(int bug, long long n)
     else LAUNCH(fill_wide_index, blocks, 256, 0)(d, n);
     int err = (int)cudaGetLastError();
     CUDA_CHECK(cudaFree(d));
+    return err;
+}
+
+/* out (blockDim,): out[t] = in[t] + in[t + blockDim] + ... over in (n,), one block striding over all of it. A
+ * thread's loop runs n / blockDim times: a dry run runs its first and last two (EMU_DRY_SKIP). */
+__global__ void sum_stride_int(const float *in, long long n, float *out)
+{
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) { /* PLANTED: past 2^31 - 1, i + blockDim wraps negative */
+        EMU_DRY_SKIP(i, threadIdx.x, n, blockDim.x);
+        s += in[i];
+    }
+    out[threadIdx.x] = s;
+}
+
+/* the same, the index in 64 bits */
+__global__ void sum_stride_wide(const float *in, long long n, float *out)
+{
+    float s = 0.0f;
+    for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+        EMU_DRY_SKIP(i, threadIdx.x, n, blockDim.x);
+        s += in[i];
+    }
+    out[threadIdx.x] = s;
+}
+
+extern "C" int planted_stride_sum(int bug, long long n)
+{
+    float *in, *out;
+    CUDA_CHECK(cudaMalloc((void **)&in, (size_t)n * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&out, 32 * sizeof(float)));
+    CUDA_CHECK(cudaMemset(in, 0, (size_t)n * sizeof(float))); /* moves nothing in a dry run */
+    if (bug) LAUNCH(sum_stride_int, 1, 32, 0)(in, n, out);
+    else LAUNCH(sum_stride_wide, 1, 32, 0)(in, n, out);
+    int err = (int)cudaGetLastError();
+    CUDA_CHECK(cudaFree(in));
+    CUDA_CHECK(cudaFree(out));
     return err;
 }
 

@@ -2,11 +2,12 @@
  * the dynamic shared-memory opt-in is enforced per kernel. Each planted bug (planted_limits.cu) fails for its own
  * reason, its correct twin passes at the same size; the int-index bug passes at a small size, which is why
  * no ordinary test sees it. */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, setenv */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, setenv, clock_gettime */
 #include <check.h>
 #include <driver_types.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "planted.h"
 #include "test_emu.h"
@@ -50,6 +51,55 @@ START_TEST(wide_index_passes_at_large_size)
     emu_set_dry(1);
     ck_assert_int_eq(planted_fill(0, LARGE), cudaSuccess);
     ck_assert_str_eq(emu_last_error_message(), "");
+}
+END_TEST
+
+/* The dry run's boundary iterations (kernels/runtime/dry_skip.h): a loop of 2^26 iterations per thread runs 3,
+ * the last two among them, so an index that wraps only at the loop's last increment is caught at once. Without
+ * the skip the int loop would take seconds to get there, and its 64-bit twin minutes. */
+static const long long STRIDED = 2147483647LL; /* 2^31 - 1 floats */
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+START_TEST(loop_index_wraps_at_its_last_iteration)
+{
+    emu_clear_error();
+    emu_set_dry(1);
+#ifdef ASAN_EXIT
+    fprintf(stderr, "test_emu: the AddressSanitizer SEGV report that follows is EXPECTED (planted wrapped loop index)\n");
+#endif
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int e = planted_stride_sum(1, STRIDED);
+#ifdef ASAN_EXIT
+    (void)e;
+    ck_abort_msg("ASan should have ended the process at the wrapped loop index");
+#else
+    double s = seconds_since(&t0);
+    ck_assert_int_eq(e, cudaErrorIllegalAddress);
+    assert_message("kernel sum_stride_int");
+    assert_message("dry run: block 0,0,0 thread 0,0,0"); /* thread 0's last increment wraps first */
+    assert_message("outside every device allocation");
+    ck_assert_msg(s < 1.0, "the dry run took %.2f s: are the loop's middle iterations skipped?", s);
+#endif
+}
+END_TEST
+
+START_TEST(wide_loop_index_passes)
+{
+    emu_clear_error();
+    emu_set_dry(1);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(planted_stride_sum(0, STRIDED), cudaSuccess);
+    ck_assert_str_eq(emu_last_error_message(), "");
+    double s = seconds_since(&t0);
+    ck_assert_msg(s < 1.0, "the dry run took %.2f s: are the loop's middle iterations skipped?", s);
 }
 END_TEST
 
@@ -118,6 +168,12 @@ Suite *emu_limits_suite(void)
 #endif
     tcase_add_test(t, wide_index_passes_at_large_size);
     tcase_add_test(t, grid_y_overflows_at_large_size);
+#ifdef ASAN_EXIT
+    tcase_add_exit_test(t, loop_index_wraps_at_its_last_iteration, ASAN_EXIT);
+#else
+    tcase_add_test(t, loop_index_wraps_at_its_last_iteration);
+#endif
+    tcase_add_test(t, wide_loop_index_passes);
     suite_add_tcase(s, t);
     TCase *m = tcase_create("launch-resources");
     tcase_add_test(m, smem_above_48k_needs_the_optin);
