@@ -108,16 +108,17 @@ EMU_PROFILE_RUN = EMU_ONE_PASS=1 EMU_PROFILE=1 EMU_PROFILE_TARGETS="$(EMU_PROFIL
 .PHONY: emu-profile
 emu-profile: check-deps
 	$(MAKE) EMU=1 emu-build
-	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); d=docs/results/emu; \
+	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); d=docs/results/emu; csvs=; \
 	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
 	  args="--size $(EMU_PROFILE_SIZE)"; [ $$l = lesson5 ] && args="$(EMU_PROFILE_ARGS5)"; \
-	  echo "== $$b/$$l $$args --impl $$impl (profile: $$d/$${l}_profile.csv)"; \
+	  echo "== $$b/$$l $$args --impl $$impl (profile: $$d/$${l}_profile.csv)"; csvs="$$csvs $$d/$${l}_profile.csv"; \
 	  $(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/$${l}_profile.csv ./$$b/$$l $$args --impl $$impl >/dev/null || status=1; \
 	done; \
 	echo "== $$b/lesson3 $(EMU_PROFILE_ARGS3D) (profile: $$d/lesson3_deterministic_profile.csv)"; \
+	csvs="$$csvs $$d/lesson3_deterministic_profile.csv"; \
 	$(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/lesson3_deterministic_profile.csv ./$$b/lesson3 $(EMU_PROFILE_ARGS3D) \
 	  >/dev/null || status=1; \
 	for k in $$(sed -n 's/^__global__ [^(]*[^A-Za-z0-9_(]\([A-Za-z0-9_][A-Za-z0-9_]*\) *(.*/\1/p' $(EMU_PROFILE_SOURCES)); do \
-	  cat $$d/*_profile.csv | grep -q "^$$k,(kernel)," || { echo "emu-profile: $$k (kernels/) was not launched by any profiled run"; status=1; }; \
+	  cat $$csvs | grep -q "^$$k,(kernel)," || { echo "emu-profile: $$k (kernels/) was launched by none of the runs above"; status=1; }; \
 	done; \
 	if [ $$status -ne 0 ]; then echo "make emu-profile: FAILED"; else echo "make emu-profile: every kernel meets its header comment's design (or its stated Today figure)"; fi; exit $$status

@@ -42,6 +42,7 @@ struct kernel_design {
     std::string where;                       /* file:line (kernel) */
     std::string designed_text, today_text;   /* the statements as written, without their explanations */
     stated_bound design[3] = {}, today[3] = {}; /* loads, stores, shared memory; today: only where it misses */
+    bool readable = false;                   /* stated in full and understood (otherwise an error was reported) */
 };
 /* Every __global__ kernel of the source files in paths (separated by spaces) and its stated design; one
  * message per kernel without a statement or with one not understood. */

@@ -131,6 +131,7 @@ static kernel_design design_of(const std::string &text, const std::string &where
     kernel_design k;
     k.where = where;
     std::string s;
+    size_t errors_before = errors.size();
     if (!statement(text, "Designed for:", &s)) {
         errors.push_back(where + ": no \"Designed for:\" in the kernel's header comment: state the efficiency it "
                                  "is designed for (tests/cuda_emu/emu_profile_design.cc says how)");
@@ -141,23 +142,36 @@ static kernel_design design_of(const std::string &text, const std::string &where
     for (int d = 0; d < 3; d++)
         if (k.design[d].kind == BOUND_UNSTATED)
             errors.push_back(where + ": \"Designed for:\" does not state " + dim_name[d]);
-    if (!statement(text, "Today:", &s)) return k;
-    k.today_text = trim(s);
-    clauses(s, k.today, where, errors);
-    for (int d = 0; d < 3; d++) {
-        const stated_bound &t = k.today[d], &g = k.design[d];
-        if (t.kind == BOUND_UNSTATED) continue;
-        if (t.kind != g.kind || (t.kind == BOUND_AT_LEAST ? t.value >= g.value : t.value <= g.value))
-            errors.push_back(where + ": \"Today:\" " + dim_name[d] + " is no miss of the design: state it only "
-                                     "below the design");
+    if (statement(text, "Today:", &s)) {
+        k.today_text = trim(s);
+        clauses(s, k.today, where, errors);
+        for (int d = 0; d < 3; d++) {
+            const stated_bound &t = k.today[d], &g = k.design[d];
+            if (t.kind == BOUND_UNSTATED) continue;
+            if (t.kind != g.kind || (t.kind == BOUND_AT_LEAST ? t.value >= g.value : t.value <= g.value))
+                errors.push_back(where + ": \"Today:\" " + dim_name[d] + " is no miss of the design: state it only "
+                                         "below the design");
+        }
     }
+    k.readable = errors.size() == errors_before;
     return k;
 }
 
-/* the kernel a `__global__ ... name(` line declares, or "" */
-static std::string kernel_name(const std::string &line)
+/* a declaration (its signature ends in ';' before any '{'), not the kernel's definition */
+static bool declaration_only(const std::vector<std::string> &lines, size_t i)
 {
-    std::string t = trim(line);
+    for (; i < lines.size(); i++) {
+        size_t brace = lines[i].find('{'), semi = lines[i].find(';');
+        if (brace != std::string::npos || semi != std::string::npos) return semi < brace;
+    }
+    return true;
+}
+
+/* the kernel a `__global__ ... name(` line defines, or "" */
+static std::string kernel_name(const std::vector<std::string> &lines, size_t i)
+{
+    std::string t = trim(lines[i]);
+    if (declaration_only(lines, i)) return "";
     if (!starts_with(t, "__global__")) return "";
     size_t paren = t.find('('), e = paren;
     if (paren == std::string::npos) return "";
@@ -181,7 +195,7 @@ std::map<std::string, kernel_design> read_designs(const char *paths, std::vector
         if (!ok) { errors.push_back(path + ": cannot read"); continue; }
         int kernels = 0;
         for (size_t i = 0; i < lines.size(); i++) {
-            std::string name = kernel_name(lines[i]);
+            std::string name = kernel_name(lines, i);
             if (name.empty()) continue;
             kernels++;
             out[name] = design_of(header_comment(lines, i), path + ":" + std::to_string(i + 1) + " (" + name + ")",

@@ -126,6 +126,7 @@ static int meets(const std::map<std::string, kernel_design> &designs, const std:
                 "sources; give it a header comment with \"Designed for:\" there\n", kernel.c_str());
         return 0;
     }
+    if (!it->second.readable) return 0; /* read_designs said why */
     double measured[3] = {p.load_efficiency, p.store_efficiency, p.bank_ways};
     int ok = 1;
     for (int d = 0; d < 3; d++) {
