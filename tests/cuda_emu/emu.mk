@@ -118,7 +118,10 @@ emu-profile: check-deps
 	csvs="$$csvs $$d/lesson3_deterministic_profile.csv"; \
 	$(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/lesson3_deterministic_profile.csv ./$$b/lesson3 $(EMU_PROFILE_ARGS3D) \
 	  >/dev/null || status=1; \
-	for k in $$(sed -n 's/^__global__ [^(]*[^A-Za-z0-9_(]\([A-Za-z0-9_][A-Za-z0-9_]*\) *(.*/\1/p' $(EMU_PROFILE_SOURCES)); do \
-	  cat $$csvs | grep -q "^$$k,(kernel)," || { echo "emu-profile: $$k (kernels/) was launched by none of the runs above"; status=1; }; \
+	for k in $$(sed -n 's/^__global__ [^(]*[^A-Za-z0-9_(]\([A-Za-z0-9_][A-Za-z0-9_]*\) *(.*/\1/p' \
+	  $(EMU_PROFILE_SOURCES)); do cat $$csvs | grep -q "^$$k,(kernel)," || \
+	  { echo "emu-profile: $$k (kernels/) was launched by none of the runs above"; status=1; }; \
 	done; \
-	if [ $$status -ne 0 ]; then echo "make emu-profile: FAILED"; else echo "make emu-profile: every kernel meets its header comment's design (or its stated Today figure)"; fi; exit $$status
+	if [ $$status -ne 0 ]; then echo "make emu-profile: FAILED"; \
+	else echo "make emu-profile: every kernel meets its header comment's design (or its stated Today figure)"; fi; \
+	exit $$status

@@ -99,7 +99,9 @@ static bool clause(const std::string &raw, stated_bound b[3])
     std::string c = trim(raw);
     for (char &ch : c) ch = (char)tolower((unsigned char)ch);
     static const struct { const char *none, *with; bool percent; } dims[3] = {
-        {"no global loads", "loads", true}, {"no global stores", "stores", true}, {"no shared memory", "shared memory", false}};
+        {"no global loads", "loads", true},
+        {"no global stores", "stores", true},
+        {"no shared memory", "shared memory", false}};
     for (int d = 0; d < 3; d++) {
         if (c == dims[d].none) { b[d] = stated_bound{BOUND_NONE, 0.0}; return true; }
         if (!starts_with(c, dims[d].with)) continue;
