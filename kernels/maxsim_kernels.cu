@@ -29,6 +29,16 @@ static_assert(MS_TN / MS_RN == 16, "a row's 16 partial argmaxes merge with shuff
 static_assert((MS_TJ * MS_TK) % MS_THREADS == 0 && (MS_TN * MS_TK) % MS_THREADS == 0, "tiles load evenly");
 static_assert(MS_SCAN_THREADS % 32 == 0, "the scan adds whole warps' totals");
 
+/* v2's shared tiles are [MS_TK][MS_TJ + MS_PAD]. load_tiles' warp stores 2 columns x 16 rows; with rows of 64
+ * floats the 16 words of a column all sit in one bank (a 16-way conflict). A row of 66 floats moves each row 2
+ * banks on: one column covers the 16 even offsets, the next the 16 odd ones, 32 banks (conflict-free). nvcc reads
+ * the tiles one float at a time here, so the rows need no 16-byte alignment (a pad of 4 would keep it, at 2-way). */
+#define MS_PAD 2
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory.
+ * Today: loads 29% (a warp's lanes are consecutive m: each reads its own row of b[m], 32 sectors for 32 floats; only
+ * a's broadcast is cheap), stores 68% (a warp's 32 m span two i when M = 25: its arg stores fall in two runs, each
+ * starting mid-sector). */
 __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -54,7 +64,7 @@ __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a,
 
 /* Stage a[i, j0 .. j0+64, k0 .. k0+16) as sA[kk][jj] and b[m, n0 .. n0+64, k0 ..) as sB[kk][nn]; zeros outside. */
 __device__ static void load_tiles(const float *ai, const float *bm, int J, int N, int K, int j0, int n0, int k0,
-                                  float (*sA)[MS_TJ], float (*sB)[MS_TN])
+                                  float (*sA)[MS_TJ + MS_PAD], float (*sB)[MS_TN + MS_PAD])
 {
     for (int e = threadIdx.x; e < MS_TJ * MS_TK; e += MS_THREADS) {
         int jj = e / MS_TK, kk = e % MS_TK, j = j0 + jj, k = k0 + kk; /* consecutive threads: consecutive k */
@@ -78,8 +88,9 @@ __device__ static void merge_row(float *best, int *bn)
 }
 
 /* One 64-row j tile: its [64, N] scores reduced to 64 (max, argmax), written to rowmax and (if kept) arg. */
-__device__ static void j_tile(const float *ai, const float *bm, int J, int N, int K, int j0, float (*sA)[MS_TJ],
-                              float (*sB)[MS_TN], float *rowmax, int *argrow, int M)
+__device__ static void j_tile(const float *ai, const float *bm, int J, int N, int K, int j0,
+                              float (*sA)[MS_TJ + MS_PAD], float (*sB)[MS_TN + MS_PAD], float *rowmax, int *argrow,
+                              int M)
 {
     int tx = threadIdx.x % (MS_TN / MS_RN), ty = threadIdx.x / (MS_TN / MS_RN);
     float best[MS_RJ];
@@ -116,9 +127,14 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     }
 }
 
+/* Designed for: loads >= 80% of each 32-byte sector used (16 lanes read 16 consecutive floats of a row), stores >=
+ * 12.5% (a block owns one (i, m): arg[i, :, m] is a column, stride M, one int per sector; out one float), shared
+ * memory <= 2 wavefronts per request (load_tiles' stores into the padded tiles are conflict-free; the register
+ * tile's reads of sB are 2-way).
+ * Today: loads 64% (the profile's K = 25: each row's 16-float k step starts mid-sector, 3 sectors for 2). */
 __global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
-    __shared__ float sA[MS_TK][MS_TJ], sB[MS_TK][MS_TN], rowmax[MS_TJ];
+    __shared__ float sA[MS_TK][MS_TJ + MS_PAD], sB[MS_TK][MS_TN + MS_PAD], rowmax[MS_TJ];
     int i = blockIdx.x / M, m = blockIdx.x % M;
     const float *ai = a + (long long)i * J * K, *bm = b + (long long)m * N * K; /* a[i] (J, K), b[m] (N, K) */
     int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
@@ -135,6 +151,9 @@ __global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a,
     if (threadIdx.x == 0 && out) out[blockIdx.x] = sum;
 }
 
+/* Designed for: loads >= 80% of each 32-byte sector used (a block's threads read consecutive k of one b row; arg and
+ * dout are broadcasts), stores >= 80%, no shared memory.
+ * Today: stores 78% (the profile's K = 25: each 100-byte row starts mid-sector and touches 4 sectors of da). */
 __global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const float *dout, const int *arg, float *da)
 {
     long long r = blockIdx.x;
@@ -150,6 +169,8 @@ __global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const f
     }
 }
 
+/* Designed for: loads >= 80% of each 32-byte sector used, no global stores (db is summed by atomicAdd, which the
+ * profile does not count), no shared memory. */
 __global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, const float *dout, const int *arg,
                                     float *db)
 {
@@ -164,6 +185,8 @@ __global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, 
     }
 }
 
+/* Designed for: loads >= 80% of each 32-byte sector used, no global stores (the counts are atomicAdds, not counted),
+ * no shared memory. */
 __global__ void ms_bucket_count_kernel(long long RM, int M, int N, const int *arg, int *start)
 {
     long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; /* element (r, m) of arg [R, M]: coalesced */
@@ -172,6 +195,10 @@ __global__ void ms_bucket_count_kernel(long long RM, int M, int N, const int *ar
     atomicAdd(&start[(long long)m * (N + 1) + arg[e] + 1], 1); /* integer counts: the same in any order */
 }
 
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
+ * bank conflict: one total per warp, read by all as a broadcast).
+ * Today: loads 79%, stores 79% (the profile's N = 19: a row of 19 counts, 76 bytes, starts mid-sector and touches 3
+ * sectors). */
 __global__ void ms_bucket_scan_kernel(int N, int *start)
 {
     __shared__ int warp_total[MS_SCAN_THREADS / 32];
@@ -205,6 +232,8 @@ __device__ static void same_bucket(int n, int lane, int *before, int *same)
     }
 }
 
+/* Designed for: loads >= 20% (a warp per m reads arg[r, m] down a column: one int per sector, stride M; the cursors
+ * it reads share sectors), stores >= 25% (a scatter: each row lands in its argmax's bucket), no shared memory. */
 __global__ void ms_bucket_scatter_kernel(int R, int M, int N, const int *arg, int *start, int *list)
 {
     int m = blockIdx.x * MS_SCATTER_WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -226,6 +255,8 @@ __global__ void ms_bucket_scatter_kernel(int R, int M, int N, const int *arg, in
     }
 }
 
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory.
+ * Today: stores 78% (the profile's K = 25: each 100-byte row starts mid-sector and touches 4 sectors of db). */
 __global__ void ms_db_bucket_kernel(int J, int M, int N, int K, int R, const float *a, const float *dout,
                                     const int *start, const int *list, float *db)
 {

@@ -8,7 +8,7 @@
  *     folds half a row into a running (max, argmax) kept across the n tiles, and the two halves merge once;
  *   - global loads are 16 bytes (float4) when K % 4 == 0, eight lanes per 128-byte row segment; shared rows
  *     are padded by 4 floats, so those float4 stores are conflict-free, and the epilogue's reads rotate their
- *     column by the lane (bank (5 lane + s) mod 32: conflict-free) -- v2's loads had 16-way store conflicts;
+ *     column by the lane (bank (5 lane + s) mod 32: conflict-free) -- v2's staging, unpadded, had 16-way ones;
  *   - block order m outer, i inner (blockIdx.x = m*I + i): the I blocks that read b[m] run one after another,
  *     so b[m] (N*K*4 bytes, 2 MB at the forum size) stays in L2 while a[i] streams.
  *
@@ -30,7 +30,8 @@
  *     4.00 -- because g++ splits each 16-byte access of the emulation build into four 4-byte ones, which the
  *     profile sees as four requests 16 bytes apart (128 bytes over 16 sectors; 4-way banks). Under nvcc each is
  *     one LDG.128 / STS.128; the figures above are the design's until a profile sees 16-byte accesses whole.
- *     (v2's staging stores, for comparison, measure 16.00: a 16-way conflict.) K % 4 != 0: 4-byte loads;
+ *     (v2's staging stores measured 16.00, a 16-way conflict, until its rows were padded: 1.00.) K % 4 != 0:
+ *     4-byte loads;
  *   - arg's store is strided by M (arg is [I, J, M]; a block owns one m): 1/M of a sector, 0.125 from M = 8;
  *     one int per 2 N K flops, so it does not matter;
  *   - the WMMA fragment loads and stores (ldm 36 and 68 floats, the usual 4-float skew) run inside the
@@ -147,6 +148,11 @@ __device__ static void v3_j_tile(const float *ai, const float *bm, int J, int N,
     __syncthreads(); /* rowmax holds the merged maxima */
 }
 
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (arg[i, :, m] is a column, stride M, as in
+ * v2), shared memory <= 1 wavefront per request (no bank conflict: rows padded by 4 floats, the epilogue's reads
+ * rotated by lane).
+ * Today: loads 78% (the profile's K = 25: each 100-byte row starts mid-sector and touches 4 sectors of a; K % 4 != 0,
+ * so the 4-byte path). */
 __global__ void ms_forward_v3(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
     __shared__ __align__(32) float sA[MS3_TJ * LDS], sB[MS3_TN * LDS], sC[MS3_TJ * LDC];

@@ -8,7 +8,8 @@ EMU_CUDA_INC ?= $(patsubst %/cuda_runtime_api.h,%,$(firstword $(wildcard \
 EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_launch.cc $(EMU_DIR)/emu_runtime.cc \
                 $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc $(EMU_DIR)/emu_dry.cc \
                 $(EMU_DIR)/emu_resources.cc $(EMU_DIR)/emu_access.cc $(EMU_DIR)/emu_hazard.cc \
-                $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc
+                $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc \
+                $(EMU_DIR)/emu_profile_design.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 EMU_FMA      ?= 0
 EMU_BIN      := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)
@@ -95,18 +96,32 @@ build/ptxas.txt: $(PTXAS_CU)
 
 # The memory-efficiency profile of every lesson's CUDA implementations at EMU_PROFILE_SIZE (lesson 5 at
 # EMU_PROFILE_ARGS5: its kernels take minutes here, so the arguments can be cut down), one pass (EMU_ONE_PASS=1), as
-# docs/results/emu/lessonN_profile.csv, each kernel held to its row of tests/cuda_emu/profile_targets.txt (a
-# miss, or a kernel without a row, fails: exit status 5).
+# docs/results/emu/lessonN_profile.csv, plus lesson 3 with --deterministic (its bucket kernels) as
+# lesson3_deterministic_profile.csv. Each kernel is held to the "Designed for:" / "Today:" statements of its header
+# comment in kernels/*.cu (emu_profile_design.cc): a miss, a kernel without a statement, or a kernel of kernels/*.cu
+# that no run launched fails.
 EMU_PROFILE_SIZE ?= small
-EMU_PROFILE_ARGS5 ?= --size small
+EMU_PROFILE_ARGS5 ?= --size small --dims V=512
+EMU_PROFILE_ARGS3D ?= --size $(EMU_PROFILE_SIZE) --impl cuda-v3 --deterministic
+EMU_PROFILE_SOURCES := $(wildcard kernels/*.cu)
+EMU_PROFILE_RUN = EMU_ONE_PASS=1 EMU_PROFILE=1 EMU_PROFILE_TARGETS="$(EMU_PROFILE_SOURCES)"
 .PHONY: emu-profile
 emu-profile: check-deps
 	$(MAKE) EMU=1 emu-build
-	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); \
+	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); d=docs/results/emu; csvs=; \
 	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
 	  args="--size $(EMU_PROFILE_SIZE)"; [ $$l = lesson5 ] && args="$(EMU_PROFILE_ARGS5)"; \
-	  echo "== $$b/$$l $$args --impl $$impl (profile: docs/results/emu/$${l}_profile.csv)"; \
-	  EMU_ONE_PASS=1 EMU_PROFILE=1 EMU_PROFILE_CSV=docs/results/emu/$${l}_profile.csv \
-	  EMU_PROFILE_TARGETS=$(EMU_DIR)/profile_targets.txt ./$$b/$$l $$args --impl $$impl >/dev/null || status=1; \
+	  echo "== $$b/$$l $$args --impl $$impl (profile: $$d/$${l}_profile.csv)"; csvs="$$csvs $$d/$${l}_profile.csv"; \
+	  $(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/$${l}_profile.csv ./$$b/$$l $$args --impl $$impl >/dev/null || status=1; \
 	done; \
-	if [ $$status -ne 0 ]; then echo "make emu-profile: FAILED"; else echo "make emu-profile: every kernel meets its target"; fi; exit $$status
+	echo "== $$b/lesson3 $(EMU_PROFILE_ARGS3D) (profile: $$d/lesson3_deterministic_profile.csv)"; \
+	csvs="$$csvs $$d/lesson3_deterministic_profile.csv"; \
+	$(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/lesson3_deterministic_profile.csv ./$$b/lesson3 $(EMU_PROFILE_ARGS3D) \
+	  >/dev/null || status=1; \
+	for k in $$(sed -n 's/^__global__ [^(]*[^A-Za-z0-9_(]\([A-Za-z0-9_][A-Za-z0-9_]*\) *(.*/\1/p' \
+	  $(EMU_PROFILE_SOURCES)); do cat $$csvs | grep -q "^$$k,(kernel)," || \
+	  { echo "emu-profile: $$k (kernels/) was launched by none of the runs above"; status=1; }; \
+	done; \
+	if [ $$status -ne 0 ]; then echo "make emu-profile: FAILED"; \
+	else echo "make emu-profile: every kernel meets its header comment's design (or its stated Today figure)"; fi; \
+	exit $$status

@@ -49,6 +49,8 @@ void eyes_pass(const launch_cfg &cfg, int pass)
     W.profile = W.on && profile_on();
 }
 
+void eyes_grid_end(void) { W.on = 0, W.profile = 0; }
+
 void eyes_block_end(void)
 {
     if (W.profile) profile_block_end();

@@ -44,6 +44,9 @@ extern watch_state W;
 
 /* --- scheduler events (emu_sched.cc, emu_warp.cc) --- */
 void eyes_pass(const launch_cfg &cfg, int pass);
+/* The grid is done: the eyes close, so the host code that follows (also compiled from .cu files, so also
+ * instrumented) runs unwatched. Without it an EMU_ONE_PASS=1 run kept them open after its only pass. */
+void eyes_grid_end(void);
 void eyes_block_begin(size_t nthreads);
 void eyes_dynamic_smem(void *p, size_t bytes);
 void eyes_block_end(void);

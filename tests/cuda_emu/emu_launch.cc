@@ -8,6 +8,7 @@
  *  4. the red zones of every allocation are checked (an out-of-bounds write without ASan).
  * Any failure is recorded for cudaGetLastError(); the process goes on. */
 #include "emu_dry.h"
+#include "emu_eyes.h"
 #include "emu_sched.h"
 
 #include <math.h>
@@ -70,8 +71,9 @@ static int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int 
         blockIdx.y = (unsigned)(b / cfg.grid.x % cfg.grid.y);
         blockIdx.z = (unsigned)(b / ((size_t)cfg.grid.x * cfg.grid.y));
         if (!pass) stats.blocks++, stats.threads += (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
-        if (!run_block(pass)) return 0;
+        if (!run_block(pass)) return eyes_grid_end(), 0;
     }
+    eyes_grid_end();
     return 1;
 }
 

@@ -12,8 +12,9 @@
  *                  (NVIDIA's rule for 64- and 128-bit accesses), each phase counted the same way and summed.
  *                  wavefronts / request: 1 is conflict-free, 32 a 32-way conflict.
  * Atomics are not counted. Summed per kernel and source line; printed at exit as a table (stderr), written as
- * CSV to EMU_PROFILE_CSV, and checked against the targets in EMU_PROFILE_TARGETS (tests/cuda_emu/
- * profile_targets.txt): a kernel that misses its target, or has none, makes the program exit with status 5. */
+ * CSV to EMU_PROFILE_CSV, and checked against the designs stated in the header comments of the kernel sources
+ * EMU_PROFILE_TARGETS names (emu_profile_design.cc): a kernel that misses its design (or its stated "Today"
+ * figure), or states none, makes the program exit with status 5. */
 #include "emu_profile.h"
 #include "emu_sched.h"
 #include "include/emu_api.h"

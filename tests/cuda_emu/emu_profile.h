@@ -31,6 +31,23 @@ struct line_key {
     }
 };
 
+/* A stated figure of a kernel's header comment (emu_profile_design.cc): loads and stores at least a fraction,
+ * shared memory at most so many wavefronts per request, or none of that kind of access at all. */
+enum bound_kind { BOUND_UNSTATED, BOUND_NONE, BOUND_AT_LEAST, BOUND_AT_MOST };
+struct stated_bound {
+    bound_kind kind;
+    double value;
+};
+struct kernel_design {
+    std::string where;                       /* file:line (kernel) */
+    std::string designed_text, today_text;   /* the statements as written, without their explanations */
+    stated_bound design[3] = {}, today[3] = {}; /* loads, stores, shared memory; today: only where it misses */
+    bool readable = false;                   /* stated in full and understood (otherwise an error was reported) */
+};
+/* Every __global__ kernel of the source files in paths (separated by spaces) and its stated design; one
+ * message per kernel without a statement or with one not understood. */
+std::map<std::string, kernel_design> read_designs(const char *paths, std::vector<std::string> &errors);
+
 extern std::map<std::string, kernel_runs> &runs; /* per kernel name */
 /* Every kernel's accesses per source line (addr2line resolved), load and store, global and shared. */
 std::map<line_key, line_stats> by_line(void);

@@ -6,9 +6,12 @@
  * requested / (sectors * 32)), wavefronts (shared), wavefronts_per_request (shared; on a "(kernel)" row the
  * worst line's), launches and fiber_switches (the kernel's, first pass, on every row).
  *
- * Targets file: one row per kernel, "kernel min_load_efficiency min_store_efficiency max_bank_ways", "-" for
- * no bound, "#" starts a comment. Every kernel that ran must have a row; a miss prints the figure, the target
- * and the row, and the program exits with status 5. */
+ * Targets: EMU_PROFILE_TARGETS names the kernel sources (the .cu files of kernels/); each kernel's header
+ * comment states the efficiency it is designed for and, where it misses, what it reaches today
+ * (emu_profile_design.cc reads them).
+ * Every kernel that ran must have one and hold to it (the "Today" figure where stated, which must still be a
+ * miss of the design); a miss, a kernel without a statement or a statement not understood prints why and the
+ * program exits with status 5. */
 #include "emu_profile.h"
 
 #include <stdio.h>
@@ -78,29 +81,62 @@ static void write_csv(const char *path, const std::map<line_key, line_stats> &li
     fclose(f);
 }
 
-/* "0.8" -> 0.8, "-" -> -1 (no bound) */
-static double bound(const char *s) { return strcmp(s, "-") ? atof(s) : -1.0; }
-
-/* 1 if kernel's figures meet its row of the targets file; otherwise prints why. */
-static int meets(const char *path, const std::string &kernel, const emu_kernel_profile &p)
+static std::string figure(int dim, double v)
 {
-    FILE *f = fopen(path, "r");
-    char row[512], name[128], ld[32], st[32], bw[32];
-    int lineno = 0, ok = -1;
-    while (f && ok < 0 && fgets(row, sizeof row, f)) {
-        lineno++;
-        if (sscanf(row, "%127s %31s %31s %31s", name, ld, st, bw) != 4 || name[0] == '#' || kernel != name) continue;
-        double l = bound(ld), s = bound(st), b = bound(bw);
-        ok = !(l >= 0 && p.load_efficiency >= 0 && p.load_efficiency < l) &&
-             !(s >= 0 && p.store_efficiency >= 0 && p.store_efficiency < s) && !(b >= 0 && p.bank_ways > b);
-        if (!ok)
-            fprintf(stderr, "cuda-emu profile: %s misses its target (%s:%d: load >= %s, store >= %s, bank ways <= %s): "
-                    "load %.3f, store %.3f, bank ways %.2f\n", kernel.c_str(), path, lineno, ld, st, bw,
-                    p.load_efficiency, p.store_efficiency, p.bank_ways);
+    char buf[64];
+    if (dim < 2) snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v);
+    else snprintf(buf, sizeof buf, "%.2f wavefronts per request", v);
+    return buf;
+}
+
+static bool within(const stated_bound &b, double m)
+{
+    return b.kind == BOUND_AT_LEAST ? m >= b.value - 1e-9 : m <= b.value + 1e-9;
+}
+
+static const char *dim_label[3] = {"global loads", "global stores", "shared memory"};
+
+/* One dimension (0 loads, 1 stores, 2 shared) of a kernel's figure m (-1: no such access) against its header
+ * comment: "" if it holds, otherwise why not. */
+static std::string miss(const kernel_design &k, int dim, double m)
+{
+    const stated_bound &today = k.today[dim], &b = today.kind != BOUND_UNSTATED ? today : k.design[dim];
+    const char *which = today.kind != BOUND_UNSTATED ? "Today" : "Designed for";
+    if (b.kind == BOUND_NONE)
+        return m < 0 ? "" : std::string(dim_label[dim]) + " " + figure(dim, m) + ", but \"" + which + "\" says none";
+    if (m < 0)
+        return std::string("no ") + dim_label[dim] + ", but \"" + which + "\" states " + figure(dim, b.value) +
+               ": say \"no " + dim_label[dim] + "\"";
+    if (!within(b, m))
+        return std::string(dim_label[dim]) + " " + figure(dim, m) + ", \"" + which + "\" " +
+               (b.kind == BOUND_AT_LEAST ? ">= " : "<= ") + figure(dim, b.value);
+    if (today.kind != BOUND_UNSTATED && within(k.design[dim], m))
+        return std::string(dim_label[dim]) + " " + figure(dim, m) + " meets the design now: raise \"Today\" or "
+               "delete it";
+    return "";
+}
+
+/* 1 if kernel's figures hold to the statements of its header comment; otherwise prints why. */
+static int meets(const std::map<std::string, kernel_design> &designs, const std::string &kernel,
+                 const emu_kernel_profile &p)
+{
+    auto it = designs.find(kernel);
+    if (it == designs.end()) {
+        fprintf(stderr, "cuda-emu profile: kernel %s has no stated design: it is not in EMU_PROFILE_TARGETS's "
+                "sources; give it a header comment with \"Designed for:\" there\n", kernel.c_str());
+        return 0;
     }
-    if (f) fclose(f);
-    if (ok < 0) fprintf(stderr, "cuda-emu profile: kernel %s has no row in %s: state its target there\n", kernel.c_str(), path);
-    return ok == 1;
+    if (!it->second.readable) return 0; /* read_designs said why */
+    double measured[3] = {p.load_efficiency, p.store_efficiency, p.bank_ways};
+    int ok = 1;
+    for (int d = 0; d < 3; d++) {
+        std::string why = miss(it->second, d, measured[d]);
+        if (why.empty()) continue;
+        fprintf(stderr, "cuda-emu profile: %s misses its header comment (%s): %s\n", kernel.c_str(),
+                it->second.where.c_str(), why.c_str());
+        ok = 0;
+    }
+    return ok;
 }
 
 void profile_report(void)
@@ -110,8 +146,11 @@ void profile_report(void)
     const char *csv = getenv("EMU_PROFILE_CSV"), *targets = getenv("EMU_PROFILE_TARGETS");
     if (csv && *csv) write_csv(csv, lines);
     if (!targets || !*targets) return;
-    int failed = 0;
-    for (auto &kv : runs) failed |= !meets(targets, kv.first, summary(lines, kv.first));
+    std::vector<std::string> errors;
+    std::map<std::string, kernel_design> designs = read_designs(targets, errors);
+    for (const std::string &e : errors) fprintf(stderr, "cuda-emu profile: %s\n", e.c_str());
+    int failed = !errors.empty();
+    for (auto &kv : runs) failed |= !meets(designs, kv.first, summary(lines, kv.first));
     if (!failed) return;
     fflush(NULL);
     _exit(5);

@@ -147,25 +147,50 @@ START_TEST(bank_conflict_32_way)
 }
 END_TEST
 
-/* A kernel below its stated target ends the program with status 5 at exit; one that meets it does not. */
-static void run_with_target(int pattern, const char *row)
+/* The profile holds a kernel to the design its header comment states (emu_profile_design.cc): the statements are
+ * written into a source file given as EMU_PROFILE_TARGETS. A kernel below its statement, or without one, ends the
+ * program with status 5 at exit; one that meets it does not. */
+#define DESIGN_80 "Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory."
+static void run_with_design(int pattern, const char *kernel_in_source, const char *comment)
 {
-    char path[] = "/tmp/emu-targets-XXXXXX";
+    char path[] = "/tmp/emu-design-XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
-    fprintf(f, "# kernel min_load min_store max_ways\n%s\n", row);
+    fprintf(f, "/* %s */\n__global__ void %s(const float *in, float *out)\n{\n}\n", comment, kernel_in_source);
     fclose(f);
     setenv("EMU_PROFILE_TARGETS", path, 1);
     (void)profile_of(pattern, pattern ? "load_strided" : "load_coalesced");
     exit(0); /* the profile's check runs at exit (and the file is left for it: /tmp) */
 }
 
-START_TEST(target_missed_exits_5) { run_with_target(1, "load_strided 0.5 0.5 2"); }
+START_TEST(design_missed_exits_5) { run_with_design(1, "load_strided", DESIGN_80); }
 END_TEST
-START_TEST(target_met_exits_0) { run_with_target(0, "load_coalesced 0.5 0.5 2"); }
+START_TEST(design_met_exits_0) { run_with_design(0, "load_coalesced", DESIGN_80); }
 END_TEST
-START_TEST(target_missing_exits_5) { run_with_target(0, "some_other_kernel 0.5 0.5 2"); }
+START_TEST(design_of_another_kernel_exits_5) { run_with_design(0, "some_other_kernel", DESIGN_80); }
+END_TEST
+START_TEST(design_not_stated_exits_5) { run_with_design(0, "load_coalesced", "copies a row"); }
+END_TEST
+START_TEST(design_unreadable_exits_5)
+{
+    run_with_design(0, "load_coalesced", "Designed for: loads mostly coalesced, stores >= 80%, no shared memory.");
+}
+END_TEST
+START_TEST(today_figure_held_exits_0)
+{
+    run_with_design(1, "load_strided", DESIGN_80 " Today: loads 12.5% (each lane its own sector).");
+}
+END_TEST
+START_TEST(today_figure_missed_exits_5)
+{
+    run_with_design(1, "load_strided", DESIGN_80 " Today: loads 20% (each lane its own sector).");
+}
+END_TEST
+START_TEST(today_but_design_met_exits_5)
+{
+    run_with_design(0, "load_coalesced", DESIGN_80 " Today: loads 50% (an old figure).");
+}
 END_TEST
 
 #endif
@@ -188,9 +213,14 @@ Suite *emu_eyes_suite(void)
     tcase_add_test(t, strided_loads);
     tcase_add_test(t, conflict_free_shared);
     tcase_add_test(t, bank_conflict_32_way);
-    tcase_add_exit_test(t, target_missed_exits_5, 5);
-    tcase_add_exit_test(t, target_met_exits_0, 0);
-    tcase_add_exit_test(t, target_missing_exits_5, 5);
+    tcase_add_exit_test(t, design_missed_exits_5, 5);
+    tcase_add_exit_test(t, design_met_exits_0, 0);
+    tcase_add_exit_test(t, design_of_another_kernel_exits_5, 5);
+    tcase_add_exit_test(t, design_not_stated_exits_5, 5);
+    tcase_add_exit_test(t, design_unreadable_exits_5, 5);
+    tcase_add_exit_test(t, today_figure_held_exits_0, 0);
+    tcase_add_exit_test(t, today_figure_missed_exits_5, 5);
+    tcase_add_exit_test(t, today_but_design_met_exits_5, 5);
 #endif
     suite_add_tcase(s, t);
     return s;
