@@ -1,8 +1,13 @@
 /* emu_profile.cc - TEST-ONLY: the memory-efficiency profile (EMU_PROFILE=1), what Nsight Compute's memory
  * tables would say about the access pattern -- not about time.
  *
- * A warp instruction is the k-th execution of one instrumented access (one return address) by the lanes of
- * one warp: accesses are grouped by (warp, pc, k) per block, k counted per lane. For each group:
+ * A warp instruction is the k-th execution of one source line's accesses of one kind (global or shared, read or
+ * write) by the lanes of one warp: accesses are grouped by (warp, line, kind, k) per block, k counted per lane in
+ * the lane's program order. By source line, not by machine instruction: g++ may copy a store into both arms of a
+ * branch (`s[i] = c ? x : y`), and lanes that took different arms would then be split into two requests whose
+ * k-th executions belong to different iterations; nvcc predicates such code into one instruction, which the
+ * line stands for. (A line whose lanes run different numbers of one kind of access, e.g. a load in one arm of a
+ * ?: only, is grouped by order, which is what the lanes' predicated instruction would do too.) For each group:
  *   global memory: requested bytes (the lanes' sizes summed) and the distinct 32-byte sectors they touch;
  *                  efficiency = requested / (sectors * 32), so 1.0 is fully coalesced, 0.125 one float per
  *                  sector, and a broadcast (every lane the same word) counts above 1;
@@ -55,7 +60,9 @@ static int enabled = -1;
 /* Never destroyed: profile_report runs from atexit, and a C++ static's destructor may run before it (the order
  * depends on which was first constructed or registered, which a constructor in another file can change). */
 static std::vector<record> &block_recs = *new std::vector<record>;
-static std::unordered_map<uint64_t, uint32_t> &executions = *new std::unordered_map<uint64_t, uint32_t>; /* (pc, tid) -> times executed in this block */
+/* return address -> the first return address seen on its source line (the line's representative) */
+static std::unordered_map<void *, void *> &line_of_pc = *new std::unordered_map<void *, void *>;
+static std::map<std::string, void *> &pc_of_line = *new std::map<std::string, void *>;
 static std::map<site_key, line_stats> &sites = *new std::map<site_key, line_stats>;
 std::map<std::string, kernel_runs> &runs = *new std::map<std::string, kernel_runs>;
 static std::string &running = *new std::string;
@@ -84,9 +91,7 @@ void profile_new_launch(const launch_cfg &cfg)
 void profile_access(const access &a, int shared)
 {
     if (a.kind == ACC_ATOMIC) return;
-    uint64_t key = (uint64_t)(uintptr_t)a.pc << 11 ^ a.tid;
-    uint32_t k = executions[key]++;
-    block_recs.push_back(record{a.tid / 32, k, a.pc, a.addr, a.tid % 32, a.size, a.kind, shared});
+    block_recs.push_back(record{a.tid / 32, 0, a.pc, a.addr, a.tid % 32, a.size, a.kind, shared}); /* k: at block end */
 }
 
 /* distinct 32-byte sectors of a group's accesses */
@@ -129,24 +134,60 @@ static void add_group(const record *r, size_t n)
     else s.sectors += sectors_of(r, n);
 }
 
+/* Each record's pc becomes its source line's representative pc (addr2line once per new pc, in one batch; a pc
+ * with no line information stays its own). */
+static void pcs_to_lines(void)
+{
+    std::vector<void *> fresh;
+    for (const record &r : block_recs)
+        if (!line_of_pc.count(r.pc)) fresh.push_back(r.pc), line_of_pc[r.pc] = r.pc;
+    resolve_lines(fresh);
+    for (void *pc : fresh) {
+        std::string line = source_line(pc);
+        if (line == "?") continue;
+        auto it = pc_of_line.emplace(line, pc).first;
+        line_of_pc[pc] = it->second;
+    }
+    for (record &r : block_recs) r.pc = line_of_pc[r.pc];
+}
+
+static bool same_access(const record &x, const record &y)
+{
+    return x.warp == y.warp && x.pc == y.pc && x.shared == y.shared && x.kind == y.kind;
+}
+
+static bool access_before(const record &x, const record &y)
+{
+    if (x.warp != y.warp) return x.warp < y.warp;
+    if (x.pc != y.pc) return x.pc < y.pc;
+    if (x.shared != y.shared) return x.shared < y.shared;
+    return x.kind < y.kind;
+}
+
 void profile_block_end(void)
 {
     if (!profile_on()) return;
     runs[running].switches += stats.resumes - resumes_seen;
     resumes_seen = stats.resumes;
+    pcs_to_lines();
+    /* k: the lane's how-many-th access of this kind on this line. block_recs holds each thread's accesses in its
+     * program order, which a stable sort keeps within (warp, line, kind, lane). */
+    std::stable_sort(block_recs.begin(), block_recs.end(), [](const record &x, const record &y) {
+        return access_before(x, y) || (!access_before(y, x) && x.lane < y.lane);
+    });
+    for (size_t i = 0; i < block_recs.size(); i++)
+        block_recs[i].k = i && same_access(block_recs[i], block_recs[i - 1]) && block_recs[i].lane == block_recs[i - 1].lane
+                              ? block_recs[i - 1].k + 1 : 0;
     std::sort(block_recs.begin(), block_recs.end(), [](const record &x, const record &y) {
-        if (x.warp != y.warp) return x.warp < y.warp;
-        if (x.pc != y.pc) return x.pc < y.pc;
+        if (access_before(x, y) || access_before(y, x)) return access_before(x, y);
         return x.k != y.k ? x.k < y.k : x.lane < y.lane;
     });
     for (size_t i = 0, j; i < block_recs.size(); i = j) {
-        for (j = i + 1; j < block_recs.size() && block_recs[j].warp == block_recs[i].warp &&
-                        block_recs[j].pc == block_recs[i].pc && block_recs[j].k == block_recs[i].k;)
+        for (j = i + 1; j < block_recs.size() && same_access(block_recs[j], block_recs[i]) && block_recs[j].k == block_recs[i].k;)
             j++;
         add_group(&block_recs[i], j - i);
     }
     block_recs.clear();
-    executions.clear();
 }
 
 /* ---- per source line and per kernel ---------------------------------------------------------------------- */
