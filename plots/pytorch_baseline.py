@@ -289,11 +289,14 @@ FORMS = {1: lesson1_forms, 2: lesson2_forms, 3: lesson3_forms, 4: lesson4_forms,
 EXTRA_FORMS = {5: lesson5_fp32_forms}
 
 
+def form_builders(lesson):
+    """The lesson's form builders, each drawing its own inputs: the seed's two forms, then the extra ones."""
+    return [FORMS[lesson]] + ([EXTRA_FORMS[lesson]] if lesson in EXTRA_FORMS else [])
+
+
 def form_names(torch, lesson):
-    """Every formulation --size runs for the lesson: the seed's two, then the extra ones."""
-    tiny = SIZES[lesson]["tiny"]
-    builds = [FORMS[lesson]] + ([EXTRA_FORMS[lesson]] if lesson in EXTRA_FORMS else [])
-    return [name for build in builds for name in build(torch, tiny)[2]]
+    """Every formulation --size runs for the lesson."""
+    return [name for build in form_builders(lesson) for name in build(torch, SIZES[lesson]["tiny"])[2]]
 
 
 def sweep_points(path, lesson):
@@ -335,7 +338,9 @@ def run_point(torch, lesson, d, impls, repeat):
     are drawn, so the peak counts them, the upstream gradient, every temporary, the outputs and the gradients:
     what the C tracker counts."""
     rows = []
-    for build in [FORMS[lesson]] + ([EXTRA_FORMS[lesson]] if lesson in EXTRA_FORMS else []):
+    for build in form_builders(lesson):
+        if not set(build(torch, SIZES[lesson]["tiny"])[2]) & set(impls):
+            continue  # none of its forms asked for (the sweeps run the seed's two): draw no inputs at this size
         meter = PeakMeter(torch)
         torch.manual_seed(1234)
         inputs, dout, forms = build(torch, d)
