@@ -229,16 +229,16 @@ plots: plot-deps
 # Re-run each lesson at the size its doc shows and paste the output into the doc or its appendix (between markers);
 # the list is docs/generated.txt, whose $$EMU lines run a lesson under the CUDA emulator (built here, into build/emu).
 # check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
-# -batch against a -O0 -g3 CPU build in build/debug (plots/check_docs.py, plots/check_gdb_walks.py).
+# -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS))
-	$(PYTHON) plots/paste_output.py --table docs/generated.txt --bin $(BIN)
+	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --bin $(BIN)
 
 check-docs: gdb-deps all
 	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
-	$(PYTHON) plots/check_gdb_walks.py --bin build/debug
-	$(PYTHON) plots/check_docs.py
+	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
+	$(PYTHON) docs/tools/check_docs.py
 	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
 	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \
 	  ! $(PYTHON) plots/compare_npy.py $$d/l1/cpu.dx.npy $$d/l1/cpu.dW.npy 2>/dev/null && rm -rf $$d && \

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run each doc's gdb walk (docs/gdb/lesson-N.gdb) in gdb -batch against a debug build and check every stop.
 
-    python3 plots/check_gdb_walks.py [--bin build/debug] [docs/gdb/lesson-1.gdb ...]
+    python3 docs/tools/check_gdb_walks.py [--bin build/debug] [docs/gdb/lesson-1.gdb ...]
 
 A walk file is what a learner types, plus expectations the learner can read too:
 

@@ -1,7 +1,7 @@
 """Runs the PyTorch fixes the lesson docs print: their values against autograd in float64, and their memory
 against the bound each doc states, measured with the CPU allocator's own bytes.
 
-    /usr/bin/python3 plots/check_doc_snippets.py [--paste]   # needs torch (Debian: apt-get install python3-torch)
+    /usr/bin/python3 docs/tools/check_doc_snippets.py [--paste]   # needs torch (Debian: apt-get install python3-torch)
 
 Lesson 2's forward-algorithm loop, lesson 3's MaxSim autograd.Function, lesson 4's LatentGRUCell and its
 "see it in your run" hook, and lesson 5's accumulate_grad_weight are taken from docs/lesson-N.md (the python code
@@ -24,10 +24,10 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "plots"))  # plots/torch_peak: the allocator counter pytorch_baseline.py uses too
 from torch_peak import PeakMeter, ensure_preloaded  # noqa: E402
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 F32 = 4
 REPORT = {}  # lesson -> the lines --paste writes into its doc
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Paste a command's output, or a file, into a doc between markers, so the doc shows what the code prints today.
 
-    python3 plots/paste_output.py docs/lesson-1.md lesson1-forum -- ./build/lesson1 --size forum
-    python3 plots/paste_output.py docs/lesson-1.md gdb-walk --file docs/gdb/lesson-1.gdb
-    python3 plots/paste_output.py docs/lesson-2.md lesson2-forum --tensors none -- ./build/lesson2 --size forum
-    python3 plots/paste_output.py --table docs/generated.txt [--bin build]
+    python3 docs/tools/paste_output.py docs/lesson-1.md lesson1-forum -- ./build/lesson1 --size forum
+    python3 docs/tools/paste_output.py docs/lesson-1.md gdb-walk --file docs/gdb/lesson-1.gdb
+    python3 docs/tools/paste_output.py docs/lesson-2.md lesson2-forum --tensors none -- ./build/lesson2 --size forum
+    python3 docs/tools/paste_output.py --table docs/generated.txt [--bin build]
 
 replaces everything between <!-- marker:begin --> and <!-- marker:end --> with the command line and its standard
 output in a code block (or the file, as a gdb block). Standard error (e.g. "no CUDA device") is passed through.
@@ -18,7 +18,7 @@ import shlex
 import subprocess
 import sys
 
-import plot_common as pc
+import doc_markers as pc  # beside this file
 
 EMU_BIN = "build/emu"   # where `make EMU=1` puts the lessons compiled against the CUDA emulator
 
