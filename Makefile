@@ -4,7 +4,7 @@
 #                     missing (apt, as root) or prints the command
 #   make lesson-N     build and run lesson N at its default size
 #   make test         install Check if missing (apt, as root), build and run every test suite
-#   make bench        every lesson's sweeps (bench/sweeps.txt) -> docs/results/<machine>/lessonN.csv; bench-N: one
+#   make bench        every lesson's sweeps (plots/sweeps.txt) -> docs/results/<machine>/lessonN.csv; bench-N: one
 #   make plots        draw docs/img/*.png and the results tables from those CSVs (installs matplotlib if missing)
 #   make docs         re-run the lessons and paste their output into docs/lesson-N.md
 #   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
@@ -96,7 +96,7 @@ include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, te
 # tests/test_lessonN.c (when present) is its own suite and tests/cuda_lessonN.c (when present) joins
 # build/test_cuda. These lines are the one list of lessons: LESSON_NS, and from it the generated
 # $(LESSON_LIST_H) (X(1) X(2) ...) that tests/test_lessons.c and tests/test_cuda.c expand, the docs target and
-# bench/run.sh (BENCH_LESSONS) read them.
+# plots/bench.sh (BENCH_LESSONS) read them.
 LESSON_NS :=
 LESSON_DEF_OBJ :=
 LESSON_CUDA_TEST_OBJ :=
@@ -183,7 +183,7 @@ toy-check:
 	grep -q '^test_lessons: .* lesson6$$' $(BIN)/test_lessons.out || \
 	  { echo "make test-toy-lesson: the toy lesson did not join test_lessons"; rc=1; }; \
 	BIN=$(BIN) BENCH_DIR=$(BIN)/bench BENCH_LESSONS="$(LESSON_NS)" BENCH_PLAN_ONLY=1 TORCH_PYTHON=none \
-	  bench/run.sh >$(BIN)/bench_plan.out 2>&1 || rc=1; \
+	  plots/bench.sh >$(BIN)/bench_plan.out 2>&1 || rc=1; \
 	grep '^plan: 6|' $(BIN)/bench_plan.out || \
 	  { cat $(BIN)/bench_plan.out; echo "make test-toy-lesson: the toy lesson is not in the bench plan"; rc=1; }; \
 	if [ $$rc -ne 0 ]; then echo "make test-toy-lesson: FAILED"; else echo "make test-toy-lesson: lesson 6 joined"; fi; \
@@ -207,13 +207,13 @@ check-deps:
 blas-deps:
 	$(call need_pkg,/usr/include/x86_64-linux-gnu/cblas.h,libopenblas-dev)
 
-# The sweeps are data (bench/sweeps.txt); bench/run.sh runs them on every implementation this machine has, five
+# The sweeps are data (plots/sweeps.txt); plots/bench.sh runs them on every implementation this machine has, five
 # timed runs after a warm-up per point, and writes docs/results/<machine>/lessonN{,_runs,_timeline}.csv.
 # BENCH_DIR unset: docs/results/cpu, or docs/results/<gpu-name> where a CUDA device runs. bench-N: lesson N only.
 bench: all
-	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) bench/run.sh
+	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) plots/bench.sh
 bench-%: all
-	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) bench/run.sh $*
+	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) plots/bench.sh $*
 
 plot-deps:
 	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || { \
@@ -304,7 +304,7 @@ test-build: build/libpeak_alloc.so
 # Each lesson's cpu against PyTorch's fixed formulations in one run each, one thread (docs/results/cpu/cpu_vs_pytorch.txt).
 .PHONY: compare-pytorch
 compare-pytorch: all
-	bench/compare_pytorch.sh
+	plots/compare_pytorch.sh
 
 # ---- one command for a GPU machine -------------------------------------------------------------------------
 # make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under

@@ -13,7 +13,7 @@
 #              at size small (the versions are read from each binary's --help)                              180
 #   forum      each lesson's CUDA versions at its forum size, --mem-limit = 90% of the GPU's memory; a version
 #              over it runs at medium instead, and the log says so                                          80
-#   bench      bench/run.sh, lesson by lesson, over the sweeps of bench/sweeps.txt restricted to their cuda
+#   bench      plots/bench.sh, lesson by lesson, over the sweeps of plots/sweeps.txt restricted to their cuda
 #              runs (device rows timed by CUDA events in the session), REPEAT=3                              120
 #   torch      plots/pytorch_baseline.py on the GPU (torch.cuda.max_memory_allocated) at the sweeps' torch=
 #              points, when a python with torch (CUDA) is here                                                45
@@ -149,7 +149,7 @@ gpu_sweeps() {
                for (j = 1; j <= n; j++) if (r[j] ~ /^cuda/) s = s (s == "" ? "" : ",") r[j]
                if (s == "") keep = 0; $i = "run=" s }
              out = out (out == "" ? "" : " ") $i }
-           if (keep) print out }' bench/sweeps.txt
+           if (keep) print out }' plots/sweeps.txt
 }
 
 step_bench() { # lesson by lesson, so that one slow lesson cannot take every other lesson's rows
@@ -161,7 +161,7 @@ step_bench() { # lesson by lesson, so that one slow lesson cannot take every oth
         n=$((n - 1))
         if [ $secs -lt 5 ]; then skip "bench lesson $L: out of the step's $(budget 120) s"; continue; fi
         BIN=$BIN BENCH_DIR=$OUT REPEAT=3 TORCH_PYTHON=none SWEEPS=$OUT/sweeps_gpu.txt \
-            run_logged "$log" "$secs" bench/run.sh "$L" || rc=$?
+            run_logged "$log" "$secs" plots/bench.sh "$L" || rc=$?
         case $rc in 0) PASSED+=("bench lesson $L (cuda rows, median of 3)") ;;
         124|137) skip "bench lesson $L: out of its $secs s: the rows written so far are in $OUT/lesson$L.csv" ;;
         *) FAILED+=("bench lesson $L (exit $rc, $log)") ;; esac

@@ -4,7 +4,7 @@
  *                 [--mem-limit BYTES] [--time-limit SECONDS] [--timeline FILE] [--repeat N] [--times FILE]
  *                 [--predict] [lesson options] [--help]
  *
- * --repeat, --times and --predict are for the bench (bench/run.sh): N timed runs after a warm-up with the
+ * --repeat, --times and --predict are for the bench (plots/bench.sh): N timed runs after a warm-up with the
  * median reported, every run's times to a CSV, and rows for what is only predicted.
  * cli_parse fills a cli_options or prints one clear message. Both "--flag value" and "--flag=value" are
  * accepted; each option may be given once. --dims overrides dimensions of the chosen preset (the default

@@ -11,7 +11,7 @@ py=${TORCH_PYTHON:-/usr/bin/python3}
 "$py" -c 'import torch' 2>/dev/null || { echo "compare_pytorch: torch is not importable by $py"; exit 1; }
 tmp=$(mktemp)
 {
-  echo "# bench/compare_pytorch.sh: OPENBLAS_NUM_THREADS=1, plots/pytorch_baseline.py --compare build/lessonN --repeat 5"
+  echo "# plots/compare_pytorch.sh: OPENBLAS_NUM_THREADS=1, plots/pytorch_baseline.py --compare build/lessonN --repeat 5"
   echo "# $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
   for l in 1 2 3 4 5; do
     size=medium; [ $l = 1 ] && size=forum

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench/run.sh - `make bench`: every sweep of bench/sweeps.txt, on every implementation this machine has.
+# plots/bench.sh - `make bench`: every sweep of plots/sweeps.txt, on every implementation this machine has.
 #
-#   bench/run.sh [LESSON ...]          (default: every lesson in bench/sweeps.txt whose binary is built)
+#   plots/bench.sh [LESSON ...]          (default: every lesson in plots/sweeps.txt whose binary is built)
 #   env: BIN=build  BENCH_DIR=docs/results/<machine>  REPEAT=5  TORCH_PYTHON=<python with torch, or none>
-#        SWEEPS=bench/sweeps.txt  MEM_LIMIT=<bytes, 4G, ...: --mem-limit for every run>
+#        SWEEPS=plots/sweeps.txt  MEM_LIMIT=<bytes, 4G, ...: --mem-limit for every run>
 #
 # Per lesson it writes, under BENCH_DIR (replacing what a previous bench wrote for that lesson):
 #   lessonN.csv           the lessons' CSV (lesson,impl,size,dims,peak_bytes,...,device,gemm_share): one row per point and
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 BIN=${BIN:-build}
 REPEAT=${REPEAT:-5}
-SWEEPS=${SWEEPS:-bench/sweeps.txt}
+SWEEPS=${SWEEPS:-plots/sweeps.txt}
 MEM_LIMIT=${MEM_LIMIT:-}  # passed as --mem-limit (default: the binary's, half the RAM)
 CPU_MODEL=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -1 | tr -d ',"')
 CPU_MODEL=${CPU_MODEL:-cpu}
