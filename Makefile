@@ -256,7 +256,7 @@ $(BIN)/test_runtime: $(BIN)/gradcheck_example $(OBJ)/tests/test_runtime.o $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 # The learner's entry point: a central-difference check of your own forward/backward (docs: "Check your own gradient").
-$(BIN)/gradcheck_example: $(OBJ)/tests/gradcheck_example.o $(OBJ)/tests/gradcheck.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/gradcheck_example: $(OBJ)/docs/examples/gradcheck_example.o $(OBJ)/tests/gradcheck.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # Every lesson's definition, table-driven: formula == tracker, validation, determinism, no leaks, gradients.

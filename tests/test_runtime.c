@@ -461,8 +461,8 @@ START_TEST(parse_byte_sizes)
 }
 END_TEST
 
-/* The learner's entry point (tests/gradcheck_example.c, docs "Check your own gradient") passes on its correct layer
- * and fails on its planted bug, saying which value is analytic and which numeric. Runs the built binary. */
+/* The learner's entry point (docs/examples/gradcheck_example.c, docs "Check your own gradient") passes on its correct
+ * layer and fails on its planted bug, saying which value is analytic and which numeric. Runs the built binary. */
 static int run_example(const char *args, char *out, size_t len)
 {
     char cmd[256];
