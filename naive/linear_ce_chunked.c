@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../kernels/runtime/arena.h"
-#include "../kernels/linear_ce_gemm.h"
+#include "../optimized/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/track.h"
 

@@ -1,7 +1,7 @@
 /* linear_ce_fused.c - lesson 5's fused chunk loop on the CPU (see linear_ce_fused.h).
  *
  * One tracked workspace, carved once: one block's f32 logits (which become its bf16 gradient) and the float32
- * conversion panels of the CPU GEMMs (kernels/linear_ce_gemm.h). Nothing is allocated inside the block loop.
+ * conversion panels of the CPU GEMMs (optimized/linear_ce_gemm.h). Nothing is allocated inside the block loop.
  * A block is k of the seed's chunks, k = ceil(LCE_CPU_GEMM_ROWS / chunk) (linear_ce_fused.h).
  */
 #include "linear_ce_fused.h"
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../kernels/runtime/arena.h"
-#include "../kernels/linear_ce_gemm.h"
+#include "linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/track.h"
 

@@ -29,7 +29,7 @@
 #include "../kernels/runtime/bf16.h"
 #include "../kernels/runtime/compare.h"
 #include "gradcheck.h"
-#include "../kernels/linear_ce_gemm.h"
+#include "../optimized/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/rng.h"
 #include "../kernels/runtime/track.h"

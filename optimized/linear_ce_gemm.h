@@ -12,13 +12,13 @@
  * Layouts (row-major): xf (rows, H) f32; W (V, H) bf16; g (rows, V) bf16 with row stride ldg elements;
  * gp (rows, vb) f32.
  */
-#ifndef KERNELS_LINEAR_CE_GEMM_H
-#define KERNELS_LINEAR_CE_GEMM_H
+#ifndef OPTIMIZED_LINEAR_CE_GEMM_H
+#define OPTIMIZED_LINEAR_CE_GEMM_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include "runtime/bf16.h"
-#include "linear_ce_problem.h"
+#include "../kernels/runtime/bf16.h"
+#include "../kernels/linear_ce_problem.h"
 
 /* dst (rows, cols) f32, row stride ldd  <-  src (rows, cols) bf16, row stride lds. Exact. */
 void lce_bf16_to_f32(float *dst, size_t ldd, const bf16 *src, size_t lds, size_t rows, size_t cols);

@@ -1,9 +1,9 @@
 /* linear_ce_gemm.c - lesson 5's bf16 GEMMs on the CPU (see linear_ce_gemm.h): convert a panel, call sgemm_cpu. */
 #include "linear_ce_gemm.h"
 
-#include "runtime/gemm_cpu.h"
-#include "runtime/track.h"
-#include "linear_ce_problem.h"
+#include "../kernels/runtime/gemm_cpu.h"
+#include "../kernels/runtime/track.h"
+#include "../kernels/linear_ce_problem.h"
 
 /* Conversions run in blocks of a fixed CVT_BLOCK elements: a loop with a constant trip count is what -O2's
  * cheap vectoriser turns into SIMD shifts (a plain loop over cols stays scalar, and at medium the conversions
