@@ -1,12 +1,9 @@
 /* lesson5.c - fused linear cross-entropy: the weight gradient accumulated in place, in fp32, with no temporaries.
  *
- * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
- *   naive  naive/linear_ce_chunked.c   the seed's chunk loop: grad_weight += mm(g^T, x).float(), V*H*6 bytes
- *   cpu    optimized/linear_ce_fused.c the same chunks, dW accumulated by the GEMM itself (beta = 1), in fp32
- *   cuda-v1 optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel; cuda = cuda-v1
- *   cuda-v2 optimized/linear_ce_cce.cu  no logits buffer: online logsumexp over V, logits recomputed in backward
- *   cuda-v3 optimized/linear_ce_cce_v3.cu the same on tensor cores: bf16 WMMA logit tiles; --filter: CCE's filter
- * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations.
+ * The implementations, their options and what each does: build/lesson5 --help. Their files, in reading order:
+ * the reading path at the top of docs/lesson-5.md.
+ *   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
  */
 #include "lesson5.h"
 
