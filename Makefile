@@ -229,7 +229,8 @@ plots: plot-deps
 # Re-run each lesson at the size its doc shows and paste the output into the doc or its appendix (between markers);
 # the list is docs/generated.txt, whose $$EMU lines run a lesson under the CUDA emulator (built here, into build/emu).
 # check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
-# -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py).
+# -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py), and
+# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS))
@@ -239,6 +240,7 @@ check-docs: gdb-deps all
 	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
 	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
 	$(PYTHON) docs/tools/check_docs.py
+	$(PYTHON) docs/tools/check_reading_paths.py
 	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
 	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \
 	  ! $(PYTHON) plots/compare_npy.py $$d/l1/cpu.dx.npy $$d/l1/cpu.dW.npy 2>/dev/null && rm -rf $$d && \
