@@ -97,18 +97,9 @@ static unsigned long long host_launches(void) { return 0; }
 static const char *host_name(void) { return "cpu"; }
 
 static const place_ops host_place = {
-    .domain = MEM_HOST,
-    .runs = 1,
-    .copy_in = host_copy,
-    .copy_out = host_copy_out,
-    .free = host_free,
-    .sync = host_nothing,
-    .timer_begin = host_nothing,
-    .timer_end_ms = host_elapsed_ms,
-    .run_begin = host_run_edge,
-    .run_end = host_run_edge,
-    .launches = host_launches,
-    .name = host_name,
+    .domain = MEM_HOST, .runs = 1, .copy_in = host_copy, .copy_out = host_copy_out, .free = host_free,
+    .sync = host_nothing, .timer_begin = host_nothing, .timer_end_ms = host_elapsed_ms,
+    .run_begin = host_run_edge, .run_end = host_run_edge, .launches = host_launches, .name = host_name,
 };
 
 /* The CPU emulation build (EMU=1, tests/cuda_emu): device runs are emulated, and EMU_DRY=1 makes them a dry run
@@ -123,30 +114,14 @@ int lesson_dry(void) { return 0; }
 
 #ifdef HAVE_CUDA
 static double device_elapsed_ms(double host_ms) { return (void)host_ms, gpu_timer_end_ms(); }
-static void device_run_begin(const lesson_impl *im)
-{
-    if (im->uses_cublas) cublas_workspace_attach();
-}
-static void device_run_end(const lesson_impl *im)
-{
-    if (im->uses_cublas) cublas_workspace_detach();
-}
+static void device_run_begin(const lesson_impl *im) { if (im->uses_cublas) cublas_workspace_attach(); }
+static void device_run_end(const lesson_impl *im) { if (im->uses_cublas) cublas_workspace_detach(); }
 
 /* Two runs: the first pays for cuBLAS's kernel selection and module loading, the second is timed. */
 static const place_ops device_place = {
-    .domain = MEM_DEVICE,
-    .runs = 2,
-    .emulated = DEVICE_EMULATED,
-    .copy_in = dev_copy,
-    .copy_out = dev_download,
-    .free = dev_free,
-    .sync = dev_synchronize,
-    .timer_begin = gpu_timer_begin,
-    .timer_end_ms = device_elapsed_ms,
-    .run_begin = device_run_begin,
-    .run_end = device_run_end,
-    .launches = cuda_launch_count,
-    .name = cuda_device_name,
+    .domain = MEM_DEVICE, .runs = 2, .emulated = DEVICE_EMULATED, .copy_in = dev_copy, .copy_out = dev_download,
+    .free = dev_free, .sync = dev_synchronize, .timer_begin = gpu_timer_begin, .timer_end_ms = device_elapsed_ms,
+    .run_begin = device_run_begin, .run_end = device_run_end, .launches = cuda_launch_count, .name = cuda_device_name,
 };
 static const place_ops *const device = &device_place;
 #else
