@@ -1,4 +1,5 @@
-/* maxsim_math.h - the arithmetic lesson 3's CPU and CUDA implementations share (HD: host and device).
+/* maxsim_math.h - lesson 3's shared device side: the arithmetic the CPU and CUDA code share (HD), tile sizes
+ * and the CUDA versions' launchers.
  *
  * The max rule lives here, once (ms_better), and every implementation -- naive, cpu, cuda-v1, v2, v3 and the
  * float64 reference -- picks its argmax through it. It is PyTorch's rule for max(dim) (checked with torch 1.13
@@ -46,5 +47,52 @@ HD void ms_axpy(float w, const float *x, float *g, long long K)
 {
     for (long long k = 0; k < K; k++) g[k] += w * x[k];
 }
+
+/* ---- tile sizes, read by the CUDA code and by the C side (the fit check and the memory formulas) ---------- */
+/* CPU (optimized/maxsim_fused.c): one scores tile is MS_CPU_ROWS rows of a (pairs (i, j)) against up to
+ * MS_CPU_COLS rows of b (pairs (m, n)): 256 x 512 floats = 512 KiB, the only trace of the 4-D tensor. */
+#define MS_CPU_ROWS 256
+#define MS_CPU_COLS 512
+
+/* CUDA tiled kernel (kernels/maxsim_v2.cu): one block per (i, m) computes the [J, N] slab
+ * a[i] . b[m]^T in MS_TJ x MS_TN tiles, MS_TK columns of K at a time through shared memory; each thread owns an
+ * MS_RJ x MS_RN register tile. */
+#define MS_TJ 64
+#define MS_TN 64
+#define MS_TK 16
+#define MS_RJ 4
+#define MS_RN 4
+#define MS_THREADS ((MS_TJ / MS_RJ) * (MS_TN / MS_RN)) /* 256 */
+
+/* CUDA tensor-core kernel (kernels/maxsim_v3.cu): one block of 4 warps per (i, m) computes the [J, N]
+ * slab in MS3_TJ x MS3_TN score tiles, K in steps of MS3_TK staged in shared memory rows padded by MS3_PAD
+ * floats; each warp owns a 32 x 32 quarter of the tile as 2 x 2 WMMA m16n16k8 fragments. */
+#define MS3_TJ 64
+#define MS3_TN 64
+#define MS3_TK 32
+#define MS3_PAD 4
+#define MS3_THREADS 128
+
+/* cuda-v1 and the backward kernels: threads per block. */
+#define MS_SIMPLE_THREADS 128
+/* --deterministic's scan: threads per block (one block per m). The scatter: one warp per m, 8 warps per block,
+ * so a block's 8 warps read arg[r, m0 .. m0+8) -- 32 bytes, one sector when M % 8 == 0 -- for the same rows. */
+#define MS_SCAN_THREADS 256
+#define MS_SCATTER_WARPS 8
+
+#ifdef __cplusplus
+/* ---- the versions' launchers (kernels/maxsim_vN.cu); buffers are allocated by optimized/maxsim_fused.cu.
+ * a [I,J,K], b [M,N,K]; out [I,M] may be NULL (backward's recompute), arg [I,J,M] may be NULL (--recompute). */
+#include "maxsim_problem.h"
+void ms1_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
+void ms2_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
+void ms3_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
+/* backward, every version (kernels/maxsim_v1.cu): da [I,J,K]; db [M,N,K] by atomics, or by buckets with
+ * start [M,N+1] and list [M,I*J] int32 scratch. */
+void ms_backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da);
+void ms_backward_db_atomic(const ms_dims *d, const float *a, const float *dout, const int *arg, float *db);
+void ms_backward_db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg, int *start,
+                            int *list, float *db);
+#endif
 
 #endif

@@ -4,7 +4,7 @@
  *   naive    naive/maxsim_einsum.c    the einsum's [I,J,M,N] scores, int64 max indices, autograd's backward
  *   cpu      optimized/maxsim_fused.c tiles reduced to max/argmax at once; int32 argmax saved, or nothing
  *                                     with --recompute
- *   cuda-v1  optimized/maxsim_fused.cu, kernels/maxsim_kernels{,_v3}.cu: v1 one thread per (i, m)
+ *   cuda-v1  optimized/maxsim_fused.cu, kernels/maxsim_v{1,2,3}.cu: v1 one thread per (i, m)
  *   cuda-v2                           v2 shared-memory tiles, FP32 register tiles, fused max/argmax epilogue
  *   cuda-v3                           v3 TF32 tensor-core (WMMA) tiles, max/argmax epilogue on the tile;
  *                                     cuda = cuda-v3

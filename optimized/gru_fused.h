@@ -56,7 +56,7 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
 
 #ifdef HAVE_CUDA
 /* The same on the device (optimized/gru_fused.cu): every pointer is device memory; the arena and out are
- * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_kernels.cu). */
+ * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_v1.cu, kernels/gru_v2.cu). */
 float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                         const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
                         gru_fused_ws *ws, int graph);

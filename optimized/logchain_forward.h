@@ -71,7 +71,7 @@ lc_memory cuda_lc_memory(const lc_dims *d);
 lc_memory cuda_lc_memory_v1(const lc_dims *d);
 
 /* 1 if n, t, v, c and the grid dimensions fit the kernels' int arithmetic and launch limits
- * (kernels/logchain_geometry.h). */
+ * (kernels/logchain_math.h). */
 int cuda_lc_dims_fit(const lc_dims *d);
 int cuda_lc_dims_fit_v1(const lc_dims *d);
 

@@ -9,7 +9,6 @@
 
 #include "../kernels/runtime/arena.h"
 #include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/maxsim_geometry.h"
 #include "../kernels/maxsim_math.h"
 #include "../kernels/runtime/timer.h"
 #include "../kernels/runtime/track.h"

@@ -1,30 +1,19 @@
-/* linear_ce_kernels_v2.cu - lesson 5's cuda-v2 kernels: linear cross-entropy with no logits buffer (the Cut
- * Cross-Entropy approach). Each logit z[n, v] = x[n] . W[v] is computed in a register when it is needed, used and
- * dropped; forward keeps one float per row (the logsumexp), backward recomputes every logit from x and W.
+/* linear_ce_v2.cu - lesson 5, cuda-v2: linear cross-entropy with no logits buffer (the Cut Cross-Entropy way).
  *
- *   lce2_forward_kernel  one block per row: each thread streams over its own logits (v = tid, tid + B, ...) with
- *                        an online logsumexp, the block merges the (max, sum) pairs; lse and the row's loss
- *   lce2_dx_kernel       one block per row: the row's logits in blocks of B (one per thread), turned into the
- *                        gradient g = (softmax - onehot) * scale, kept in shared memory for that block only, and
- *                        g_block . W_block added into an fp32 accumulator [H] in dynamic shared memory
- *   lce2_dw_kernel       one block per tile of LCE2_TILE_V vocabulary rows, looping over the rows of x in tiles of
- *                        LCE2_TILE_N: g tile [TILE_N, TILE_V] in shared memory, then dW[tile] += g_tile^T . x_tile
- *
- * dW ownership, not atomics: every dW element is written by exactly one thread of one block, which adds the row
- * tiles in a fixed order, so dW is the same bits on every run (the emulator's two passes check it) and needs no
- * zeroing launch: the block zeroes its own rows first. The price is that each block recomputes its logits for
- * every row, which is what recomputation costs anyway. Simple and correct, not fast: the dots are scalar loops
- * (no tensor cores), chosen so the CPU emulator can run them. The arithmetic is kernels/linear_ce_math.h's.
- */
-#include "linear_ce_kernels_v2.h"
+ * v1 materialises a chunk's logits (rows, V) in f32. Here each logit z[n, v] = x[n] . W[v] is computed in a
+ * register when needed, used and dropped; forward keeps one float per row (the logsumexp) and backward
+ * recomputes every logit from x and W.
+ *   lce2_forward_kernel  one block per row, each thread its own logits (v = tid, tid + B, ...): online logsumexp
+ *   lce2_dx_kernel       one block per row: logits in blocks of B, g = (softmax - onehot) * scale in shared
+ *                        memory, g_block . W_block added into an fp32 accumulator [H] in dynamic shared memory
+ *   lce2_dw_kernel       one block per tile of LCE2_TILE_V vocabulary rows, looping over x in tiles of LCE2_TILE_N
+ * Every dW element is written by one thread of one block, adding row tiles in a fixed order: the same bits on
+ * every run, no atomics, no zeroing launch. Scalar dots, no tensor cores: simple and correct, not fast. */
+#include "linear_ce_math.h"
 
 #include "runtime/cuda_check.h"
 #include "runtime/dry_skip.h"
 #include "runtime/launch.h"
-#include "linear_ce_geometry.h"
-#include "linear_ce_math.h"
-#include "linear_ce_reduce.cuh"
-#include "linear_ce_problem.h"
 
 static_assert(LCE2_THREADS % LCE_WARP == 0 && LCE2_THREADS / LCE_WARP <= LCE_WARP,
               "the block merge reads one partial per warp into a single warp");
