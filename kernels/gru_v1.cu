@@ -13,7 +13,6 @@
 #include "runtime/cublas_rowmajor.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 
 static_assert(GRU_THREADS % 32 == 0, "blocks are whole warps");
@@ -112,14 +111,11 @@ void gru1_forward_range(const gru_dims *d, const float *x, const float *h0, cons
 {
     size_t B = d->B, X = d->X, H = d->H, BH = B * H;
     int iB = (int)B, iH = (int)H;
-    /* launches per step: a dry run launches the boundary blocks' and steps' only (dry_skip.h) */
     for (size_t tb = t0; tb < t1; tb += ws->P) {
-        EMU_DRY_SKIP(tb, (long long)t0, (long long)t1, (long long)ws->P);
         size_t nb = t1 - tb < ws->P ? t1 - tb : ws->P;
         /* xp (nb*B, 3H) = x[tb .. tb+nb) (nb*B, X) . W_ih (X, 3H) */
         gemm(0, 0, nb * B, 3 * H, X, x + tb * B * X, X, W_ih, 3 * H, 0.0f, ws->xp, 3 * H);
         for (size_t k = 0; k < nb; k++) {
-            EMU_DRY_SKIP(k, 0, (long long)nb, 1);
             size_t t = tb + k;
             const float *h = t ? out + (t - 1) * BH : h0;
             float *St = saved_row(d, ws, t);
@@ -179,11 +175,9 @@ void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, con
     LAUNCH(gru_fill_kernel, grid_of(BH), GRU_THREADS, 0)((long long)BH, 0.0f, g->dh0);
     CUDA_CHECK_LAST();
     for (size_t s = nseg; s-- > 0;) {
-        EMU_DRY_SKIP(s, (long long)nseg - 1, -1, -1); /* launches per step: a dry run launches the boundary */
-        size_t t0 = s * L, t1 = t0 + L < T ? t0 + L : T;  /* segments' and steps' only (dry_skip.h) */
+        size_t t0 = s * L, t1 = t0 + L < T ? t0 + L : T;
         if (L < T) gru1_forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, (float *)out, 1, t0, t1, ws);
         for (size_t t = t1; t-- > t0;) {
-            EMU_DRY_SKIP(t, (long long)t1 - 1, (long long)t0 - 1, -1);
             step_backward(d, t, h0, W_enc, W_zh, out, dout, g->dh0, ws, g->dW_zh);
         }
         segment_weight_grads(d, t0, t1, x, h0, W_ih, out, ws, s == nseg - 1 ? 0.0f : 1.0f, g);

@@ -12,7 +12,6 @@
 
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 
 static_assert(LCE_ROW_THREADS % LCE_WARP == 0 && LCE_ROW_THREADS / LCE_WARP <= LCE_WARP,
@@ -27,8 +26,7 @@ __global__ void lce_mean_scale_kernel(long long N, const int32_t *target /* (N,)
     __shared__ unsigned long long part[LCE_SCALE_THREADS];
     unsigned long long n = 0;
     for (long long i = threadIdx.x; i < N; i += blockDim.x) {
-        EMU_DRY_SKIP(i, threadIdx.x, N, blockDim.x); /* N / blockDim rows per thread: a dry run runs the */
-        n += target[i] != LCE_IGNORE;                /* boundary ones (dry_skip.h) */
+        n += target[i] != LCE_IGNORE;
     }
     part[threadIdx.x] = n;
     __syncthreads(); /* every partial written before the tree reads it */
@@ -69,7 +67,6 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
     int t = target[r], tid = threadIdx.x, B = blockDim.x;
     if (t == LCE_IGNORE) { /* uniform across the block: nothing to read, zeros to write */
         for (int v = tid; v < V; v += B) {
-            EMU_DRY_SKIP(v, tid, V, B); /* V / B per thread, here and below: a dry run runs the boundary ones */
             gr[v] = 0;
         }
         if (tid == 0) row_loss[r] = 0.0f;
@@ -77,7 +74,6 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
     }
     lce_lse_acc a = lce_lse_init();
     for (int v = tid; v < V; v += B) {
-        EMU_DRY_SKIP(v, tid, V, B);
         a = lce_lse_add(a, zr[v]);
     }
     float lse = lce_lse_finish(block_lse(a)), zt = zr[t], sc = scale[0];
@@ -86,7 +82,6 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
      * read in step k/2 <= k. The barrier between each step's reads and writes orders the k = 0 case, and every
      * earlier step finished its reads at an earlier barrier. zt was read before the first barrier. */
     for (int base = 0; base < V; base += B) {
-        EMU_DRY_SKIP(base, 0, V, B); /* block-uniform: the barriers stay matched */
         int v = base + tid;
         float zv = v < V ? zr[v] : 0.0f;
         __syncthreads();
@@ -102,7 +97,6 @@ __global__ void lce_loss_kernel(long long N, const float *row_loss /* (N,) */, c
     __shared__ double part[LCE_SCALE_THREADS];
     double s = 0.0;
     for (long long i = threadIdx.x; i < N; i += blockDim.x) {
-        EMU_DRY_SKIP(i, threadIdx.x, N, blockDim.x); /* as in lce_mean_scale_kernel */
         s += row_loss[i];
     }
     part[threadIdx.x] = s;

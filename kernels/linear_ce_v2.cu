@@ -12,7 +12,6 @@
 #include "linear_ce_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 
 static_assert(LCE2_THREADS % LCE_WARP == 0 && LCE2_THREADS / LCE_WARP <= LCE_WARP,
@@ -56,7 +55,6 @@ __global__ void lce2_forward_kernel(int V, int H, const bf16 *x /* (N, H) */, co
     lce_lse_acc a = lce_lse_init();
     /* 64-bit counters here and below: V (and N) may be up to 2^31 - 1, where v + LCE2_THREADS would wrap */
     for (long long v = tid; v < V; v += LCE2_THREADS) {
-        EMU_DRY_SKIP(v, tid, V, LCE2_THREADS); /* V / 128 logits per thread: a dry run runs the boundary ones */
         a = lce_lse_add(a, lce_dot_bf16(xn, W + v * H, H));
     }
     float l = lce_lse_finish(lce2_block_lse(a));
@@ -87,15 +85,11 @@ __global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const b
     float sc = scale[0] * dloss[0], ln = lse[n];
     for (int h = tid; h < H; h += LCE2_THREADS) acc[h] = 0.0f;
     for (long long v0 = 0; v0 < V; v0 += LCE2_THREADS) {
-        /* V / 128 steps of H / 128 x 128 terms per thread: a dry run runs the boundary ones of both loops (this
-         * one block-uniform: the barriers stay matched; kernels/runtime/dry_skip.h) */
-        EMU_DRY_SKIP(v0, 0, V, LCE2_THREADS);
         long long v = v0 + tid;
         int nb = V - v0 < LCE2_THREADS ? (int)(V - v0) : LCE2_THREADS;
         g[tid] = v < V ? lce_grad(lce_dot_bf16(xn, W + v * H, H), ln, v == t, sc) : 0.0f;
         __syncthreads(); /* all nb gradients of this block are in g before any thread reads them all */
         for (int h = tid; h < H; h += LCE2_THREADS) {
-            EMU_DRY_SKIP(h, tid, H, LCE2_THREADS);
             float s = acc[h];
             for (int j = 0; j < nb; j++) s += g[j] * bf16_to_f32(W[(v0 + j) * H + h]);
             acc[h] = s;
@@ -122,9 +116,6 @@ __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
      * zeroing needs no barrier */
     for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) dWt[e] = 0.0f;
     for (long long n0 = 0; n0 < N; n0 += LCE2_TILE_N) { /* 64 bits: N + LCE2_TILE_N may pass 2^31 - 1 */
-        /* N / 32 row tiles of 32 H / 128 sums per thread: a dry run runs the boundary ones of both loops (this
-         * one block-uniform: the barriers stay matched; kernels/runtime/dry_skip.h) */
-        EMU_DRY_SKIP(n0, 0, N, LCE2_TILE_N);
         int nn = N - n0 < LCE2_TILE_N ? (int)(N - n0) : LCE2_TILE_N;
         for (int e = tid; e < LCE2_TILE_N * LCE2_TILE_V; e += LCE2_THREADS) {
             int i = e / LCE2_TILE_V, j = e % LCE2_TILE_V;
@@ -138,7 +129,6 @@ __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
         }
         __syncthreads(); /* the whole g tile is written before any thread reads a column of it */
         for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) {
-            EMU_DRY_SKIP(e, tid, (long long)nv * H, LCE2_THREADS);
             int j = (int)(e / H), h = (int)(e % H);
             float s = 0.0f;
             for (int i = 0; i < nn; i++) s += g[i][j] * bf16_to_f32(x[(n0 + i) * H + h]);

@@ -12,7 +12,6 @@
 #include "linear_ce_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 
 #include <cuda_bf16.h>
@@ -121,9 +120,6 @@ static __device__ void lce3_logit_tile(lce3_logit_smem *s, const bf16 *x, const 
     wmma::fragment<wmma::accumulator, LCE3_WMMA, LCE3_WMMA, LCE3_WMMA, float> acc[LCE3_TILE_N / LCE3_WMMA];
     for (int m = 0; m < LCE3_TILE_N / LCE3_WMMA; m++) wmma::fill_fragment(acc[m], 0.0f);
     for (int k0 = 0; k0 < H; k0 += LCE3_TILE_K) {
-        /* H / 64 stages per tile, V / 64 (or N / 64) tiles per block: a dry run runs the boundary ones of each
-         * loop over H, V or N (block-uniform trip counts: the barriers stay matched; dry_skip.h) */
-        EMU_DRY_SKIP(k0, 0, H, LCE3_TILE_K);
         lce3_stage_bf16(&s->xs[0][0], LDK, x, N, H, n0, k0, LCE3_TILE_N, LCE3_TILE_K);
         lce3_stage_bf16(&s->ws[0][0], LDK, W, V, H, v0, k0, LCE3_TILE_V, LCE3_TILE_K);
         __syncthreads(); /* the staged x and W columns are complete before any warp loads a fragment */
@@ -172,7 +168,6 @@ __global__ void lce3_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
     int t = n < N ? target[n] : LCE_IGNORE; /* rows past N ride along as ignored rows: no early exit */
     lce_lse_acc a = lce_lse_init();
     for (int v0 = 0; v0 < V; v0 += LCE3_TILE_V) {
-        EMU_DRY_SKIP(v0, 0, V, LCE3_TILE_V); /* see lce3_logit_tile */
         lce3_logit_tile(&s, x, W, N, V, H, n0, v0);
         /* the next tile's z is stored only after lce3_logit_tile's first barrier, so no barrier is needed here */
         if (t != LCE_IGNORE) a = lce3_fold_tile(&s, a, t, V, v0, &z_target[i]);
@@ -255,7 +250,6 @@ static __device__ void lce3_update_dx(lce3_back_smem *k, const bf16 *W, float *d
 {
     int warp = threadIdx.x / LCE_WARP;
     for (int h0 = 0; h0 < H; h0 += LCE3_SLAB_H) {
-        EMU_DRY_SKIP(h0, 0, H, LCE3_SLAB_H); /* see lce3_logit_tile */
         lce3_stage_bf16(&k->u.b[0][0], LDB, W, V, H, v0, h0, LCE3_PAIR_V, LCE3_SLAB_H);
         lce3_load_acc(&k->u.c[0][0], dx_acc, N, H, n0, h0, LCE3_TILE_N);
         __syncthreads(); /* the W slab and the accumulator slab are complete before any fragment load */
@@ -277,7 +271,6 @@ static __device__ void lce3_update_dw(lce3_back_smem *k, const bf16 *x, float *d
     int warp = threadIdx.x / LCE_WARP;
     const bf16 *gt = &k->g[warp * LCE3_WMMA]; /* G^T's 16 rows of this warp, read column-major */
     for (int h0 = 0; h0 < H; h0 += LCE3_SLAB_H) {
-        EMU_DRY_SKIP(h0, 0, H, LCE3_SLAB_H); /* see lce3_logit_tile */
         lce3_stage_bf16(&k->u.b[0][0], LDB, x, N, H, n0, h0, LCE3_PAIR_N, LCE3_SLAB_H);
         lce3_load_acc(&k->u.c[0][0], dW, V, H, v0, h0, LCE3_TILE_V);
         __syncthreads(); /* the x slab and the dW slab are complete before any fragment load */
@@ -296,7 +289,6 @@ static __device__ void lce3_zero_rows(float *p, int rows, int H, int r0, int R)
 {
     long long n = (long long)(rows - r0 < R ? rows - r0 : R) * H;
     for (long long e = threadIdx.x; e < n; e += blockDim.x) {
-        EMU_DRY_SKIP(e, threadIdx.x, n, blockDim.x); /* R H / 128 per thread: a dry run runs the boundary ones */
         p[(long long)r0 * H + e] = 0.0f;
     }
 }
@@ -330,7 +322,6 @@ __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     lce3_zero_rows(dx_acc, N, H, n0, LCE3_TILE_N);
     __syncthreads(); /* the zeroed rows are visible before the first slab load reads them in another order */
     for (long long p0 = 0; p0 < V; p0 += LCE3_PAIR_V) { /* 64 bits: V may be 2^31 - 65, where + 128 wraps */
-        EMU_DRY_SKIP(p0, 0, V, LCE3_PAIR_V);           /* see lce3_logit_tile */
         int v0 = (int)p0, adds = 0; /* uniform across the block: every thread read the same votes */
         for (int r = 0; r < LCE3_PAIR; r++)
             adds += lce3_pair_tile(&k, &k.g[r * LCE3_TILE_V], LDG_DX, x, W, target, lse, N, V, H, n0,
@@ -340,7 +331,6 @@ __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     __syncthreads(); /* the last slab is written back before the rows are read in the rounding order */
     long long n = (long long)(N - n0 < LCE3_TILE_N ? N - n0 : LCE3_TILE_N) * H;
     for (long long e = threadIdx.x; e < n; e += blockDim.x) { /* rounded once */
-        EMU_DRY_SKIP(e, threadIdx.x, n, blockDim.x);
         dx[(long long)n0 * H + e] = bf16_from_f32(dx_acc[(long long)n0 * H + e]);
     }
 }
@@ -358,7 +348,6 @@ __global__ void lce3_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     lce3_zero_rows(dW, V, H, v0, LCE3_TILE_V);
     __syncthreads(); /* the zeroed rows are visible before the first slab load reads them in another order */
     for (int n0 = 0; n0 < N; n0 += LCE3_PAIR_N) {
-        EMU_DRY_SKIP(n0, 0, N, LCE3_PAIR_N); /* see lce3_logit_tile */
         int adds = 0; /* uniform across the block */
         for (int r = 0; r < LCE3_PAIR; r++)
             adds += lce3_pair_tile(&k, &k.g[r * LCE3_TILE_N * LDG_DW], LDG_DW, x, W, target, lse, N, V, H,

@@ -10,7 +10,6 @@
 #include "logchain_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 #include "runtime/track.h"
 
@@ -44,7 +43,6 @@ __global__ void log_vecmat_kernel(int n, int c, const float *in, long long ld_in
     float M = -INFINITY, acc = 0.0f; /* running max of row b's inputs, and sum_j exp(in - M) P'(j, k) */
 
     for (int j0 = 0; j0 < c; j0 += TILE) {
-        EMU_DRY_SKIP(j0, 0, c, TILE); /* c / 32 tiles: a dry run runs the boundary ones (block-uniform) */
         int j = j0 + tx;
         float a = -INFINITY; /* out-of-range j weighs exp(-inf) = 0 */
         if (b < n && j < c) {
@@ -86,7 +84,6 @@ __global__ void logz_kernel(int n, int c, const float *alpha_last, long long ld,
     if (b >= n) return; /* whole warps exit together: b is uniform across a warp */
     float m = -INFINITY, s = 0.0f;
     for (int k = lane; k < c; k += 32) {
-        EMU_DRY_SKIP(k, lane, c, 32); /* c / 32 per lane: a dry run runs the boundary ones */
         float a = alpha_last[b * ld + k], mn = fmaxf(m, a);
         s = s * lc_rescale(m, mn) + lc_weight(a, mn);
         m = mn;
@@ -127,7 +124,6 @@ __global__ void dbulk_kernel(int n, int c, const float *alpha_i, const float *x_
     float acc[TILE / ROWS] = {0.0f}; /* rows j0 + ty + ROWS*q */
 
     for (long long b0 = 0; b0 < n; b0 += TILE) {
-        EMU_DRY_SKIP(b0, 0, n, TILE); /* n / 32 row tiles: a dry run runs the boundary ones (block-uniform) */
         for (int bb = ty; bb < TILE; bb += ROWS) {
             long long b = b0 + bb;
             int j = j0 + tx, k = k0 + tx;
@@ -158,7 +154,6 @@ __global__ void dp0_kernel(int n, int c, const float *dx0, long long ld, const f
     if (j >= c) return;
     float acc = 0.0f;
     for (long long b = 0; b < n; b++) {
-        EMU_DRY_SKIP(b, 0, n, 1); /* n rows per thread: a dry run runs the boundary ones */
         acc += dx0[b * ld + j];
     }
     dp0s[j] = acc / p0s[j];
@@ -184,13 +179,11 @@ void lc1_forward(const lc_dims *d, const float *x, const float *bulk, const floa
     size_t t = d->t, v = d->v, V1 = v - 1, C2 = d->c * d->c;
     long long ld = (long long)(t * v * d->c); /* row stride of x and alpha over b */
     for (size_t s = 0; s < t; s++) {
-        EMU_DRY_SKIP(s, 0, t, 1); /* t (v+1) launches: a dry run launches the boundary steps' (dry_skip.h) */
         const float *xs = x + s * v * d->c; /* x[b, s, i, :] = xs + b*ld + i*c */
         float *as = alpha + s * v * d->c;
         LAUNCH(alpha_init_kernel, blocks_for((long long)n * c, LC1_EW_BLOCK), LC1_EW_BLOCK, 0)(n, c, xs, ld, p0 + s * d->c, as);
         CUDA_CHECK_LAST();
         for (size_t i = 0; i < V1; i++) {
-            EMU_DRY_SKIP(i, 0, V1, 1);
             log_vecmat(n, c, as + i * d->c, ld, NULL, 0, bulk + (s * V1 + i) * C2, 0, xs + (i + 1) * d->c, ld,
                        as + (i + 1) * d->c, ld);
         }
@@ -212,14 +205,12 @@ void lc1_backward(const lc_dims *d, const float *x, const float *bulk, const flo
     dim3 tgrid(blocks_for(c, LC1_TILE), blocks_for(c, LC1_TILE)), tblock(LC1_TILE, LC1_ROWS);
 
     for (size_t s = 0; s < t; s++) {
-        EMU_DRY_SKIP(s, 0, t, 1); /* t (3v - 1) launches: a dry run launches the boundary steps' (dry_skip.h) */
         const float *xs = x + s * v * d->c, *as = alpha + s * v * d->c;
         float *dxs = dx + s * v * d->c;
         CUDA_CHECK(cudaMemset(bcur, 0, d->n * d->c * sizeof(float))); /* beta_{v-1} = 0 */
         LAUNCH(posterior_kernel, pb, LC1_EW_BLOCK, 0)(n, c, as + V1 * d->c, ld, NULL, dout + s, out + s, ldr, dxs + V1 * d->c);
         CUDA_CHECK_LAST();
         for (size_t i = V1; i-- > 0;) {
-            EMU_DRY_SKIP(i, (long long)V1 - 1, -1, -1);
             LAUNCH(dbulk_kernel, tgrid, tblock, 0)(n, c, as + i * d->c, xs + (i + 1) * d->c, ld, bcur, dout + s, out + s,
                                             ldr, dbulk + (s * V1 + i) * C2);
             CUDA_CHECK_LAST();

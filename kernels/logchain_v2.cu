@@ -13,7 +13,6 @@
 #include "runtime/cublas_rowmajor.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 
 static_assert(LC2_BLOCK == 32 * LC2_ROWS, "one warp per row: the block is LC2_ROWS whole warps");
@@ -131,7 +130,6 @@ __global__ void lc2_dp0_kernel(int n, int c, int t, int v, const float *dx, cons
     if (j >= c) return;
     float acc = 0.0f;
     for (long long b = 0; b < n; b++) {
-        EMU_DRY_SKIP(b, 0, n, 1); /* n rows per thread: a dry run runs the boundary ones (dry_skip.h) */
         acc += dx[((b * t + s) * v) * c + j];
     }
     dp0[(long long)s * c + j] = acc / p0[(long long)s * c + j];
@@ -153,7 +151,6 @@ void lc2_forward_steps(const lc_dims *d, const float *x, const float *bulk, cons
     LAUNCH(lc2_fwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, 0, x, p0, S, m, alpha, W, out);
     CUDA_CHECK_LAST();
     for (int i = 0; i < V1; i++) {
-        EMU_DRY_SKIP(i, 0, V1, 1); /* 2 (v-1) launches: a dry run launches the boundary steps' (dry_skip.h) */
         /* S_s (n, c; ld c) = W_s (n, c; ld c) . P_{s,i} (c, c; ld c), for every chain position s at once */
         ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 0, 0, n, c, c, 1.0f, W, c, nc, bulk + i * C2, c, V1 * C2, 0.0f, S, c,
                                        nc, t);
@@ -172,7 +169,6 @@ void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, con
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
     float *dx = alpha;
     for (int i = V1 - 1; i >= 0; i--) {
-        EMU_DRY_SKIP(i, V1 - 1, -1, -1); /* 3 (v-1) launches: a dry run launches the boundary steps' */
         LAUNCH(lc2_bwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, i, x, dout, out, mb, alpha, W, SU);
         CUDA_CHECK_LAST();
         /* dbulk_{s,i} (c, c) = U_s^T (c, n; U_s is (n, c) ld c) . W_s (n, c; ld c): the batch is the inner dim */

@@ -11,7 +11,6 @@
 #include "maxsim_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 
 #include <math.h>
@@ -31,13 +30,11 @@ __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a,
     int i = (int)(t / M), m = (int)(t % M);
     float sum = 0.0f;
     for (int j = 0; j < J; j++) {
-        EMU_DRY_SKIP(j, 0, J, 1); /* J x N dot products per thread: a dry run runs the boundary ones */
         const float *ar = a + ((long long)i * J + j) * K;          /* a[i, j, :], (K,) */
         const float *bm = b + (long long)m * N * K;                /* b[m], (N, K) */
         float best = ms_dot(ar, bm, K);
         int bn = 0;
         for (int n = 1; n < N; n++) {
-            EMU_DRY_SKIP(n, 1, N, 1);
             float s = ms_dot(ar, bm + (long long)n * K, K);
             if (ms_better_f(s, n, best, bn)) best = s, bn = n;
         }
@@ -55,10 +52,8 @@ __global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const f
     long long r = blockIdx.x;
     const float *w = dout + (r / J) * M; /* dout[i, :], (M,) */
     for (int k = threadIdx.x; k < K; k += blockDim.x) {
-        EMU_DRY_SKIP(k, threadIdx.x, K, blockDim.x); /* K / blockDim x M terms per thread: a dry run runs */
         float s = 0.0f;                                /* the boundary ones */
         for (int m = 0; m < M; m++) {
-            EMU_DRY_SKIP(m, 0, M, 1);
             s += w[m] * b[((long long)m * N + arg[r * M + m]) * K + k];
         }
         da[r * K + k] = s;
@@ -73,9 +68,7 @@ __global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, 
     long long r = blockIdx.x;
     const float *w = dout + (r / J) * M;
     for (int k = threadIdx.x; k < K; k += blockDim.x) {
-        EMU_DRY_SKIP(k, threadIdx.x, K, blockDim.x); /* as in ms_da_kernel */
         for (int m = 0; m < M; m++) {
-            EMU_DRY_SKIP(m, 0, M, 1);
             atomicAdd(&db[((long long)m * N + arg[r * M + m]) * K + k], w[m] * a[r * K + k]);
         }
     }
@@ -101,7 +94,6 @@ __global__ void ms_bucket_scan_kernel(int N, int *start)
     int *c = start + (long long)blockIdx.x * (N + 1) + 1; /* counts of buckets 0 .. N-1, (N,) */
     int lane = threadIdx.x % 32, w = threadIdx.x / 32, carry = 0;
     for (int n0 = 0; n0 < N; n0 += MS_SCAN_THREADS) {
-        EMU_DRY_SKIP(n0, 0, N, MS_SCAN_THREADS); /* N / 256 chunks: a dry run runs the boundary ones */
         int n = n0 + threadIdx.x, x = n < N ? c[n] : 0, incl = x;
         for (int off = 1; off < 32; off *= 2) { /* inclusive scan inside the warp */
             int y = __shfl_up_sync(0xffffffffu, incl, off);
@@ -137,7 +129,6 @@ __global__ void ms_bucket_scatter_kernel(int R, int M, int N, const int *arg, in
     int *cur = start + (long long)m * (N + 1) + 1; /* (N,): bucket n's next free place */
     int *li = list + (long long)m * R;             /* (R,) */
     for (long long r0 = 0; r0 < R; r0 += 32) { /* 64 bits: R = I J may be 2^31 - 2, where r0 + 32 wraps */
-        EMU_DRY_SKIP(r0, 0, R, 32);            /* R / 32 steps: a dry run runs the boundary ones */
         long long r = r0 + lane;
         int n = r < R ? arg[r * M + m] : -1, before, same;
         same_bucket(n, lane, &before, &same);
@@ -159,7 +150,6 @@ __global__ void ms_db_bucket_kernel(int J, int M, int N, int K, int R, const flo
     int m = blockIdx.x / N, n = blockIdx.x % N;
     const int *st = start + (long long)m * (N + 1), *li = list + (long long)m * R;
     for (int k = threadIdx.x; k < K; k += blockDim.x) {
-        EMU_DRY_SKIP(k, threadIdx.x, K, blockDim.x); /* K / blockDim steps: a dry run runs the boundary ones */
         float s = 0.0f;
         for (int p = st[n]; p < st[n + 1]; p++) s += dout[(long long)(li[p] / J) * M + m] * a[(long long)li[p] * K + k];
         db[(long long)blockIdx.x * K + k] = s;

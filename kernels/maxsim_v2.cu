@@ -8,7 +8,6 @@
 #include "maxsim_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 
 #include <math.h>
@@ -58,12 +57,8 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     int bn[MS_RJ];
     for (int rj = 0; rj < MS_RJ; rj++) best[rj] = -INFINITY, bn[rj] = 0; /* a real column: see ms_better */
     for (int n0 = 0; n0 < N; n0 += MS_TN) {
-        /* the block's J/64 x N/64 x K/16 tile steps: a dry run runs the boundary ones of each loop (block-uniform
-         * trip counts: the barriers stay matched; kernels/runtime/dry_skip.h) */
-        EMU_DRY_SKIP(n0, 0, N, MS_TN);
         float acc[MS_RJ][MS_RN] = {{0.0f}};
         for (int k0 = 0; k0 < K; k0 += MS_TK) {
-            EMU_DRY_SKIP(k0, 0, K, MS_TK);
             load_tiles(ai, bm, J, N, K, j0, n0, k0, sA, sB);
             __syncthreads(); /* the tiles are complete before anyone reads them */
             for (int kk = 0; kk < MS_TK; kk++)
@@ -102,7 +97,6 @@ __global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a,
     float sum = 0.0f;
     (void)I;
     for (int j0 = 0; j0 < J; j0 += MS_TJ) {
-        EMU_DRY_SKIP(j0, 0, J, MS_TJ); /* see j_tile */
         j_tile(ai, bm, J, N, K, j0, sA, sB, rowmax, argrow, M);
         __syncthreads(); /* rowmax is complete */
         if (threadIdx.x == 0)

@@ -13,7 +13,6 @@
 #include "maxsim_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
 
 #include <math.h>
@@ -63,7 +62,6 @@ __device__ static void v3_scores(const float *ai, const float *bm, int J, int N,
     for (int x = 0; x < 2; x++)
         for (int y = 0; y < 2; y++) wmma::fill_fragment(c[x][y], 0.0f);
     for (int k0 = 0; k0 < K; k0 += MS3_TK) {
-        EMU_DRY_SKIP(k0, 0, K, MS3_TK); /* J/64 x N/64 x K/32 tile steps per block: a dry run runs the boundary */
         v3_stage(ai, J, K, j0, k0, sA);
         v3_stage(bm, N, K, n0, k0, sB);
         __syncthreads(); /* the staged tiles are complete before any warp loads a fragment */
@@ -100,7 +98,6 @@ __device__ static void v3_j_tile(const float *ai, const float *bm, int J, int N,
     float best = -INFINITY;
     int bn = 0; /* a real column: see ms_better */
     for (int n0 = 0; n0 < N; n0 += MS3_TN) {
-        EMU_DRY_SKIP(n0, 0, N, MS3_TN); /* as in v3_scores (block-uniform: the barriers stay matched) */
         v3_scores(ai, bm, J, N, K, j0, n0, sA, sB, sC);
         v3_fold(sC, n0, N, &best, &bn);
         __syncthreads(); /* the tile is read before the next n tile's scores overwrite it */
@@ -131,7 +128,6 @@ __global__ void ms_forward_v3(int I, int J, int M, int N, int K, const float *a,
     int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
     float sum = 0.0f;
     for (int j0 = 0; j0 < J; j0 += MS3_TJ) {
-        EMU_DRY_SKIP(j0, 0, J, MS3_TJ); /* as in v3_scores */
         v3_j_tile(ai, bm, J, N, K, j0, sA, sB, sC, rowmax, rowarg, argrow, M);
         if (threadIdx.x == 0)
             for (int jj = 0; jj < MS3_TJ && j0 + jj < J; jj++) sum += rowmax[jj]; /* j ascending, as the CPU */

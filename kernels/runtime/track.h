@@ -76,7 +76,8 @@ void track_scope_begin(track_scope *s);
 mem_counters track_scope_read(const track_scope *s, mem_domain d);
 
 /* Lazy host memory: host_alloc reserves address space (mmap MAP_NORESERVE) instead of allocating, and host_free
- * unmaps. For the emulator's dry run only (nothing is filled): set it before the first host_alloc, never unset. */
+ * unmaps. For runs that fill nothing (the emulator's limits-only run): set it before the first host_alloc, never
+ * unset. */
 void track_set_lazy_host(int on);
 
 /* Poisoning (on by default). Benchmarks that want pure kernel times may turn it off; tests never do. */
