@@ -127,8 +127,7 @@ __global__ void dbulk_kernel(int n, int c, const float *alpha_i, const float *x_
         for (int bb = ty; bb < TILE; bb += ROWS) {
             long long b = b0 + bb;
             int j = j0 + tx, k = k0 + tx;
-            /* values first, then one plain store per tile: each shared store is one instruction on its own line,
-             * which is also what the emulator's profile groups by (a store inside each arm of a ?: is two) */
+            /* values first, then one plain store per tile (a store inside each arm of a ?: would be two) */
             float a = (b < n && j < c) ? alpha_i[b * ld + j] - logz[b * ld_r] : -INFINITY;
             float g = (b < n && k < c) ? x_next[b * ld + k] + beta_next[b * c + k] : -INFINITY;
             sA[bb][tx] = a;

@@ -9,7 +9,7 @@
  * A loop is instrumented when its header has the canonical shape
  *   for (T i = FIRST; i < END; i += STEP)     (<, <=, >, >=; i++, ++i, i--, --i, i += S, i -= S)
  *   for (T i = FIRST; i-- > END;)             (counting down, the body sees FIRST - 1 .. END)
- * and END (or, counting down to a constant, FIRST) names something that is not a macro defined in one of the
+ * and END (or, for a loop counting down, FIRST) names something that is not a macro defined in one of the
  * FILEs (a dimension, a count, a member such as d->t, a call): then the condition becomes
  *   (::emu::dry() ? ::emu::dry_skip(i, FIRST, END', STEP) : (void)0), condition
  * with [FIRST, END') the values the condition sees, and in a dry run (EMU_DRY=1) the loop runs its first
@@ -119,7 +119,7 @@ static std::string instrumented_condition(const std::string &h)
     } else {
         return "";
     }
-    if (!data_sized(end) && !(step == "-1" && incr.empty() && data_sized(first))) return "";
+    if (!data_sized(end) && !(step[0] == '-' && data_sized(first))) return ""; /* counting down: FIRST sizes it */
     /* FIRST and END are evaluated in a dry run only: elsewhere the loop reads exactly what it reads under nvcc */
     return "(::emu::dry() ? ::emu::dry_skip(" + var + ", " + first + ", " + end + ", " + step + ") : (void)0), " +
            cond;

@@ -40,7 +40,7 @@ extern "C" int planted_fill(int bug, long long n)
 }
 
 /* out (blockDim,): out[t] = in[t] + in[t + blockDim] + ... over in (n,), one block striding over all of it. A
- * thread's loop runs n / blockDim times: a dry run runs its first and last two (EMU_DRY_SKIP). */
+ * thread's loop runs n / blockDim times: a dry run runs its first and last two (the skip emu_loops.cc adds). */
 __global__ void sum_stride_int(const float *in, long long n, float *out)
 {
     float s = 0.0f;
