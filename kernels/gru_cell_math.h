@@ -1,6 +1,6 @@
 /* gru_cell_math.h - lesson 4's shared device side: the arithmetic of one element of the cell, forward and
- * backward, shared by the CPU (optimized/gru_fused.c) and the CUDA kernels (kernels/gru_v1.cu); launch geometry
- * and the versions' launchers. One call handles one (row, j) element of the hidden state; the GEMMs around it
+ * backward, shared by the CPU (optimized/gru_fused.c) and the CUDA kernels (kernels/gru_v1.cu), and the
+ * launch geometry. One call handles one (row, j) element of the hidden state; the GEMMs around it
  * are the caller's.
  *
  * Forward (gru_gate_forward): the inputs are the three pre-activations of x (xr, xu, xn), of z (zr, zu, zn)
@@ -63,25 +63,5 @@ HD float gru_gate_backward(float g, float h, gru_gates s, gru_gate_grads *o)
 /* ---- launch geometry, read by the kernels and by the C fit check (cuda_gru_unfit) */
 #define GRU_THREADS 256 /* one thread per (row, hidden unit) element; 8 warps per block */
 /* grid = ceil(B*H / GRU_THREADS) blocks in x: B*H must stay below 2^31 (cuda_gru_unfit checks int range) */
-
-#ifdef __cplusplus
-/* ---- the versions' launchers (kernels/gru_vN.cu): device pointers, ws carved from the arena and the
- * gradients allocated by optimized/gru_fused.cu; shapes as in optimized/gru_fused.h. */
-extern "C" {
-#include "../optimized/gru_fused.h"
-}
-/* steps [t0, t1) of forward; recompute = 1: h goes to ws->hs (backward's checkpoint replay), else to out */
-void gru1_forward_range(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                        const float *W_ih, const float *W_zh, float *out, int recompute, size_t t0, size_t t1,
-                        gru_fused_ws *ws);
-void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
-                         gru_fused_ws *ws, gru_grads *g);
-void gru2_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                  const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);
-void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
-                         gru_fused_ws *ws, gru_grads *g);
-#endif
 
 #endif

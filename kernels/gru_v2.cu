@@ -4,9 +4,18 @@
  * and driver work for little device work at small B and H: over T steps the launches dominate. Once the arena
  * is carved and the gradients allocated, the loop is recorded (stream capture) and launched as one graph: the
  * same kernels and GEMMs in the same order, the same results and memory, 1 launch per forward and backward. */
-#include "gru_cell_math.h"
-
+extern "C" {
+#include "../optimized/gru_fused.h"
+}
 #include "runtime/cuda_track.h"
+
+/* v1's loops (kernels/gru_v1.cu) */
+void gru1_forward_range(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                        const float *W_ih, const float *W_zh, float *out, int recompute, size_t t0, size_t t1,
+                        gru_fused_ws *ws);
+void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
+                         gru_fused_ws *ws, gru_grads *g);
 
 void gru2_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                   const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws)

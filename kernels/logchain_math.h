@@ -1,5 +1,5 @@
 /* logchain_math.h - lesson 2's device side: the arithmetic of the recursions, shared by the CPU code and the CUDA
- * kernels (HD), the kernels' launch geometry and the versions' launchers.
+ * kernels (HD), and the kernels' launch geometry.
  *
  * Every step of the forward algorithm is a log-space vector x matrix product:
  *     out[k] = add[k] + log sum_j exp(a[j]) P[j, k]
@@ -47,24 +47,5 @@ HD float lc_transition_term(float alpha_j, float g_k, float logz) { return expf(
 
 #define LC_MAX_GRID_X 2147483647LL
 #define LC_MAX_GRID_YZ 65535LL
-
-#ifdef __cplusplus
-/* ---- the versions' launchers (kernels/logchain_vN.cu); every buffer is allocated by the caller
- * (optimized/logchain_forward.cu), shapes as in optimized/logchain_forward.h. */
-#include "logchain_problem.h"
-void lc1_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out);
-void lc1_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                  const float *out, const float *dout, float *dbulk, float *dp0, float *bcur, float *bnext);
-/* W, S: (t, n, c) scratch, m: (t, n) row shifts; backward: W, SU (t, n, c), mb (t, n) */
-void lc2_forward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                       float *out, float *W, float *S, float *m);
-void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                        const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU,
-                        float *mb);
-void lc3_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out,
-                 float *W, float *S, float *m);
-void lc3_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                  const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU, float *mb);
-#endif
 
 #endif

@@ -8,6 +8,7 @@
  * Kernels in data-flow order: alpha_init, log_vecmat, logz (forward); posterior, dbulk, dp0 (backward).
  * The arithmetic is logchain_math.h, the functions the CPU version calls. */
 #include "logchain_math.h"
+#include "logchain_problem.h"
 
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"

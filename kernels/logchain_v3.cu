@@ -6,7 +6,15 @@
  * GEMMs in the same order, the same results and memory (the graph has no memory nodes), 1 launch per pass. */
 #include "logchain_math.h"
 
+#include "logchain_problem.h"
 #include "runtime/cuda_track.h"
+
+/* v2's steps (kernels/logchain_v2.cu) */
+void lc2_forward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                       float *out, float *W, float *S, float *m);
+void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                        const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU,
+                        float *mb);
 
 void lc3_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out,
                  float *W, float *S, float *m)

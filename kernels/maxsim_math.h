@@ -1,5 +1,5 @@
 /* maxsim_math.h - lesson 3's shared device side: the arithmetic the CPU and CUDA code share (HD), tile sizes
- * and the CUDA versions' launchers.
+ * (the CPU's and the kernels').
  *
  * The max rule lives here, once (ms_better), and every implementation -- naive, cpu, cuda-v1, v2, v3 and the
  * float64 reference -- picks its argmax through it. It is PyTorch's rule for max(dim) (checked with torch 1.13
@@ -77,20 +77,5 @@ HD void ms_axpy(float w, const float *x, float *g, long long K)
  * so a block's 8 warps read arg[r, m0 .. m0+8) -- 32 bytes, one sector when M % 8 == 0 -- for the same rows. */
 #define MS_SCAN_THREADS 256
 #define MS_SCATTER_WARPS 8
-
-#ifdef __cplusplus
-/* ---- the versions' launchers (kernels/maxsim_vN.cu); buffers are allocated by optimized/maxsim_fused.cu.
- * a [I,J,K], b [M,N,K]; out [I,M] may be NULL (backward's recompute), arg [I,J,M] may be NULL (--recompute). */
-#include "maxsim_problem.h"
-void ms1_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms2_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms3_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-/* backward, every version (kernels/maxsim_v1.cu): da [I,J,K]; db [M,N,K] by atomics, or by buckets with
- * start [M,N+1] and list [M,I*J] int32 scratch. */
-void ms_backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da);
-void ms_backward_db_atomic(const ms_dims *d, const float *a, const float *dout, const int *arg, float *db);
-void ms_backward_db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg, int *start,
-                            int *list, float *db);
-#endif
 
 #endif

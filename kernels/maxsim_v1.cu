@@ -9,6 +9,7 @@
  * every running argmax starts at a real column (n = 0), so arg is always a valid index.
  * Rows: r = i*J + j of a [I*J, K], c = m*N + n of b [M*N, K]; arg is [I*J, M]. */
 #include "maxsim_math.h"
+#include "maxsim_problem.h"
 
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"

@@ -6,6 +6,7 @@
  * thread folds its scores into a running (max, argmax) per row, the 16 threads sharing a row merge by warp
  * shuffles, and the block sums the row maxima over j in order. Nothing of size [J, N] leaves the block. */
 #include "maxsim_math.h"
+#include "maxsim_problem.h"
 
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"

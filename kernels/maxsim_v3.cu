@@ -11,6 +11,7 @@
 #include <mma.h>
 
 #include "maxsim_math.h"
+#include "maxsim_problem.h"
 
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"
