@@ -37,8 +37,8 @@ EMU_OBJ      := $(patsubst %.cc,$(OBJ)/%.o,$(EMU_SRC))
 RUNTIME_OBJ  += $(EMU_OBJ)
 
 # The .cu files are compiled from a mirror of the sources in which every loop with a data-sized range carries the
-# dry run's loop skip (emu_loops.cc, a build tool; line numbers and file names are the originals'), so no source
-# holds a line for the emulator. One run rewrites them all; an unchanged output keeps its timestamp.
+# dry run's loop skip (emu_loops.cc, a build tool; line numbers and file names are the originals': #line for
+# __FILE__, -fdebug-prefix-map for the debug info), so no source holds a line for the emulator. One run rewrites them all; an unchanged output keeps its timestamp.
 EMU_LOOPS_SRC := $(wildcard kernels/*.cu kernels/*.h kernels/runtime/*.h kernels/runtime/*.cu optimized/*.cu optimized/*.h) \
                  $(EMU_PLANTED) $(EMU_DIR)/planted.h
 EMU_LOOPS_DIR := $(OBJ)/loops
@@ -51,7 +51,8 @@ $(EMU_LOOPS_DIR)/.stamp: $(EMU_LOOPS_SRC) $(OBJ)/emu_loops $(EMU_DIR)/emu.mk
 # nvcc includes cuda_runtime.h in every .cu before its first line; -include does the same with the shim
 $(OBJ)/%.cu.o: %.cu $(EMU_LOOPS_DIR)/.stamp
 	@mkdir -p $(dir $@)
-	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -include cuda_runtime.h -c -o $@ $(EMU_LOOPS_DIR)/$<
+	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -fdebug-prefix-map=$(EMU_LOOPS_DIR)/= \
+	  -include cuda_runtime.h -c -o $@ $(EMU_LOOPS_DIR)/$<
 
 $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
