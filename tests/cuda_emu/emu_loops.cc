@@ -88,7 +88,8 @@ static std::string instrumented_condition(const std::string &h)
     std::vector<std::string> p = split_header(h);
     if (p.size() != 3) return "";
     std::smatch m;
-    static const std::regex init("^\\s*(?:[A-Za-z_][A-Za-z_0-9 ]*\\s)?\\s*([A-Za-z_][A-Za-z_0-9]*)\\s*=\\s*([^=][\\s\\S]*)$");
+    static const std::regex init("^\\s*(?:[A-Za-z_][A-Za-z_0-9 ]*\\s)?\\s*([A-Za-z_][A-Za-z_0-9]*)"
+                                 "\\s*=\\s*([^=][\\s\\S]*)$");
     if (!std::regex_match(p[0], m, init) || has_top_level(m[2].str(), ",")) return "";
     std::string var = m[1], first = trim(m[2]), cond = trim(p[1]), incr = trim(p[2]);
     std::string end, step;
@@ -103,7 +104,8 @@ static std::string instrumented_condition(const std::string &h)
         if (m[1] != var || has_top_level(bound, "&|?,")) return "";
         end = op == "<" || op == ">" ? bound : "(" + bound + ")" + (op == "<=" ? " + 1" : " - 1");
         std::smatch s;
-        static const std::regex inc("^(?:([A-Za-z_][A-Za-z_0-9]*)\\s*(\\+\\+|--)|(\\+\\+|--)\\s*([A-Za-z_][A-Za-z_0-9]*))$");
+        static const std::regex inc("^(?:([A-Za-z_][A-Za-z_0-9]*)\\s*(\\+\\+|--)"
+                                    "|(\\+\\+|--)\\s*([A-Za-z_][A-Za-z_0-9]*))$");
         static const std::regex add("^([A-Za-z_][A-Za-z_0-9]*)\\s*([+-])=\\s*([\\s\\S]+)$");
         if (std::regex_match(incr, s, inc)) {
             std::string v = s[1].matched ? s[1].str() : s[4].str(), o = s[1].matched ? s[2].str() : s[3].str();
@@ -156,8 +158,8 @@ static std::string rewrite(const std::string &src)
         }
         if (!isspace((unsigned char)c)) line_start = false;
         if (c == '\n') line_start = true;
-        bool word = src.compare(i, 3, "for") == 0 && (i == 0 || !(isalnum((unsigned char)src[i - 1]) || src[i - 1] == '_')) &&
-                    i + 3 < n && !(isalnum((unsigned char)src[i + 3]) || src[i + 3] == '_');
+        auto ident = [](char ch) { return isalnum((unsigned char)ch) || ch == '_'; };
+        bool word = src.compare(i, 3, "for") == 0 && (i == 0 || !ident(src[i - 1])) && i + 3 < n && !ident(src[i + 3]);
         if (word) {
             size_t j = i + 3;
             while (j < n && isspace((unsigned char)src[j])) j++;
