@@ -59,7 +59,8 @@ extern "C" cudaStream_t cuda_launch_stream(void);
  * loop (first = threadIdx.x) takes each thread to its own last two iterations. 64-bit arithmetic, so the jump
  * itself never wraps; a target the variable cannot hold wraps as the loop's own increment would. */
 namespace emu {
-int dry(void);
+/* pure: it writes no memory, so a loop whose condition calls it keeps its loads hoisted as nvcc compiles them */
+int dry(void) __attribute__((pure));
 template <class T> inline void dry_skip(T &i, long long first, long long end, long long step)
 {
     if (step == 0 || (long long)i != first + step) return;
