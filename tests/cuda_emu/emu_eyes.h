@@ -69,7 +69,7 @@ void profile_new_launch(const launch_cfg &cfg);
 void profile_block_end(void);
 
 /* --- naming things in messages (emu_symbols.cc) --- */
-/* "kernels/maxsim_kernels.cu:123" for a return address (resolved by addr2line, cached); "?" if unknown. */
+/* "kernels/maxsim_v1.cu:123" for a return address (resolved by addr2line, cached); "?" if unknown. */
 const char *source_line(void *pc);
 /* "tile+12" (a static __shared__ variable and the offset in it), or "" if no symbol covers the address. */
 void static_symbol(uintptr_t addr, char *out, size_t cap);

@@ -1,23 +1,18 @@
-/* linear_ce_kernels.cu - lesson 5's CUDA kernels (v1). The GEMMs are cuBLAS's (optimized/linear_ce_fused.cu);
- * these are the row pass between them and the small reductions around them.
+/* linear_ce_v1.cu - lesson 5, cuda-v1: the CPU's fused chunk loop on the GPU, three cuBLAS GEMMs and one row
+ * kernel per chunk of rows.
  *
- *   lce_mean_scale_kernel   1 / n_valid, one block
- *   lce_rows_kernel         one block per row: online logsumexp over the row (each thread a strided slice, merged
- *                           across the warp with shuffles and across warps in shared memory), the row's loss, then
- *                           the gradient written over the row in bf16, in place
- *   lce_loss_kernel         the loss: the rows' losses summed in double, times 1 / n_valid
- *   lce_scale_*_kernel      backward: the saved gradients times dloss, in place
- * The arithmetic is kernels/linear_ce_math.h, the same functions cpu_lce_rows calls.
- */
-#include "linear_ce_kernels.h"
+ * Per chunk: logits (rows, V) f32 = x_c . W^T; lce_rows_kernel (one block per row: an online logsumexp over
+ * the row, each thread a strided slice merged across the warp with shuffles and across warps in shared
+ * memory) writes the row's loss and the gradient (softmax - onehot) * scale over the row as bf16, in place;
+ * then grad_input = g . W and grad_weight += g^T x_c. Every GEMM reads bf16 and accumulates in f32; dW's has
+ * C = grad_weight itself with beta = 1, so no (V, H) temporary exists and no chunk's part is rounded to bf16.
+ * Around it: lce_mean_scale_kernel (1 / n_valid), lce_loss_kernel (row losses summed in double), and
+ * backward's lce_scale_*_kernel (the saved gradients times dloss). Arithmetic: linear_ce_math.h. */
+#include "linear_ce_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
+#include "runtime/cuda_track.h"
 #include "runtime/launch.h"
-#include "linear_ce_geometry.h"
-#include "linear_ce_math.h"
-#include "linear_ce_reduce.cuh"
-#include "linear_ce_problem.h"
 
 static_assert(LCE_ROW_THREADS % LCE_WARP == 0 && LCE_ROW_THREADS / LCE_WARP <= LCE_WARP,
               "the block merge reads one partial per warp into a single warp");
@@ -31,8 +26,7 @@ __global__ void lce_mean_scale_kernel(long long N, const int32_t *target /* (N,)
     __shared__ unsigned long long part[LCE_SCALE_THREADS];
     unsigned long long n = 0;
     for (long long i = threadIdx.x; i < N; i += blockDim.x) {
-        EMU_DRY_SKIP(i, threadIdx.x, N, blockDim.x); /* N / blockDim rows per thread: a dry run runs the */
-        n += target[i] != LCE_IGNORE;                /* boundary ones (dry_skip.h) */
+        n += target[i] != LCE_IGNORE;
     }
     part[threadIdx.x] = n;
     __syncthreads(); /* every partial written before the tree reads it */
@@ -73,7 +67,6 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
     int t = target[r], tid = threadIdx.x, B = blockDim.x;
     if (t == LCE_IGNORE) { /* uniform across the block: nothing to read, zeros to write */
         for (int v = tid; v < V; v += B) {
-            EMU_DRY_SKIP(v, tid, V, B); /* V / B per thread, here and below: a dry run runs the boundary ones */
             gr[v] = 0;
         }
         if (tid == 0) row_loss[r] = 0.0f;
@@ -81,7 +74,6 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
     }
     lce_lse_acc a = lce_lse_init();
     for (int v = tid; v < V; v += B) {
-        EMU_DRY_SKIP(v, tid, V, B);
         a = lce_lse_add(a, zr[v]);
     }
     float lse = lce_lse_finish(block_lse(a)), zt = zr[t], sc = scale[0];
@@ -90,7 +82,6 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
      * read in step k/2 <= k. The barrier between each step's reads and writes orders the k = 0 case, and every
      * earlier step finished its reads at an earlier barrier. zt was read before the first barrier. */
     for (int base = 0; base < V; base += B) {
-        EMU_DRY_SKIP(base, 0, V, B); /* block-uniform: the barriers stay matched */
         int v = base + tid;
         float zv = v < V ? zr[v] : 0.0f;
         __syncthreads();
@@ -106,7 +97,6 @@ __global__ void lce_loss_kernel(long long N, const float *row_loss /* (N,) */, c
     __shared__ double part[LCE_SCALE_THREADS];
     double s = 0.0;
     for (long long i = threadIdx.x; i < N; i += blockDim.x) {
-        EMU_DRY_SKIP(i, threadIdx.x, N, blockDim.x); /* as in lce_mean_scale_kernel */
         s += row_loss[i];
     }
     part[threadIdx.x] = s;
@@ -140,7 +130,7 @@ void lce_launch_mean_scale(long long N, const int32_t *target, float *scale)
     CUDA_CHECK_LAST();
 }
 
-void lce_launch_rows(int rows, int V, float *z, const int32_t *target, const float *scale, float *row_loss)
+static void lce_launch_rows(int rows, int V, float *z, const int32_t *target, const float *scale, float *row_loss)
 {
     LAUNCH(lce_rows_kernel, rows, LCE_ROW_THREADS, 0)(V, z, target, scale, row_loss);
     CUDA_CHECK_LAST();
@@ -164,4 +154,34 @@ void lce_launch_scale_f32(long long n, float *p, const float *g)
     if (n == 0) return;
     LAUNCH(lce_scale_f32_kernel, blocks_for(n, LCE_SCALE_THREADS), LCE_SCALE_THREADS, 0)(n, p, g);
     CUDA_CHECK_LAST();
+}
+
+/* Row-major C (M, N) = alpha op(A) op(B) + beta C with any cuBLAS data types, as column-major C^T = op(B)^T op(A)^T
+ * (kernels/runtime/gemm_layout.h's mapping): the operands swap, M and N swap, each keeps its own transpose flag. */
+static void gemm_ex_rowmajor(int transA, int transB, int M, int N, int K, const void *A, cudaDataType ta, int lda,
+                             const void *B, cudaDataType tb, int ldb, float beta, void *C, cudaDataType tc, int ldc)
+{
+    float alpha = 1.0f;
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    cuda_count_launch(); /* one cuBLAS call: one launch in "launches per pass" */
+    CUBLAS_CHECK(cublasGemmEx(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
+                              &alpha, B, tb, ldb, A, ta, lda, &beta, C, tc, ldc, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT));
+}
+
+void lce1_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *W, const int32_t *target, float *logits,
+                const float *scale, float *row_loss, bf16 *grad_input, float *grad_weight)
+{
+    size_t start = k * d->chunk;
+    int rows = (int)lce_chunk_rows(d, k), H = (int)d->H, V = (int)d->V;
+    const bf16 *xc = x + start * d->H; /* (rows, H) */
+    /* logits (rows, V) f32 = xc (rows, H) . W^T; W stored (V, H) = (N, K): transB */
+    gemm_ex_rowmajor(0, 1, rows, V, H, xc, CUDA_R_16BF, H, W, CUDA_R_16BF, H, 0.0f, logits, CUDA_R_32F, V);
+    lce_launch_rows(rows, V, logits, target + start, scale, row_loss + start);
+    const bf16 *g = (const bf16 *)logits; /* (rows, V) bf16, row stride 2V */
+    /* grad_input rows (rows, H) bf16 = g (rows, V) . W (V, H); f32 accumulation, rounded once on the store */
+    gemm_ex_rowmajor(0, 0, rows, H, V, g, CUDA_R_16BF, 2 * V, W, CUDA_R_16BF, H, 0.0f, grad_input + start * d->H,
+                     CUDA_R_16BF, H);
+    /* grad_weight (V, H) f32 = 1 * grad_weight + g^T (V, rows) . xc (rows, H); g stored (rows, V) = (K, M): transA */
+    gemm_ex_rowmajor(1, 0, V, H, rows, g, CUDA_R_16BF, 2 * V, xc, CUDA_R_16BF, H, 1.0f, grad_weight, CUDA_R_32F, H);
 }

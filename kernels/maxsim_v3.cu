@@ -1,52 +1,20 @@
-/* maxsim_kernels_v3.cu - lesson 3, version 3: the [J, N] score slab on tensor cores (declared in
- * maxsim_kernels.cuh). NOT RUN ON A GPU here: compiled with nvcc for sm_80 and sm_90, run under the CPU emulator.
+/* maxsim_v3.cu - lesson 3, cuda-v3: v2's score slab on tensor cores (TF32 WMMA).
  *
- * What it adds over v2 (ms_forward_v2, FP32 FMAs in a 4 x 4 register tile per thread):
- *   - the scores of a 64 x 64 tile come from WMMA m16n16k8 TF32 fragments, 2 x 2 per warp, float accumulators;
- *   - the epilogue works on the accumulator tile: each warp stores its fragments to a padded shared-memory
- *     tile (the fragment's own element order is unspecified, so nothing reads x[] directly), then every thread
- *     folds half a row into a running (max, argmax) kept across the n tiles, and the two halves merge once;
- *   - global loads are 16 bytes (float4) when K % 4 == 0, eight lanes per 128-byte row segment; shared rows
- *     are padded by 4 floats, so those float4 stores are conflict-free, and the epilogue's reads rotate their
- *     column by the lane (bank (5 lane + s) mod 32: conflict-free) -- v2's staging, unpadded, had 16-way ones;
- *   - block order m outer, i inner (blockIdx.x = m*I + i): the I blocks that read b[m] run one after another,
- *     so b[m] (N*K*4 bytes, 2 MB at the forum size) stays in L2 while a[i] streams.
- *
- * Numerics: operands are rounded to TF32 (10 mantissa bits, __float_to_tf32, nearest) on their way into shared
- * memory; products are exact and summed in float. The lesson's inputs are on a 1/8 grid, exact in TF32, so the
- * scores here equal v2's and the CPU's bit for bit (every partial sum is a small multiple of 1/64). On real data
- * each operand carries a relative rounding error up to 2^-11, so a score differs from FP32's by ~2^-11 of
- * sum |a_k b_k|, and an argmax can flip between two columns whose scores are that close (the max itself moves
- * by no more than that; the gradient moves to the other column).
- *
- * Efficiency it is designed for, and what the emulator's memory profile measures (EMU_PROFILE=1 of the emu-eyes
- * branch, f538222, merged into a scratch checkout; build/emu/lesson3 --size small --dims I=2,J=64,M=2,N=128,K=64
- * --impl cuda-v2,cuda-v3). No GPU has run it.
- *   - epilogue reads of the score tile (v3_fold): conflict-free by design; measured 1.00 wavefronts/request;
- *   - the halves' merge (rowmax, rowarg): measured 1.00;
- *   - staging (v3_stage), designed: a warp's float4 load is 4 whole 128-byte row segments (16 sectors for 512
- *     bytes, efficiency 1.0 when K % 32 == 0) and its float4 store 4 wavefronts for 512 bytes, the minimum for
- *     16-byte stores (each quarter warp writes 32 consecutive words). Measured: global load 0.250, shared store
- *     4.00 -- because g++ splits each 16-byte access of the emulation build into four 4-byte ones, which the
- *     profile sees as four requests 16 bytes apart (128 bytes over 16 sectors; 4-way banks). Under nvcc each is
- *     one LDG.128 / STS.128; the figures above are the design's until a profile sees 16-byte accesses whole.
- *     (v2's staging stores measured 16.00, a 16-way conflict, until its rows were padded: 1.00.) K % 4 != 0:
- *     4-byte loads;
- *   - arg's store is strided by M (arg is [I, J, M]; a block owns one m): 1/M of a sector, 0.125 from M = 8;
- *     one int per 2 N K flops, so it does not matter;
- *   - the WMMA fragment loads and stores (ldm 36 and 68 floats, the usual 4-float skew) run inside the
- *     emulator's shim, whose accesses say nothing about the hardware's: unmeasured;
- *   - the roofline: per 64 x 64 tile and K-step the block moves (64 + 64) x 32 x 4 bytes from L2 for
- *     2 x 64 x 64 x 32 flops, 16 flops per byte, so the kernel is bound by L2 bandwidth, not by the tensor cores,
- *     at 16 x (L2 bytes/s); larger tiles (128 x 128, 32 flops per byte) would be the next version.
- *   - nvcc 13 -Xptxas -v: 128 registers (sm_80), 108 (sm_90), 36,352 bytes of static shared memory, no spills.
- */
+ * v2 spends its time in FP32 FMAs of a 4 x 4 register tile per thread. Here the scores of a 64 x 64 tile come
+ * from WMMA m16n16k8 TF32 fragments, 2 x 2 per warp, float accumulators; each warp stores its fragments to a
+ * padded shared tile (a fragment's element order is unspecified), then every thread folds half a row into a
+ * running (max, argmax) and the two halves merge once. Loads are float4 when K % 4 == 0; rows padded by 4
+ * floats keep the float4 stores and the epilogue's rotated reads conflict-free. Block order m outer, i inner
+ * (blockIdx.x = m*I + i), so b[m] stays in L2 while a[i] streams. Operands are rounded to TF32 (10 mantissa
+ * bits): the lesson's inputs, on a 1/8 grid, are exact in it, so scores equal v2's bit for bit; on real data
+ * an argmax can flip between columns whose scores differ by ~2^-11 of sum |a_k b_k| (lesson-3-appendix.md). */
 #include <mma.h>
 
-#include "maxsim_geometry.h"
-#include "maxsim_kernels.cuh"
 #include "maxsim_math.h"
-#include "runtime/dry_skip.h"
+#include "maxsim_problem.h"
+
+#include "runtime/cuda_check.h"
+#include "runtime/launch.h"
 
 #include <math.h>
 
@@ -95,7 +63,6 @@ __device__ static void v3_scores(const float *ai, const float *bm, int J, int N,
     for (int x = 0; x < 2; x++)
         for (int y = 0; y < 2; y++) wmma::fill_fragment(c[x][y], 0.0f);
     for (int k0 = 0; k0 < K; k0 += MS3_TK) {
-        EMU_DRY_SKIP(k0, 0, K, MS3_TK); /* J/64 x N/64 x K/32 tile steps per block: a dry run runs the boundary */
         v3_stage(ai, J, K, j0, k0, sA);
         v3_stage(bm, N, K, n0, k0, sB);
         __syncthreads(); /* the staged tiles are complete before any warp loads a fragment */
@@ -132,7 +99,6 @@ __device__ static void v3_j_tile(const float *ai, const float *bm, int J, int N,
     float best = -INFINITY;
     int bn = 0; /* a real column: see ms_better */
     for (int n0 = 0; n0 < N; n0 += MS3_TN) {
-        EMU_DRY_SKIP(n0, 0, N, MS3_TN); /* as in v3_scores (block-uniform: the barriers stay matched) */
         v3_scores(ai, bm, J, N, K, j0, n0, sA, sB, sC);
         v3_fold(sC, n0, N, &best, &bn);
         __syncthreads(); /* the tile is read before the next n tile's scores overwrite it */
@@ -163,11 +129,17 @@ __global__ void ms_forward_v3(int I, int J, int M, int N, int K, const float *a,
     int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
     float sum = 0.0f;
     for (int j0 = 0; j0 < J; j0 += MS3_TJ) {
-        EMU_DRY_SKIP(j0, 0, J, MS3_TJ); /* as in v3_scores */
         v3_j_tile(ai, bm, J, N, K, j0, sA, sB, sC, rowmax, rowarg, argrow, M);
         if (threadIdx.x == 0)
             for (int jj = 0; jj < MS3_TJ && j0 + jj < J; jj++) sum += rowmax[jj]; /* j ascending, as the CPU */
         __syncthreads(); /* thread 0 has read rowmax before the next j tile rewrites it */
     }
     if (threadIdx.x == 0 && out) out[(long long)i * M + m] = sum;
+}
+
+void ms3_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
+{
+    int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
+    LAUNCH(ms_forward_v3, I * M, MS3_THREADS, 0)(I, J, M, N, K, a, b, out, arg);
+    CUDA_CHECK_LAST();
 }

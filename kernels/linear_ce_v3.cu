@@ -1,58 +1,18 @@
-/* linear_ce_kernels_v3.cu - lesson 5's cuda-v3 kernels: Cut Cross-Entropy on tensor cores.
+/* linear_ce_v3.cu - lesson 5, cuda-v3: Cut Cross-Entropy on tensor cores.
  *
- * What v3 adds over v2 (linear_ce_kernels_v2.cu). v2 computes each logit as a scalar fp32 dot, each lane walking
- * its own row of W with 2-byte loads: W is read from memory once per row of x and no tensor core is used (about
- * 1-3% of an H100's bf16 roofline, by the desk estimate of issue 15). v3 computes logits as tiles:
- *   - z[32 rows, 64 vocabulary rows] = x_tile . W_tile^T by bf16 WMMA (m16n16k16, fp32 accumulators), H staged
- *     64 columns at a time through padded shared memory with coalesced 16-byte loads, ragged edges zero-padded
- *     there; one W tile serves 32 rows of x (v2: one), so W's traffic drops 32x;
- *   - forward: one block per row block walks every V-tile; an online logsumexp per row (linear_ce_math.h, each
- *     row split over a quad of lanes, merged by shuffles at the end); the target logit is gathered from the tile
- *     that holds it, so it is the same float that entered the logsumexp; lse [N] saved;
- *   - backward recomputes the logit tiles, forms G = (softmax - onehot) * dloss / n_valid, rounds it to bf16 (the
- *     tensor cores' operand; CCE does the same) and adds G . W into dx and G^T . x into dW with WMMA, 64 columns
- *     of H at a time, the fp32 accumulator slab staged through shared memory (so ragged edges cost nothing); the
- *     G of a pair of logit tiles feeds one accumulator pass (K = 128 vocabulary rows for dx, 64 rows of x for
- *     dW), the pass's shared memory being the logit phase's bytes (a union);
- *   - dx: one block per row block owns those rows of an fp32 dx workspace (N, H) (CCE's accum_e_fp32), reads and
- *     writes them once per pair of V-tiles, rounds them once to bf16 at the end. dW: one block per V-tile owns
- *     those rows of dW. Ownership instead of CCE's locked adds: every element has one writer adding in a fixed
- *     order, so dx and dW are the same bits on every run (the emulator's two passes check it), at the price of
- *     recomputing the logits twice in backward (once per gradient) where CCE's single backward kernel does once;
- *   - --filter: CCE's gradient filter. A tile whose |softmax - onehot| are all below 2^-12 (bf16's eps / 32,
- *     CCE's default) adds nothing to dx or dW; skipped tiles are counted.
- *
- * Designed efficiency (NOT MEASURED: no GPU in this task; docs/lesson-5.md), at the forum size N=8192, H=4096,
- * V=128256 on an H100 (989 TFLOP/s dense bf16, 3.35 TB/s HBM):
- *   - math: 5 N*V*H multiply-adds (forward's logits; backward's two recomputations, G.W and G^T.x) = 4.3e13 flop,
- *     43 ms at the tensor-core peak. A 32x64x64 step reads 12 KiB of shared operands per 131,072 multiply-adds; this
- *     hand-tiled WMMA (no cp.async pipelining, no ldmatrix swizzle, 4 warps per block) is designed for 30-50% of
- *     the peak in the logit GEMM. Forward is that alone: ~20-30 ms. Blocks walk V in the same order, so W's
- *     tiles are shared through L2 by the ~260 resident blocks rather than read from HBM per row block.
- *   - backward is bound by the fp32 accumulator slabs, read and written once per pair of logit tiles: dx 8 H bytes
- *     per row per 128 vocabulary rows (N*V*H / 16 bytes), dW 8 H bytes per vocabulary row per 64 rows of x
- *     (N*V*H / 8 bytes): 0.8 TB, about 0.24 s of HBM traffic against 35 ms of backward math at the peak:
- *     designed at ~15% of the tensor roofline (v2: 5-25 s). CCE pays the same kind of traffic for its locked
- *     dE/dC adds, in bf16 and with larger tiles; a larger K per pass needs more than 48 KiB of shared memory (an
- *     opt-in the emulator does not model).
- *   - loads: every global bf16 load is a 16-byte vector, 8 lanes covering the 128 contiguous bytes of a row's
- *     64 columns (100% of each 32-byte sector used) when H % 8 == 0; element loads otherwise. fp32 slabs: 4-byte
- *     loads, 32 consecutive floats per warp (128 bytes).
- *   - shared memory: rows padded by 16 bytes (staged rows 144 bytes apart), so the 8 rows x 16 bytes that a
- *     fragment load reads per phase fall in 8 distinct groups of 4 banks, and a quarter-warp's 16-byte stores
- *     cover one whole row: both conflict-free. The row passes interleave each quad's columns (lce3_fold_tile).
- *   - measured by the emulator's profile (EMU_PROFILE=1, --size small, docs/lesson-5.md): global load efficiency
- *     1.000 on every staging and slab line; shared: 16-byte stores 4.00 wavefronts per request (one per
- *     quarter-warp, the minimum), every 4-byte access 1.00. WMMA's own fragment loads are the hardware's.
- */
-#include "linear_ce_kernels_v3.h"
+ * v2 computes each logit as a scalar fp32 dot, each lane walking its own row of W: W is read once per row of x
+ * and no tensor core works. Here logits are tiles: z[32 rows, 64 vocabulary rows] = x_tile . W_tile^T by bf16
+ * WMMA (m16n16k16, fp32 accumulators), H staged 64 columns at a time through padded shared memory with 16-byte
+ * loads, so one W tile serves 32 rows of x. Forward: one block per row block walks every V-tile with an online
+ * logsumexp per row (a quad of lanes per row). Backward recomputes the tiles, forms G = (softmax - onehot) *
+ * dloss / n_valid in bf16, and adds G . W into dx and G^T . x into dW by WMMA, a pair of logit tiles per pass
+ * over an fp32 accumulator slab. Each block owns its rows of the dx workspace or of dW: one writer per element
+ * in a fixed order, so the gradients are the same bits on every run. --filter skips tiles whose |softmax -
+ * onehot| are all below 2^-12 (CCE's gradient filter). Design and traffic estimates: lesson-5-appendix.md. */
+#include "linear_ce_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
-#include "linear_ce_geometry.h"
-#include "linear_ce_math.h"
-#include "linear_ce_problem.h"
 
 #include <cuda_bf16.h>
 #include <mma.h>
@@ -160,9 +120,6 @@ static __device__ void lce3_logit_tile(lce3_logit_smem *s, const bf16 *x, const 
     wmma::fragment<wmma::accumulator, LCE3_WMMA, LCE3_WMMA, LCE3_WMMA, float> acc[LCE3_TILE_N / LCE3_WMMA];
     for (int m = 0; m < LCE3_TILE_N / LCE3_WMMA; m++) wmma::fill_fragment(acc[m], 0.0f);
     for (int k0 = 0; k0 < H; k0 += LCE3_TILE_K) {
-        /* H / 64 stages per tile, V / 64 (or N / 64) tiles per block: a dry run runs the boundary ones of each
-         * loop over H, V or N (block-uniform trip counts: the barriers stay matched; dry_skip.h) */
-        EMU_DRY_SKIP(k0, 0, H, LCE3_TILE_K);
         lce3_stage_bf16(&s->xs[0][0], LDK, x, N, H, n0, k0, LCE3_TILE_N, LCE3_TILE_K);
         lce3_stage_bf16(&s->ws[0][0], LDK, W, V, H, v0, k0, LCE3_TILE_V, LCE3_TILE_K);
         __syncthreads(); /* the staged x and W columns are complete before any warp loads a fragment */
@@ -211,7 +168,6 @@ __global__ void lce3_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
     int t = n < N ? target[n] : LCE_IGNORE; /* rows past N ride along as ignored rows: no early exit */
     lce_lse_acc a = lce_lse_init();
     for (int v0 = 0; v0 < V; v0 += LCE3_TILE_V) {
-        EMU_DRY_SKIP(v0, 0, V, LCE3_TILE_V); /* see lce3_logit_tile */
         lce3_logit_tile(&s, x, W, N, V, H, n0, v0);
         /* the next tile's z is stored only after lce3_logit_tile's first barrier, so no barrier is needed here */
         if (t != LCE_IGNORE) a = lce3_fold_tile(&s, a, t, V, v0, &z_target[i]);
@@ -294,7 +250,6 @@ static __device__ void lce3_update_dx(lce3_back_smem *k, const bf16 *W, float *d
 {
     int warp = threadIdx.x / LCE_WARP;
     for (int h0 = 0; h0 < H; h0 += LCE3_SLAB_H) {
-        EMU_DRY_SKIP(h0, 0, H, LCE3_SLAB_H); /* see lce3_logit_tile */
         lce3_stage_bf16(&k->u.b[0][0], LDB, W, V, H, v0, h0, LCE3_PAIR_V, LCE3_SLAB_H);
         lce3_load_acc(&k->u.c[0][0], dx_acc, N, H, n0, h0, LCE3_TILE_N);
         __syncthreads(); /* the W slab and the accumulator slab are complete before any fragment load */
@@ -316,7 +271,6 @@ static __device__ void lce3_update_dw(lce3_back_smem *k, const bf16 *x, float *d
     int warp = threadIdx.x / LCE_WARP;
     const bf16 *gt = &k->g[warp * LCE3_WMMA]; /* G^T's 16 rows of this warp, read column-major */
     for (int h0 = 0; h0 < H; h0 += LCE3_SLAB_H) {
-        EMU_DRY_SKIP(h0, 0, H, LCE3_SLAB_H); /* see lce3_logit_tile */
         lce3_stage_bf16(&k->u.b[0][0], LDB, x, N, H, n0, h0, LCE3_PAIR_N, LCE3_SLAB_H);
         lce3_load_acc(&k->u.c[0][0], dW, V, H, v0, h0, LCE3_TILE_V);
         __syncthreads(); /* the x slab and the dW slab are complete before any fragment load */
@@ -335,7 +289,6 @@ static __device__ void lce3_zero_rows(float *p, int rows, int H, int r0, int R)
 {
     long long n = (long long)(rows - r0 < R ? rows - r0 : R) * H;
     for (long long e = threadIdx.x; e < n; e += blockDim.x) {
-        EMU_DRY_SKIP(e, threadIdx.x, n, blockDim.x); /* R H / 128 per thread: a dry run runs the boundary ones */
         p[(long long)r0 * H + e] = 0.0f;
     }
 }
@@ -369,7 +322,6 @@ __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     lce3_zero_rows(dx_acc, N, H, n0, LCE3_TILE_N);
     __syncthreads(); /* the zeroed rows are visible before the first slab load reads them in another order */
     for (long long p0 = 0; p0 < V; p0 += LCE3_PAIR_V) { /* 64 bits: V may be 2^31 - 65, where + 128 wraps */
-        EMU_DRY_SKIP(p0, 0, V, LCE3_PAIR_V);           /* see lce3_logit_tile */
         int v0 = (int)p0, adds = 0; /* uniform across the block: every thread read the same votes */
         for (int r = 0; r < LCE3_PAIR; r++)
             adds += lce3_pair_tile(&k, &k.g[r * LCE3_TILE_V], LDG_DX, x, W, target, lse, N, V, H, n0,
@@ -379,7 +331,6 @@ __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     __syncthreads(); /* the last slab is written back before the rows are read in the rounding order */
     long long n = (long long)(N - n0 < LCE3_TILE_N ? N - n0 : LCE3_TILE_N) * H;
     for (long long e = threadIdx.x; e < n; e += blockDim.x) { /* rounded once */
-        EMU_DRY_SKIP(e, threadIdx.x, n, blockDim.x);
         dx[(long long)n0 * H + e] = bf16_from_f32(dx_acc[(long long)n0 * H + e]);
     }
 }
@@ -397,7 +348,6 @@ __global__ void lce3_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     lce3_zero_rows(dW, V, H, v0, LCE3_TILE_V);
     __syncthreads(); /* the zeroed rows are visible before the first slab load reads them in another order */
     for (int n0 = 0; n0 < N; n0 += LCE3_PAIR_N) {
-        EMU_DRY_SKIP(n0, 0, N, LCE3_PAIR_N); /* see lce3_logit_tile */
         int adds = 0; /* uniform across the block */
         for (int r = 0; r < LCE3_PAIR; r++)
             adds += lce3_pair_tile(&k, &k.g[r * LCE3_TILE_N * LDG_DW], LDG_DW, x, W, target, lse, N, V, H,

@@ -1,30 +1,18 @@
-/* linear_ce_kernels_v2.cu - lesson 5's cuda-v2 kernels: linear cross-entropy with no logits buffer (the Cut
- * Cross-Entropy approach). Each logit z[n, v] = x[n] . W[v] is computed in a register when it is needed, used and
- * dropped; forward keeps one float per row (the logsumexp), backward recomputes every logit from x and W.
+/* linear_ce_v2.cu - lesson 5, cuda-v2: linear cross-entropy with no logits buffer (the Cut Cross-Entropy way).
  *
- *   lce2_forward_kernel  one block per row: each thread streams over its own logits (v = tid, tid + B, ...) with
- *                        an online logsumexp, the block merges the (max, sum) pairs; lse and the row's loss
- *   lce2_dx_kernel       one block per row: the row's logits in blocks of B (one per thread), turned into the
- *                        gradient g = (softmax - onehot) * scale, kept in shared memory for that block only, and
- *                        g_block . W_block added into an fp32 accumulator [H] in dynamic shared memory
- *   lce2_dw_kernel       one block per tile of LCE2_TILE_V vocabulary rows, looping over the rows of x in tiles of
- *                        LCE2_TILE_N: g tile [TILE_N, TILE_V] in shared memory, then dW[tile] += g_tile^T . x_tile
- *
- * dW ownership, not atomics: every dW element is written by exactly one thread of one block, which adds the row
- * tiles in a fixed order, so dW is the same bits on every run (the emulator's two passes check it) and needs no
- * zeroing launch: the block zeroes its own rows first. The price is that each block recomputes its logits for
- * every row, which is what recomputation costs anyway. Simple and correct, not fast: the dots are scalar loops
- * (no tensor cores), chosen so the CPU emulator can run them. The arithmetic is kernels/linear_ce_math.h's.
- */
-#include "linear_ce_kernels_v2.h"
+ * v1 materialises a chunk's logits (rows, V) in f32. Here each logit z[n, v] = x[n] . W[v] is computed in a
+ * register when needed, used and dropped; forward keeps one float per row (the logsumexp) and backward
+ * recomputes every logit from x and W.
+ *   lce2_forward_kernel  one block per row, each thread its own logits (v = tid, tid + B, ...): online logsumexp
+ *   lce2_dx_kernel       one block per row: logits in blocks of B, g = (softmax - onehot) * scale in shared
+ *                        memory, g_block . W_block added into an fp32 accumulator [H] in dynamic shared memory
+ *   lce2_dw_kernel       one block per tile of LCE2_TILE_V vocabulary rows, looping over x in tiles of LCE2_TILE_N
+ * Every dW element is written by one thread of one block, adding row tiles in a fixed order: the same bits on
+ * every run, no atomics, no zeroing launch. Scalar dots, no tensor cores: simple and correct, not fast. */
+#include "linear_ce_math.h"
 
 #include "runtime/cuda_check.h"
-#include "runtime/dry_skip.h"
 #include "runtime/launch.h"
-#include "linear_ce_geometry.h"
-#include "linear_ce_math.h"
-#include "linear_ce_reduce.cuh"
-#include "linear_ce_problem.h"
 
 static_assert(LCE2_THREADS % LCE_WARP == 0 && LCE2_THREADS / LCE_WARP <= LCE_WARP,
               "the block merge reads one partial per warp into a single warp");
@@ -67,7 +55,6 @@ __global__ void lce2_forward_kernel(int V, int H, const bf16 *x /* (N, H) */, co
     lce_lse_acc a = lce_lse_init();
     /* 64-bit counters here and below: V (and N) may be up to 2^31 - 1, where v + LCE2_THREADS would wrap */
     for (long long v = tid; v < V; v += LCE2_THREADS) {
-        EMU_DRY_SKIP(v, tid, V, LCE2_THREADS); /* V / 128 logits per thread: a dry run runs the boundary ones */
         a = lce_lse_add(a, lce_dot_bf16(xn, W + v * H, H));
     }
     float l = lce_lse_finish(lce2_block_lse(a));
@@ -98,15 +85,11 @@ __global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const b
     float sc = scale[0] * dloss[0], ln = lse[n];
     for (int h = tid; h < H; h += LCE2_THREADS) acc[h] = 0.0f;
     for (long long v0 = 0; v0 < V; v0 += LCE2_THREADS) {
-        /* V / 128 steps of H / 128 x 128 terms per thread: a dry run runs the boundary ones of both loops (this
-         * one block-uniform: the barriers stay matched; kernels/runtime/dry_skip.h) */
-        EMU_DRY_SKIP(v0, 0, V, LCE2_THREADS);
         long long v = v0 + tid;
         int nb = V - v0 < LCE2_THREADS ? (int)(V - v0) : LCE2_THREADS;
         g[tid] = v < V ? lce_grad(lce_dot_bf16(xn, W + v * H, H), ln, v == t, sc) : 0.0f;
         __syncthreads(); /* all nb gradients of this block are in g before any thread reads them all */
         for (int h = tid; h < H; h += LCE2_THREADS) {
-            EMU_DRY_SKIP(h, tid, H, LCE2_THREADS);
             float s = acc[h];
             for (int j = 0; j < nb; j++) s += g[j] * bf16_to_f32(W[(v0 + j) * H + h]);
             acc[h] = s;
@@ -133,9 +116,6 @@ __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
      * zeroing needs no barrier */
     for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) dWt[e] = 0.0f;
     for (long long n0 = 0; n0 < N; n0 += LCE2_TILE_N) { /* 64 bits: N + LCE2_TILE_N may pass 2^31 - 1 */
-        /* N / 32 row tiles of 32 H / 128 sums per thread: a dry run runs the boundary ones of both loops (this
-         * one block-uniform: the barriers stay matched; kernels/runtime/dry_skip.h) */
-        EMU_DRY_SKIP(n0, 0, N, LCE2_TILE_N);
         int nn = N - n0 < LCE2_TILE_N ? (int)(N - n0) : LCE2_TILE_N;
         for (int e = tid; e < LCE2_TILE_N * LCE2_TILE_V; e += LCE2_THREADS) {
             int i = e / LCE2_TILE_V, j = e % LCE2_TILE_V;
@@ -149,7 +129,6 @@ __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
         }
         __syncthreads(); /* the whole g tile is written before any thread reads a column of it */
         for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) {
-            EMU_DRY_SKIP(e, tid, (long long)nv * H, LCE2_THREADS);
             int j = (int)(e / H), h = (int)(e % H);
             float s = 0.0f;
             for (int i = 0; i < nn; i++) s += g[i][j] * bf16_to_f32(x[(n0 + i) * H + h]);

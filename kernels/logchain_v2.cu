@@ -1,28 +1,20 @@
-/* logchain_kernels_v2.cu - lesson 2's recursions, version 2: the CPU version's factorisation on the GPU.
+/* logchain_v2.cu - lesson 2, cuda-v2: the CPU version's factorisation on the GPU.
  *
- * Each step is  m + log(exp(a - m) . P)  (kernels/logchain_math.h): the (n x c) . (c x c) products and the
- * transition gradient U^T W are cuBLAS GEMMs over the whole batch, every chain position s at once (strided
- * batched, batch = t). What is left for our kernels is row-wise: one warp per row (b, s), LC2_ROWS rows per
- * block, grid (ceil(n / LC2_ROWS), t). A row's max is a warp-shuffle reduction; no shared memory, no
- * __syncthreads. Per step: O(n c) exps (v1's dbulk_kernel evaluated O(n c^2)).
- *
- * Scratch layout (t, n, c), row (s, b) at (s * n + b) * c: each chain position is one GEMM batch entry.
- * alpha and x are (n, t, v, c): row (b, s) of variable i at ((b * t + s) * v + i) * c.
- *
- *   lc2_fwd_weights_kernel  alpha_0 = log p0 + x_0 (init), or alpha_{i+1} = x_{i+1} + m + log S (step);
- *                           then m = max alpha, W = exp(alpha - m) for the next GEMM; after the last step,
- *                           out = m + log sum W (log Z)
- *   lc2_bwd_weights_kernel  finishes step i+1 (beta_{i+1} = mb + log S, dx_{i+1} = dout posterior, written
- *                           over alpha_{i+1}), then prepares step i: W = exp(x_{i+1} + beta_{i+1} - mb),
- *                           U = dout exp(ma + mb - lz) exp(alpha_i - ma)
- *   lc2_dx0_kernel          finishes step 0: beta_0, dx_0
- *   lc2_dp0_kernel          dp0 = sum_b dx_0 / p0, grid (ceil(c / LC2_DP0_BLOCK), t)
- */
-#include "logchain_kernels.h"
-
-#include "logchain_geometry.h"
+ * v1 evaluates O(n c^2) exponentials per step. Here each step is  m + log(exp(a - m) . P)  (logchain_math.h):
+ * the (n x c) . (c x c) products and the transition gradient U^T W are cuBLAS GEMMs, every chain position s
+ * at once (strided batched, batch = t), and what is left for our kernels is row-wise, O(n c) exps per step:
+ * one warp per row (b, s), LC2_ROWS rows per block, grid (ceil(n / LC2_ROWS), t); a row's max is a shuffle
+ * reduction, no shared memory. Scratch is (t, n, c), row (s, b) at (s * n + b) * c: one GEMM batch entry per s.
+ *   lc2_fwd_weights_kernel  alpha_{i+1} = x_{i+1} + m + log S; then m = max alpha, W = exp(alpha - m)
+ *   lc2_bwd_weights_kernel  beta_{i+1}, dx_{i+1} over alpha_{i+1}; then W and U for step i's GEMMs
+ *   lc2_dx0_kernel, lc2_dp0_kernel  step 0's finish, dp0 = sum_b dx_0 / p0 */
 #include "logchain_math.h"
-#include "runtime/dry_skip.h"
+#include "logchain_problem.h"
+
+#include "runtime/cublas_rowmajor.h"
+#include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
+#include "runtime/launch.h"
 
 static_assert(LC2_BLOCK == 32 * LC2_ROWS, "one warp per row: the block is LC2_ROWS whole warps");
 
@@ -139,8 +131,57 @@ __global__ void lc2_dp0_kernel(int n, int c, int t, int v, const float *dx, cons
     if (j >= c) return;
     float acc = 0.0f;
     for (long long b = 0; b < n; b++) {
-        EMU_DRY_SKIP(b, 0, n, 1); /* n rows per thread: a dry run runs the boundary ones (dry_skip.h) */
         acc += dx[((b * t + s) * v) * c + j];
     }
     dp0[(long long)s * c + j] = acc / p0[(long long)s * c + j];
+}
+
+/* ---- launchers -------------------------------------------------------------------------------------------- */
+
+static unsigned blocks_for(long long count, int per_block) { return (unsigned)((count + per_block - 1) / per_block); }
+
+static dim3 lc2_grid(const lc_dims *d) { return dim3(blocks_for((long long)d->n, LC2_ROWS), (unsigned)d->t); }
+
+/* Every buffer already allocated: 1 + 2 (v-1) launches (cuda-v3 captures them into one graph). */
+void lc2_forward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                              float *out, float *W, float *S, float *m)
+{
+    int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v, V1 = v - 1;
+    long long nc = (long long)n * c, C2 = (long long)c * c;
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    LAUNCH(lc2_fwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, 0, x, p0, S, m, alpha, W, out);
+    CUDA_CHECK_LAST();
+    for (int i = 0; i < V1; i++) {
+        /* S_s (n, c; ld c) = W_s (n, c; ld c) . P_{s,i} (c, c; ld c), for every chain position s at once */
+        ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 0, 0, n, c, c, 1.0f, W, c, nc, bulk + i * C2, c, V1 * C2, 0.0f, S, c,
+                                       nc, t);
+        LAUNCH(lc2_fwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, i + 1, x, p0, S, m, alpha, W, out);
+        CUDA_CHECK_LAST();
+    }
+}
+
+/* 3 (v-1) + 2 launches. dx = alpha, written over it step by step. */
+void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                               const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU,
+                               float *mb)
+{
+    int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v, V1 = v - 1;
+    long long nc = (long long)n * c, C2 = (long long)c * c;
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    float *dx = alpha;
+    for (int i = V1 - 1; i >= 0; i--) {
+        LAUNCH(lc2_bwd_weights_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, i, x, dout, out, mb, alpha, W, SU);
+        CUDA_CHECK_LAST();
+        /* dbulk_{s,i} (c, c) = U_s^T (c, n; U_s is (n, c) ld c) . W_s (n, c; ld c): the batch is the inner dim */
+        ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 1, 0, c, c, n, 1.0f, SU, c, nc, W, c, nc, 0.0f, dbulk + i * C2, c,
+                                       V1 * C2, t);
+        /* S_s (n, c) = W_s (n, c) . P_{s,i}^T, into U's buffer (U is dead once dbulk_i is computed) */
+        ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 0, 1, n, c, c, 1.0f, W, c, nc, bulk + i * C2, c, V1 * C2, 0.0f, SU, c,
+                                       nc, t);
+    }
+    LAUNCH(lc2_dx0_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, dout, out, mb, SU, alpha);
+    CUDA_CHECK_LAST();
+    LAUNCH(lc2_dp0_kernel, dim3(blocks_for(c, LC2_DP0_BLOCK), (unsigned)t), LC2_DP0_BLOCK, 0)(n, c, t, v, dx, p0,
+                                                                                              dp0);
+    CUDA_CHECK_LAST();
 }

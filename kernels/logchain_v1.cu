@@ -1,28 +1,18 @@
-/* logchain_kernels.cu - lesson 2's recursions as CUDA kernels, version 1: log-space, no cuBLAS.
- * Launched by cuda_lc_forward_v1 / cuda_lc_backward_v1 (optimized/logchain_forward.cu); version 2 is
- * logchain_kernels_v2.cu.
+/* logchain_v1.cu - lesson 2, cuda-v1: the recursions in log space, our kernels only, no cuBLAS.
  *
- * Kernels, in the order data flows:
- *   alpha_init_kernel   alpha_0 = log p0 + x_0
- *   log_vecmat_kernel   the log-space (n x c) . (c x c) product, "log-GEMM": out[b, k] = add_out[b, k] +
- *                       log sum_j exp(in[b, j] + add_in[b, j]) P'(j, k). Each block owns 8 rows x 32 columns;
- *                       it walks j in tiles of 32, staging the transition tile and the rows' log inputs in
- *                       shared memory, with an online logsumexp: a running row maximum, partial sums rescaled
- *                       when it grows. Forward: in = alpha_i, P' = P_i, add_out = x_{i+1}. Backward (beta):
- *                       in = beta_{i+1}, add_in = x_{i+1}, P' = P_i^T.
- *   logz_kernel         log Z = logsumexp(alpha_{v-1}), one warp per row, online logsumexp + shuffle merge
- *   posterior_kernel    dx_i = dout * exp(alpha_i + beta_i - log Z)
- *   dbulk_kernel        dbulk_i[j, k] = sum_b dout_b exp(alpha_i[b, j] + x_{i+1}[b, k] + beta_{i+1}[b, k] - lz_b):
- *                       a 32 x 32 output tile per block, the batch reduced in chunks of 32 rows staged in shared
- *                       memory -- the reduction over the batch happens inside the kernel, no (n, c, c) tensor
- *   dp0_kernel          dp0 = sum_b dx_0 / p0
- * The arithmetic is kernels/logchain_math.h, the same functions the CPU version calls.
- */
-#include "logchain_kernels.h"
-
-#include "logchain_geometry.h"
+ * Every step is a log-space (n x c) . (c x c) product, log_vecmat_kernel: each block owns 8 rows x 32 columns
+ * and walks j in tiles of 32 staged in shared memory, with an online logsumexp (a running row maximum, partial
+ * sums rescaled when it grows), so no exponential overflows and no (n, c, c) tensor exists. Backward runs the
+ * same kernel on P^T for beta; dbulk_kernel reduces the batch inside the kernel, 32 rows at a time.
+ * Chain positions s are looped on the host: t (v + 1) launches forward, t (3v - 1) backward.
+ * Kernels in data-flow order: alpha_init, log_vecmat, logz (forward); posterior, dbulk, dp0 (backward).
+ * The arithmetic is logchain_math.h, the functions the CPU version calls. */
 #include "logchain_math.h"
-#include "runtime/dry_skip.h"
+#include "logchain_problem.h"
+
+#include "runtime/cuda_check.h"
+#include "runtime/launch.h"
+#include "runtime/track.h"
 
 #define TILE LC1_TILE
 #define ROWS LC1_ROWS
@@ -54,7 +44,6 @@ __global__ void log_vecmat_kernel(int n, int c, const float *in, long long ld_in
     float M = -INFINITY, acc = 0.0f; /* running max of row b's inputs, and sum_j exp(in - M) P'(j, k) */
 
     for (int j0 = 0; j0 < c; j0 += TILE) {
-        EMU_DRY_SKIP(j0, 0, c, TILE); /* c / 32 tiles: a dry run runs the boundary ones (block-uniform) */
         int j = j0 + tx;
         float a = -INFINITY; /* out-of-range j weighs exp(-inf) = 0 */
         if (b < n && j < c) {
@@ -96,7 +85,6 @@ __global__ void logz_kernel(int n, int c, const float *alpha_last, long long ld,
     if (b >= n) return; /* whole warps exit together: b is uniform across a warp */
     float m = -INFINITY, s = 0.0f;
     for (int k = lane; k < c; k += 32) {
-        EMU_DRY_SKIP(k, lane, c, 32); /* c / 32 per lane: a dry run runs the boundary ones */
         float a = alpha_last[b * ld + k], mn = fmaxf(m, a);
         s = s * lc_rescale(m, mn) + lc_weight(a, mn);
         m = mn;
@@ -137,12 +125,10 @@ __global__ void dbulk_kernel(int n, int c, const float *alpha_i, const float *x_
     float acc[TILE / ROWS] = {0.0f}; /* rows j0 + ty + ROWS*q */
 
     for (long long b0 = 0; b0 < n; b0 += TILE) {
-        EMU_DRY_SKIP(b0, 0, n, TILE); /* n / 32 row tiles: a dry run runs the boundary ones (block-uniform) */
         for (int bb = ty; bb < TILE; bb += ROWS) {
             long long b = b0 + bb;
             int j = j0 + tx, k = k0 + tx;
-            /* values first, then one plain store per tile: each shared store is one instruction on its own line,
-             * which is also what the emulator's profile groups by (a store inside each arm of a ?: is two) */
+            /* values first, then one plain store per tile (a store inside each arm of a ?: would be two) */
             float a = (b < n && j < c) ? alpha_i[b * ld + j] - logz[b * ld_r] : -INFINITY;
             float g = (b < n && k < c) ? x_next[b * ld + k] + beta_next[b * c + k] : -INFINITY;
             sA[bb][tx] = a;
@@ -168,9 +154,74 @@ __global__ void dp0_kernel(int n, int c, const float *dx0, long long ld, const f
     if (j >= c) return;
     float acc = 0.0f;
     for (long long b = 0; b < n; b++) {
-        EMU_DRY_SKIP(b, 0, n, 1); /* n rows per thread: a dry run runs the boundary ones */
         acc += dx0[b * ld + j];
     }
     dp0s[j] = acc / p0s[j];
 }
 
+/* ---- launchers -------------------------------------------------------------------------------------------- */
+
+static unsigned blocks_for(long long count, int per_block) { return (unsigned)((count + per_block - 1) / per_block); }
+
+static void log_vecmat(int n, int c, const float *in, long long ld_in, const float *add_in, long long ld_add_in,
+                       const float *P, int transP, const float *add_out, long long ld_add_out, float *out,
+                       long long ld_out)
+{
+    dim3 grid(blocks_for(c, LC1_TILE), blocks_for(n, LC1_ROWS)), block(LC1_TILE, LC1_ROWS);
+    LAUNCH(log_vecmat_kernel, grid, block, 0)(n, c, in, ld_in, add_in, ld_add_in, P, transP, add_out, ld_add_out, out,
+                                       ld_out);
+    CUDA_CHECK_LAST();
+}
+
+void lc1_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out)
+{
+    int n = (int)d->n, c = (int)d->c;
+    size_t t = d->t, v = d->v, V1 = v - 1, C2 = d->c * d->c;
+    long long ld = (long long)(t * v * d->c); /* row stride of x and alpha over b */
+    for (size_t s = 0; s < t; s++) {
+        const float *xs = x + s * v * d->c; /* x[b, s, i, :] = xs + b*ld + i*c */
+        float *as = alpha + s * v * d->c;
+        LAUNCH(alpha_init_kernel, blocks_for((long long)n * c, LC1_EW_BLOCK), LC1_EW_BLOCK, 0)(n, c, xs, ld, p0 + s * d->c, as);
+        CUDA_CHECK_LAST();
+        for (size_t i = 0; i < V1; i++) {
+            log_vecmat(n, c, as + i * d->c, ld, NULL, 0, bulk + (s * V1 + i) * C2, 0, xs + (i + 1) * d->c, ld,
+                       as + (i + 1) * d->c, ld);
+        }
+        LAUNCH(logz_kernel, blocks_for((long long)n * 32, LC1_EW_BLOCK), LC1_EW_BLOCK, 0)(n, c, as + V1 * d->c, ld, out + s, (long long)t);
+        CUDA_CHECK_LAST();
+    }
+}
+
+/* dx is alpha's buffer: posterior_kernel reads alpha_i[b, j] and writes dx_i[b, j] from the same thread, after
+ * dbulk_kernel for step i has read alpha_i (same stream, in order). bcur, bnext: (n, c) beta ping-pong. */
+void lc1_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                  const float *out, const float *dout, float *dbulk, float *dp0, float *bcur, float *bnext)
+{
+    int n = (int)d->n, c = (int)d->c;
+    size_t t = d->t, v = d->v, V1 = v - 1, C2 = d->c * d->c;
+    long long ld = (long long)(t * v * d->c), ldr = (long long)t;
+    float *dx = alpha;
+    unsigned pb = blocks_for((long long)n * c, LC1_EW_BLOCK);
+    dim3 tgrid(blocks_for(c, LC1_TILE), blocks_for(c, LC1_TILE)), tblock(LC1_TILE, LC1_ROWS);
+
+    for (size_t s = 0; s < t; s++) {
+        const float *xs = x + s * v * d->c, *as = alpha + s * v * d->c;
+        float *dxs = dx + s * v * d->c;
+        CUDA_CHECK(cudaMemset(bcur, 0, d->n * d->c * sizeof(float))); /* beta_{v-1} = 0 */
+        LAUNCH(posterior_kernel, pb, LC1_EW_BLOCK, 0)(n, c, as + V1 * d->c, ld, NULL, dout + s, out + s, ldr, dxs + V1 * d->c);
+        CUDA_CHECK_LAST();
+        for (size_t i = V1; i-- > 0;) {
+            LAUNCH(dbulk_kernel, tgrid, tblock, 0)(n, c, as + i * d->c, xs + (i + 1) * d->c, ld, bcur, dout + s, out + s,
+                                            ldr, dbulk + (s * V1 + i) * C2);
+            CUDA_CHECK_LAST();
+            log_vecmat(n, c, bcur, c, xs + (i + 1) * d->c, ld, bulk + (s * V1 + i) * C2, 1, NULL, 0, bnext, c);
+            LAUNCH(posterior_kernel, pb, LC1_EW_BLOCK, 0)(n, c, as + i * d->c, ld, bnext, dout + s, out + s, ldr, dxs + i * d->c);
+            CUDA_CHECK_LAST();
+            float *tmp = bcur;
+            bcur = bnext;
+            bnext = tmp;
+        }
+        LAUNCH(dp0_kernel, blocks_for(c, LC1_DP0_BLOCK), LC1_DP0_BLOCK, 0)(n, c, dxs, ld, p0 + s * d->c, dp0 + s * d->c);
+        CUDA_CHECK_LAST();
+    }
+}
