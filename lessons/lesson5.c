@@ -148,6 +148,15 @@ static double gemm_work(const void *p)
     const lce_dims *d = dims_of(p);
     return 3.0 * (double)d->N * (double)d->H * (double)d->V;
 }
+/* The progress notice's smaller problem (lesson.h: calibrate): N cut, the chunk kept, so that the per-chunk
+ * passes over [V,H] scale with the multiply-adds as they do at full size. */
+static void calibrate(const void *prob, long long *dims, long long *opts)
+{
+    size_t c = dims_of(prob)->chunk;
+    opts[OPT_CHUNK] = (long long)c;
+    if (dims[0] < (long long)c) dims[0] = (long long)c;
+}
+
 static mem_formula naive_memory(const void *p) { return naive_lce_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(dims_of(p)); }
 static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(dims_of(p)); }
@@ -286,13 +295,14 @@ const lesson lesson5_def = {
                              .help = "inputs of a model that predicts its data: x times 32, each target its row's "
                                      "argmax (a sharp softmax: where --filter skips tiles)"}},
     .make_problem = make_problem,
+    .calibrate = calibrate,
     .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_BF16, .label = "x [N,H] bf16 input", .shape = shape_x},
                 [W] = {.name = "W", .role = LT_INPUT, .type = DT_BF16, .label = "W [V,H] bf16 input", .shape = shape_w},
                 [TARGET] = {.name = "target", .role = LT_INPUT, .type = DT_I32, .label = "target [N] int32 input",
                             .shape = shape_n},
                 [DLOSS] = {.name = "dloss", .role = LT_UPSTREAM, .type = DT_F32,
-                           .label = "dloss [1] f32 upstream gradient", .shape = shape_1},
-                [LOSS] = {.name = "loss", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_1},
+                           .label = "dloss [1] f32 upstream gradient", .shape = shape_1, .scalar = 1},
+                [LOSS] = {.name = "loss", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_1, .scalar = 1},
                 [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_BF16, .shape = shape_x, .grad_of = X},
                 [DW] = {.name = "dW", .role = LT_GRAD, .type = DT_F32, .shape = shape_w, .grad_of = W}},
     .fill = fill,

@@ -1,0 +1,57 @@
+/* run_estimate.c - a host implementation's time, measured on a smaller problem (run_estimate.h). */
+#include "run_estimate.h"
+
+#include "../kernels/runtime/gemm_cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One run of impl on the problem whose first dimension is d0; its ms and work, or -1 when it cannot be built. */
+static double run_small(const lesson *L, const void *prob, const long long *dims, const long long *opts,
+                        uint64_t seed, int impl, long long d0, double *work, char *dims_text, size_t len)
+{
+    const lesson_impl *im = &L->impls[impl];
+    long long sd[LESSON_MAX_DIMS], so[LESSON_MAX_OPTS];
+    memcpy(sd, dims, sizeof sd);
+    memcpy(so, opts, sizeof so);
+    sd[0] = d0;
+    if (L->calibrate) L->calibrate(prob, sd, so);
+    if (sd[0] >= dims[0]) return -1.0; /* not smaller: the real run is its own measurement */
+    lesson_problem small;
+    if (L->make_problem(sd, so, &small) != NULL || (im->unfit && im->unfit(&small))) return -1.0;
+    *work = im->work(&small);
+    if (!(*work > 0.0)) return -1.0;
+    snprintf(dims_text, len, "%s=%lld", L->dim_names[0], sd[0]);
+    void *t[LESSON_MAX_TENSORS];
+    lesson_result res;
+    lesson_make_inputs(L, &small, seed, t);
+    lesson_run_impl(L, &small, impl, t, &res);
+    double ms = res.row.forward_ms + res.row.backward_ms;
+    lesson_result_free(L, &res);
+    lesson_free_slots(L, t);
+    return ms;
+}
+
+double run_estimate_seconds(const lesson *L, const void *prob, const long long *dims, const long long *opts,
+                            uint64_t seed, int impl, char *how, size_t len)
+{
+    const lesson_impl *im = &L->impls[impl];
+    double work = im->work(prob);
+    /* the first cut: a few ms at GEMM speed (most implementations reach 2% to 100% of it) */
+    double fraction = 2e-3 * gemm_cpu_fmas_per_second() / work;
+    for (;;) {
+        long long d0 = (long long)ceil((double)dims[0] * fraction);
+        if (d0 < 1) d0 = 1;
+        double small_work, ms;
+        char at[64];
+        ms = run_small(L, prob, dims, opts, seed, impl, d0, &small_work, at, sizeof at);
+        if (ms < 0.0) return -1.0;
+        double share = small_work / work;
+        if (ms >= CALIBRATION_MS || share * 8.0 > 0.5) {
+            snprintf(how, len, "measured here: %s, %.2g of its multiply-adds, took %.0f ms", at, share, ms);
+            return ms * 1e-3 / share;
+        }
+        fraction = 8.0 * (double)d0 / (double)dims[0];
+    }
+}
