@@ -148,13 +148,15 @@ static double gemm_work(const void *p)
     const lce_dims *d = dims_of(p);
     return 3.0 * (double)d->N * (double)d->H * (double)d->V;
 }
-/* The progress notice's smaller problem (lesson.h: calibrate): N cut, the chunk kept, so that the per-chunk
- * passes over [V,H] scale with the multiply-adds as they do at full size. */
+/* The progress notice's smaller problem (lesson.h: calibrate): N cut, the chunk kept, so that naive's passes
+ * over [V,H] per chunk scale with the multiply-adds as they do at full size, and at least one of cpu's blocks
+ * of rows (a GEMM of fewer rows runs at a lower rate: at N=16 cpu's estimate was 5x its time). */
 static void calibrate(const void *prob, long long *dims, long long *opts)
 {
-    size_t c = dims_of(prob)->chunk;
-    opts[OPT_CHUNK] = (long long)c;
-    if (dims[0] < (long long)c) dims[0] = (long long)c;
+    const lce_dims *d = dims_of(prob);
+    size_t least = cpu_lce_block_rows(d) > d->chunk ? cpu_lce_block_rows(d) : d->chunk;
+    opts[OPT_CHUNK] = (long long)d->chunk;
+    if (dims[0] < (long long)least) dims[0] = (long long)least;
 }
 
 static mem_formula naive_memory(const void *p) { return naive_lce_memory(dims_of(p)); }
