@@ -7,9 +7,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One run of impl on the problem whose first dimension is d0; its ms and work, or -1 when it cannot be built. */
+/* The largest share of the real run's multiply-adds a measurement may take: past it, the estimate would cost
+ * about as much as being told nothing (lesson 5's cpu at small: one 128-row block is half the problem). */
+#define MAX_SHARE 0.25
+
+/* One run of impl on the problem whose first dimension is d0; its ms and work, or -1 when it cannot be built or
+ * would do more than max_work multiply-adds (then it is no cheap measurement). */
 static double run_small(const lesson *L, const void *prob, const long long *dims, const long long *opts,
-                        uint64_t seed, int impl, long long d0, double *work, char *dims_text, size_t len)
+                        uint64_t seed, int impl, long long d0, double max_work, double *work, char *dims_text,
+                        size_t len)
 {
     const lesson_impl *im = &L->impls[impl];
     long long sd[LESSON_MAX_DIMS], so[LESSON_MAX_OPTS];
@@ -21,7 +27,7 @@ static double run_small(const lesson *L, const void *prob, const long long *dims
     lesson_problem small;
     if (L->make_problem(sd, so, &small) != NULL || (im->unfit && im->unfit(&small))) return -1.0;
     *work = im->work(&small);
-    if (!(*work > 0.0)) return -1.0;
+    if (!(*work > 0.0) || *work > max_work) return -1.0;
     snprintf(dims_text, len, "%s=%lld", L->dim_names[0], sd[0]);
     void *t[LESSON_MAX_TENSORS];
     lesson_result res;
@@ -45,10 +51,10 @@ double run_estimate_seconds(const lesson *L, const void *prob, const long long *
         if (d0 < 1) d0 = 1;
         double small_work, ms;
         char at[64];
-        ms = run_small(L, prob, dims, opts, seed, impl, d0, &small_work, at, sizeof at);
+        ms = run_small(L, prob, dims, opts, seed, impl, d0, MAX_SHARE * work, &small_work, at, sizeof at);
         if (ms < 0.0) return -1.0;
         double share = small_work / work;
-        if (ms >= CALIBRATION_MS || share * 8.0 > 0.5) {
+        if (ms >= CALIBRATION_MS || share * 8.0 > MAX_SHARE) {
             snprintf(how, len, "measured here: %s, %.2g of its multiply-adds, took %.0f ms", at, share, ms);
             return ms * 1e-3 / share;
         }

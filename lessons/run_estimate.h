@@ -5,7 +5,7 @@
  * dimension cut (B, n, I, T, N: every lesson's work is linear in it), lesson.calibrate pinning whatever else
  * must stay fixed (lesson 5's chunk) - and its seconds per multiply-add (its work function) scale to the real
  * problem. The cut grows 8x at a time until the small run takes CALIBRATION_MS, so the estimate costs about
- * that much. A GEMM-rate floor alone misled: lesson 5's naive reaches 9% of GEMM speed and ran ~10 s unannounced. */
+ * that much, and never more than a quarter of the real run's multiply-adds (run_estimate.c: MAX_SHARE). A GEMM-rate floor alone misled: lesson 5's naive reaches 9% of GEMM speed and ran ~10 s unannounced. */
 #ifndef LESSONS_RUN_ESTIMATE_H
 #define LESSONS_RUN_ESTIMATE_H
 
