@@ -104,9 +104,12 @@ static void check_validated(const lesson *L, const void *prob, const lesson_resu
 }
 
 /* Each test below is a loop test over the lessons (_i: the lesson's index), so every lesson reports on its own
- * and one failing lesson does not hide the rest. */
+ * and one failing lesson does not hide the rest. Check reports at the end; each loop test first says what it
+ * runs (about 50 in all, over a minute), so the suite is never silent for long. */
+#define PROGRESS() printf("test_lessons: %.*s %s\n", (int)strlen(__func__) - 3, __func__, lessons[_i]->program) /* name_fn */
 START_TEST(formula_equals_tracker)
 {
+    PROGRESS();
     for_each_host_impl(lessons[_i], "tiny", check_formula);
     for_each_host_impl(lessons[_i], "small", check_formula);
 }
@@ -114,6 +117,7 @@ END_TEST
 
 START_TEST(every_impl_validates_against_float64)
 {
+    PROGRESS();
     for_each_host_impl(lessons[_i], "tiny", check_validated);
     for_each_host_impl(lessons[_i], "small", check_validated);
 }
@@ -145,6 +149,7 @@ static void check_deterministic(const lesson *L, const char *size)
 
 START_TEST(same_seed_same_bits)
 {
+    PROGRESS();
     check_deterministic(lessons[_i], "small");
 }
 END_TEST
@@ -169,6 +174,7 @@ static int host_impl_list(const lesson *L, char *buf, size_t len)
 
 START_TEST(tiny_run_exits_zero_without_leaks)
 {
+    PROGRESS();
     static char out[1 << 17];
     const lesson *L = lessons[_i];
     char bin[64], impls[128], args[256];
@@ -195,6 +201,7 @@ END_TEST
 
 START_TEST(csv_has_one_row_per_impl)
 {
+    PROGRESS();
     const lesson *L = lessons[_i];
     char bin[64], impls[128], args[256], prefix[LESSON_MAX_IMPLS][64];
     const char *prefixes[LESSON_MAX_IMPLS];
@@ -258,6 +265,7 @@ static void check_dump(const lesson *L)
 
 START_TEST(dump_writes_every_tensor)
 {
+    PROGRESS();
     check_dump(lessons[_i]);
 }
 END_TEST
@@ -334,6 +342,7 @@ END_TEST
 
 START_TEST(help_exits_zero_for_every_lesson)
 {
+    PROGRESS();
     static char out[1 << 15];
     char bin[64];
     binary_of(lessons[_i], bin, sizeof bin);
@@ -423,6 +432,7 @@ static void check_repeat_and_predict(const lesson *L)
 
 START_TEST(repeat_times_and_predict)
 {
+    PROGRESS();
     check_repeat_and_predict(lessons[_i]);
 }
 END_TEST
@@ -431,6 +441,7 @@ END_TEST
  * from 1 without a gap), and "cuda" the alias of cuda_alias, which --help prints as "cuda = cuda-vN". */
 START_TEST(cuda_versions_in_reading_order_with_an_alias)
 {
+    PROGRESS();
     static char out[1 << 15];
     {
         const lesson *L = lessons[_i];
@@ -581,7 +592,7 @@ static Suite *lessons_suite(void)
 
 int main(void)
 {
-    setenv("CK_VERBOSITY", "verbose", 0); /* a line per test and lesson as each ends: never silent for long */
+    setvbuf(stdout, NULL, _IOLBF, 0); /* the progress lines reach a CI log (a pipe) as they are printed */
     printf("test_lessons: %d lesson definition(s) linked:", nlessons);
     for (int l = 0; l < nlessons; l++) printf(" %s", lessons[l]->program);
     printf("\n");
