@@ -169,8 +169,8 @@ static void announce_long(const driver *dv, int k)
     double fmas = im->work(dv->prob), s = fmas / gemm_cpu_fmas_per_second();
     if (s * 200.0 < LONG_RUN_S) return;
     char how[160], est[32];
-    double measured = run_estimate_seconds(dv->L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, dv->o.impl[k], how,
-                                           sizeof how);
+    double measured = run_estimate_seconds(dv->L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, dv->o.impl[k], 0,
+                                           how, sizeof how);
     if (measured < 0.0) snprintf(how, sizeof how, "at least: %.3g multiply-adds at this machine's GEMM rate", fmas);
     else s = measured;
     int runs = dv->o.repeat > 1 ? dv->o.repeat + 1 : 1;
@@ -239,6 +239,26 @@ static void run_all(driver *dv)
     say_device_skips(dv);
 }
 
+/* Validation's float64 reference can take longer than the runs (lesson 5 at medium: ~2x naive's time on a busy
+ * machine): the same notice, measured the same way, scaled by the first host implementation's work. */
+static void announce_reference(const driver *dv)
+{
+    const lesson *L = dv->L;
+    if (lesson_dry() || (L->reference_unfit && L->reference_unfit(dv->prob))) return;
+    for (int i = 0; i < lesson_nimpls(L); i++) {
+        const lesson_impl *im = &L->impls[i];
+        if (im->device || !im->work || (im->unfit && im->unfit(dv->prob))) continue;
+        if (im->work(dv->prob) / gemm_cpu_fmas_per_second() * 200.0 < LONG_RUN_S) return;
+        char how[160], est[32];
+        double s = run_estimate_seconds(L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, i, 1, how, sizeof how);
+        if (s < LONG_RUN_S) return;
+        format_duration(s, est, sizeof est);
+        printf("validation: about %s for the float64 reference (%s); running it\n", est, how);
+        fflush(stdout);
+        return;
+    }
+}
+
 /* Validation: every implementation against float64, before any ratio is printed. Returns the failures. */
 static int validate(driver *dv)
 {
@@ -248,6 +268,7 @@ static int validate(driver *dv)
         dv->ref_why = "no implementation ran";
         return 0;
     }
+    announce_reference(dv);
     double t0 = host_time_ms();
     dv->ref_why = lesson_make_reference(dv->L, dv->prob, dv->t, dv->ref);
     double t1 = host_time_ms();
