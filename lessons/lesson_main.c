@@ -160,14 +160,16 @@ static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
 
 /* Before a host implementation that will take LONG_RUN_S or more, one line says so with the time it will take,
  * measured on a smaller problem (run_estimate.h); where none can be built, the GEMM-rate floor ("at least").
- * Implementations that would be quick even at 0.5% of GEMM speed are not measured. */
+ * Implementations that would be quick even at MIN_GEMM_SHARE of GEMM speed (the slowest here: lesson 1's naive
+ * at 2%) are not measured, so a small run - every gdb walk in docs/gdb - runs each implementation once only. */
 #define LONG_RUN_S 2.0
+#define MIN_GEMM_SHARE 0.02
 static void announce_long(const driver *dv, int k)
 {
     const lesson_impl *im = &dv->L->impls[dv->o.impl[k]];
     if (im->device || !im->work || lesson_dry()) return;
     double fmas = im->work(dv->prob), s = fmas / gemm_cpu_fmas_per_second();
-    if (s * 200.0 < LONG_RUN_S) return;
+    if (s / MIN_GEMM_SHARE < LONG_RUN_S) return;
     char how[160], est[32];
     double measured = run_estimate_seconds(dv->L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, dv->o.impl[k], 0,
                                            how, sizeof how);
@@ -248,7 +250,7 @@ static void announce_reference(const driver *dv)
     for (int i = 0; i < lesson_nimpls(L); i++) {
         const lesson_impl *im = &L->impls[i];
         if (im->device || !im->work || (im->unfit && im->unfit(dv->prob))) continue;
-        if (im->work(dv->prob) / gemm_cpu_fmas_per_second() * 200.0 < LONG_RUN_S) return;
+        if (im->work(dv->prob) / gemm_cpu_fmas_per_second() / MIN_GEMM_SHARE < LONG_RUN_S) return;
         char how[160], est[32];
         double s = run_estimate_seconds(L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, i, 1, how, sizeof how);
         if (s < LONG_RUN_S) return;

@@ -7,7 +7,9 @@
  * problem. The float64 reference (validation, after the runs) is measured the same way. The cut grows 8x at a
  * time until the small run takes CALIBRATION_MS and 1/32 of the multiply-adds (run_estimate.c: MIN_SHARE, below
  * which fixed costs mislead), so the estimate costs a few percent of the run, and never more than a quarter of
- * its multiply-adds (MAX_SHARE). A GEMM-rate floor alone misled: lesson 5's naive reaches 9% of GEMM speed and ran ~10 s unannounced. */
+ * its multiply-adds (MAX_SHARE). In gdb, a breakpoint in such an implementation is first hit by that smaller run
+ * (its first dimension says which); lesson_main.c measures only runs that could take 2 s, so small sizes never
+ * are. A GEMM-rate floor alone misled: lesson 5's naive reaches 9% of GEMM speed and ran ~10 s unannounced. */
 #ifndef LESSONS_RUN_ESTIMATE_H
 #define LESSONS_RUN_ESTIMATE_H
 
