@@ -6,18 +6,18 @@
 #include "../kernels/runtime/cuda_track.h"
 #endif
 
-int impl_gate(impl_row *row, int needs_cuda, size_t predicted_peak, size_t mem_limit)
+impl_gate_verdict impl_gate(impl_row *row, int needs_cuda, size_t predicted_peak, size_t mem_limit)
 {
     if (needs_cuda) {
 #ifdef HAVE_CUDA
         const char *why = "no CUDA device";
         if (cuda_device_count(&why) == 0) {
             snprintf(row->note, sizeof row->note, "no CUDA device (%s)", why);
-            return 0;
+            return GATE_NO_DEVICE;
         }
 #else
         snprintf(row->note, sizeof row->note, "this build has no CUDA (nvcc not found, or CUDA=0)");
-        return 0;
+        return GATE_NO_DEVICE;
 #endif
     }
     if (predicted_peak > mem_limit) {
@@ -29,7 +29,7 @@ int impl_gate(impl_row *row, int needs_cuda, size_t predicted_peak, size_t mem_l
             snprintf(row->note, sizeof row->note, "predicted peak overflows 64 bits, over --mem-limit %s", lim);
         else
             snprintf(row->note, sizeof row->note, "predicted peak %s bytes (%s) exceeds --mem-limit %s", p, ph, lim);
-        return 0;
+        return GATE_OVER_MEM_LIMIT;
     }
-    return 1;
+    return GATE_RUN;
 }
