@@ -70,7 +70,7 @@ endif
 RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu
 SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
-              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c
+              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(OBJ)/%.cu.o,$(filter %.cu,$(1))))
@@ -133,6 +133,15 @@ $(LESSON_LIST_H): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(foreach n,$(LESSON_NS),X($(n)))' >$@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(OBJ)/tests/test_lessons.o $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ): $(LESSON_LIST_H)
+# The commit a lesson was built from, for --version and --dump's meta.json (lessons/version.h; rewritten only
+# when `git describe` changes, so nothing rebuilds needlessly)
+GIT_DESCRIBE_H := $(OBJ)/gen/git_describe.h
+$(GIT_DESCRIBE_H): FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define LESSON_GIT_DESCRIBE "$(shell git describe --always --dirty 2>/dev/null || echo unknown)"' >$@.tmp; \
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(OBJ)/lessons/cli.o $(OBJ)/lessons/lesson_output.o: $(GIT_DESCRIBE_H)
+$(OBJ)/lessons/cli.o $(OBJ)/lessons/lesson_output.o: CFLAGS += -I$(OBJ)/gen
 $(OBJ)/tests/test_lessons.o: CFLAGS += -DLESSON_BIN_DIR='"$(BIN)"'
 .PHONY: FORCE
 FORCE:
