@@ -10,6 +10,7 @@
  */
 #include "lesson5.h"
 
+#include "../kernels/runtime/gemm_cpu.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_cce_v3.h"
@@ -168,6 +169,7 @@ static void preamble(const void *prob, FILE *f)
                "%zu chunk%s;\none chunk's bf16 logits [c,V] = %s bytes; V*H*6 = %s bytes\n", d->chunk,
             lce_default_chunk(d->N, d->H, d->V), lce_chunks(d), lce_chunks(d) == 1 ? "" : "s", lg, six);
     lce_print_chunk_choice(d, f);
+    fprintf(f, "naive, cpu: %s\n", gemm_cpu_bf16_about());
 }
 
 /* max |x - ref| / max |ref| of one tensor of one implementation */

@@ -1,20 +1,33 @@
-/* gemm_cpu.c - the project's CPU GEMM: row-major arguments handed to CBLAS (OpenBLAS).
+/* gemm_cpu.c - the project's CPU GEMM: the provider chosen for this CPU at run time (see gemm_cpu.h).
  *
  * The lessons compare algorithms and memory, so every CPU implementation, naive and optimized alike, runs its
  * matrix products through the same optimized library: a time ratio then measures the algorithm, not the
  * quality of two hand-written loops. (A plain triple loop was 12x behind PyTorch on OpenBLAS for lesson 1.)
- * The tests keep one tiny independent reference GEMM of their own to check these arguments.
+ * Which library is fastest depends on the CPU: Debian's OpenBLAS 0.3.21 does not know AMD's Zen 4 and runs its
+ * AVX2 kernels there (117 GFLOP/s on one core, against oneDNN's 231 with AVX-512), and OPENBLAS_CORETYPE, which
+ * would fix that, is read when OpenBLAS loads, before main. oneDNN dispatches on the instructions it finds (and
+ * DNNL_MAX_CPU_ISA caps them), so the layer asks each candidate for the same products, checks and times them,
+ * and keeps the fastest. The tests keep one tiny independent reference GEMM of their own.
  *
  * CBLAS takes int dimensions and leading dimensions: a size beyond INT_MAX is a programming error here (the
  * lessons' fit checks refuse such dimensions first), reported with the call's sizes. */
 #include "gemm_cpu.h"
 
 #include <cblas.h>
+#include <dnnl.h>
 #include <limits.h>
+#include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "gemm_matmul.h"
+#include "gemm_record.h"
 #include "timer.h"
+
+typedef void sgemm_fn(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                      const float *B, size_t ldb, float beta, float *C, size_t ldc);
 
 static int as_int(size_t v, const char *what)
 {
@@ -25,14 +38,210 @@ static int as_int(size_t v, const char *what)
     return (int)v;
 }
 
+static void openblas_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                           const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, as_int(M, "M"),
+                as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B, as_int(ldb, "ldb"), beta, C,
+                as_int(ldc, "ldc"));
+}
+
+/* oneDNN's GEMM API is row-major already, with 64-bit dimensions. */
+static void onednn_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                         const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, alpha, A,
+                   (dnnl_dim_t)lda, B, (dnnl_dim_t)ldb, beta, C, (dnnl_dim_t)ldc) != dnnl_success) {
+        fprintf(stderr, "sgemm_cpu: dnnl_sgemm refused [%zu, %zu, %zu] (lda %zu, ldb %zu, ldc %zu)\n", M, N, K, lda,
+                ldb, ldc);
+        abort();
+    }
+}
+
+static void onednn_matmul(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                          const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    if (gemm_matmul(GEMM_MM_F32, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) != 0) {
+        fprintf(stderr, "sgemm_cpu: oneDNN has no float32 matmul for [%zu, %zu, %zu]\n", M, N, K);
+        abort();
+    }
+}
+
+typedef struct {
+    const char *name; /* GEMM_CPU_PROVIDER's value */
+    sgemm_fn *run;
+    char about[96];   /* library, version, kernels */
+    double rate;      /* multiply-adds per second on the 256^3 calibration; 0 until measured */
+    int correct;
+} provider;
+
+static provider providers[] = {{"onednn", onednn_sgemm, "", 0, 0},
+                               {"onednn-matmul", onednn_matmul, "", 0, 0},
+                               {"openblas", openblas_sgemm, "", 0, 0}};
+enum { NPROV = sizeof providers / sizeof providers[0] };
+static provider *chosen;
+static char library[512];
+
+/* ---- the choice -------------------------------------------------------------------------------------------- */
+
+/* One knob for both libraries: OPENBLAS_NUM_THREADS (what the bench scripts set), else OMP_NUM_THREADS (oneDNN
+ * reads it through OpenMP); unset, each library takes every core. */
+static void set_threads(void)
+{
+    const char *e = getenv("OPENBLAS_NUM_THREADS");
+    if (!e || !*e) e = getenv("OMP_NUM_THREADS");
+    int n = e ? atoi(e) : 0;
+    if (n <= 0) return;
+    openblas_set_num_threads(n);
+    omp_set_num_threads(n);
+}
+
+static void describe_providers(void)
+{
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(providers[0].about, sizeof providers[0].about, "oneDNN %d.%d.%d sgemm (%s)", v->major, v->minor,
+             v->patch, gemm_onednn_isa());
+    const char *k = gemm_matmul_kernel(GEMM_MM_F32);
+    snprintf(providers[1].about, sizeof providers[1].about, "oneDNN %d.%d.%d matmul (%s)", v->major, v->minor,
+             v->patch, k ? k : "none");
+    char version[32] = "?"; /* openblas_get_config(): "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Zen MAX_THREADS=64" */
+    sscanf(openblas_get_config(), "OpenBLAS %31s", version);
+    snprintf(providers[2].about, sizeof providers[2].about, "OpenBLAS %s (%s kernels)", version,
+             openblas_get_corename());
+}
+
+enum { S = 256, E = 48 }; /* the timing shape, and the exactness check's */
+static float cal_a[S * S], cal_b[S * S], cal_c[S * S]; /* calibration buffers, not a lesson's memory */
+
+/* Small integers, so every product and sum is exact in float32 and any correct GEMM returns the same bits: op(A)
+ * (E, E) . op(B) (E, E) for all four transpose pairs, with padded strides, beta = 1 and alpha = 2. */
+static int exact_on_integers(sgemm_fn *run)
+{
+    enum { LD = E + 3 };
+    static float a[E * LD], b[E * LD], c[E * LD];
+    for (int i = 0; i < E * LD; i++) a[i] = (float)(i % 7 - 3), b[i] = (float)(i % 5 - 2);
+    for (int t = 0; t < 4; t++) {
+        int ta = t & 1, tb = t >> 1;
+        for (int i = 0; i < E * LD; i++) c[i] = (float)(i % 3);
+        run(ta, tb, E, E, E, 2.0f, a, LD, b, LD, 1.0f, c, LD);
+        for (int i = 0; i < E; i++)
+            for (int j = 0; j < E; j++) {
+                double s = 0;
+                for (int k = 0; k < E; k++) s += (double)(ta ? a[k * LD + i] : a[i * LD + k]) * (tb ? b[j * LD + k] : b[k * LD + j]);
+                if ((double)c[i * LD + j] != 2.0 * s + (double)((i * LD + j) % 3)) return 0;
+            }
+    }
+    return 1;
+}
+
+/* The best of several 256^3 products (a loaded machine slows some: the best is the rate this core reaches). */
+static double time_fmas_per_second(sgemm_fn *run)
+{
+    for (int i = 0; i < S * S; i++) cal_a[i] = (float)(i % 7) - 3.0f, cal_b[i] = (float)(i % 5) - 2.0f;
+    run(0, 0, S, S, S, 1.0f, cal_a, S, cal_b, S, 0.0f, cal_c, S); /* JIT, buffers, threads */
+    double best = 0.0, t_start = host_time_ms();
+    for (int reps = 0; reps < 20 && (reps < 5 || host_time_ms() - t_start < 30.0); reps++) {
+        double t0 = host_time_ms();
+        run(0, 0, S, S, S, 1.0f, cal_a, S, cal_b, S, 0.0f, cal_c, S);
+        double ms = host_time_ms() - t0;
+        if (best == 0.0 || ms < best) best = ms;
+    }
+    return (double)S * S * S / (best * 1e-3);
+}
+
+static provider *find(const char *name)
+{
+    for (int i = 0; i < NPROV; i++)
+        if (strcmp(providers[i].name, name) == 0) return &providers[i];
+    return NULL;
+}
+
+static void measure(provider *p)
+{
+    if (p->rate > 0.0) return;
+    p->correct = exact_on_integers(p->run);
+    p->rate = p->correct ? time_fmas_per_second(p->run) : 0.0;
+}
+
+/* "oneDNN 2.6.3 sgemm (avx2), 83 GFLOP/s at 256^3, the fastest here (OpenBLAS 0.3.21 (Zen kernels) 76, ...)" */
+static void describe_choice(const char *how)
+{
+    int n = snprintf(library, sizeof library, "%s, %.0f GFLOP/s at 256^3, %s", chosen->about, 2e-9 * chosen->rate, how);
+    const char *sep = " (";
+    for (int i = 0; i < NPROV && n < (int)sizeof library; i++) {
+        provider *p = &providers[i];
+        if (p == chosen || (p->rate == 0.0 && p->correct)) continue;
+        if (p->rate > 0.0) n += snprintf(library + n, sizeof library - n, "%s%s %.0f", sep, p->about, 2e-9 * p->rate);
+        else if (strstr(how, "forced") == NULL)
+            n += snprintf(library + n, sizeof library - n, "%s%s: wrong on the exactness check", sep, p->about);
+        else continue;
+        sep = ", ";
+    }
+    if (sep[0] == ',' && n < (int)sizeof library) snprintf(library + n, sizeof library - n, ")");
+}
+
+static void choose(void)
+{
+    if (chosen) return;
+    set_threads();
+    describe_providers();
+    const char *want = getenv("GEMM_CPU_PROVIDER");
+    if (want && *want) {
+        if (gemm_cpu_use(want) != 0) {
+            fprintf(stderr, "GEMM_CPU_PROVIDER=%s: not one of onednn, onednn-matmul, openblas, or wrong here\n", want);
+            exit(2);
+        }
+        return;
+    }
+    provider *best = NULL;
+    for (int i = 0; i < NPROV; i++) {
+        measure(&providers[i]);
+        if (providers[i].correct && (!best || providers[i].rate > best->rate)) best = &providers[i];
+    }
+    if (!best) {
+        fprintf(stderr, "sgemm_cpu: no GEMM provider passed the exactness check on this CPU\n");
+        abort();
+    }
+    chosen = best;
+    describe_choice("the fastest here");
+}
+
+int gemm_cpu_use(const char *name)
+{
+    provider *p = find(name);
+    if (!p) return -1;
+    if (!providers[0].about[0]) {
+        set_threads();
+        describe_providers();
+    }
+    measure(p);
+    if (!p->correct) return -1;
+    chosen = p;
+    describe_choice("forced (GEMM_CPU_PROVIDER)");
+    return 0;
+}
+
+/* ---- the products -------------------------------------------------------------------------------------------- */
+
+/* K = 0: C = beta C, by the BLAS definition (a library may also skip the call entirely). */
+static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc)
+{
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+}
+
 void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
     if (M == 0 || N == 0) return;
-    /* beta == 0: BLAS writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                as_int(M, "M"), as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B,
-                as_int(ldb, "ldb"), beta, C, as_int(ldc, "ldc"));
+    if (K == 0) {
+        scale_only(M, N, beta, C, ldc);
+        return;
+    }
+    choose();
+    gemm_record_call(0, transA, transB, M, N, K, beta, 1);
+    /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
+    chosen->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
@@ -44,14 +253,119 @@ void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_
                   C + b * strideC, ldc);
 }
 
-int gemm_cpu_threads(void) { return openblas_get_num_threads(); }
+void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alpha, const double *A, size_t lda,
+               const double *B, size_t ldb, double beta, double *C, size_t ldc)
+{
+    if (M == 0 || N == 0) return;
+    set_threads();
+    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                as_int(M, "M"), as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B, as_int(ldb, "ldb"),
+                beta, C, as_int(ldc, "ldc"));
+}
 
-const char *gemm_cpu_library(void) { return "OpenBLAS (CBLAS)"; }
+/* ---- bf16 products ------------------------------------------------------------------------------------------ */
+
+static int bf16_state = -1; /* -1 not decided; 0 float32 conversions; 1 oneDNN's bf16 matmul */
+static char bf16_about[256];
+
+/* The exactness check and the timing, run on bf16 copies of the calibration values (small integers: exact). */
+static double bf16_rate(void)
+{
+    static bf16 a[S * S], b[S * S];
+    for (int i = 0; i < S * S; i++) a[i] = bf16_from_f32((float)(i % 7) - 3.0f), b[i] = bf16_from_f32((float)(i % 5) - 2.0f);
+    gemm_cpu_bf16(0, 0, S, S, S, a, S, b, S, 0.0f, cal_c, S);
+    for (int i = 0; i < S; i += 37)
+        for (int j = 0; j < S; j += 41) {
+            double s = 0;
+            for (int k = 0; k < S; k++) s += (double)((i * S + k) % 7 - 3) * ((k * S + j) % 5 - 2);
+            if ((double)cal_c[i * S + j] != s) return 0.0;
+        }
+    double best = 0.0;
+    for (int reps = 0; reps < 5; reps++) {
+        double t0 = host_time_ms();
+        gemm_cpu_bf16(0, 0, S, S, S, a, S, b, S, 0.0f, cal_c, S);
+        double ms = host_time_ms() - t0;
+        if (best == 0.0 || ms < best) best = ms;
+    }
+    return (double)S * S * S / (best * 1e-3);
+}
+
+/* bf16 instructions (oneDNN's avx512_core_bf16 level or above) and a matmul kernel that is not oneDNN's plain
+ * reference loop; then the bf16 rate must beat the float32 provider's, conversions aside. GEMM_CPU_BF16=0 turns
+ * it off (the float32 path, on any CPU). */
+static void decide_bf16(void)
+{
+    if (bf16_state >= 0) return;
+    choose();
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), need = (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+    const char *k = (isa & need) == need ? gemm_matmul_kernel(GEMM_MM_BF16) : NULL;
+    const char *off = getenv("GEMM_CPU_BF16");
+    bf16_state = 0;
+    if (off && strcmp(off, "0") == 0) {
+        snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)");
+    } else if (!k || strncmp(k, "ref", 3) == 0) {
+        snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN at %s: "
+                 "no bf16 dot-product instructions)", gemm_onednn_isa());
+    } else {
+        bf16_state = 1; /* gemm_cpu_bf16 may run from here on: bf16_rate calls it */
+        double r = bf16_rate();
+        if (r > chosen->rate) {
+            snprintf(bf16_about, sizeof bf16_about, "bf16 products: oneDNN bf16 matmul (%s), %.0f GFLOP/s at 256^3 "
+                     "against float32's %.0f", k, 2e-9 * r, 2e-9 * chosen->rate);
+        } else {
+            bf16_state = 0;
+            snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN's "
+                     "bf16 matmul %s: %s at 256^3, float32 %.0f GFLOP/s)", k, r > 0 ? "slower" : "inexact",
+                     2e-9 * chosen->rate);
+        }
+    }
+}
+
+int gemm_cpu_bf16_native(void)
+{
+    decide_bf16();
+    return bf16_state;
+}
+
+const char *gemm_cpu_bf16_about(void)
+{
+    decide_bf16();
+    return bf16_about;
+}
+
+void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const bf16 *A, size_t lda, const bf16 *B,
+                   size_t ldb, float beta, float *C, size_t ldc)
+{
+    if (M == 0 || N == 0) return;
+    if (K == 0) {
+        scale_only(M, N, beta, C, ldc);
+        return;
+    }
+    if (bf16_state != 1 || gemm_matmul(GEMM_MM_BF16, transA, transB, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
+        fprintf(stderr, "gemm_cpu_bf16: no bf16 GEMM on this CPU (call it only where gemm_cpu_bf16_native())\n");
+        abort();
+    }
+    gemm_record_call(1, transA, transB, M, N, K, beta, 1);
+}
+
+/* ---- what the lessons print and divide by ------------------------------------------------------------------ */
+
+int gemm_cpu_threads(void)
+{
+    choose();
+    return chosen->run == openblas_sgemm ? openblas_get_num_threads() : omp_get_max_threads();
+}
+
+const char *gemm_cpu_library(void)
+{
+    choose();
+    return library;
+}
 
 void gemm_cpu_warm_up(void)
 {
-    /* OpenBLAS starts its threads and maps its packing buffers on the first call: pay that here, once, so no
-     * implementation's first GEMM is charged for it. Stack buffers: nothing to track. */
+    /* The choice ran the chosen provider already (threads started, JIT done, buffers mapped); one small GEMM
+     * more makes sure of it whatever the provider. Stack buffers: nothing to track. */
     float a[64 * 64], c[64 * 64];
     for (int i = 0; i < 64 * 64; i++) a[i] = (float)(i % 7);
     sgemm_cpu(0, 0, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
@@ -59,20 +373,21 @@ void gemm_cpu_warm_up(void)
 
 double gemm_cpu_fmas_per_second(void)
 {
-    /* The best of several 512^3 GEMMs: the rate this machine reaches, not an average over whatever else it is
-     * doing (a slow calibration on a loaded machine made shares above 100%); 10 runs or 200 ms, at least 3. */
-    enum { S = 512 };
-    static float a[S * S], c[S * S]; /* calibration buffers, not a lesson's memory */
-    static double rate;
-    if (rate > 0.0) return rate;
-    for (int i = 0; i < S * S; i++) a[i] = (float)(i % 7) - 3.0f;
-    double best = 0.0, t_start = host_time_ms();
-    for (int reps = 0; reps < 10 && (reps < 3 || host_time_ms() - t_start < 200.0); reps++) {
-        double t0 = host_time_ms();
-        sgemm_cpu(0, 0, S, S, S, 1.0f, a, S, a, S, 0.0f, c, S);
-        double ms = host_time_ms() - t0;
-        if (best == 0.0 || ms < best) best = ms;
-    }
-    rate = (double)S * S * S / (best * 1e-3);
-    return rate;
+    choose();
+    measure(chosen);
+    return chosen->rate;
 }
+
+/* ---- the peak on an implementation's own shapes ------------------------------------------------------------- */
+
+void gemm_cpu_record_begin(void) { gemm_record_begin(); }
+void gemm_cpu_record_end(void) { gemm_record_end(); }
+
+static void replay(int is_bf16, int ta, int tb, size_t M, size_t N, size_t K, float alpha, const void *A,
+                   size_t lda, const void *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    if (is_bf16) gemm_cpu_bf16(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else sgemm_cpu(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+double gemm_cpu_peak_seconds(void) { return gemm_record_replay(replay); }

@@ -1,0 +1,94 @@
+/* gemm_record.c - an implementation's GEMM shapes and the provider's peak on them (see gemm_record.h). */
+#include "gemm_record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "timer.h"
+
+typedef struct {
+    int is_bf16, ta, tb, beta; /* beta: 0, or 1 for "reads C" (its value does not change the time) */
+    size_t M, N, K, calls;
+} shape;
+
+enum { MAX_SHAPES = 128 }; /* distinct shapes of one implementation: a few per pass (full and last blocks) */
+static shape shapes[MAX_SHAPES];
+static int nshapes, recording, overflow;
+
+void gemm_record_begin(void)
+{
+    nshapes = 0;
+    overflow = 0;
+    recording = 1;
+}
+
+void gemm_record_end(void) { recording = 0; }
+
+void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, float beta, size_t calls)
+{
+    if (!recording) return;
+    shape k = {is_bf16, !!transA, !!transB, beta != 0.0f, M, N, K, calls};
+    for (int i = nshapes - 1; i >= 0; i--) { /* the last shape is the likeliest: batches and loops repeat it */
+        shape *s = &shapes[i];
+        if (s->is_bf16 == k.is_bf16 && s->ta == k.ta && s->tb == k.tb && s->beta == k.beta && s->M == M &&
+            s->N == N && s->K == K) {
+            s->calls += calls;
+            return;
+        }
+    }
+    if (nshapes == MAX_SHAPES) {
+        overflow = 1;
+        return;
+    }
+    shapes[nshapes++] = k;
+}
+
+/* The best per-call seconds of one shape: samples of n calls each (n makes a sample at least ~0.3 ms, so the
+ * clock's resolution does not count, and at most the recorded count), best of three. */
+static double best_call_seconds(gemm_replay_fn *run, const shape *s, const void *A, const void *B, float *C)
+{
+    size_t lda = s->ta ? s->M : s->K, ldb = s->tb ? s->K : s->N;
+    float beta = s->beta ? 1.0f : 0.0f;
+    double t0 = host_time_ms();
+    run(s->is_bf16, s->ta, s->tb, s->M, s->N, s->K, 1.0f, A, lda, B, ldb, beta, C, s->N); /* warm, JIT */
+    double first = host_time_ms() - t0;
+    size_t n = first > 0.0 ? (size_t)(0.3 / first) + 1 : 1000;
+    if (n > s->calls) n = s->calls;
+    double best = first;
+    for (int rep = 0; rep < 3; rep++) {
+        t0 = host_time_ms();
+        for (size_t i = 0; i < n; i++)
+            run(s->is_bf16, s->ta, s->tb, s->M, s->N, s->K, 1.0f, A, lda, B, ldb, beta, C, s->N);
+        double ms = (host_time_ms() - t0) / (double)n;
+        if (ms < best) best = ms;
+    }
+    return best * 1e-3;
+}
+
+double gemm_record_replay(gemm_replay_fn *run)
+{
+    recording = 0;
+    double total = 0.0;
+    if (overflow) fprintf(stderr, "gemm_record: more than %d GEMM shapes; the peak counts the first ones only\n", MAX_SHAPES);
+    for (int i = 0; i < nshapes; i++) {
+        const shape *s = &shapes[i];
+        size_t es = s->is_bf16 ? 2 : 4;
+        /* replay operands: calibration buffers, not a lesson's memory (the implementation's are freed by now).
+         * Filled, so every page is a real one (an untouched calloc page reads as one shared zero page). */
+        unsigned char *A = malloc(s->M * s->K * es + 64), *B = malloc(s->K * s->N * es + 64);
+        float *C = malloc(s->M * s->N * sizeof *C + 64);
+        if (!A || !B || !C) {
+            fprintf(stderr, "gemm_record: no memory to replay a [%zu, %zu, %zu] GEMM\n", s->M, s->N, s->K);
+            exit(2);
+        }
+        for (size_t j = 0; j < s->M * s->K * es; j++) A[j] = (unsigned char)(j % 4 == 3 ? 0x3f : 0);
+        for (size_t j = 0; j < s->K * s->N * es; j++) B[j] = (unsigned char)(j % 4 == 3 ? 0x3e : 0);
+        for (size_t j = 0; j < s->M * s->N; j++) C[j] = 0.0f;
+        total += (double)s->calls * best_call_seconds(run, s, A, B, C);
+        free(A);
+        free(B);
+        free(C);
+    }
+    nshapes = 0;
+    return total;
+}
