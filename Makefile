@@ -303,6 +303,12 @@ $(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c te
 test-build: build/libpeak_alloc.so
 # Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
 
+# Every lesson's CPU versions on each CPU GEMM path (an AVX2-only CPU emulated by capping oneDNN and OpenBLAS, each
+# provider forced, lesson 5's float32 path), validated, each run saying which path it took (tests/gemm_paths.sh).
+.PHONY: test-gemm-paths
+test-gemm-paths: all
+	LESSONS="$(LESSON_NS)" tests/gemm_paths.sh $(BIN)
+
 # Each lesson's cpu against PyTorch's fixed formulations in one run each, one thread (docs/results/cpu/cpu_vs_pytorch.txt).
 .PHONY: compare-pytorch
 compare-pytorch: all
