@@ -302,7 +302,8 @@ const lesson lesson5_def = {
     .reference_unfit = reference_unfit,
     .tolerance = 2.0 / 256.0,
     .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
-                     "so 2u; naive also rounds the logits (u |z| each), hence its own 16u",
+                     "so 2u; naive also rounds the logits (u |z| each), hence its own 16u. Unchanged on the bf16 "
+                     "instructions: a bf16 product is exact in float32 and the sums stay float32 (K 2^-24 << u)",
     .impls = {{.name = "naive",
                .about = "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
                         "(bf16 [V,H] + f32 [V,H] temporaries)",
