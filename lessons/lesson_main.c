@@ -116,7 +116,9 @@ static void repeat_runs(driver *dv, int k)
     }
     for (int r = 0; r < n; r++) {
         lesson_result tmp;
+        if (!dv->L->impls[res->impl].device) gemm_cpu_record_begin(); /* the GEMM share: the last run's shapes */
         lesson_run_impl(dv->L, dv->prob, res->impl, dv->t, &tmp);
+        gemm_cpu_record_end();
         dv->fwd_ms[k][r] = tmp.row.forward_ms;
         dv->bwd_ms[k][r] = tmp.row.backward_ms;
         if (tmp.row.peak_bytes != res->row.peak_bytes || tmp.row.forward_live_bytes != res->row.forward_live_bytes ||
@@ -205,7 +207,7 @@ static void run_all(driver *dv)
         res->row.impl = dv->o.impl_name[k]; /* the name asked for: "cuda" stays "cuda" */
         lesson_timeline_end();
         repeat_runs(dv, k);
-        res->row.gemm_share = gemm_share(dv, im, &res->row, im->device ? 0.0 : gemm_cpu_peak_seconds());
+        res->row.gemm_share = gemm_share(dv, im, &res->row, im->device ? 0.0 : gemm_cpu_peak_seconds(im->name));
     }
 }
 

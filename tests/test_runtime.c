@@ -386,15 +386,15 @@ START_TEST(gemm_record_replays_recorded_shapes)
     static float a[64 * 64], c[64 * 64];
     gemm_cpu_record_begin();
     gemm_cpu_record_end();
-    ck_assert(gemm_cpu_peak_seconds() == 0.0);
+    ck_assert(gemm_cpu_peak_seconds("test") == 0.0);
     gemm_cpu_record_begin();
     for (int i = 0; i < 10; i++) sgemm_cpu(0, 1, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
     gemm_cpu_record_end();
     sgemm_cpu(0, 0, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
-    double s = gemm_cpu_peak_seconds();
+    double s = gemm_cpu_peak_seconds("test");
     /* ten 64^3 products: above 10 * 64^3 / 1e13 s (10 TFLOP/s, beyond any core), below a second */
     ck_assert_msg(s > 10 * 64.0 * 64 * 64 / 1e13 && s < 1.0, "replayed %g s", s);
-    ck_assert(gemm_cpu_peak_seconds() == 0.0); /* a replay empties the record */
+    ck_assert(gemm_cpu_peak_seconds("test") == 0.0); /* a replay empties the record */
 }
 END_TEST
 

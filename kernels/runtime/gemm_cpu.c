@@ -11,6 +11,7 @@
  *
  * CBLAS takes int dimensions and leading dimensions: a size beyond INT_MAX is a programming error here (the
  * lessons' fit checks refuse such dimensions first), reported with the call's sizes. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include "gemm_cpu.h"
 
 #include <cblas.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gemm_matmul.h"
 #include "gemm_record.h"
@@ -227,6 +229,15 @@ int gemm_cpu_use(const char *name)
 
 /* ---- the products -------------------------------------------------------------------------------------------- */
 
+/* GEMM_CPU_PROFILE's clock: the process's CPU seconds, so that time this shared machine gives to other processes
+ * is not charged to a GEMM (meant for one thread: with more, every thread's time adds up). */
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* K = 0: C = beta C, by the BLAS definition (a library may also skip the call entirely). */
 static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc)
 {
@@ -243,9 +254,10 @@ void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha
         return;
     }
     choose();
-    gemm_record_call(0, transA, transB, M, N, K, beta, 1);
+    double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
     /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
     chosen->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_record_call(0, transA, transB, M, N, K, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
 }
 
 void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
@@ -345,11 +357,12 @@ void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const b
         scale_only(M, N, beta, C, ldc);
         return;
     }
+    double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
     if (bf16_state != 1 || gemm_matmul(GEMM_MM_BF16, transA, transB, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
         fprintf(stderr, "gemm_cpu_bf16: no bf16 GEMM on this CPU (call it only where gemm_cpu_bf16_native())\n");
         abort();
     }
-    gemm_record_call(1, transA, transB, M, N, K, beta, 1);
+    gemm_record_call(1, transA, transB, M, N, K, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
 }
 
 /* ---- what the lessons print and divide by ------------------------------------------------------------------ */
@@ -393,4 +406,19 @@ static void replay(int is_bf16, int ta, int tb, size_t M, size_t N, size_t K, fl
     else sgemm_cpu(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-double gemm_cpu_peak_seconds(void) { return gemm_record_replay(replay); }
+double gemm_cpu_peak_seconds(const char *label)
+{
+    double peak = gemm_record_replay(replay), in_layer = gemm_record_layer_seconds();
+    if (in_layer > 0.0) { /* GEMM_CPU_PROFILE: the GEMMs' own rate, against this provider and oneDNN float32 */
+        provider *keep = chosen;
+        chosen = &providers[0];
+        double onednn = gemm_record_replay(replay);
+        chosen = keep;
+        fprintf(stderr, "gemm_cpu profile: %s: %zu GEMMs of %d shapes, %.2f CPU ms inside the layer; the same shapes "
+                        "alone: %.2f ms on %s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",
+                label, gemm_record_calls(), gemm_record_shapes(), 1e3 * in_layer, 1e3 * peak, chosen->name,
+                100.0 * peak / in_layer, 1e3 * onednn, 100.0 * onednn / in_layer);
+    }
+    gemm_record_clear();
+    return peak;
+}

@@ -13,20 +13,41 @@ typedef struct {
 
 enum { MAX_SHAPES = 128 }; /* distinct shapes of one implementation: a few per pass (full and last blocks) */
 static shape shapes[MAX_SHAPES];
-static int nshapes, recording, overflow;
+static int nshapes, recording, overflow, timing = -1;
+static double layer_s;
 
-void gemm_record_begin(void)
+void gemm_record_clear(void)
 {
     nshapes = 0;
     overflow = 0;
+    layer_s = 0.0;
+}
+
+void gemm_record_begin(void)
+{
+    gemm_record_clear();
     recording = 1;
+    if (timing < 0) timing = getenv("GEMM_CPU_PROFILE") != NULL;
+}
+
+int gemm_record_timing(void) { return recording && timing > 0; }
+double gemm_record_layer_seconds(void) { return layer_s; }
+int gemm_record_shapes(void) { return nshapes; }
+
+size_t gemm_record_calls(void)
+{
+    size_t n = 0;
+    for (int i = 0; i < nshapes; i++) n += shapes[i].calls;
+    return n;
 }
 
 void gemm_record_end(void) { recording = 0; }
 
-void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, float beta, size_t calls)
+void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, float beta, size_t calls,
+                      double seconds)
 {
     if (!recording) return;
+    layer_s += seconds;
     shape k = {is_bf16, !!transA, !!transB, beta != 0.0f, M, N, K, calls};
     for (int i = nshapes - 1; i >= 0; i--) { /* the last shape is the likeliest: batches and loops repeat it */
         shape *s = &shapes[i];
@@ -67,7 +88,7 @@ static double best_call_seconds(gemm_replay_fn *run, const shape *s, const void 
 
 double gemm_record_replay(gemm_replay_fn *run)
 {
-    recording = 0;
+    recording = 0; /* the replay's own calls are not recorded */
     double total = 0.0;
     if (overflow) fprintf(stderr, "gemm_record: more than %d GEMM shapes; the peak counts the first ones only\n", MAX_SHAPES);
     for (int i = 0; i < nshapes; i++) {
@@ -89,6 +110,5 @@ double gemm_record_replay(gemm_replay_fn *run)
         free(B);
         free(C);
     }
-    nshapes = 0;
     return total;
 }
