@@ -90,6 +90,8 @@ static char library[512];
  * reads it through OpenMP); unset, each library takes every core. */
 static void set_threads(void)
 {
+    static int done;
+    if (done++) return;
     const char *e = getenv("OPENBLAS_NUM_THREADS");
     if (!e || !*e) e = getenv("OMP_NUM_THREADS");
     int n = e ? atoi(e) : 0;
@@ -103,7 +105,7 @@ static void describe_providers(void)
     const dnnl_version_t *v = dnnl_version();
     snprintf(providers[0].about, sizeof providers[0].about, "oneDNN %d.%d.%d sgemm (%s)", v->major, v->minor,
              v->patch, gemm_onednn_isa());
-    const char *k = gemm_matmul_kernel(GEMM_MM_F32);
+    const char *k = gemm_matmul_kernel(GEMM_MM_F32, 0, 0, 0, 0.0f);
     snprintf(providers[1].about, sizeof providers[1].about, "oneDNN %d.%d.%d matmul (%s, %s)", v->major, v->minor,
              v->patch, k ? k : "none", gemm_onednn_isa());
     char version[32] = "?"; /* openblas_get_config(): "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Zen MAX_THREADS=64" */
@@ -306,7 +308,20 @@ static double bf16_rate(void)
     return (double)S * S * S / (best * 1e-3);
 }
 
-/* bf16 instructions (oneDNN's avx512_core_bf16 level or above) and a matmul kernel that is not oneDNN's plain
+/* oneDNN's kernel for bf16 products in each layout lesson 5 uses (x W^T; g W with g's rows strided, beta = 1;
+ * g^T x, beta = 1), or NULL when one of them has none or only the plain reference loop ("ref:..."). */
+static const char *bf16_kernel(void)
+{
+    static const struct { int ta, tb; size_t pad; float beta; } layouts[] = {{0, 1, 0, 0.0f}, {0, 0, 40, 1.0f}, {1, 0, 40, 1.0f}};
+    const char *k = NULL;
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+        k = gemm_matmul_kernel(GEMM_MM_BF16, layouts[i].ta, layouts[i].tb, layouts[i].pad, layouts[i].beta);
+        if (!k || strncmp(k, "ref", 3) == 0) return NULL;
+    }
+    return gemm_matmul_kernel(GEMM_MM_BF16, 0, 1, 0, 0.0f);
+}
+
+/* bf16 instructions (oneDNN's avx512_core_bf16 level or above) and matmul kernels that are not oneDNN's plain
  * reference loop; then the bf16 rate must beat the float32 provider's, conversions aside. GEMM_CPU_BF16=0 turns
  * it off (the float32 path, on any CPU). */
 static void decide_bf16(void)
@@ -314,12 +329,12 @@ static void decide_bf16(void)
     if (bf16_state >= 0) return;
     choose();
     unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), need = (unsigned)dnnl_cpu_isa_avx512_core_bf16;
-    const char *k = (isa & need) == need ? gemm_matmul_kernel(GEMM_MM_BF16) : NULL;
+    const char *k = (isa & need) == need ? bf16_kernel() : NULL;
     const char *off = getenv("GEMM_CPU_BF16");
     bf16_state = 0;
     if (off && strcmp(off, "0") == 0) {
         snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)");
-    } else if (!k || strncmp(k, "ref", 3) == 0) {
+    } else if (!k) {
         snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN at %s: "
                  "no bf16 dot-product instructions)", gemm_onednn_isa());
     } else {

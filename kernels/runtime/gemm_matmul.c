@@ -137,11 +137,13 @@ int gemm_matmul(gemm_mm_type t, int transA, int transB, size_t M, size_t N, size
     return 0;
 }
 
-const char *gemm_matmul_kernel(gemm_mm_type t)
+const char *gemm_matmul_kernel(gemm_mm_type t, int transA, int transB, size_t pad, float beta)
 {
     static char name[2][64];
     start();
-    mm_entry key = {.t = t, .M = 256, .N = 256, .K = 256, .lda = 256, .ldb = 256, .ldc = 256, .alpha = 1.0f};
+    size_t ld = 256 + pad;
+    mm_entry key = {.t = t, .ta = transA, .tb = transB, .M = 256, .N = 256, .K = 256, .lda = ld, .ldb = ld,
+                    .ldc = ld, .alpha = 1.0f, .beta = beta};
     dnnl_memory_desc_t a, b, c;
     dnnl_primitive_desc_t pd = make_pd(&key, &a, &b, &c);
     if (!pd) return NULL;

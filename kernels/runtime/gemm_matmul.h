@@ -18,9 +18,10 @@ typedef enum { GEMM_MM_F32, GEMM_MM_BF16 } gemm_mm_type;
 int gemm_matmul(gemm_mm_type t, int transA, int transB, size_t M, size_t N, size_t K, float alpha, const void *A,
                 size_t lda, const void *B, size_t ldb, float beta, float *C, size_t ldc);
 
-/* oneDNN's name of the kernel it picks for a 256^3 product of type t ("brg:avx512_core_bf16", "gemm:jit", ...;
- * "ref:any" is its plain C reference loop), or NULL when it has none. */
-const char *gemm_matmul_kernel(gemm_mm_type t);
+/* oneDNN's name of the kernel it picks for a 256^3 product of type t with these transposes, row strides padded
+ * by `pad` elements and this beta ("brg:avx512_core_bf16", "gemm:jit", ...; "ref:any" is its plain C reference
+ * loop), or NULL when it has none. */
+const char *gemm_matmul_kernel(gemm_mm_type t, int transA, int transB, size_t pad, float beta);
 
 /* The instruction set oneDNN dispatches to here ("avx2", "avx512_core_bf16", ...; DNNL_MAX_CPU_ISA caps it). */
 const char *gemm_onednn_isa(void);
