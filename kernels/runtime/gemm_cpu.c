@@ -259,7 +259,7 @@ void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha
     double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
     /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
     chosen->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    gemm_record_call(0, transA, transB, M, N, K, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
+    gemm_record_call(0, transA, transB, M, N, K, lda, ldb, ldc, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
 }
 
 void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
@@ -377,7 +377,7 @@ void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const b
         fprintf(stderr, "gemm_cpu_bf16: no bf16 GEMM on this CPU (call it only where gemm_cpu_bf16_native())\n");
         abort();
     }
-    gemm_record_call(1, transA, transB, M, N, K, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
+    gemm_record_call(1, transA, transB, M, N, K, lda, ldb, ldc, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
 }
 
 /* ---- what the lessons print and divide by ------------------------------------------------------------------ */

@@ -1,9 +1,9 @@
 /* gemm_record.h - the GEMM shapes one implementation calls, and the provider's best time on each of them.
  *
- * While recording, gemm_cpu.c notes every product (float32 or bf16, transposes, M, N, K, beta = 0 or not) with
- * a count. gemm_record_replay then runs each distinct shape alone through the same provider, on warm operands
- * of its own (dense strides), takes the best per-call time of a few samples and returns the sum over the
- * recorded calls: how long the implementation's GEMMs would take at the provider's peak on those very shapes.
+ * While recording, gemm_cpu.c notes every product (float32 or bf16, transposes, M, N, K, the row strides, beta = 0
+ * or not) with a count. gemm_record_replay then runs each distinct shape alone through the same provider, on
+ * operands of its own with the same strides (warm, as far as they fit the caches), takes the best per-call time
+ * of a few samples and returns the sum over the recorded calls: how long the implementation's GEMMs would take at the provider's peak on those very shapes.
  * Its time divided by this is the README's GEMM share. */
 #ifndef KERNELS_GEMM_RECORD_H
 #define KERNELS_GEMM_RECORD_H
@@ -14,8 +14,8 @@ void gemm_record_begin(void);
 void gemm_record_end(void);
 /* Counts `calls` products of this shape when recording, and the seconds they took inside the layer (0 when
  * gemm_record_timing() said not to time them); nothing otherwise. */
-void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, float beta, size_t calls,
-                      double seconds);
+void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, size_t lda, size_t ldb,
+                      size_t ldc, float beta, size_t calls, double seconds);
 /* 1 while recording with GEMM_CPU_PROFILE set: the layer then times each call (two clock reads). */
 int gemm_record_timing(void);
 double gemm_record_layer_seconds(void);
