@@ -138,11 +138,22 @@ static int exact_on_integers(sgemm_fn *run)
     return 1;
 }
 
+/* The process's CPU seconds: GEMM_CPU_PROFILE's clock, and the calibration's on one thread, so that time this
+ * shared machine gives other processes is not charged to a GEMM (with more threads, every thread's time adds up,
+ * and wall-clock is the smaller). */
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static double time_one_ms(sgemm_fn *run)
 {
-    double t0 = host_time_ms();
+    double t0 = host_time_ms(), c0 = cpu_seconds();
     run(0, 0, S, S, S, 1.0f, cal_a, S, cal_b, S, 0.0f, cal_c, S);
-    return host_time_ms() - t0;
+    double wall = host_time_ms() - t0, cpu = 1e3 * (cpu_seconds() - c0);
+    return cpu < wall ? cpu : wall;
 }
 
 /* Each candidate checked, then timed on 256^3 products, the candidates taking turns so that a load spike on this
@@ -230,15 +241,6 @@ int gemm_cpu_use(const char *name)
 }
 
 /* ---- the products -------------------------------------------------------------------------------------------- */
-
-/* GEMM_CPU_PROFILE's clock: the process's CPU seconds, so that time this shared machine gives to other processes
- * is not charged to a GEMM (meant for one thread: with more, every thread's time adds up). */
-static double cpu_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* K = 0: C = beta C, by the BLAS definition (a library may also skip the call entirely). */
 static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc)
