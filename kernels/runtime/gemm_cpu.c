@@ -416,10 +416,12 @@ double gemm_cpu_fmas_per_second(void)
 void gemm_cpu_record_begin(void) { gemm_record_begin(); }
 void gemm_cpu_record_end(void) { gemm_record_end(); }
 
+static int replay_as_f32; /* the profile's oneDNN float32 replay: bf16 shapes as float32 products too */
+
 static void replay(int is_bf16, int ta, int tb, size_t M, size_t N, size_t K, float alpha, const void *A,
                    size_t lda, const void *B, size_t ldb, float beta, float *C, size_t ldc)
 {
-    if (is_bf16) gemm_cpu_bf16(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    if (is_bf16 && !replay_as_f32) gemm_cpu_bf16(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
     else sgemm_cpu(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -429,7 +431,9 @@ double gemm_cpu_peak_seconds(const char *label)
     if (in_layer > 0.0) { /* GEMM_CPU_PROFILE: the GEMMs' own rate, against this provider and oneDNN float32 */
         provider *keep = chosen;
         chosen = &providers[0];
+        replay_as_f32 = 1;
         double onednn = gemm_record_replay(replay);
+        replay_as_f32 = 0;
         chosen = keep;
         fprintf(stderr, "gemm_cpu profile: %s: %zu GEMMs of %d shapes, %.2f CPU ms inside the layer; the same shapes "
                         "alone: %.2f ms on %s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",

@@ -113,7 +113,7 @@ double gemm_record_replay(gemm_replay_fn *run)
     if (overflow) fprintf(stderr, "gemm_record: more than %d GEMM shapes; the peak counts the first ones only\n", MAX_SHAPES);
     for (int i = 0; i < nshapes; i++) {
         const shape *s = &shapes[i];
-        size_t es = s->is_bf16 ? 2 : 4;
+        size_t es = 4; /* float32-sized even for bf16 shapes: a replay may run them as float32 */
         size_t na = (s->ta ? s->K : s->M) * s->lda, nb = (s->tb ? s->N : s->K) * s->ldb, nc = s->M * s->ldc;
         /* replay operands: calibration buffers, not a lesson's memory (the implementation's are freed by now).
          * Filled, so every page is a real one (an untouched calloc page reads as one shared zero page). */
