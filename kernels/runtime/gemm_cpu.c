@@ -82,6 +82,7 @@ static provider providers[] = {{"onednn", onednn_sgemm, "", 0, 0},
                                {"openblas", openblas_sgemm, "", 0, 0}};
 enum { NPROV = sizeof providers / sizeof providers[0] };
 static provider *chosen;
+static int forced; /* GEMM_CPU_PROVIDER or gemm_cpu_use: one provider for every product */
 static char library[512];
 
 /* ---- the choice -------------------------------------------------------------------------------------------- */
@@ -176,7 +177,9 @@ static void measure(provider **list, int n)
     for (int i = 0; i < n; i++) list[i]->rate = list[i]->correct ? (double)S * S * S / (best[i] * 1e-3) : 0.0;
 }
 
-#define OPENBLAS_MARGIN 1.10 /* how much faster than OpenBLAS at 256^3 another provider must be to replace it */
+#define OPENBLAS_MARGIN 1.10 /* rates within 10% at 256^3: a tie */
+enum { SKINNY = 32 };        /* a product with a dimension this small or smaller is skinny */
+static int skinny_openblas;  /* skinny products on OpenBLAS (a tie at 256^3 with the chosen provider) */
 
 static provider *find(const char *name)
 {
@@ -218,19 +221,20 @@ static void choose(void)
     measure(all, NPROV);
     for (int i = 0; i < NPROV; i++)
         if (providers[i].correct && (!best || providers[i].rate > best->rate)) best = &providers[i];
-    /* OpenBLAS stays unless oneDNN is clearly faster. Within a few percent at 256^3 the winner depends on the
-     * shape and the cache (measured on an AVX2-only EPYC, one thread: lesson 4's small per-step products ran
-     * 15-25% faster on OpenBLAS, lessons 1-3 5-20% faster on oneDNN, while 256^3 was a tie either way), so a tie
-     * keeps the library the lessons were measured on; where OpenBLAS lacks the CPU's kernels (AVX-512 on Zen 4:
-     * 117 GFLOP/s against oneDNN's 231) the margin is far larger than this one. */
-    provider *openblas = find("openblas");
-    if (best && openblas->correct && best->rate < OPENBLAS_MARGIN * openblas->rate) best = openblas;
+    /* A near tie at 256^3 (within OPENBLAS_MARGIN) goes to oneDNN's sgemm, and then the skinny products (a
+     * dimension of SKINNY or less) to OpenBLAS: measured on an AVX2-only EPYC, one thread, with the products'
+     * own operands (GEMM_CPU_PROFILE), lessons 1-3 and 5 ran their GEMMs 10-50% faster on oneDNN, and lesson 4's
+     * per-step products of 32 rows 15-25% faster on OpenBLAS, while 256^3 was a tie. Where OpenBLAS lacks the
+     * CPU's kernels (AVX-512 on Zen 4: 117 GFLOP/s against oneDNN's 231) there is no tie and oneDNN runs all. */
+    provider *openblas = find("openblas"), *onednn = find("onednn");
+    if (best && onednn->correct && onednn->rate * OPENBLAS_MARGIN >= best->rate) best = onednn;
+    skinny_openblas = best != openblas && openblas->correct && openblas->rate * OPENBLAS_MARGIN >= best->rate;
     if (!best) {
         fprintf(stderr, "sgemm_cpu: no GEMM provider passed the exactness check on this CPU\n");
         abort();
     }
     chosen = best;
-    describe_choice("chosen as the fastest (OpenBLAS unless another is 10% faster)");
+    describe_choice(skinny_openblas ? "chosen (the fastest; a 10% tie goes to oneDNN sgemm), and OpenBLAS for products with a dimension <= 32" : "chosen (the fastest; a 10% tie goes to oneDNN sgemm)");
 }
 
 int gemm_cpu_use(const char *name)
@@ -244,6 +248,7 @@ int gemm_cpu_use(const char *name)
     measure(&p, 1);
     if (!p->correct) return -1;
     chosen = p;
+    forced = 1;
     describe_choice("forced (GEMM_CPU_PROVIDER)");
     return 0;
 }
@@ -266,9 +271,10 @@ void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha
         return;
     }
     choose();
+    provider *p = skinny_openblas && !forced && (M <= SKINNY || N <= SKINNY || K <= SKINNY) ? find("openblas") : chosen;
     double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
     /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
-    chosen->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    p->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     gemm_record_call(0, transA, transB, M, N, K, lda, ldb, ldc, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
 }
 
@@ -438,15 +444,18 @@ double gemm_cpu_peak_seconds(const char *label)
     double peak = gemm_record_replay(replay), in_layer = gemm_record_layer_seconds();
     if (in_layer > 0.0) { /* GEMM_CPU_PROFILE: the GEMMs' own rate, against this provider and oneDNN float32 */
         provider *keep = chosen;
+        int keep_forced = forced;
         chosen = &providers[0];
+        forced = 1;
         replay_as_f32 = 1;
         double onednn = gemm_record_replay(replay);
         replay_as_f32 = 0;
         chosen = keep;
+        forced = keep_forced;
         fprintf(stderr, "gemm_cpu profile: %s: %zu GEMMs of %d shapes, %.2f CPU ms inside the layer; the same shapes "
-                        "alone: %.2f ms on %s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",
+                        "alone: %.2f ms on %s%s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",
                 label, gemm_record_calls(), gemm_record_shapes(), 1e3 * in_layer, 1e3 * peak, chosen->name,
-                100.0 * peak / in_layer, 1e3 * onednn, 100.0 * onednn / in_layer);
+                skinny_openblas && !forced ? " and openblas (skinny)" : "", 100.0 * peak / in_layer, 1e3 * onednn, 100.0 * onednn / in_layer);
     }
     gemm_record_clear();
     return peak;
