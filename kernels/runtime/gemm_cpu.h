@@ -11,7 +11,7 @@
  * The provider is chosen at run time, once per process (gemm_cpu.c): each candidate this CPU can run - oneDNN's
  * sgemm, oneDNN's matmul primitives, OpenBLAS's cblas_sgemm with the core type it detected - is checked on an
  * exactly representable product and timed on a 256^3 one, and the fastest correct one runs every float32 GEMM
- * (OpenBLAS keeps a near tie: gemm_cpu.c says why).
+ * (a near tie goes to oneDNN's sgemm, with OpenBLAS for skinny products: gemm_cpu.c says why).
  * GEMM_CPU_PROVIDER=openblas|onednn|onednn-matmul forces one. Threads: OPENBLAS_NUM_THREADS, else
  * OMP_NUM_THREADS, sets both libraries' count.
  *
