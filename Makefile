@@ -1,7 +1,7 @@
 # GPU memory lessons - build, run, test, benchmark, plot.
 #
-#   make              build every lesson into build/ (CUDA versions too when nvcc is found); installs OpenBLAS if
-#                     missing (apt, as root) or prints the command
+#   make              build every lesson into build/ (CUDA versions too when nvcc is found); installs OpenBLAS and
+#                     oneDNN if missing (apt, as root) or prints the command
 #   make lesson-N     build and run lesson N at its default size
 #   make test         install Check if missing (apt, as root), build and run every test suite
 #   make bench        every lesson's sweeps (plots/sweeps.txt) -> docs/results/<machine>/lessonN.csv; bench-N: one
@@ -49,7 +49,8 @@ OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)
 CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP
-LDLIBS   := -lopenblas -lm
+# the CPU GEMM providers (kernels/runtime/gemm_cpu.c): OpenBLAS, and oneDNN with its OpenMP runtime
+LDLIBS   := -lopenblas -ldnnl -lgomp -lm
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -67,7 +68,7 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudar
 endif
 
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
-RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c)
+RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c gemm_matmul.c gemm_record.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu
 SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
               lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c
@@ -215,6 +216,7 @@ check-deps:
 
 blas-deps:
 	$(call need_pkg,/usr/include/x86_64-linux-gnu/cblas.h,libopenblas-dev)
+	$(call need_pkg,/usr/include/oneapi/dnnl/dnnl.h,libdnnl-dev)
 
 # The sweeps are data (plots/sweeps.txt); plots/bench.sh runs them on every implementation this machine has, five
 # timed runs after a warm-up per point, and writes docs/results/<machine>/lessonN{,_runs,_timeline}.csv.
@@ -311,6 +313,12 @@ $(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c te
 	$(CC) $(PEAK_ALLOC_FLAGS) -fno-builtin $(CHECK_CFLAGS) -o $@ tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c $(CHECK_LIBS) -lpthread
 test-build: build/libpeak_alloc.so
 # Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
+
+# Every lesson's CPU versions on each CPU GEMM path (an AVX2-only CPU emulated by capping oneDNN and OpenBLAS, each
+# provider forced, lesson 5's float32 path), validated, each run saying which path it took (tests/gemm_paths.sh).
+.PHONY: test-gemm-paths
+test-gemm-paths: all
+	LESSONS="$(LESSON_NS)" tests/gemm_paths.sh $(BIN)
 
 # Each lesson's cpu against PyTorch's fixed formulations in one run each, one thread (docs/results/cpu/cpu_vs_pytorch.txt).
 .PHONY: compare-pytorch

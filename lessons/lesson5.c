@@ -7,6 +7,7 @@
  */
 #include "lesson5.h"
 
+#include "../kernels/runtime/gemm_cpu.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_cce_v3.h"
@@ -176,6 +177,7 @@ static void preamble(const void *prob, FILE *f)
                "%zu chunk%s;\none chunk's bf16 logits [c,V] = %s bytes; V*H*6 = %s bytes\n", d->chunk,
             lce_default_chunk(d->N, d->H, d->V), lce_chunks(d), lce_chunks(d) == 1 ? "" : "s", lg, six);
     lce_print_chunk_choice(d, f);
+    fprintf(f, "naive, cpu: %s\n", gemm_cpu_bf16_about());
 }
 
 /* max |x - ref| / max |ref| of one tensor of one implementation */
@@ -309,7 +311,8 @@ const lesson lesson5_def = {
     .reference_unfit = reference_unfit,
     .tolerance = 2.0 / 256.0,
     .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
-                     "so 2u; naive also rounds the logits (u |z| each), hence its own 16u",
+                     "so 2u; naive also rounds the logits (u |z| each), hence its own 16u. Unchanged on the bf16 "
+                     "instructions: a bf16 product is exact in float32 and the sums stay float32 (K 2^-24 << u)",
     .impls = {{.name = "naive",
                .about = "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
                         "(bf16 [V,H] + f32 [V,H] temporaries)",

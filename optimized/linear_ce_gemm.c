@@ -1,4 +1,5 @@
-/* linear_ce_gemm.c - lesson 5's bf16 GEMMs on the CPU (see linear_ce_gemm.h): convert a panel, call sgemm_cpu. */
+/* linear_ce_gemm.c - lesson 5's bf16 GEMMs on the CPU (see linear_ce_gemm.h): on the bf16 instructions, or a
+ * converted panel through sgemm_cpu. */
 #include "linear_ce_gemm.h"
 
 #include "../kernels/runtime/gemm_cpu.h"
@@ -29,32 +30,46 @@ void lce_f32_to_bf16(bf16 *dst, size_t ldd, const float *src, size_t lds, size_t
         for (size_t j = 0; j < cols; j++) dst[i * ldd + j] = bf16_from_f32(src[i * lds + j]);
 }
 
-void lce_logits_panel(const float *xf, size_t rows, size_t H, const bf16 *W, size_t v0, size_t vb, float *wp,
-                      float *out, size_t ldo)
+void lce_x_block(const lce_operands *o)
 {
-    lce_bf16_to_f32(wp, H, W + v0 * H, H, vb, H); /* wp (vb, H) = W[v0:v0+vb, :] */
-    /* out (rows, vb) = xf (rows, H) . wp^T (H, vb); K = H, wp stored (N, K): transB */
-    sgemm_cpu(0, 1, rows, vb, H, 1.0f, xf, H, wp, H, 0.0f, out, ldo);
+    if (!gemm_cpu_bf16_native()) lce_bf16_to_f32(o->xf, o->H, o->x, o->H, o->rows, o->H);
 }
 
-void lce_grad_panel(const bf16 *g, size_t ldg, size_t rows, const bf16 *W, size_t H, size_t v0, size_t vb,
-                    float *gp, float *wp)
+void lce_logits_panel(const lce_operands *o, size_t v0, size_t vb, float *out, size_t ldo)
 {
-    lce_bf16_to_f32(gp, vb, g + v0, ldg, rows, vb);   /* gp (rows, vb) */
-    lce_bf16_to_f32(wp, H, W + v0 * H, H, vb, H);     /* wp (vb, H) */
+    size_t rows = o->rows, H = o->H;
+    const bf16 *Wp = o->W + v0 * H; /* (vb, H) */
+    /* out (rows, vb) = x (rows, H) . Wp^T (H, vb); K = H, Wp stored (N, K): transB */
+    if (gemm_cpu_bf16_native()) {
+        gemm_cpu_bf16(0, 1, rows, vb, H, o->x, H, Wp, H, 0.0f, out, ldo);
+        return;
+    }
+    lce_bf16_to_f32(o->wp, H, Wp, H, vb, H);
+    sgemm_cpu(0, 1, rows, vb, H, 1.0f, o->xf, H, o->wp, H, 0.0f, out, ldo);
 }
 
-void lce_dx_panel(const float *gp, const float *wp, size_t rows, size_t vb, size_t H, float beta, float *dxc)
+void lce_grad_panel(const lce_operands *o, size_t v0, size_t vb, int with_w)
 {
-    /* dxc (rows, H) = beta dxc + gp (rows, vb) . wp (vb, H); K = vb, the panel's share of the sum over V */
-    sgemm_cpu(0, 0, rows, H, vb, 1.0f, gp, vb, wp, H, beta, dxc, H);
+    if (gemm_cpu_bf16_native()) return;
+    lce_bf16_to_f32(o->gp, vb, o->g + v0, o->ldg, o->rows, vb);        /* gp (rows, vb) */
+    if (with_w) lce_bf16_to_f32(o->wp, o->H, o->W + v0 * o->H, o->H, vb, o->H); /* wp (vb, H) */
 }
 
-void lce_dw_panel(const float *gp, const float *xf, size_t rows, size_t vb, size_t H, float beta, float *out)
+void lce_dx_panel(const lce_operands *o, size_t v0, size_t vb, float beta, float *dxc)
 {
-    /* out (vb, H) = beta out + gp^T (vb, rows) . xf (rows, H); gp is stored (rows, vb) = (K, M): transA. The
-     * sum over the chunk's rows happens inside the GEMM's reduction, in float32. */
-    sgemm_cpu(1, 0, vb, H, rows, 1.0f, gp, vb, xf, H, beta, out, H);
+    size_t rows = o->rows, H = o->H;
+    /* dxc (rows, H) = beta dxc + g_panel (rows, vb) . W_panel (vb, H); K = vb, the panel's share of the sum over V */
+    if (gemm_cpu_bf16_native()) gemm_cpu_bf16(0, 0, rows, H, vb, o->g + v0, o->ldg, o->W + v0 * H, H, beta, dxc, H);
+    else sgemm_cpu(0, 0, rows, H, vb, 1.0f, o->gp, vb, o->wp, H, beta, dxc, H);
+}
+
+void lce_dw_panel(const lce_operands *o, size_t v0, size_t vb, float beta, float *out)
+{
+    size_t rows = o->rows, H = o->H;
+    /* out (vb, H) = beta out + g_panel^T (vb, rows) . x (rows, H); g_panel is stored (rows, vb) = (K, M): transA.
+     * The sum over the block's rows happens inside the GEMM's reduction, in float32. */
+    if (gemm_cpu_bf16_native()) gemm_cpu_bf16(1, 0, vb, H, rows, o->g + v0, o->ldg, o->x, H, beta, out, H);
+    else sgemm_cpu(1, 0, vb, H, rows, 1.0f, o->gp, vb, o->xf, H, beta, out, H);
 }
 
 float lce_mean_scale(const int32_t *target, size_t N)

@@ -250,9 +250,9 @@ def measure(torch, meter, inputs, dout, fn, repeat):
 
 
 def print_matmul_rates(torch, d):
-    """Lesson 5's forms differ in what their GEMMs run on: float32 matmuls go to the BLAS (OpenBLAS here, as the C
-    code's), bf16 ones to oneDNN, which uses the CPU's bf16 dot-product instructions (avx512_bf16) where it has
-    them; Debian's OpenBLAS exports no bf16 GEMM. Both rates, measured on the lesson's logits product."""
+    """Lesson 5's forms differ in what their GEMMs run on: float32 matmuls go to the BLAS (OpenBLAS here), bf16 ones
+    to oneDNN, which uses the CPU's bf16 dot-product instructions (avx512_bf16) where it has them, as the C cpu
+    does (its header's "bf16 products:" line says which path it took). Both rates, on the lesson's logits product."""
     x, w = torch.randn(d["N"], d["H"]), torch.randn(d["H"], d["V"])
     rates = []
     for dt in (torch.float32, torch.bfloat16):
@@ -265,7 +265,7 @@ def print_matmul_rates(torch, d):
     flags = open("/proc/cpuinfo").read()
     print(f"torch matmul [N,H]x[H,V] on {torch.get_num_threads()} thread(s): float32 {rates[0]:.0f} GFLOP/s (the BLAS), "
           f"bf16 {rates[1]:.0f} GFLOP/s (oneDNN; CPU avx512_bf16: {'yes' if 'avx512_bf16' in flags else 'no'}). "
-          f"pytorch-best runs bf16 matmuls, the C cpu float32 OpenBLAS ones: pytorch-fp32 is the same-BLAS comparison")
+          f"pytorch-best runs bf16 matmuls; pytorch-fp32 float32 ones")
 
 
 def run_c_lesson(binary, size, repeat, threads):
