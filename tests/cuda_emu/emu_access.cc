@@ -43,7 +43,7 @@ void eyes_pass(const launch_cfg &cfg, int pass)
     /* a dry run's memory is address space only: no shadow to watch; the time model watches with the detectors off */
     W.on = pass == 0 && (!off || model_on()) && !dry();
 #endif
-    W.detect = W.on && !off;
+    W.detect = W.on && !off && !model_on(); /* the model's runs are for counting (validate without it) */
     W.cfg = &cfg;
     if (pass == 0) W.launch_serial++, hazard_new_launch(), profile_new_launch(cfg);
     alloc_span(&dev_lo, &dev_hi);
@@ -92,7 +92,7 @@ static void on_access(uintptr_t p, unsigned n, int kind, void *pc)
 {
     access a{p, n, kind, pc, linear_tid()};
     for (int r = 0; r < SM_REGIONS; r++)
-        if (p >= sm_lo[r] && p < sm_hi[r]) {
+        if (p >= sm_lo[r] && p < sm_hi[r] && (r != SM_TEMPLATE || template_smem_contains(p))) {
             if (W.detect) hazard_shared(a, r, p - sm_lo[r], sm_hi[r] - sm_lo[r]);
             if (W.profile) profile_access(a, 1);
             if (W.model) model_access(a, 1);

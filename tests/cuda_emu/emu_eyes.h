@@ -87,6 +87,7 @@ void static_smem_range(uintptr_t *lo, uintptr_t *hi);
 /* The span of every function template's static variable (nm: local statics "_ZZ..." of type u or V), the
  * template kernels' __shared__ storage (emu_symbols.cc); lo == hi when none. */
 void template_smem_range(uintptr_t *lo, uintptr_t *hi);
+int template_smem_contains(uintptr_t p); /* inside one of them (the span also holds other variables) */
 
 } /* namespace emu */
 

@@ -61,9 +61,10 @@ static const constant K[] = {
     {"l2_hit_latency_clk", 250.0},
     {"barrier_clk", 40.0},          /* a __syncthreads on a warp's path */
     {"cublas_efficiency", 0.66},    /* cuBLAS SGEMM's fraction of the FP32 peak (fitted on the cuBLAS row) */
+    {"global_request_clk", 2.0},    /* least L1/LSU cycles a global load or store request takes */
     {"launch_overhead_us", 3.0},    /* not fitted: the calibration at side 4096 cannot see it */
 };
-enum { K_ISSUE, K_L1, K_L2, K_BAR, K_BLAS, K_LAUNCH };
+enum { K_ISSUE, K_L1, K_L2, K_BAR, K_BLAS, K_GREQ, K_LAUNCH };
 
 int gpu_index(const char *name)
 {
@@ -145,18 +146,28 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     /* an HMMA.16816 (f16/bf16) is 4096 FLOP, an HMMA.1688 on tf32 2048 */
     double clk_flops16 = s.mma16_tflops * 1e12 / (s.sms * s.ghz * 1e9), clk_flops32 = s.tf32_tflops * 1e12 / (s.sms * s.ghz * 1e9);
     b[B_TENSOR] = per_block * (I[EMU_PIPE_MMA16] * 4096.0 / clk_flops16 + I[EMU_PIPE_MMA_TF32] * 2048.0 / clk_flops32);
-    b[B_MIO] = per_block * std::max(I[EMU_PIPE_LSU], c->shared_wavefronts + c->l1_wavefronts);
-    /* a warp's own path */
+    /* MIO: shared-memory bank wavefronts, and per global request its L1 wavefronts (128-byte lines), at least
+     * the fitted cycles per global request */
+    b[B_MIO] = per_block * std::max(I[EMU_PIPE_LSU], c->shared_wavefronts + c->l1_wavefronts +
+                                                         std::max(0.0, K[K_GREQ].value - 1.0) * c->global_requests);
+    /* one block's own path, not hidden inside the block (its warps meet at barriers): its global-load waits at the
+     * latency of where the data is (L1 / L2 / DRAM rates from the simulated caches), and its barriers */
     double loads = c->l1_hit_sectors + c->l2_read_sectors;
     double h1 = loads > 0 ? c->l1_hit_sectors / loads : 1.0;
     double l2_loads = c->l2_read_sectors;
     double dram_share = l2_loads > 0 ? std::min(1.0, std::max(0.0, 1.0 - c->l2_hit_sectors / l2_loads)) : 0.0;
     double lat = h1 * K[K_L1].value + (1.0 - h1) * K[K_L2].value * (1.0 + dram_share);
-    double warps_per_block = ceil(c->threads_per_block / 32.0);
-    double warp_path = (total / std::max(1.0, c->warps)) + (c->global_waits / std::max(1.0, c->warps)) * lat +
-                       (c->barriers / nb) * K[K_BAR].value;
-    (void)warps_per_block;
-    b[B_LATENCY] = ceil(n / R) * warp_path;
+    double block_wait = (c->global_waits / std::max(1.0, c->warps)) * lat + (c->barriers / nb) * K[K_BAR].value;
+    /* the busiest SM runs n blocks, R at a time: a wave of r blocks takes the longer of r blocks' work on the
+     * pipes and one block's work plus its waits */
+    int lim = B_ISSUE;
+    for (int i = B_ISSUE; i <= B_MIO; i++)
+        if (b[i] > b[lim]) lim = i;
+    double thr_block = b[lim] / n; /* per block */
+    double full = floor(n / R), rest = n - full * R;
+    double sm = full * std::max(R * thr_block, thr_block + block_wait) +
+                (rest > 0 ? std::max(rest * thr_block, thr_block + block_wait) : 0.0);
+    b[B_LATENCY] = sm > b[lim] * 1.000001 ? sm : n * block_wait / R; /* shown: the waits' share when not the limit */
     double clk = s.ghz * 1e9;
     for (int i = 0; i <= B_LATENCY; i++) b[i] /= clk;
     b[B_L2] = (c->l2_read_sectors + c->l2_write_sectors) * 32.0 / (s.l2_bytes_per_clk * clk);

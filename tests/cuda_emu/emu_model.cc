@@ -249,25 +249,30 @@ void model_block_end(void)
         u.lane_bytes[kind] += w * bytes / lanes;
         u.requests[kind] += w;
         if (kind == MK_SLD || kind == MK_SST) {
+            /* per phase (whole, half or quarter warp): the most distinct words in one bank; no heap here */
             unsigned per_phase = r->size > 8 ? 8 : r->size > 4 ? 16 : 32;
             double wf = 0.0;
-            tmp.clear();
+            uint64_t words[32 * 4 + 4]; /* bank << 58 | word, at most 32 lanes x 4 words */
+            uint64_t all[32 * 4 + 4];
+            size_t na = 0;
             for (unsigned ph = 0; ph < 32 / per_phase; ph++) {
-                std::vector<uintptr_t> words[32];
+                size_t nw = 0;
                 for (size_t q = 0; q < n; q++) {
                     if (r[q].lane / per_phase != ph) continue;
-                    for (uintptr_t a = r[q].addr >> 2; a <= (r[q].addr + r[q].size - 1) >> 2; a++)
-                        words[a % 32].push_back(a), tmp.push_back(a);
+                    for (uintptr_t a = r[q].addr >> 2; a <= (r[q].addr + r[q].size - 1) >> 2 && nw < 128; a++)
+                        words[nw++] = (uint64_t)(a % 32) << 58 | (a & ((1ull << 58) - 1)), all[na < 128 ? na++ : na] = a;
                 }
-                size_t most = 0;
-                for (auto &v : words) {
-                    std::sort(v.begin(), v.end());
-                    most = std::max(most, (size_t)(std::unique(v.begin(), v.end()) - v.begin()));
+                std::sort(words, words + nw);
+                size_t most = 0, run = 0;
+                for (size_t q = 0; q < nw; q++) {
+                    if (q && words[q] == words[q - 1]) continue;
+                    run = q && (words[q] >> 58) == (words[q - 1] >> 58) ? run + 1 : 1;
+                    most = std::max(most, run);
                 }
                 wf += (double)most;
             }
-            std::sort(tmp.begin(), tmp.end());
-            double uniq = 4.0 * (double)(std::unique(tmp.begin(), tmp.end()) - tmp.begin());
+            std::sort(all, all + na);
+            double uniq = 4.0 * (double)(std::unique(all, all + na) - all);
             u.wavefronts[kind] += w * wf, u.unique_bytes[kind] += w * uniq;
         } else {
             tmp.clear();
@@ -344,6 +349,7 @@ void model_grid_end(void)
         smw += u.second.wavefronts[MK_SLD] + u.second.wavefronts[MK_SST];
     }
     cur.l1_wavefronts = l1w;
+    for (auto &u : use) cur.global_requests += u.second.requests[MK_GLD] + u.second.requests[MK_GST];
     if (k) {
         cur.fit_residual = sass_map(*k, use, cur.warps, cur.inst, &cur.global_waits);
         /* shared wavefronts per SASS instruction: where nvcc merged several requests into one wider
@@ -357,7 +363,10 @@ void model_grid_end(void)
                 double lane_per_req = x.lane_bytes[kd] / x.requests[kd];
                 double sass_lane = sass_bytes_per_inst(*k, u.first, kd), merge = 1.0;
                 if (sass_lane > lane_per_req && lane_per_req > 0) merge = sass_lane / lane_per_req;
-                merged += x.requests[kd] / merge * std::max(per_req, merge * uniq / 128.0);
+                /* NVIDIA's rule for wide accesses: 64-bit ones are processed per half-warp, 128-bit ones per
+                 * quarter-warp, one wavefront at least per phase */
+                double phases = sass_lane > 8 ? 4.0 : sass_lane > 4 ? 2.0 : 1.0;
+                merged += x.requests[kd] / merge * std::max(std::max(per_req, phases), merge * uniq / 128.0);
             }
         smw = merged;
     } else {

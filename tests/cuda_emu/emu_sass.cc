@@ -121,7 +121,7 @@ static void load(const char *path)
     char buf[4096];
     std::string name, line, label, ptxas_fn;
     std::vector<std::pair<std::string, raw_inst>> code;
-    int regs = 0;
+    int regs = 0, next_regs = 0; /* SHI_REGISTERS comes in a function's section header, before its label */
     while (fgets(buf, sizeof buf, f)) {
         char *s = buf;
         while (*s == ' ' || *s == '\t') s++;
@@ -131,8 +131,9 @@ static void load(const char *path)
             finish(name, code, regs);
             code.clear(), label.clear();
             name.assign(s + 6, strlen(s) - 7);
+            regs = next_regs;
         } else if ((q = strstr(s, "SHI_REGISTERS="))) {
-            regs = atoi(q + 14);
+            next_regs = atoi(q + 14);
         } else if (!strncmp(s, "//## File \"", 11)) {
             const char *e = strchr(s + 11, '"');
             const char *ln = e ? strstr(e, ", line ") : NULL;

@@ -116,6 +116,16 @@ void static_symbol(uintptr_t addr, char *out, size_t cap)
     if (rel < it->first + it->second.size) snprintf(out, cap, "%s+%lu", it->second.name.c_str(), (unsigned long)(rel - it->first));
 }
 
+static std::map<uintptr_t, uintptr_t> &template_vars = *new std::map<uintptr_t, uintptr_t>; /* start -> end */
+
+int template_smem_contains(uintptr_t p)
+{
+    auto it = template_vars.upper_bound(p);
+    if (it == template_vars.begin()) return 0;
+    --it;
+    return p < it->second;
+}
+
 void template_smem_range(uintptr_t *lo, uintptr_t *hi)
 {
     static uintptr_t l, h;
@@ -129,8 +139,10 @@ void template_smem_range(uintptr_t *lo, uintptr_t *hi)
         l = (uintptr_t)-1, h = 0;
         while (p && fgets(buf, sizeof buf, p))
             if (sscanf(buf, "%lx %lx %c %3999s", &addr, &size, &type, name) == 4 && (type == 'u' || type == 'V') &&
-                !strncmp(name, "_ZZ", 3) && size > 0)
+                !strncmp(name, "_ZZ", 3) && size > 0) {
                 l = std::min(l, (uintptr_t)addr), h = std::max(h, (uintptr_t)(addr + size));
+                template_vars[addr + load_base()] = addr + size + load_base();
+            }
         if (p) pclose(p);
         if (h == 0) l = h = 0;
         else l += load_base(), h += load_base();

@@ -61,6 +61,7 @@ typedef struct {
     double inst[EMU_PIPES];    /* warp instructions, whole grid */
     double global_waits;       /* dynamic executions, summed over warps, of SASS blocks that load global memory */
     double shared_wavefronts, l1_wavefronts;          /* whole grid */
+    double global_requests;    /* warp requests to global memory (loads and stores), whole grid */
     double l1_hit_sectors, l2_read_sectors, l2_write_sectors, l2_hit_sectors, dram_sectors;
     double barriers;           /* __syncthreads released, summed over blocks */
     double async_bytes;        /* bytes copied global -> shared by cp.async (also counted as L2 reads) */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,12 @@ static emu_model_counts observe(int k, int S, int K)
     if (e != cudaSuccess) fprintf(stderr, "kernel %d at %d x %d x %d: %s\n", k, S, S, K, emu_last_error_message());
     emu_model_counts c;
     if (!emu_model_last(&c)) memset(&c, 0, sizeof c);
+    if (getenv("EMU_MODEL_DEBUG"))
+        fprintf(stderr, "model: kernel %d S %d K %d: inst fp32 %.4g imad %.4g alu %.4g lsu %.4g ctrl %.4g; waits %.4g; "
+                "shared wf %.4g, L1 wf %.4g; L1 hit %.4g, L2 rd %.4g wr %.4g hit %.4g, DRAM %.4g; barriers %.4g\n",
+                k, S, K, c.inst[EMU_PIPE_FP32], c.inst[EMU_PIPE_IMAD], c.inst[EMU_PIPE_ALU], c.inst[EMU_PIPE_LSU],
+                c.inst[EMU_PIPE_CTRL], c.global_waits, c.shared_wavefronts, c.l1_wavefronts, c.l1_hit_sectors,
+                c.l2_read_sectors, c.l2_write_sectors, c.l2_hit_sectors, c.dram_sectors, c.barriers);
     free_operands(o);
     return c;
 }
@@ -118,6 +125,7 @@ static emu_model_counts extrapolate(const emu_model_counts &c1, const emu_model_
     c.global_waits = lin(c1.global_waits, c2.global_waits);
     c.shared_wavefronts = lin(c1.shared_wavefronts, c2.shared_wavefronts);
     c.l1_wavefronts = lin(c1.l1_wavefronts, c2.l1_wavefronts);
+    c.global_requests = lin(c1.global_requests, c2.global_requests);
     c.l1_hit_sectors = lin(c1.l1_hit_sectors, c2.l1_hit_sectors);
     c.l2_read_sectors = lin(c1.l2_read_sectors, c2.l2_read_sectors);
     c.l2_write_sectors = lin(c1.l2_write_sectors, c2.l2_write_sectors);
@@ -232,6 +240,8 @@ int main(int argc, char **argv)
             emu_model_prediction p;
             emu_model_counts c;
             memset(&c, 0, sizeof c);
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
             if (k == 0) emu_model_predict_gemm(gpu.c_str(), S, S, S, 1, 4, 0, &p);
             else {
                 c = counts_at(k, S, gpu.c_str(), 1);
@@ -247,7 +257,10 @@ int main(int argc, char **argv)
             }
             printf("  limiter %s:", p.limiter);
             print_shares(p);
-            if (k) printf(" [%.0f blocks run, %.0f resident/SM, fit residual %.2f]", c.blocks_run, p.resident_blocks, c.fit_residual);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            if (k)
+                printf(" [%.0f blocks run, %.0f resident/SM, SASS fit residual %.2f, %.1f s]", c.blocks_run,
+                       p.resident_blocks, c.fit_residual, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec));
             printf("\n");
             if (out) {
                 fprintf(out, "%s,%d,%s,%.1f,", k ? std::to_string(k).c_str() : "cublas", S, gpu.c_str(), g);
