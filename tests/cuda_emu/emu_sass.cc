@@ -68,13 +68,17 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
     if (name.empty()) return;
     sass_kernel &k = kernels[name];
     k.regs = regs;
-    /* basic blocks: a label starts one, a branch or exit ends one */
+    /* basic blocks: a label some branch jumps to starts one (nvdisasm also prints labels nothing jumps to), a
+     * branch or exit ends one */
+    std::map<std::string, int> targeted;
+    for (auto &c : code)
+        if (!c.second.target.empty()) targeted[c.second.target] = 1;
     std::vector<int> start_of; /* instruction index -> block */
     std::map<std::string, int> label_block;
     int b = -1;
     int open = 0;
     for (size_t i = 0; i < code.size(); i++) {
-        if (!code[i].first.empty() || !open) b++, open = 1;
+        if ((!code[i].first.empty() && targeted.count(code[i].first)) || !open) b++, open = 1;
         if (!code[i].first.empty()) label_block[code[i].first] = b;
         start_of.push_back(b);
         if (code[i].second.ends_block) open = 0;
@@ -233,13 +237,25 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
     for (auto &o : orphans) {
         std::string file;
         int ln = split(o.first, &file);
+        int done = 0;
         for (int d : {1, 2, 3, 4, -1, -2}) {
             auto it = eqs.find({file + ":" + std::to_string(ln + d), o.second});
             if (it == eqs.end() || it->second.terms.empty() || it->second.target > 0) continue;
             it->second.target = eqs[o].target;
             eqs.erase(o);
+            done = 1;
             break;
         }
+        /* g++'s line table may name the including file for a function of a header it included first: the same
+         * line number in another file, if only one line of SASS has it */
+        std::vector<std::pair<std::string, int>> same;
+        for (auto &e : eqs) {
+            std::string f2;
+            if (!done && e.first.second == o.second && !e.second.terms.empty() && e.second.target <= 0 &&
+                split(e.first.first, &f2) == ln && f2 != file)
+                same.push_back(e.first);
+        }
+        if (same.size() == 1) eqs[same[0]].target = eqs[o].target, eqs.erase(o);
     }
     /* projected coordinate descent on sum of ((seen - sass) / seen)^2; an equation nothing was seen for weighs
      * as if relative to the launch's mean line */
@@ -249,9 +265,19 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
         if (e.second.target > 0) mean += e.second.target, n++;
     mean = n ? mean / n : 1.0;
     std::vector<double> x(nb, 0.0);
+    /* visited widest first: where the bytes leave the split open (an unrolled loop and its remainder loop on the
+     * same lines), the unrolled body takes them, as it does on the GPU for all but the last few iterations */
+    std::vector<std::pair<double, size_t>> order;
+    for (size_t b = 0; b < nb; b++) {
+        double bytes = 0.0;
+        for (int kd = 0; kd < MK_KINDS; kd++)
+            for (auto &lb : k.blocks[b].lane_bytes[kd]) bytes += lb.second;
+        if (has_mem[b]) order.push_back({-bytes, b});
+    }
+    std::sort(order.begin(), order.end());
     for (int it = 0; it < 300; it++) {
-        for (size_t b = 0; b < nb; b++) {
-            if (!has_mem[b]) continue;
+        for (auto &ob : order) {
+            size_t b = ob.second;
             double num = 0.0, den = 0.0;
             for (auto &e : eqs) {
                 double s = 0.0, mine = 0.0;
