@@ -148,6 +148,9 @@ void model_access(const access &a, int shared)
 
 void model_barrier(void) { block_barriers++; }
 
+static std::vector<std::string> &names_by_id = *new std::vector<std::string>;
+static const std::string &name_string(uint32_t id) { return names_by_id[id]; }
+
 static void resolve_names(void)
 {
     std::vector<void *> fresh;
@@ -199,12 +202,6 @@ struct sector_cache {
     }
 };
 
-static bool group_before(const rec &x, const rec &y)
-{
-    if (x.warp != y.warp) return x.warp < y.warp;
-    if (x.line != y.line) return x.line < y.line;
-    return x.kind < y.kind;
-}
 static bool same_group(const rec &x, const rec &y) { return x.warp == y.warp && x.line == y.line && x.kind == y.kind; }
 
 struct request {
@@ -218,15 +215,38 @@ void model_block_end(void)
     size_t b = block_linear();
     double w = weight_of.count(b) ? weight_of[b] : 1.0;
     resolve_names();
-    std::stable_sort(recs.begin(), recs.end(), [](const rec &x, const rec &y) {
-        return group_before(x, y) || (!group_before(y, x) && x.lane < y.lane);
-    });
-    for (size_t i = 0; i < recs.size(); i++)
-        recs[i].k = i && same_group(recs[i], recs[i - 1]) && recs[i].lane == recs[i - 1].lane ? recs[i - 1].k + 1 : 0;
-    std::sort(recs.begin(), recs.end(), [](const rec &x, const rec &y) {
-        if (group_before(x, y) || group_before(y, x)) return group_before(x, y);
-        return x.k != y.k ? x.k < y.k : x.lane < y.lane;
-    });
+    /* each access's source line (a line id shared by every pc on it), then k: the lane's how-many-th access of
+     * this kind on this line, counted in its program order (recs holds each thread's accesses in order) */
+    static std::vector<uint32_t> name_of_pc, counters;
+    static std::map<std::string, uint32_t> name_ids;
+    for (size_t i = name_of_pc.size(); i < line_names.size(); i++) name_of_pc.push_back(0);
+    for (size_t i = 0; i < line_names.size(); i++)
+        name_of_pc[i] = name_ids.emplace(line_names[i], (uint32_t)name_ids.size()).first->second;
+    names_by_id.resize(name_ids.size());
+    for (auto &kv : name_ids) names_by_id[kv.second] = kv.first;
+    size_t nthreads = ordinal.size(), nnames = name_ids.size();
+    counters.assign(nthreads * nnames * (MK_KINDS + 1), 0);
+    struct keyed {
+        uint64_t key;
+        uint32_t idx;
+        bool operator<(const keyed &o) const { return key < o.key; }
+    };
+    std::vector<keyed> keys(recs.size());
+    for (size_t i = 0; i < recs.size(); i++) {
+        rec &r = recs[i];
+        r.line = name_of_pc[r.line];
+        r.k = counters[((size_t)(r.warp * 32 + r.lane) * nnames + r.line) * (MK_KINDS + 1) + (size_t)r.kind]++;
+        /* warp 6 bits, line 16, kind 3, k 34, lane 5 */
+        keys[i] = keyed{(uint64_t)r.warp << 58 | (uint64_t)(r.line & 0xffff) << 42 | (uint64_t)r.kind << 39 |
+                            (uint64_t)(r.k & 0x3ffffffffull) << 5 | r.lane,
+                        (uint32_t)i};
+    }
+    std::sort(keys.begin(), keys.end());
+    {
+        std::vector<rec> sorted(recs.size());
+        for (size_t i = 0; i < keys.size(); i++) sorted[i] = recs[keys[i].idx];
+        recs.swap(sorted);
+    }
     std::vector<request> global;
     std::vector<uint64_t> tmp;
     for (size_t i = 0, j; i < recs.size(); i = j) {
@@ -245,7 +265,7 @@ void model_block_end(void)
             global.push_back(request{ord, r->warp, i, n, kind});
             continue;
         }
-        line_use &u = use[line_names[r->line]];
+        line_use &u = use[name_string(r->line)];
         u.lane_bytes[kind] += w * bytes / lanes;
         u.requests[kind] += w;
         if (kind == MK_SLD || kind == MK_SST) {
