@@ -56,7 +56,7 @@ struct constant {
     double value;
 };
 static const constant K[] = {
-    {"issue_efficiency", 0.80},     /* fraction of 4 warp instructions per SM per clock reached */
+    {"issue_efficiency", 0.70},     /* fraction of 4 warp instructions per SM per clock reached */
     {"l1_hit_latency_clk", 30.0},   /* a global load that hits L1; DRAM = 2 x the L2 figure */
     {"l2_hit_latency_clk", 250.0},
     {"barrier_clk", 40.0},          /* a __syncthreads on a warp's path */
