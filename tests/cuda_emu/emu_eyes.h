@@ -84,8 +84,10 @@ void alloc_name(const alloc_info *al, char *out, size_t cap);
 
 /* Static __shared__ storage: the shim places every __shared__ variable in the section emu_shared. */
 void static_smem_range(uintptr_t *lo, uintptr_t *hi);
-/* The span of every function template's static variable (nm: local statics "_ZZ..." of type u or V), the
- * template kernels' __shared__ storage (emu_symbols.cc); lo == hi when none. */
+/* The span of the static variables of every function template in the global namespace (nm: local statics
+ * "_ZZ<digit>..." of type u or V), the template kernels' __shared__ storage (emu_symbols.cc; a kernel template
+ * inside a namespace is not covered, nor are the shims' own statics, e.g. mma.h's emu::frag_perm); lo == hi when
+ * none. */
 void template_smem_range(uintptr_t *lo, uintptr_t *hi);
 int template_smem_contains(uintptr_t p); /* inside one of them (the span also holds other variables) */
 

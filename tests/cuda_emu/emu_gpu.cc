@@ -173,6 +173,12 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     b[B_L2] = (c->l2_read_sectors + c->l2_write_sectors) * 32.0 / (s.l2_bytes_per_clk * clk);
     b[B_DRAM] = c->dram_sectors * 32.0 / (s.dram_gbs * 1e9);
     finish(out, b, K[K_LAUNCH].value * 1e-6, flops, c->dram_sectors * 32.0, s);
+    /* the waits decide only in part when a block's pipe work outweighs them: name both, the pipe first */
+    static char both[NB][48];
+    if (out->limiter == BOUND_NAMES[B_LATENCY] && block_wait < thr_block) {
+        snprintf(both[lim], sizeof both[lim], "%s+latency", BOUND_NAMES[lim]);
+        out->limiter = both[lim];
+    }
     return 1;
 }
 

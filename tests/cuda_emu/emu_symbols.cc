@@ -139,7 +139,7 @@ void template_smem_range(uintptr_t *lo, uintptr_t *hi)
         l = (uintptr_t)-1, h = 0;
         while (p && fgets(buf, sizeof buf, p))
             if (sscanf(buf, "%lx %lx %c %3999s", &addr, &size, &type, name) == 4 && (type == 'u' || type == 'V') &&
-                !strncmp(name, "_ZZ", 3) && size > 0) {
+                !strncmp(name, "_ZZ", 3) && name[3] >= '0' && name[3] <= '9' && size > 0) {
                 l = std::min(l, (uintptr_t)addr), h = std::max(h, (uintptr_t)(addr + size));
                 template_vars[addr + load_base()] = addr + size + load_base();
             }
