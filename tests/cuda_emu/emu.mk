@@ -82,6 +82,20 @@ build/peers/sgemm_%.sass: $(EMU_DIR)/peers/sgemm_launch.cu $(EMU_DIR)/peers/sgem
 	  2> build/peers/sgemm_$*.ptxas
 	$(NVDISASM) -g -c build/peers/sgemm_$*.cubin > $@.tmp && cat build/peers/sgemm_$*.ptxas >> $@.tmp && mv $@.tmp $@
 
+# The project's own kernels, the same way, for EMU_GPU_MODEL runs of the lessons:
+#   make sass-kernels GPU=H100 && EMU_GPU_MODEL=H100 EMU_SASS=build/sass/kernels_sm_90.sass build/emu/lesson3 ...
+# prints, at exit, each kernel's launches and predicted time on that GPU (a model, labelled so).
+SASS_CU := $(wildcard kernels/*.cu optimized/*.cu)
+.PHONY: sass-kernels
+sass-kernels: build/sass/kernels_$(call gpu_arch,$(GPU)).sass
+build/sass/kernels_%.sass: $(SASS_CU) | $(NVDISASM)
+	@test -n "$(NVCC)" || { echo "the time model needs nvcc (SASS of the kernels)"; exit 1; }
+	@mkdir -p build/sass && rm -f $@.tmp
+	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; echo "nvcc -cubin -arch=$* $$f"; \
+	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
+	  $(NVDISASM) -g -c $$o.cubin >> $@.tmp && cat $$o.ptxas >> $@.tmp || exit 1; done
+	@mv $@.tmp $@
+
 # SGEMM_CUDA's kernels 1-11 checked against a CPU GEMM, then predicted at each side in SIZES on GPU, with
 # cuBLAS; fails when a kernel misses its published A6000 figure at 4096 by more than PEERS_MAX_ERROR.
 .PHONY: predict-peers

@@ -358,6 +358,30 @@ static void l2_wave(void)
     cur.l2_hit_sectors = hits * scale;
 }
 
+/* at exit, with EMU_GPU_MODEL set: per kernel, its launches' predicted time on the GPU (a model) */
+struct kernel_total {
+    unsigned long long launches;
+    double seconds, flops;
+    std::map<std::string, double> by_limiter;
+};
+static std::map<std::string, kernel_total> &totals = *new std::map<std::string, kernel_total>;
+
+static void print_totals(void)
+{
+    if (totals.empty() || model_gpu < 0) return;
+    const char *gpu = emu_model_gpu_name(model_gpu);
+    fprintf(stderr, "cuda-emu time model on %s (a MODEL, not a measurement; README \"The time model\"):\n", gpu);
+    for (auto &kv : totals) {
+        const kernel_total &t = kv.second;
+        std::string lim;
+        double most = -1.0;
+        for (auto &l : t.by_limiter)
+            if (l.second > most) most = l.second, lim = l.first;
+        fprintf(stderr, "  %-40s %6llu launches  %10.3f us predicted  limiter %s  %.1f GFLOP/s (FP32 lanes x 2)\n",
+                kv.first.c_str(), t.launches, t.seconds * 1e6, lim.c_str(), t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0.0);
+    }
+}
+
 void model_grid_end(void)
 {
     if (!running) return;
@@ -395,6 +419,16 @@ void model_grid_end(void)
     }
     cur.shared_wavefronts = smw;
     last = cur, have_last = 1;
+    if (!sampling && getenv("EMU_GPU_MODEL")) { /* a whole program under the model: sum its launches */
+        static int registered;
+        if (!registered++) atexit(print_totals);
+        emu_model_prediction p;
+        double flops = 64.0 * cur.inst[EMU_PIPE_FP32];
+        if (emu_model_predict(&cur, emu_model_gpu_name(model_gpu), flops, &p)) {
+            kernel_total &t = totals[running->name];
+            t.launches++, t.seconds += p.seconds, t.flops += flops, t.by_limiter[p.limiter] += p.seconds;
+        }
+    }
     running = NULL;
 }
 
