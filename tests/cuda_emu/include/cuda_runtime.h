@@ -23,6 +23,7 @@
 #define __host__
 #define __shared__ __attribute__((section("emu_shared"))) static
 #define __forceinline__ inline
+#define __launch_bounds__(...)
 
 #include <cuda_runtime_api.h>
 
