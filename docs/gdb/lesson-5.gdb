@@ -8,7 +8,7 @@ run
 #=> stop chunk_grad_weight
 print *d
 #=> print {N = 4, H = 3, V = 7, chunk = 2
-print rows
+print o->rows
 #=> print = 2
 # the bf16 product and its f32 copy that this call allocates: V*H*6 bytes (the output's "V*H*6 = 126 bytes")
 print d->V * d->H * 6
