@@ -247,7 +247,7 @@ docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS))
 	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --bin $(BIN)
 
-check-docs: gdb-deps all
+check-docs: gdb-deps plot-deps all
 	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
 	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
 	$(PYTHON) docs/tools/check_docs.py
