@@ -54,6 +54,11 @@ $(OBJ)/%.cu.o: %.cu $(EMU_LOOPS_DIR)/.stamp
 	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -fdebug-prefix-map=$(EMU_LOOPS_DIR)/= \
 	  -include cuda_runtime.h -c -o $@ $(EMU_LOOPS_DIR)/$<
 
+# the peer kernels (predict-peers) are compiled as they are: the dry run's loop rewriting is for the lessons' sources
+$(OBJ)/$(EMU_DIR)/peers/%.cu.o: $(EMU_DIR)/peers/%.cu
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -include cuda_runtime.h -c -o $@ $<
+
 $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
