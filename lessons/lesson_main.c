@@ -276,6 +276,7 @@ static void print_report(const driver *dv)
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
     report_table(stdout, rows, dv->o.nimpl);
     report_launches(stdout, rows, dv->o.nimpl);
+    report_graphs(stdout, rows, dv->o.nimpl);
     printf("\n\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
            "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
     if (L->legend) printf("%s\n", L->legend);

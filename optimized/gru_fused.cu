@@ -61,8 +61,8 @@ static void forward_range(const gru_dims *d, const float *x, const float *h0, co
     }
 }
 
-/* graph = 1: the step loop, its buffers carved, is captured into a CUDA Graph and launched once (cuda_track.h):
- * one launch per forward instead of about 5 per step; the same kernels and GEMMs in the same order. */
+/* graph = 1: the step loop, its buffers carved, is captured into a CUDA Graph once per shape and buffers, then
+ * replayed (cuda_track.h): one launch per forward instead of about 5 per step; the same kernels and GEMMs. */
 static float *gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                           const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
                           gru_fused_ws *ws, int graph)
@@ -73,9 +73,15 @@ static float *gru_forward(const gru_dims *d, const gru_opts *o, const float *x, 
     arena_init(&a, mem, bytes);
     gru_fused_carve(d, o, &a, ws);
     float *out = (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
-    if (graph) cuda_capture_begin(1);
-    forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, out, 0, 0, d->T, ws);
-    if (graph) cuda_capture_end_launch_once();
+    static cuda_graph_cache forward_graph; /* one per shape and set of buffers: replayed while they repeat */
+    const uintptr_t key[] = {(uintptr_t)d->T, (uintptr_t)d->B, (uintptr_t)d->X, (uintptr_t)d->H, ws->cap, ws->P,
+                             (uintptr_t)mem, (uintptr_t)out, (uintptr_t)x, (uintptr_t)h0, (uintptr_t)eps,
+                             (uintptr_t)W_enc, (uintptr_t)W_ih, (uintptr_t)W_zh};
+    if (!graph || !cuda_graph_replay(&forward_graph, key, (int)(sizeof key / sizeof *key))) {
+        if (graph) cuda_capture_begin(1);
+        forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, out, 0, 0, d->T, ws);
+        if (graph) cuda_graph_keep(&forward_graph, key, (int)(sizeof key / sizeof *key));
+    }
     *arena_out = mem;
     return out;
 }
@@ -146,9 +152,16 @@ static void gru_backward(const gru_dims *d, const float *x, const float *h0, con
     g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
     g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
     g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
-    if (graph) cuda_capture_begin(1);
-    backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
-    if (graph) cuda_capture_end_launch_once();
+    static cuda_graph_cache backward_graph;
+    const uintptr_t key[] = {(uintptr_t)d->T, (uintptr_t)d->B, (uintptr_t)d->X, (uintptr_t)d->H, ws->cap, ws->P,
+                             (uintptr_t)arena_mem, (uintptr_t)out, (uintptr_t)dout, (uintptr_t)x, (uintptr_t)h0,
+                             (uintptr_t)eps, (uintptr_t)W_enc, (uintptr_t)W_ih, (uintptr_t)W_zh, (uintptr_t)g->dx,
+                             (uintptr_t)g->dh0, (uintptr_t)g->dW_enc, (uintptr_t)g->dW_ih, (uintptr_t)g->dW_zh};
+    if (!graph || !cuda_graph_replay(&backward_graph, key, (int)(sizeof key / sizeof *key))) {
+        if (graph) cuda_capture_begin(1);
+        backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
+        if (graph) cuda_graph_keep(&backward_graph, key, (int)(sizeof key / sizeof *key));
+    }
     dev_free(arena_mem);
 }
 

@@ -6,9 +6,9 @@
  *       one log_vecmat launch (forward), dbulk + log_vecmat + posterior (backward); s looped on the host.
  *   v2  cuda_lc_forward / cuda_lc_backward: the CPU version's factorisation. Per step, for all s at once:
  *       one strided-batched GEMM + one row kernel (forward); two GEMMs + one row kernel (backward).
- *   v3  cuda_lc_forward_graph / cuda_lc_backward_graph: v2's step loops captured into a CUDA Graph after the
- *       buffers are allocated and launched as one: 1 launch per forward and per backward instead of
- *       2 v - 1 and 3 v - 1, the same memory (the graph has no memory nodes).
+ *   v3  cuda_lc_forward_graph / cuda_lc_backward_graph: v2's step loops captured into a CUDA Graph once per
+ *       shape and buffers, then replayed as one launch: 1 per forward and per backward instead of 2 v - 1 and
+ *       3 v - 1, the same memory (the graph has no memory nodes).
  * Every launch is LAUNCH(...) + CUDA_CHECK_LAST() (kernels/runtime/launch.h), so the CPU emulator runs this file.
  */
 #include "logchain_forward.h"
@@ -132,8 +132,8 @@ static void lc2_forward_steps(const lc_dims *d, const float *x, const float *bul
     }
 }
 
-/* graph = 1: the steps are captured into a CUDA Graph once their buffers exist and the graph is launched once:
- * one launch per pass instead of 1 + 2 (v-1), the same kernels and GEMMs in the same order (cuda_track.h). */
+/* graph = 1: the steps are captured into a CUDA Graph once per shape and buffers, then replayed: one launch per
+ * pass instead of 1 + 2 (v-1), the same kernels and GEMMs in the same order (cuda_track.h). */
 static float *lc2_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha_out,
                           int graph)
 {
@@ -142,9 +142,15 @@ static float *lc2_forward(const lc_dims *d, const float *x, const float *bulk, c
     float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: W = exp(alpha - m) (t,n,c)");
     float *S = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: S = W . P (t,n,c)");
     float *m = (float *)dev_alloc_array(d->t * d->n, DT_F32, "fwd scratch: row maxima m (t,n)");
-    if (graph) cuda_capture_begin(1);
-    lc2_forward_steps(d, x, bulk, p0, alpha, out, W, S, m);
-    if (graph) cuda_capture_end_launch_once();
+    static cuda_graph_cache forward_graph; /* one per shape and set of buffers: replayed while they repeat */
+    const uintptr_t key[] = {(uintptr_t)d->n, (uintptr_t)d->t, (uintptr_t)d->v, (uintptr_t)d->c, (uintptr_t)x,
+                             (uintptr_t)bulk, (uintptr_t)p0, (uintptr_t)alpha, (uintptr_t)out, (uintptr_t)W,
+                             (uintptr_t)S, (uintptr_t)m};
+    if (!graph || !cuda_graph_replay(&forward_graph, key, (int)(sizeof key / sizeof *key))) {
+        if (graph) cuda_capture_begin(1);
+        lc2_forward_steps(d, x, bulk, p0, alpha, out, W, S, m);
+        if (graph) cuda_graph_keep(&forward_graph, key, (int)(sizeof key / sizeof *key));
+    }
     dev_free(W);
     dev_free(S);
     dev_free(m);
@@ -190,9 +196,15 @@ static void lc2_backward(const lc_dims *d, const float *x, const float *bulk, co
     float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: W = exp(x + beta - mb) (t,n,c)");
     float *SU = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: U, then S = W . P^T (t,n,c)");
     float *mb = (float *)dev_alloc_array(d->t * d->n, DT_F32, "bwd scratch: row maxima mb (t,n)");
-    if (graph) cuda_capture_begin(1);
-    lc2_backward_steps(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, W, SU, mb);
-    if (graph) cuda_capture_end_launch_once();
+    static cuda_graph_cache backward_graph;
+    const uintptr_t key[] = {(uintptr_t)d->n, (uintptr_t)d->t, (uintptr_t)d->v, (uintptr_t)d->c, (uintptr_t)x,
+                             (uintptr_t)bulk, (uintptr_t)p0, (uintptr_t)alpha, (uintptr_t)out, (uintptr_t)dout,
+                             (uintptr_t)dbulk, (uintptr_t)dp0, (uintptr_t)W, (uintptr_t)SU, (uintptr_t)mb};
+    if (!graph || !cuda_graph_replay(&backward_graph, key, (int)(sizeof key / sizeof *key))) {
+        if (graph) cuda_capture_begin(1);
+        lc2_backward_steps(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, W, SU, mb);
+        if (graph) cuda_graph_keep(&backward_graph, key, (int)(sizeof key / sizeof *key));
+    }
     dev_free(W);
     dev_free(SU);
     dev_free(mb);
