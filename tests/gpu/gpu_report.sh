@@ -1,248 +1,379 @@
 #!/usr/bin/env bash
-# bench/gpu_report.sh - `make gpu-report`: what one GPU can tell this repository, in one call of under 10 minutes,
-# from binaries built elsewhere (no compiler needed here):
+# tests/gpu/gpu_report.sh - every figure one GPU can give this repository, in one command of under 9 minutes on
+# an H100, from binaries built elsewhere (it never compiles):
 #
-#   make STATIC_CHECK=1 test-build          # on the build machine: Check linked statically into the tests
-#   (copy build/test_cuda and build/lesson1..5 to the GPU machine, beside a checkout of the same commit)
-#   make gpu-report                         # on the GPU machine: never rebuilds
+#   bash build/gpu-bundle/gpu-report.sh     a bundle (make gpu-bundle) on a machine that can build nothing
+#   make gpu-report                         this checkout's build/ (make STATIC_CHECK=1 test-build, CUDA on)
+#   GPU_REHEARSAL=1 ...                     the same route here, on the CPU emulator (make gpu-rehearsal)
 #
-# Steps, each with its own time budget (seconds, GPU_REPORT_SCALE=2 doubles them all), in this order:
-#   preflight  the binaries exist, their shared libraries resolve (ldd), test_cuda has Check linked in
-#   tests      build/test_cuda with CUDA_REQUIRE_DEVICE=1 (a missing GPU is then a failure, not a skip)     90
-#   sanitize   compute-sanitizer memcheck, racecheck, initcheck, synccheck over every lesson's CUDA versions
-#              at size small (the versions are read from each binary's --help)                              180
-#   forum      each lesson's CUDA versions at its forum size, --mem-limit = 90% of the GPU's memory; a version
-#              over it runs at medium instead, and the log says so                                          80
-#   bench      bench/run.sh, lesson by lesson, over the sweeps of bench/sweeps.txt restricted to their cuda
-#              runs (device rows timed by CUDA events in the session), REPEAT=3                              120
-#   torch      plots/pytorch_baseline.py on the GPU (torch.cuda.max_memory_allocated) at the sweeps' torch=
-#              points, when a python with torch (CUDA) is here                                                45
-#   figures    plots/bench_plots.py --no-docs into <results>/img, when matplotlib imports                       25
-# Results: docs/results/<gpu-name>/, or GPU_REPORT_DIR (gpu_report.txt, the logs, lessonN.csv, img/). A step that cannot run
-# (no GPU, no compute-sanitizer, no torch, out of time) is listed under SKIPPED with the reason. Without a GPU
-# only the CPU-side steps run (preflight, test_cuda's no-device path, the forum formulas by --predict) and the
-# script exits 0. Exit 1 when a test, a sanitizer or a lesson failed.
+# Steps (each run its own process under its own timeout; a timeout is a TIMEOUT row, never a lost lesson):
+#   preflight  the binaries are there, their libraries load, nvidia-smi names the GPU and driver, the driver is
+#              new enough for the bundle's CUDA runtime; "no GPU" only when there is none
+#   small      test_cuda (CUDA_REQUIRE_DEVICE=1), then each CUDA version of each lesson at small, validated
+#              against its float64 reference
+#   sanitize   compute-sanitizer memcheck, racecheck, initcheck (TRACK_POISON=0: dev_alloc's fill would count
+#              as a write) and synccheck, each version at tiny; and planted_initcheck, which initcheck must catch
+#   forum      each version at its forum size, or the largest preset whose formula (--predict) fits in 90% of
+#              the GPU's memory, one process each, timed passes on the GPU
+#   profile    ncu on every project kernel at the size of docs/results/emu's profiles, the same kernel names and
+#              columns, the emulated rows beside the measured ones
+# Results: GPU_REPORT_DIR, else docs/results/<gpu-name>/ under the current directory, as 8 files: summary.txt
+# (every step PASS, FAIL or TIMEOUT), preflight.log, small.log, sanitize.log, forum.log, results.csv (the
+# lessons' --csv rows), profile.csv, profile.log. Exit 1 when any step failed or timed out.
+#
+# GPU_REHEARSAL=1: the emulation build instead (tiny sizes everywhere, the emulator's detectors standing in for
+# compute-sanitizer: every run has all of them on, the tool name only labels it; the emulator's profile standing
+# in for ncu; no nvidia-smi). GPU_REPORT_STEPS limits the steps (the rehearsal's negative checks use it);
+# GPU_REPORT_JOBS (4) runs that many sanitizer or small runs at once; GPU_REPORT_SCALE=2 doubles every budget.
 set -uo pipefail
-cd "$(dirname "$0")/.."
 
-BIN=${BIN:-build}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REHEARSAL=${GPU_REHEARSAL:-0}
 SCALE=${GPU_REPORT_SCALE:-1}
+JOBS=${GPU_REPORT_JOBS:-4}
+STEPS=${GPU_REPORT_STEPS:-preflight small sanitize forum profile}
 START=$(date +%s)
-SKIPPED=() FAILED=() PASSED=()
-LESSON_NS=$(ls "$BIN"/lesson[0-9] 2>/dev/null | sed 's/.*lesson//' | sort -n | tr '\n' ' ')
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpu-report.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+ROWS=$TMP/rows
+: >"$ROWS"
 
 say() { echo "gpu-report: $*"; }
-skip() { SKIPPED+=("$1"); say "SKIPPED $1"; }
-budget() { echo $(($1 * SCALE)); }
 elapsed() { echo $(($(date +%s) - START)); }
-# impls N: the lesson's CUDA versions cuda-v1, cuda-v2, ..., from its --help (the alias "cuda" left out)
-impls() { "$BIN/lesson$1" --help 2>/dev/null | awk '/^  --impl/ {f = 1; next} /^  --/ {f = 0} f && $1 ~ /^cuda-v[0-9]+$/ {print $1}'; }
-# forum_size N: "forum", or the lesson's largest preset when it has no forum size (lesson 4)
-forum_size() {
-    "$BIN/lesson$1" --help 2>/dev/null | awk '/^  --size/ {f = 1; next} /^  --/ {f = 0} f {s = $1} f && $1 == "forum" {print; exit}
-        END {if (s != "") print s}' | awk '{print $1; exit}'
-}
-# run_logged LOG SECONDS CMD...: runs CMD under timeout, output to LOG; the exit status, 124 on timeout
-run_logged() { local log=$1 secs=$2; shift 2; timeout --kill-after=5 "$secs" "$@" >"$log" 2>&1; }
+budget() { echo $(($1 * SCALE)); }
+row() { printf '%-8s %-9s %s\n' "$1" "$2" "$3" >>"$ROWS"; say "$1 $2 $3"; } # STATUS STEP WHAT
 
-# ---- preflight -------------------------------------------------------------------------------------------
-preflight() {
-    local missing=()
-    for b in test_cuda $(printf 'lesson%s ' $LESSON_NS); do [ -x "$BIN/$b" ] || missing+=("$b"); done
-    if [ -z "$LESSON_NS" ] || [ ${#missing[@]} -gt 0 ]; then
-        say "missing binaries in $BIN/: ${missing[*]:-lesson1..5} (make STATIC_CHECK=1 test-build, here or elsewhere)"
+# ---- where the binaries are: a bundle (payload.tar.xz beside this script) or a checkout ---------------------
+if [ -f "$HERE/payload.tar.xz" ]; then
+    ROOT=$HERE/unpacked
+    if ! { mkdir -p "$ROOT" 2>/dev/null && [ -w "$ROOT" ]; }; then ROOT=$TMP/unpacked; mkdir -p "$ROOT"; fi
+    if [ ! -f "$ROOT/MANIFEST" ] || [ "$HERE/payload.tar.xz" -nt "$ROOT/MANIFEST" ]; then
+        rm -rf "${ROOT:?}"/* && tar -xJf "$HERE/payload.tar.xz" -C "$ROOT" ||
+            { echo "gpu-report: FAIL the bundle's payload.tar.xz does not unpack into $ROOT"; exit 1; }
     fi
-    for b in "$BIN"/test_cuda "$BIN"/lesson[0-9]; do
-        [ -x "$b" ] || continue
-        local nf; nf=$(ldd "$b" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
-        [ -n "$nf" ] && { say "$b: shared libraries not found here: $nf"; FAILED+=("preflight: $b needs $nf"); }
+    BIN=$ROOT/bin
+    INPUTS=$ROOT/inputs
+    BUNDLE_MODE=$(sed -n 's/^mode: //p' "$ROOT/MANIFEST")
+    BINS=$(sed -n 's/^binaries: //p' "$ROOT/MANIFEST")
+    CUDA_RT=$(sed -n 's/^cuda runtime: //p' "$ROOT/MANIFEST")
+    if [ "$BUNDLE_MODE" = emu ] && [ "$REHEARSAL" != 1 ]; then
+        echo "gpu-report: FAIL this is the emulation bundle (make EMU=1 gpu-bundle): it only rehearses, with GPU_REHEARSAL=1"
+        exit 1
+    fi
+    if [ "$BUNDLE_MODE" = native ] && [ "$REHEARSAL" = 1 ]; then
+        echo "gpu-report: FAIL GPU_REHEARSAL=1 with the native bundle: rehearse with make gpu-rehearsal (build/gpu-bundle-emu)"
+        exit 1
+    fi
+else
+    REPO=$(cd "$HERE/../.." && pwd)
+    BIN=${BIN:-$REPO/build$([ "$REHEARSAL" = 1 ] && echo /emu)}
+    INPUTS=$REPO
+    BINS="$(cd "$REPO" && ls lessons/lesson[0-9]*.c | sed 's|lessons/\(lesson[0-9]*\)\.c|\1|' | sort -V | tr '\n' ' ')"
+    BINS="$BINS test_cuda planted_initcheck"
+    CUDA_RT=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
+fi
+LESSONS=$(for b in $BINS; do case $b in lesson[0-9]*) echo "${b#lesson}" ;; esac; done | tr '\n' ' ')
+
+if [ "$REHEARSAL" = 1 ]; then
+    SMALL=tiny TINY=tiny FORUM_SIZES=tiny PROFILE_SIZE=tiny
+else
+    SMALL=small TINY=tiny FORUM_SIZES="forum large medium small" PROFILE_SIZE=small
+fi
+
+# ---- helpers --------------------------------------------------------------------------------------------------
+have() { [ -x "$BIN/$1" ]; }
+# impls N: the lesson's CUDA versions (cuda-v1, cuda-v2, ...) from its --help
+impls() { "$BIN/lesson$1" --help 2>/dev/null | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p'; }
+# presets N: the lesson's size presets, in --help's order
+presets() { "$BIN/lesson$1" --help 2>/dev/null | awk '/^  --size/ {f = 1; next} /^  --/ {f = 0} f && NF >= 2 {print $1}'; }
+
+# job NAME SECS EXPECT LOG CMD...: one process under its own timeout, its output appended to LOG under a header;
+# EXPECT ok (exit 0 passes) or caught (a non-zero exit passes: a planted bug the tool must report)
+job() {
+    local name=$1 secs=$2 expect=$3 log=$4 rc=0 t0 status
+    shift 4
+    t0=$(date +%s)
+    timeout --kill-after=5 "$secs" "$@" >"$log.part" 2>&1 || rc=$?
+    local took=$(($(date +%s) - t0))
+    if [ $rc = 124 ] || [ $rc = 137 ]; then status=TIMEOUT
+    elif [ "$expect" = caught ]; then [ $rc != 0 ] && status=PASS || status=FAIL
+    else [ $rc = 0 ] && status=PASS || status=FAIL; fi
+    { echo "==== $name: $status (exit $rc, $took s of $secs s): $*"; cat "$log.part"; echo; } >"$log.done"
+    rm -f "$log.part"
+    echo "$status|$name|exit $rc, $took s of $secs s" >"$log.row"
+}
+
+# A step's jobs: queued with qjob, run GPU_REPORT_JOBS at a time (parallel=1) or one by one, each with
+# min(its budget, what is left of the step's); a job the step had no time left for is a TIMEOUT row too.
+QUEUE=()
+qjob() { QUEUE+=("$(printf '%q ' "$@")"); }
+run_queue() { # STEP LOGFILE STEP_SECONDS PARALLEL
+    local step=$1 out=$2 step_secs=$3 end=$(($(elapsed) + $3)) par=$4 i=0
+    mkdir -p "$TMP/$step"
+    for q in "${QUEUE[@]}"; do
+        i=$((i + 1))
+        eval "set -- $q" # NAME SECS EXPECT CMD...
+        local name=$1 secs=$2 expect=$3 left=$((end - $(elapsed)))
+        shift 3
+        local log=$TMP/$step/$(printf '%03d' $i)
+        if [ $left -lt 3 ]; then
+            echo "TIMEOUT|$name|not started: the step's $step_secs s were spent" >"$log.row"
+            echo "==== $name: TIMEOUT (not started: the step's time was spent)" >"$log.done"
+            continue
+        fi
+        [ "$secs" -gt "$left" ] && secs=$left
+        if [ "$par" = 1 ]; then
+            while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+            job "$name" "$secs" "$expect" "$log" "$@" &
+        else
+            job "$name" "$secs" "$expect" "$log" "$@"
+        fi
     done
-    if [ -x "$BIN/test_cuda" ] && ldd "$BIN/test_cuda" 2>/dev/null | grep -q 'libcheck'; then
-        say "$BIN/test_cuda links libcheck dynamically: build it with make STATIC_CHECK=1 test-build to carry it"
+    wait
+    for r in "$TMP/$step"/*.row; do
+        [ -f "$r" ] || continue
+        IFS='|' read -r st nm detail <"$r"
+        row "$st" "$step" "$nm ($detail)"
+    done
+    cat "$TMP/$step"/*.done >>"$out" 2>/dev/null
+    QUEUE=()
+}
+
+# ---- preflight ----------------------------------------------------------------------------------------------
+GPU_NAME= GPU_MIB=
+FATAL=
+preflight() {
+    local log=$OUT/preflight.log
+    {
+        echo "bin: $BIN"
+        [ -f "${ROOT:-/nonexistent}/MANIFEST" ] && cat "$ROOT/MANIFEST"
+    } >>"$log"
+    local missing=0
+    for b in $BINS; do
+        have "$b" && continue
+        row FAIL preflight "$b: missing binary $BIN/$b (make gpu-bundle, or make STATIC_CHECK=1 test-build)"
+        missing=1
+    done
+    [ -d "$BIN" ] || FATAL="no binaries: $BIN does not exist"
+    # libraries: the bundle's own (rpath $ORIGIN/../lib) and the machine's CUDA runtime, cuBLAS and driver
+    local nf=
+    for b in $BINS; do have "$b" && nf="$nf $(ldd "$BIN/$b" 2>&1 | awk '/not found/ {print $1}')"; done
+    if [ -n "${nf// /}" ] && [ "$REHEARSAL" != 1 ]; then # the CUDA libraries may live elsewhere on the machine
+        local d
+        for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+                 "$(python3 -c 'import nvidia.cublas as m, os; print(os.path.dirname(m.__file__) + "/lib")' 2>/dev/null)"; do
+            [ -n "$d" ] && [ -d "$d" ] && export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        done
+        echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >>"$log"
     fi
-    [ -x "$BIN/test_cuda" ] && PASSED+=("preflight")
+    for b in $BINS; do
+        have "$b" || continue
+        ldd "$BIN/$b" >"$TMP/ldd" 2>&1
+        echo "== ldd $b" >>"$log"; cat "$TMP/ldd" >>"$log"
+        local bad; bad=$(awk '/not found/ {printf "%s%s", s, $1; s = ", "}' "$TMP/ldd")
+        if [ -n "$bad" ]; then row FAIL preflight "$b: cannot load $bad (missing library)"; FATAL="a library is missing"; fi
+        if [ "${b#lesson}" != "$b" ] && ! "$BIN/$b" --help >/dev/null 2>"$TMP/err"; then
+            row FAIL preflight "$b: does not start: $(head -1 "$TMP/err")"; FATAL="a binary does not start"
+        fi
+    done
+    if [ "$REHEARSAL" = 1 ]; then
+        GPU_NAME="emulated (CPU)" GPU_MIB=${GPU_REHEARSAL_MIB:-81559}
+        echo "rehearsal: the CPU emulator stands in for the GPU ($GPU_MIB MiB assumed for the size choice)" >>"$log"
+    elif ! command -v nvidia-smi >/dev/null 2>&1 && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+        row FAIL preflight "no GPU: nvidia-smi is not installed and there is no /dev/nvidia0"; FATAL="no GPU"
+    elif ! nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader,nounits >"$TMP/smi" 2>&1; then
+        row FAIL preflight "nvidia-smi fails (driver not loaded or broken): $(head -1 "$TMP/smi")"; FATAL="no driver"
+    else
+        IFS=',' read -r GPU_NAME drv GPU_MIB <"$TMP/smi"
+        GPU_NAME=$(echo "$GPU_NAME" | sed 's/^ *//; s/ *$//') drv=${drv// /} GPU_MIB=${GPU_MIB// /}
+        local cuda; cuda=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -1)
+        echo "GPU: $GPU_NAME, driver $drv (CUDA $cuda), $GPU_MIB MiB; bundle's CUDA runtime: ${CUDA_RT:-?}" >>"$log"
+        if [ -n "$cuda" ] && [ -n "$CUDA_RT" ] &&
+           [ "$(printf '%s\n%s\n' "$CUDA_RT" "$cuda" | sort -V | head -1)" != "$CUDA_RT" ]; then
+            row FAIL preflight "driver $drv supports CUDA $cuda, older than the binaries' CUDA runtime $CUDA_RT: update the driver"
+            FATAL="driver too old"
+        fi
+    fi
+    if [ -z "$FATAL" ] && have lesson1; then # the runtime's own view: names a too-old driver or a broken install
+        if ! CUDA_REQUIRE_DEVICE=1 timeout 60 "$BIN/lesson1" --size tiny --impl "$(impls 1 | head -1)" >"$TMP/probe" 2>&1; then
+            row FAIL preflight "lesson1 on the device: $(grep -m1 -i 'error' "$TMP/probe" || tail -1 "$TMP/probe")"
+            FATAL="the CUDA runtime cannot use the device"
+        fi
+        cat "$TMP/probe" >>"$log"
+    fi
+    [ -z "$FATAL" ] && [ $missing = 0 ] && row PASS preflight "$GPU_NAME: every binary there, every library loads"
+    [ -z "$FATAL" ]
 }
 
-# ---- the device ------------------------------------------------------------------------------------------
-GPU=0 GPU_NAME= GPU_BYTES=
-detect_gpu() {
-    [ -x "$BIN/lesson1" ] || return
-    CUDA_REQUIRE_DEVICE=1 timeout 30 "$BIN/lesson1" --size tiny --impl cuda >/dev/null 2>&1 || return
-    GPU=1
-    GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    GPU_NAME=${GPU_NAME:-gpu}
-    local mib; mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
-    [ -n "$mib" ] && GPU_BYTES=$((mib * 1048576 / 10 * 9))
+# ---- small: test_cuda, and every version validated at small --------------------------------------------------
+step_small() {
+    if have test_cuda; then # the rehearsal runs one suite: make test-emu runs them all under the emulator
+        local suite=()
+        [ "$REHEARSAL" = 1 ] && suite=(CK_RUN_SUITE="${GPU_REHEARSAL_SUITE:-cuda-lesson1}")
+        qjob "test_cuda ${suite[*]}" "$(budget 90)" ok env CUDA_REQUIRE_DEVICE=1 CK_FORK=no "${suite[@]}" "$BIN/test_cuda"
+    fi
+    for L in $LESSONS; do
+        have "lesson$L" || { row FAIL small "lesson$L: missing binary"; continue; }
+        for v in $(impls "$L"); do
+            qjob "lesson$L $v --size $SMALL" "$(budget 60)" ok env CUDA_REQUIRE_DEVICE=1 "$BIN/lesson$L" \
+                --size "$SMALL" --impl "$v" --csv "$OUT/results.csv"
+        done
+    done
+    run_queue small "$OUT/small.log" "$(budget 120)" 0 # one at a time: they append to results.csv
 }
 
-# ---- steps -----------------------------------------------------------------------------------------------
-step_tests() {
-    local log=$OUT/test_cuda.log rc=0
-    CUDA_REQUIRE_DEVICE=1 run_logged "$log" "$(budget 90)" "$BIN/test_cuda" || rc=$?
-    tail -3 "$log"
-    case $rc in 0) PASSED+=("test_cuda") ;; 124|137) skip "test_cuda: out of its $(budget 90) s (see $log)" ;;
-    *) FAILED+=("test_cuda (exit $rc, $log)") ;; esac
-}
-
+# ---- sanitize: four tools, every version at tiny, each its own process ---------------------------------------
 step_sanitize() {
-    local cs; cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
-        /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
-    [ -n "$cs" ] || { skip "compute-sanitizer: not installed on this machine (it comes with the CUDA toolkit)"; return; }
-    local end=$(($(elapsed) + $(budget 180))) n=0 bad=0 late=()
+    local cs=
+    if [ "$REHEARSAL" != 1 ]; then
+        cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+        [ -n "$cs" ] || { row FAIL sanitize "compute-sanitizer not found (it comes with the CUDA toolkit)"; return; }
+    fi
+    local tool
     for tool in memcheck racecheck initcheck synccheck; do
-        for L in $LESSON_NS; do
-            for impl in $(impls "$L"); do
-                local left=$((end - $(elapsed)))
-                if [ $left -lt 5 ]; then late+=("$tool:lesson$L:$impl"); continue; fi
-                local log=$OUT/sanitize_${tool}_lesson${L}_${impl}.log rc=0
-                run_logged "$log" "$left" "$cs" --tool "$tool" --error-exitcode 9 "$BIN/lesson$L" --size small \
-                    --impl "$impl" || rc=$?
-                n=$((n + 1))
-                case $rc in 0) ;; 124|137) late+=("$tool:lesson$L:$impl (timed out)") ;;
-                *) bad=$((bad + 1)); FAILED+=("$tool lesson$L $impl (exit $rc, $log)") ;; esac
+        local pre=(env CUDA_REQUIRE_DEVICE=1)
+        [ $tool = initcheck ] && pre+=(TRACK_POISON=0)
+        [ -n "$cs" ] && pre+=("$cs" --tool "$tool" --error-exitcode 9)
+        [ $tool = memcheck ] && [ -n "$cs" ] && pre+=(--leak-check full)
+        for L in $LESSONS; do
+            have "lesson$L" || continue
+            for v in $(impls "$L"); do
+                qjob "$tool lesson$L $v --size $TINY" "$(budget 60)" ok "${pre[@]}" "$BIN/lesson$L" --size "$TINY" --impl "$v"
             done
         done
     done
-    say "compute-sanitizer: $n runs, $bad with errors"
-    [ $bad = 0 ] && [ $n -gt 0 ] && PASSED+=("compute-sanitizer ($n runs)")
-    [ ${#late[@]} -gt 0 ] && skip "compute-sanitizer, out of its $(budget 180) s: ${late[*]}"
+    if have planted_initcheck; then # initcheck must see a read of memory nothing wrote (the poison switch)
+        local pre=(env TRACK_POISON=0)
+        [ -n "$cs" ] && pre+=("$cs" --tool initcheck --error-exitcode 9)
+        qjob "initcheck catches planted_initcheck's unwritten read" "$(budget 30)" caught "${pre[@]}" "$BIN/planted_initcheck"
+    else
+        row FAIL sanitize "planted_initcheck: missing binary"
+    fi
+    run_queue sanitize "$OUT/sanitize.log" "$(budget 150)" 1
 }
 
-# forum_one L: the lesson's CUDA versions at forum; those over the GPU's memory again at medium
-forum_one() {
-    local L=$1 secs=$2 list log=$OUT/forum_lesson$1.txt rc=0 size
-    list=$(impls "$L" | paste -sd, -)
-    [ -n "$list" ] || return 0
-    size=$(forum_size "$L")
-    [ "$size" = forum ] || say "lesson $L has no forum size: its largest preset, $size, instead"
-    run_logged "$log" "$secs" "$BIN/lesson$L" --size "$size" --impl "$list" ${GPU_BYTES:+--mem-limit "$GPU_BYTES"} \
-        --csv "$OUT/forum.csv" || rc=$?
-    local over; over=$(awk '$2 == "skipped:" && /exceeds --mem-limit/ {printf "%s%s", s, $1; s = ","}' "$log")
-    case $rc in 0) ;; 124|137) skip "lesson $L at $size: out of its $secs s ($log)"; return ;;
-    *) [ -n "$over" ] || { FAILED+=("lesson $L forum (exit $rc, $log)"); return; } ;; esac
-    PASSED+=("lesson $L at $size: $(grep -c '^cuda' "$log") rows")
-    if [ -n "$over" ]; then
-        say "lesson $L: $over over the GPU's memory at forum: run at medium instead (forum_lesson${L}_medium.txt)"
-        run_logged "$OUT/forum_lesson${L}_medium.txt" "$secs" "$BIN/lesson$L" --size medium --impl "$over" \
-            --csv "$OUT/forum.csv" || FAILED+=("lesson $L medium for $over")
+# ---- forum: every version at its forum size or the largest that fits, one process each -----------------------
+# fit L V: the first of FORUM_SIZES the lesson has whose predicted peak fits in 90% of the GPU's memory
+fit() {
+    local L=$1 v=$2 s limit=$((GPU_MIB * 1048576 / 10 * 9)) have_sizes
+    have_sizes=$(presets "$L")
+    for s in $FORUM_SIZES; do
+        echo "$have_sizes" | grep -qx "$s" || continue
+        rm -f "$TMP/predict.csv"
+        "$BIN/lesson$L" --size "$s" --impl "$v" --predict --csv "$TMP/predict.csv" >/dev/null 2>&1 || continue
+        local peak; peak=$(awk -F, 'NR == 2 {print $(NF - 7)}' "$TMP/predict.csv")
+        [ -n "$peak" ] && [ "$peak" -le "$limit" ] && { echo "$s"; return; }
+    done
+}
+step_forum() {
+    for L in $LESSONS; do
+        have "lesson$L" || continue
+        for v in $(impls "$L"); do
+            local s; s=$(fit "$L" "$v")
+            if [ -z "$s" ]; then row FAIL forum "lesson$L $v: no preset of ($FORUM_SIZES) fits in the GPU's memory"; continue; fi
+            qjob "lesson$L $v --size $s" "$(budget 45)" ok env CUDA_REQUIRE_DEVICE=1 "$BIN/lesson$L" --size "$s" \
+                --impl "$v" --csv "$TMP/forum.csv"
+        done
+    done
+    run_queue forum "$OUT/forum.log" "$(budget 150)" 0 # one at a time: timings
+    # each lesson's versions side by side (forward + backward ms of the timed pass): what a graph saves, for one
+    [ -f "$TMP/forum.csv" ] || return
+    if [ -s "$OUT/results.csv" ]; then tail -n +2 "$TMP/forum.csv" >>"$OUT/results.csv"; else cp "$TMP/forum.csv" "$OUT/results.csv"; fi
+    python3 - "$TMP/forum.csv" >"$TMP/times" 2>/dev/null <<'PY'
+import csv, sys
+from collections import defaultdict
+t = defaultdict(list)
+for r in csv.DictReader(open(sys.argv[1])):
+    t[(r["lesson"], r["size"])].append(f'{r["impl"]} {float(r["forward_ms"]) + float(r["backward_ms"]):.3f}')
+for (lesson, size), v in sorted(t.items()):
+    print(f"lesson{lesson} --size {size}: ms per pass (forward + backward): {', '.join(v)}")
+PY
+    while read -r line; do row NOTE forum "$line"; done <"$TMP/times"
+}
+
+# ---- profile: ncu (or the emulator's profile) on every project kernel ----------------------------------------
+step_profile() {
+    local ncu= refs=() kernels
+    [ "$REHEARSAL" = 1 ] || { ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1); }
+    [ "$REHEARSAL" = 1 ] || [ -n "$ncu" ] || { row FAIL profile "ncu not found (Nsight Compute)"; return; }
+    refs=("$INPUTS"/docs/results/emu/lesson*_profile.csv)
+    [ -f "${refs[0]}" ] || { row FAIL profile "no emulated profiles in $INPUTS/docs/results/emu to compare with"; return; }
+    kernels=$(cat "${refs[@]}" | awk -F, 'NR > 1 && $2 == "(kernel)" {print $1}' | sort -u | paste -sd'|')
+    mkdir -p "$TMP/prof"
+    for L in $LESSONS; do
+        have "lesson$L" || continue
+        local args=(--size "$PROFILE_SIZE") # as make emu-profile ran them (tests/cuda_emu/emu.mk)
+        [ "$L" = 5 ] && [ "$REHEARSAL" != 1 ] && args+=(--dims V=512)
+        local runs; runs=$(impls "$L") # and the last with --deterministic where the lesson has it (lesson 3)
+        "$BIN/lesson$L" --help 2>/dev/null | grep -q -- '--deterministic' && runs="$runs $(impls "$L" | tail -1):det"
+        for run in $runs; do
+            local v=${run%:det} more=()
+            [ "$run" != "$v" ] && more=(--deterministic)
+            local out=$TMP/prof/lesson${L}_${run/:/_}.csv
+            if [ "$REHEARSAL" = 1 ]; then
+                qjob "profile lesson$L $v ${args[*]} ${more[*]}" "$(budget 60)" ok env EMU_PROFILE=1 EMU_ONE_PASS=1 \
+                    EMU_PROFILE_CSV="$out" "$BIN/lesson$L" "${args[@]}" --impl "$v" "${more[@]}"
+            else
+                qjob "ncu lesson$L $v ${args[*]} ${more[*]}" "$(budget 60)" ok "$ncu" --csv --page raw \
+                    --print-kernel-base function --kernel-name "regex:^($kernels)\$" --launch-count 200 \
+                    --metrics "$NCU_METRICS" --log-file "$out" "$BIN/lesson$L" "${args[@]}" --impl "$v" "${more[@]}"
+            fi
+        done
+    done
+    run_queue profile "$OUT/profile.log" "$(budget 80)" 0
+    if python3 "$PROFILE_ROWS" --out "$OUT/profile.csv" --reference "${refs[@]}" \
+        --measured "$TMP"/prof/*.csv --source "$([ "$REHEARSAL" = 1 ] && echo emulator-rehearsal || echo ncu)" \
+        >>"$OUT/profile.log" 2>&1; then
+        row PASS profile "profile.csv: $(tail -1 "$OUT/profile.log")"
+    else
+        row FAIL profile "profile.csv could not be written: $(tail -1 "$OUT/profile.log")"
     fi
 }
+NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,\
+l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
+l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,\
+lts__t_requests_srcunit_tex.sum,lts__t_sectors_srcunit_tex.sum,\
+l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed_op_shared_ld.sum,\
+smsp__inst_executed_op_shared_st.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,\
+smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct,smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct
+PROFILE_ROWS=$([ -f "$HERE/profile_rows.py" ] && echo "$HERE/profile_rows.py" || echo "${ROOT:-$HERE}/profile_rows.py")
 
-step_forum() { # the step's seconds shared by the lessons left: what one does not use, the next ones may
-    local n end=$(($(elapsed) + $(budget 80)))
-    n=$(echo $LESSON_NS | wc -w)
-    for L in $LESSON_NS; do
-        local secs=$(((end - $(elapsed)) / n))
-        n=$((n - 1))
-        if [ $secs -lt 5 ]; then skip "lesson $L at forum: out of the step's $(budget 80) s"; continue; fi
-        forum_one "$L" "$secs"
-    done
-}
-
-# The sweeps with only their cuda runs (and no CPU timeline): the bench's GPU rows in minutes, not the CPU's hour.
-gpu_sweeps() {
-    awk '/^[[:space:]]*#/ || !NF {next}
-         { out = ""; keep = 1
-           for (i = 1; i <= NF; i++) {
-             if ($i ~ /^timeline=/) continue
-             if ($i ~ /^run=/) { n = split(substr($i, 5), r, ","); s = ""
-               for (j = 1; j <= n; j++) if (r[j] ~ /^cuda/) s = s (s == "" ? "" : ",") r[j]
-               if (s == "") keep = 0; $i = "run=" s }
-             out = out (out == "" ? "" : " ") $i }
-           if (keep) print out }' bench/sweeps.txt
-}
-
-step_bench() { # lesson by lesson, so that one slow lesson cannot take every other lesson's rows
-    gpu_sweeps >"$OUT/sweeps_gpu.txt"
-    local n end=$(($(elapsed) + $(budget 120)))
-    n=$(echo $LESSON_NS | wc -w)
-    for L in $LESSON_NS; do
-        local secs=$(((end - $(elapsed)) / n)) rc=0 log=$OUT/bench_lesson$L.log
-        n=$((n - 1))
-        if [ $secs -lt 5 ]; then skip "bench lesson $L: out of the step's $(budget 120) s"; continue; fi
-        BIN=$BIN BENCH_DIR=$OUT REPEAT=3 TORCH_PYTHON=none SWEEPS=$OUT/sweeps_gpu.txt \
-            run_logged "$log" "$secs" bench/run.sh "$L" || rc=$?
-        case $rc in 0) PASSED+=("bench lesson $L (cuda rows, median of 3)") ;;
-        124|137) skip "bench lesson $L: out of its $secs s: the rows written so far are in $OUT/lesson$L.csv" ;;
-        *) FAILED+=("bench lesson $L (exit $rc, $log)") ;; esac
-    done
-}
-
-step_torch() {
-    local py=
-    for p in python3 /usr/bin/python3; do
-        command -v "$p" >/dev/null && "$p" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' \
-            2>/dev/null && { py=$p; break; }
-    done
-    [ -n "$py" ] || { skip "PyTorch GPU baseline: no python here imports torch with CUDA"; return; }
-    local end=$(($(elapsed) + $(budget 45)))
-    for L in $LESSON_NS; do
-        local left=$((end - $(elapsed)))
-        [ $left -ge 5 ] || { skip "PyTorch GPU baseline, lesson $L: out of its $(budget 45) s"; continue; }
-        local rc=0
-        run_logged "$OUT/torch_lesson$L.log" "$left" "$py" plots/pytorch_baseline.py --lesson "$L" \
-            --sweeps "$OUT/sweeps_gpu.txt" --repeat 3 --csv "$OUT/lesson$L.csv" --runs "$OUT/lesson${L}_runs.csv" || rc=$?
-        case $rc in 0) PASSED+=("PyTorch GPU baseline, lesson $L") ;;
-        124|137) skip "PyTorch GPU baseline, lesson $L: out of its $left s ($OUT/torch_lesson$L.log)" ;;
-        *) FAILED+=("PyTorch GPU baseline, lesson $L (exit $rc, $OUT/torch_lesson$L.log)") ;; esac
-    done
-}
-
-step_figures() {
-    python3 -c 'import matplotlib' 2>/dev/null || { skip "figures: matplotlib does not import here (draw them \
-later with: python3 plots/bench_plots.py --results $OUT --out $OUT/img --no-docs)"; return; }
-    run_logged "$OUT/figures.log" "$(budget 25)" python3 plots/bench_plots.py --results "$OUT" --out "$OUT/img" \
-        --no-docs && PASSED+=("figures ($OUT/img)") || FAILED+=("figures ($OUT/figures.log)")
-}
-
-# ---- without a GPU: the CPU-side steps -------------------------------------------------------------------
-cpu_side() {
-    if [ -x "$BIN/test_cuda" ]; then
-        local rc=0 out
-        out=$(timeout 60 "$BIN/test_cuda" 2>&1) || rc=$?
-        echo "$out" | tail -2
-        [ $rc = 0 ] && PASSED+=("test_cuda without a device (skips, exit 0)") || FAILED+=("test_cuda without a device (exit $rc)")
-    fi
-    for L in $LESSON_NS; do
-        local list; list=$(impls "$L" | paste -sd, -)
-        [ -n "$list" ] || continue
-        local size; size=$(forum_size "$L")
-        timeout 60 "$BIN/lesson$L" --size "$size" --impl "$list" --predict >/dev/null 2>&1 &&
-            PASSED+=("lesson $L: the CUDA versions' formulas at $size (--predict)") ||
-            FAILED+=("lesson $L --predict at $size")
-    done
-    for s in "test_cuda with CUDA_REQUIRE_DEVICE=1" "compute-sanitizer memcheck, racecheck, initcheck, synccheck" \
-             "each lesson's CUDA versions at forum size" "bench sweeps, cuda rows (CUDA events)" \
-             "PyTorch GPU baseline (torch.cuda.max_memory_allocated)" "figures of the GPU results"; do
-        skip "$s: no CUDA device here"
-    done
-}
-
-summary() {
-    echo
-    say "done in $(elapsed) s${GPU_NAME:+ on $GPU_NAME}"
-    for p in "${PASSED[@]}"; do echo "  passed:  $p"; done
-    for s in "${SKIPPED[@]}"; do echo "  SKIPPED: $s"; done
-    for f in "${FAILED[@]}"; do echo "  FAILED:  $f"; done
-}
-
-preflight
-detect_gpu
-if [ $GPU = 0 ]; then
-    say "no CUDA device usable by $BIN/lesson1: running the CPU-side steps only"
-    cpu_side
-    summary
-    [ ${#FAILED[@]} = 0 ]
-    exit $?
-fi
-OUT=${GPU_REPORT_DIR:-docs/results/$(printf '%s' "$GPU_NAME" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')}
+# ---- the run ----------------------------------------------------------------------------------------------------
+# GPU_REPORT_DIR, or docs/results/<gpu-name>: the name is known after preflight, so the files gather in a scratch
+# folder first; the eight names are cleared in the final folder, nothing else there is touched
+OUT=$TMP/out
+FINAL=${GPU_REPORT_DIR:-}
 mkdir -p "$OUT"
-say "$GPU_NAME, ${GPU_BYTES:-?} bytes usable (90%); results in $OUT"
-step_tests
-step_sanitize
-step_forum
-step_bench
-step_torch
-step_figures
-summary | tee "$OUT/gpu_report.txt"
-[ ${#FAILED[@]} = 0 ]
+: >"$OUT/preflight.log"
+ok=1
+preflight || ok=0
+if [ -z "$FINAL" ]; then
+    FINAL=docs/results/$(printf '%s' "${GPU_NAME:-no-gpu}" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-' | sed 's/--*/-/g; s/-$//')
+fi
+for s in small sanitize forum profile; do
+    case " $STEPS " in *" $s "*) ;; *) continue ;; esac
+    if [ $ok = 0 ]; then row FAIL "$s" "not run: preflight failed ($FATAL)"; continue; fi
+    say "step $s (at $(elapsed) s)"
+    : >>"$OUT/$s.log" 2>/dev/null
+    "step_$s"
+done
+case " $STEPS " in *" preflight small sanitize forum profile "*) ;; *) row NOTE steps "only: $STEPS (GPU_REPORT_STEPS)" ;; esac
+
+{
+    echo "gpu-report: ${GPU_NAME:-no GPU}$([ "$REHEARSAL" = 1 ] && echo ' (GPU_REHEARSAL=1: the CPU emulator, tiny sizes)'), $(elapsed) s, binaries in $BIN"
+    [ -f "${ROOT:-/nonexistent}/MANIFEST" ] && sed -n 's/^\(commit\|built\|mode\|cuda runtime\): /  bundle \1: /p' "$ROOT/MANIFEST"
+    cat "$ROWS"
+    n_fail=$(grep -c '^FAIL\|^TIMEOUT' "$ROWS")
+    n_pass=$(grep -c '^PASS' "$ROWS")
+    echo "gpu-report: $n_pass PASS, $n_fail FAIL or TIMEOUT"
+} >"$OUT/summary.txt"
+for f in summary.txt preflight.log small.log sanitize.log forum.log results.csv profile.csv profile.log; do
+    [ -f "$OUT/$f" ] || : >"$OUT/$f" # the same eight files whatever ran: an empty one says its step did not
+done
+mkdir -p "$FINAL"
+rm -f "$FINAL"/{summary.txt,preflight.log,small.log,sanitize.log,forum.log,results.csv,profile.csv,profile.log}
+cp "$OUT"/* "$FINAL"/
+echo
+cat "$FINAL/summary.txt"
+say "results in $FINAL ($(ls "$FINAL" | wc -l) files)"
+grep -q '^PASS' "$ROWS" && ! grep -q '^FAIL\|^TIMEOUT' "$ROWS"
