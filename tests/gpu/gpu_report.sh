@@ -289,6 +289,9 @@ for (lesson, size), v in sorted(t.items()):
     print(f"lesson{lesson} --size {size}: ms per pass (forward + backward): {', '.join(v)}")
 PY
     while read -r line; do row NOTE forum "$line"; done <"$TMP/times"
+    # the graph versions: did the timed pass replay (buffers where the capture saw them) or capture again?
+    grep -o 'CUDA graphs, [^:]*: capture + instantiate [0-9.]* ms[^;]*; the timed pass [a-z ]*' "$OUT/forum.log" |
+        while read -r line; do row NOTE forum "$line"; done
 }
 
 # ---- profile: ncu (or the emulator's profile) on every project kernel ----------------------------------------
