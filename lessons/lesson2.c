@@ -305,7 +305,7 @@ const lesson lesson2_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "v2's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
                         "launches per pass instead of 5v-2 (same kernels, GEMMs and memory)",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
     .cuda_alias = 2, /* v3's gain is unmeasured (no GPU yet): make gpu-report times both */
     .preamble = preamble,

@@ -382,7 +382,7 @@ const lesson lesson4_def = {
               {LESSON_CUDA_VERSION(2),
                .about = "v1's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
                         "launches per pass instead of 9T + T/P + 7 (same kernels, GEMMs and memory)",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
     .cuda_alias = 1, /* v2's gain is unmeasured (no GPU yet): make gpu-report times both */
     .preamble = preamble,

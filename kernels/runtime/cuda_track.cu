@@ -57,6 +57,51 @@ static int dev_poison(void)
     return track_poison() && !(env && !atoi(env));
 }
 
+/* cuda_echo_* (cuda_track.h): the warm-up's allocations in order; parked: freed by dev_free, not by cudaFree */
+static struct {
+    void *p;
+    size_t bytes;
+    int parked;
+} echo[CUDA_ECHO_MAX];
+static int echo_mode, echo_n, echo_next; /* mode 0 off, 1 recording, 2 replaying */
+
+extern "C" void cuda_echo_record(void)
+{
+    cuda_echo_end();
+    echo_mode = 1;
+}
+
+extern "C" void cuda_echo_replay(void)
+{
+    echo_mode = 2;
+    echo_next = 0;
+}
+
+extern "C" void cuda_echo_end(void)
+{
+    for (int i = 0; i < echo_n; i++)
+        if (echo[i].parked) CUDA_CHECK(cudaFree(echo[i].p));
+    echo_mode = echo_n = echo_next = 0;
+}
+
+/* The recorded buffer for this replayed dev_alloc, or NULL (sizes differ: the rerun took another path) */
+static void *echo_take(size_t bytes)
+{
+    if (echo_mode != 2 || echo_next >= echo_n) return NULL;
+    int k = echo_next++;
+    if (!echo[k].parked || echo[k].bytes != bytes) return NULL;
+    echo[k].parked = 0;
+    return echo[k].p;
+}
+
+static int echo_park(void *p)
+{
+    if (echo_mode != 1) return 0;
+    for (int i = 0; i < echo_n; i++)
+        if (echo[i].p == p && !echo[i].parked) return echo[i].parked = 1;
+    return 0;
+}
+
 extern "C" void *dev_alloc_at(size_t bytes, const char *label, const char *file, int line)
 {
     void *p = NULL;
@@ -64,7 +109,8 @@ extern "C" void *dev_alloc_at(size_t bytes, const char *label, const char *file,
     CUDA_CHECK(cudaDeviceSynchronize());
     double t0 = host_time_ms();
     /* cudaMalloc(0) may return NULL; ask for one byte so the pointer is unique and trackable. */
-    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    cudaError_t e = (p = echo_take(bytes ? bytes : 1)) ? cudaSuccess : cudaMalloc(&p, bytes ? bytes : 1);
+    if (e == cudaSuccess && echo_mode == 1 && echo_n < CUDA_ECHO_MAX) echo[echo_n++] = {p, bytes ? bytes : 1, 0};
     if (e != cudaSuccess) {
         fprintf(stderr, "error: cudaMalloc of %zu bytes for '%s' failed: %s (%s)\n", bytes,
                 label ? label : "(unlabelled)", cudaGetErrorName(e), cudaGetErrorString(e));
@@ -98,7 +144,7 @@ extern "C" void dev_free(void *p)
     track_unregister(MEM_DEVICE, p);
     CUDA_CHECK(cudaDeviceSynchronize());
     double t0 = host_time_ms();
-    CUDA_CHECK(cudaFree(p));
+    if (!echo_park(p)) CUDA_CHECK(cudaFree(p));
     track_add_alloc_ms(host_time_ms() - t0);
 }
 

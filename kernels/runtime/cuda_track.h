@@ -84,6 +84,15 @@ typedef struct cuda_graph_cache {
 int cuda_graph_replay(cuda_graph_cache *c, const uintptr_t *key, int nkey);
 void cuda_capture_begin(int uses_cublas);
 void cuda_graph_keep(cuda_graph_cache *c, const uintptr_t *key, int nkey);
+/* The same addresses for a rerun: a graph holds the addresses it was captured over, and an allocator may hand a
+ * rerun's buffers out in another order. Between cuda_echo_record and cuda_echo_replay dev_free parks its buffers
+ * (at most CUDA_ECHO_MAX, the device memory kept); after cuda_echo_replay the k-th dev_alloc of the same size gets
+ * the k-th recorded buffer, and cuda_echo_end frees what no dev_alloc took back. The tracker sees every dev_alloc
+ * and dev_free as usual. The session uses it around a graph version's warm-up and timed runs. */
+#define CUDA_ECHO_MAX 256
+void cuda_echo_record(void);
+void cuda_echo_replay(void);
+void cuda_echo_end(void);
 /* Since the process began: milliseconds spent capturing and instantiating (set-up a pass's time leaves out, like
  * the allocators'), graphs captured, graphs replayed. */
 double cuda_graph_setup_ms(void);
