@@ -3,7 +3,7 @@
 # an H100, from binaries built elsewhere (it never compiles):
 #
 #   bash build/gpu-bundle/gpu-report.sh     a bundle (make gpu-bundle) on a machine that can build nothing
-#   make gpu-report                         this checkout's build/ (make STATIC_CHECK=1 test-build, CUDA on)
+#   make gpu-report                         this checkout's build/ (make builds it first, CUDA on)
 #   GPU_REHEARSAL=1 ...                     the same route here, on the CPU emulator (make gpu-rehearsal)
 #
 # Steps (each run its own process under its own timeout; a timeout is a TIMEOUT row, never a lost lesson):
@@ -12,7 +12,8 @@
 #   small      test_cuda (CUDA_REQUIRE_DEVICE=1), then each CUDA version of each lesson at small, validated
 #              against its float64 reference
 #   sanitize   compute-sanitizer memcheck, racecheck, initcheck (TRACK_POISON=0: dev_alloc's fill would count
-#              as a write) and synccheck, each version at tiny; and planted_initcheck, which initcheck must catch
+#              as a write) and synccheck, each version at tiny, several at once; and planted_initcheck, which
+#              initcheck must catch
 #   forum      each version at its forum size, or the largest preset whose formula (--predict) fits in 90% of
 #              the GPU's memory, one process each, timed passes on the GPU
 #   profile    ncu on every project kernel at the size of docs/results/emu's profiles, the same kernel names and
@@ -24,13 +25,15 @@
 # GPU_REHEARSAL=1: the emulation build instead (tiny sizes everywhere, the emulator's detectors standing in for
 # compute-sanitizer: every run has all of them on, the tool name only labels it; the emulator's profile standing
 # in for ncu; no nvidia-smi). GPU_REPORT_STEPS limits the steps (the rehearsal's negative checks use it);
-# GPU_REPORT_JOBS (4) runs that many sanitizer or small runs at once; GPU_REPORT_SCALE=2 doubles every budget.
+# GPU_REPORT_JOBS (6; 2 rehearsing) runs that many sanitizer runs at once; GPU_REPORT_SCALE=2 doubles every
+# budget. The step budgets (seconds: small 100, sanitize 140, forum 140, profile 120) and the probe's 30 add up
+# to 530: under 9 minutes whatever hangs.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REHEARSAL=${GPU_REHEARSAL:-0}
 SCALE=${GPU_REPORT_SCALE:-1}
-JOBS=${GPU_REPORT_JOBS:-4}
+JOBS=${GPU_REPORT_JOBS:-$([ "$REHEARSAL" = 1 ] && echo 2 || echo 6)}
 STEPS=${GPU_REPORT_STEPS:-preflight small sanitize forum profile}
 START=$(date +%s)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpu-report.XXXXXX")
@@ -195,7 +198,7 @@ preflight() {
         fi
     fi
     if [ -z "$FATAL" ] && have lesson1; then # the runtime's own view: names a too-old driver or a broken install
-        if ! CUDA_REQUIRE_DEVICE=1 timeout 60 "$BIN/lesson1" --size tiny --impl "$(impls 1 | head -1)" >"$TMP/probe" 2>&1; then
+        if ! CUDA_REQUIRE_DEVICE=1 timeout 30 "$BIN/lesson1" --size tiny --impl "$(impls 1 | head -1)" >"$TMP/probe" 2>&1; then
             row FAIL preflight "lesson1 on the device: $(grep -m1 -i 'error' "$TMP/probe" || tail -1 "$TMP/probe")"
             FATAL="the CUDA runtime cannot use the device"
         fi
@@ -219,7 +222,7 @@ step_small() {
                 --size "$SMALL" --impl "$v" --csv "$OUT/results.csv"
         done
     done
-    run_queue small "$OUT/small.log" "$(budget 120)" 0 # one at a time: they append to results.csv
+    run_queue small "$OUT/small.log" "$(budget 100)" 0 # one at a time: they append to results.csv
 }
 
 # ---- sanitize: four tools, every version at tiny, each its own process ---------------------------------------
@@ -234,7 +237,6 @@ step_sanitize() {
         local pre=(env CUDA_REQUIRE_DEVICE=1)
         [ $tool = initcheck ] && pre+=(TRACK_POISON=0)
         [ -n "$cs" ] && pre+=("$cs" --tool "$tool" --error-exitcode 9)
-        [ $tool = memcheck ] && [ -n "$cs" ] && pre+=(--leak-check full)
         for L in $LESSONS; do
             have "lesson$L" || continue
             for v in $(impls "$L"); do
@@ -249,7 +251,7 @@ step_sanitize() {
     else
         row FAIL sanitize "planted_initcheck: missing binary"
     fi
-    run_queue sanitize "$OUT/sanitize.log" "$(budget 150)" 1
+    run_queue sanitize "$OUT/sanitize.log" "$(budget 140)" 1
 }
 
 # ---- forum: every version at its forum size or the largest that fits, one process each -----------------------
@@ -275,7 +277,7 @@ step_forum() {
                 --impl "$v" --csv "$TMP/forum.csv"
         done
     done
-    run_queue forum "$OUT/forum.log" "$(budget 150)" 0 # one at a time: timings
+    run_queue forum "$OUT/forum.log" "$(budget 140)" 0 # one at a time: timings
     # each lesson's versions side by side (forward + backward ms of the timed pass): what a graph saves, for one
     [ -f "$TMP/forum.csv" ] || return
     if [ -s "$OUT/results.csv" ]; then tail -n +2 "$TMP/forum.csv" >>"$OUT/results.csv"; else cp "$TMP/forum.csv" "$OUT/results.csv"; fi
@@ -317,13 +319,13 @@ step_profile() {
                 qjob "profile lesson$L $v ${args[*]} ${more[*]}" "$(budget 60)" ok env EMU_PROFILE=1 EMU_ONE_PASS=1 \
                     EMU_PROFILE_CSV="$out" "$BIN/lesson$L" "${args[@]}" --impl "$v" "${more[@]}"
             else
-                qjob "ncu lesson$L $v ${args[*]} ${more[*]}" "$(budget 60)" ok "$ncu" --csv --page raw \
-                    --print-kernel-base function --kernel-name "regex:^($kernels)\$" --launch-count 200 \
+                qjob "ncu lesson$L $v ${args[*]} ${more[*]}" "$(budget 40)" ok "$ncu" --csv --page raw \
+                    --print-kernel-base function --kernel-name "regex:^($kernels)\$" --launch-count 60 \
                     --metrics "$NCU_METRICS" --log-file "$out" "$BIN/lesson$L" "${args[@]}" --impl "$v" "${more[@]}"
             fi
         done
     done
-    run_queue profile "$OUT/profile.log" "$(budget 80)" 0
+    run_queue profile "$OUT/profile.log" "$(budget 120)" 0
     if python3 "$PROFILE_ROWS" --out "$OUT/profile.csv" --reference "${refs[@]}" \
         --measured "$TMP"/prof/*.csv --source "$([ "$REHEARSAL" = 1 ] && echo emulator-rehearsal || echo ncu)" \
         >>"$OUT/profile.log" 2>&1; then
