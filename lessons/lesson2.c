@@ -1,10 +1,8 @@
 /* lesson2.c - the log-space matrix chain: from an out-of-memory tree of matrix products to the forward
- * algorithm. The lesson as data (lesson.h) and the adapters to the typed implementations:
- *   naive  naive/logchain_tree.c         the forum's tree of (c,c) products, every autograd intermediate kept
- *   cpu    optimized/logchain_forward.c  alpha recursion, alphas saved; beta backward writes dx over them
- *   cuda-v1, cuda-v2 optimized/logchain_forward.cu the same recursions as CUDA kernels (v1) and with cuBLAS
- *                      GEMMs (v2); cuda = cuda-v2
- * See docs/lesson-2.md.   build/lesson2 --size forum     # the forum's n=500, v=40, c=200: naive predicted only
+ * algorithm. The lesson as data (lesson.h) and the adapters to the typed implementations.
+ * The implementations and what each does: build/lesson2 --help. Their files, in reading order: the reading path
+ * at the top of docs/lesson-2.md.
+ *   build/lesson2 --size forum     # the forum's n=500, v=40, c=200: naive predicted only
  */
 #include "lesson2.h"
 

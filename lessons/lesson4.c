@@ -1,11 +1,8 @@
 /* lesson4.c - a GRU with a sampled latent in a step loop: why eager autograd keeps 10H floats per step.
  *
- * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
- *   naive  naive/gru_eager.c        every op's result a new allocation, autograd's saved tensors kept
- *   cpu    optimized/gru_fused.c    block input projection, fused cell, h + 6H per step, one arena
- *   cuda-v1 optimized/gru_fused.cu  the same with cuBLAS and fused kernels (cuda = cuda-v1, the only version)
- * Options: --checkpoint K (0 = off: save all T steps; K: save one segment of K steps and recompute it in
- * backward), --block P (steps per input-projection GEMM; 0 = all T). See docs/lesson-4.md.
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations.
+ * The implementations, their options (--checkpoint, --block) and what each does: build/lesson4 --help. Their
+ * files, in reading order: the reading path at the top of docs/lesson-4.md.
  *   build/lesson4 --size medium                  # naive vs cpu
  *   build/lesson4 --size medium --checkpoint 16  # the segment trade
  */

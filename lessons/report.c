@@ -64,6 +64,7 @@ void report_table(FILE *f, const impl_row *rows, int n)
 
 static int report_one(FILE *f, const char *impl, const char *what, size_t pred, size_t meas, int ran)
 {
+    if (!f) return ran && pred != meas; /* counting only */
     char p[32], m[32];
     format_bytes_exact(pred, p, sizeof p);
     if (!ran) {
@@ -79,7 +80,7 @@ static int report_one(FILE *f, const char *impl, const char *what, size_t pred, 
 int report_predictions(FILE *f, const impl_row *rows, int n)
 {
     int mismatches = 0;
-    fprintf(f, "%-8s %-20s %18s %18s  %s\n", "impl", "quantity", "formula", "tracker", "");
+    if (f) fprintf(f, "%-8s %-20s %18s %18s  %s\n", "impl", "quantity", "formula", "tracker", "");
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         mismatches += report_one(f, r->impl, "peak bytes", r->predicted_peak, r->peak_bytes, r->ran);
@@ -125,19 +126,11 @@ int report_prepare_outputs(const char *program, const char *csv_path, const char
     if (csv_path && check_appendable(program, "--csv", csv_path, CSV_HEADER) != 0) return -1;
     if (dump_dir) {
         if (npy_make_dir(dump_dir) != 0 || access(dump_dir, W_OK) != 0) {
-            fprintf(stderr, "%s: --dump %s is not a writable directory\n", program, dump_dir);
+            fprintf(stderr, "%s: --dump %s is not a writable directory (%s)\n", program, dump_dir, strerror(errno));
             return -1;
         }
     }
     return 0;
-}
-
-int report_nothing_ran(const char *program, const impl_row *rows, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (rows[i].ran) return 0;
-    fprintf(stderr, "%s: no implementation ran (each was skipped: see the table)\n", program);
-    return 1;
 }
 
 /* Opens path for appending, writing header first when the file is new or empty; NULL (and a message) on failure. */
@@ -156,7 +149,9 @@ static FILE *open_csv(const char *path, const char *header)
 
 static int close_csv(FILE *f, const char *path)
 {
-    if (fclose(f) == 0) return 0;
+    int lost = ferror(f); /* a write that failed before the last one: fclose alone would not say */
+    if (fclose(f) == 0 && !lost) return 0;
+    if (lost && !errno) errno = EIO;
     fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
     return -1;
 }

@@ -6,8 +6,10 @@
 
 #include <stdint.h>
 #include <string.h>
-#ifdef CUDA_EMU /* the CPU emulator's detectors name the buffer, and do not take the poison fill as a write */
-#include "../../tests/cuda_emu/include/emu_api.h"
+/* A build with its own memory checker (its cuda_runtime.h) defines this to name the buffer in its messages and
+ * not take the poison fill as a write. */
+#ifndef DEVICE_ALLOC_NOTE
+#define DEVICE_ALLOC_NOTE(p, bytes, label) ((void)0)
 #endif
 
 /* The one skip is "this machine has no GPU": cudaErrorNoDevice, or cudaErrorInsufficientDriver with driver
@@ -117,10 +119,7 @@ extern "C" void *dev_alloc_at(size_t bytes, const char *label, const char *file,
         exit(3);
     }
     if (dev_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
-#ifdef CUDA_EMU
-    emu_label_alloc(p, label);
-    emu_mark_uninit(p, bytes);
-#endif
+    DEVICE_ALLOC_NOTE(p, bytes, label);
     CUDA_CHECK(cudaDeviceSynchronize());
     track_add_alloc_ms(host_time_ms() - t0);
     track_set_site(file, line);

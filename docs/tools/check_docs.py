@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Check the lesson docs: one shape for all five, every gdb walk pasted as it is run, no figure typed by hand.
+
+    python3 docs/tools/check_docs.py [docs/lesson-1.md docs/lesson-1-appendix.md ...]
+
+1. Shape: the ten sections below, as `## k. Name` headings, in this order (a subtitle may follow " — ").
+2. The gdb walk: the block between <!-- gdb-walk:begin/end --> is docs/gdb/lesson-N.gdb, byte for byte
+   (`make docs` pastes it; docs/tools/check_gdb_walks.py runs it).
+3. Figures: every number written with thousands separators (1,073,741,824) in the prose, outside code blocks,
+   must appear in a generated block of the same doc (between <!-- name:begin --> and <!-- name:end -->, pasted by
+   `make docs` or `make plots` from what the code printed), or be derived somewhere in the doc, on one line, by
+   arithmetic the reader can redo: `a · b + c = N` (· × * + − ^ and parentheses).
+4. Appendices (docs/lesson-N-appendix.md: the long outputs a lesson links to instead of pasting): no section
+   shape, the figure rule of 3, every block listed in docs/generated.txt (so `make docs` regenerates it), and the
+   lesson links to its appendix.
+5. Pasted commands: a block listed in docs/generated.txt shows that line's command (else run `make docs`).
+6. Links: every relative link in the docs, README.md and docs/README.md names a file that exists and, after `#`,
+   a heading of that file (GitHub's anchors: `## 5. Measured` is `#5-measured`).
+"""
+import glob
+import os
+import re
+import shlex
+import sys
+
+SECTIONS = [
+    "The forum problem",
+    "What autograd keeps",
+    "The fix and its memory formula",
+    "The versions",
+    "Measured",
+    "The fix in PyTorch",
+    "Check your own gradient",
+    "Step through it in gdb",
+    "Tests",
+    "Take-aways",
+]
+NUM = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
+GENERATED = re.compile(r"<!-- ([\w.-]+):begin -->(.*?)<!-- \1:end -->", re.S)
+FENCE = re.compile(r"```.*?```", re.S)
+APPENDIX = re.compile(r"lesson-(\d+)-appendix\.md$")
+TABLE = "docs/generated.txt"
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def check_shape(text):
+    heads = re.findall(r"^## (\d+)\. (.+)$", text, flags=re.M)
+    errors = []
+    for k, name in enumerate(SECTIONS, 1):
+        if k > len(heads):
+            errors.append(f"section {k} '{name}' missing")
+            continue
+        num, title = heads[k - 1]
+        if int(num) != k or not (title == name or title.startswith(name + " — ") or title.startswith(name + ":")
+                                 or title.startswith(name + ",")):
+            errors.append(f"section {k} is '## {num}. {title}', expected '## {k}. {name}'")
+    if len(heads) > len(SECTIONS):
+        errors.append(f"{len(heads)} numbered sections; the shape has {len(SECTIONS)}")
+    return errors
+
+
+def check_walk(doc, text):
+    m = re.search(r"<!-- gdb-walk:begin -->(.*?)<!-- gdb-walk:end -->", text, re.S)
+    n = re.search(r"lesson-(\d+)\.md$", doc)
+    walk = f"docs/gdb/lesson-{n.group(1)}.gdb" if n else None
+    if not m:
+        return ["no <!-- gdb-walk:begin --> ... <!-- gdb-walk:end --> block"]
+    if not walk or not os.path.exists(walk):
+        return [f"{walk} does not exist"]
+    if open(walk).read().strip() not in m.group(1):
+        return [f"the gdb-walk block differs from {walk}: run `make docs`"]
+    return []
+
+
+def digits(s):
+    return s.replace(",", "")
+
+
+def value(expr):
+    """Evaluate `a · b + c − d × e` with integers; None if it is not such an expression."""
+    e = expr.replace("·", "*").replace("×", "*").replace("−", "-").replace(",", "").replace("^", "**").strip()
+    if not re.fullmatch(r"[\d\s*+\-()]+", e) or not re.search(r"\d", e):
+        return None
+    try:
+        return eval(e, {"__builtins__": {}})  # digits, + - * and parentheses only (checked above)
+    except SyntaxError:
+        return None
+
+
+def derived(line, number):
+    """True when the line states `<expression> = number` (any tail of the text before `=` that evaluates)."""
+    for m in re.finditer(r"([\d\s,·×*^+\-−()]+)=\s*\**" + re.escape(number), line):
+        expr = m.group(1)
+        for k in range(len(expr)):
+            if (expr[k].isdigit() or expr[k] == "(") and (k == 0 or not expr[k - 1].isdigit()):
+                v = value(expr[k:])
+                if v is not None and v == int(digits(number)):
+                    return True
+    return False
+
+
+def check_figures(text):
+    generated = " ".join(body for _, body in GENERATED.findall(text))
+    known = {digits(x) for x in re.findall(r"\d[\d,]*\d|\d", generated)}
+    lines = FENCE.sub("", GENERATED.sub("", text)).split("\n")
+    known |= {digits(n) for line in lines for n in NUM.findall(line) if derived(line, n)}
+    errors = []
+    for line in lines:
+        for number in NUM.findall(line):
+            if digits(number) not in known:
+                errors.append(f"'{number}' is in no generated block and derived by no formula: {line.strip()[:120]}")
+    return errors
+
+
+def table_commands(table=TABLE):
+    """{(doc, marker): the command line as `make docs` pastes it (BIN=build, EMU=build/emu)} from docs/generated.txt."""
+    rows = {}
+    for raw in open(table):
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            doc, marker, *cmd = shlex.split(line.replace("$BIN", "build").replace("$EMU", "build/emu"))
+            while cmd[:1] in (["--tensors"], ["--grep"]):
+                cmd = cmd[2:]
+            rows[(os.path.normpath(doc), marker)] = cmd[1] if cmd[:1] == ["--file"] else " ".join(cmd)
+    return rows
+
+
+def check_pasted(doc, text, appendix):
+    """Each block listed in the table shows the table's command; in an appendix every block must be listed."""
+    rows, errors, doc = table_commands(), [], os.path.normpath(doc)
+    for marker, body in GENERATED.findall(text):
+        if (doc, marker) not in rows:
+            if appendix:
+                errors.append(f"block '{marker}' is not in {TABLE}: `make docs` would not regenerate it")
+            continue
+        source = re.match(r"\s*_Generated by docs/tools/paste_output\.py from `(.*?)`\._", body)
+        if not source or source.group(1) != rows[(doc, marker)]:
+            errors.append(f"block '{marker}' was not pasted from {TABLE}'s command `{rows[(doc, marker)]}`: "
+                          "run `make docs`")
+    return errors
+
+
+def check_linked(doc):
+    lesson = APPENDIX.sub(lambda m: f"lesson-{m.group(1)}.md", doc)
+    name = os.path.basename(doc)
+    if not os.path.exists(lesson):
+        return [f"{lesson} (its lesson) does not exist"]
+    if f"]({name}" not in open(lesson).read():
+        return [f"{lesson} does not link to {name}"]
+    return []
+
+
+def anchor(heading):
+    """GitHub's anchor for a heading: lower case, punctuation dropped (word characters, - and spaces kept)."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def check_links(doc, text):
+    errors = []
+    for target in LINK.findall(FENCE.sub("", text)):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, frag = target.partition("#")
+        path = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+        if not os.path.exists(path):
+            errors.append(f"link ({target}): {path} does not exist")
+        elif frag and path.endswith(".md"):
+            heads = re.findall(r"^#+ (.+)$", FENCE.sub("", open(path).read()), flags=re.M)
+            if frag not in {anchor(h) for h in heads}:
+                errors.append(f"link ({target}): {path} has no heading with anchor #{frag}")
+    return errors
+
+
+def check(doc, text):
+    if APPENDIX.search(doc):
+        return check_pasted(doc, text, True) + check_figures(text) + check_linked(doc) + check_links(doc, text)
+    return check_shape(text) + check_walk(doc, text) + check_pasted(doc, text, False) + check_figures(text) + \
+        check_links(doc, text)
+
+
+def main():
+    docs = sys.argv[1:] or sorted(glob.glob("docs/lesson-*.md"))
+    failed = 0
+    for doc in docs:
+        text = open(doc).read()
+        errors = check(doc, text)
+        print(f"{'FAIL' if errors else 'ok  '} {doc}")
+        for e in errors:
+            print("     " + e)
+        failed += bool(errors)
+    others = [] if sys.argv[1:] else ["README.md", "docs/README.md", "docs/sweeps.md"]
+    for doc in others:
+        errors = check_links(doc, open(doc).read())
+        print(f"{'FAIL' if errors else 'ok  '} {doc} (links)")
+        for e in errors:
+            print("     " + e)
+        failed += bool(errors)
+    print(f"{len(docs) + len(others) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
