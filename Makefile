@@ -44,6 +44,14 @@ CUDA := 0
 BIN  := build/toy
 endif
 
+# BUNDLE=1: the binaries `make gpu-bundle` packs (tests/gpu/make_bundle.sh): Check linked statically, the shared
+# libraries looked up beside them first ($ORIGIN/../lib, RPATH so it holds for the libraries' own needs too)
+ifeq ($(BUNDLE),1)
+BIN := build/bundle-$(if $(filter 1,$(EMU)),emu,native)
+STATIC_CHECK := 1
+LDFLAGS += -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
+endif
+
 MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
 OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
@@ -326,9 +334,24 @@ compare-pytorch: all
 	plots/compare_pytorch.sh
 
 # ---- one command for a GPU machine -------------------------------------------------------------------------
-# make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under
-# 10 minutes, from binaries built elsewhere (make STATIC_CHECK=1 test-build): it never rebuilds. Without a GPU it
-# runs the CPU-side steps, lists the others as skipped and exits 0 (bench/gpu_report.sh).
-.PHONY: gpu-report
-gpu-report:
-	bench/gpu_report.sh
+# make gpu-bundle: build/gpu-bundle/, all a GPU machine that can build nothing needs (tests/gpu/make_bundle.sh):
+# every lesson, test_cuda and planted_initcheck built for sm_80 and sm_90 (+PTX) with Check static, the shared libraries
+# their ldd names (CPU GEMM libraries and theirs; not glibc, libstdc++ or CUDA's, which the machine brings), the
+# report script and its inputs, packed as one .tar.xz under 40 MiB, its ldd closure checked.
+# EMU=1 makes build/gpu-bundle-emu from the emulation build: the rehearsal's bundle (make gpu-rehearsal).
+# make gpu-report: the report (tests/gpu/gpu_report.sh) from this checkout's build/, built first.
+GPU_BUNDLE_DIR := build/gpu-bundle$(if $(filter 1,$(EMU)),-emu,)
+GPU_BUNDLE_BINS := $(notdir $(LESSONS)) test_cuda planted_initcheck
+.PHONY: gpu-bundle gpu-bundle-bins gpu-report gpu-rehearsal
+gpu-bundle:
+	$(MAKE) BUNDLE=1 EMU=$(EMU) gpu-bundle-bins
+	tests/gpu/make_bundle.sh build/bundle-$(if $(filter 1,$(EMU)),emu,native) $(GPU_BUNDLE_DIR) $(GPU_BUNDLE_BINS)
+gpu-bundle-bins: $(addprefix $(BIN)/,$(GPU_BUNDLE_BINS))
+$(BIN)/planted_initcheck: $(OBJ)/tests/gpu/planted_initcheck.cu.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+gpu-report: $(LESSONS) $(BIN)/test_cuda $(BIN)/planted_initcheck
+	BIN=$(BIN) tests/gpu/gpu_report.sh
+# The route rehearsed here: the emulation bundle, unpacked and run by the same script at tiny size
+gpu-rehearsal: check-deps
+	$(MAKE) EMU=1 gpu-bundle
+	GPU_REHEARSAL=1 GPU_REPORT_DIR=build/gpu-rehearsal tests/gpu/rehearse.sh build/gpu-bundle-emu

@@ -99,6 +99,7 @@ typedef struct {
     const char *about;  /* one line, printed before the runs */
     int device;         /* 0: host memory and host timers; 1: CUDA device memory and GPU timing */
     int uses_cublas;    /* device: the session attaches the tracked cuBLAS workspace around the run */
+    int graph;          /* device: captures CUDA Graphs; the timed run gets the warm-up's buffer addresses (so it replays) */
     mem_formula (*memory)(const void *prob);
     /* NULL when this problem fits the implementation's limits (int indexing, grid sizes), else why not. */
     const char *(*unfit)(const void *prob);

@@ -192,8 +192,8 @@ static void cpu_backward(lesson_run *r)
     gru_sampler_attach(NULL, NULL, 0);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA adapter: version 1 launches the step loops, version 2 captures them into one CUDA Graph per pass
- * (the same kernels and GEMMs); a version without a case leaves out unset, and the session stops there. */
+/* The one CUDA adapter: version 1 launches the step loops, version 2 replays them as one CUDA Graph captured once
+ * per shape (the same kernels and GEMMs); a version without a case leaves out unset, and the session stops there. */
 static void cuda_forward(lesson_run *r)
 {
     const gru_problem *p = r->prob;
@@ -377,9 +377,9 @@ const lesson lesson4_def = {
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(2),
-               .about = "v1's step loops captured once per pass into a CUDA Graph and launched as one: 2 launches "
-                        "per pass instead of 9T + T/P + 7 (same kernels, GEMMs and memory)",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .about = "v1's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
+                        "launches per pass instead of 9T + T/P + 7 (same kernels, GEMMs and memory)",
+               .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
     .cuda_alias = 1, /* v2's gain is unmeasured (no GPU yet): make gpu-report times both */
     .preamble = preamble,

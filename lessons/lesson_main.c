@@ -395,6 +395,7 @@ static void print_details(const driver *dv)
     print_about(dv);
     printf("\n");
     report_launches(stdout, rows, dv->o.nimpl);
+    report_graphs(stdout, rows, dv->o.nimpl);
     printf("\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
            "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
     if (L->legend) printf("%s\n", L->legend);

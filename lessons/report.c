@@ -211,6 +211,35 @@ void report_launches(FILE *f, const impl_row *rows, int n)
     if (any) fprintf(f, "\n");
 }
 
+void report_graphs(FILE *f, const impl_row *rows, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const impl_row *g = &rows[k];
+        int v = 0;
+        if (!g->ran || !(g->graph_setup_ms > 0 || g->graph_replays || g->graph_captures)) continue;
+        fprintf(f, "CUDA graphs, %s: capture + instantiate %.3f ms once per shape (warm-up run, in no pass's time); the "
+                "timed pass %s", g->impl, g->graph_setup_ms,
+                g->graph_captures ? "captured again (its buffers moved), set-up left out of its time"
+                                  : "replayed them");
+        const impl_row *plain = NULL;
+        if (sscanf(g->impl, "cuda-v%d", &v) == 1)
+            for (int j = 0; j < n; j++) {
+                int w = 0;
+                if (rows[j].ran && sscanf(rows[j].impl, "cuda-v%d", &w) == 1 && w == v - 1) plain = &rows[j];
+            }
+        if (plain) {
+            double saved = plain->forward_ms + plain->backward_ms - g->forward_ms - g->backward_ms;
+            fprintf(f, "; per pass %.3f ms against %s's %.3f ms, %llu launches against %llu: the graph saves %.3f ms%s",
+                    g->forward_ms + g->backward_ms, plain->impl, plain->forward_ms + plain->backward_ms, g->launches,
+                    plain->launches, saved, g->emulated ? " (emulated: the times mean nothing)" : "");
+        } else if (v > 1) {
+            fprintf(f, "; run it beside cuda-v%d (--impl cuda-v%d,%s) to see what the graph saves per pass", v - 1,
+                    v - 1, g->impl);
+        }
+        fprintf(f, "\n");
+    }
+}
+
 void format_duration(double seconds, char *buf, size_t len)
 {
     if (seconds < 60.0) snprintf(buf, len, "%.1f s", seconds);

@@ -37,6 +37,10 @@ typedef struct {
     /* device runs: kernel launches + cuBLAS calls + graph launches of the timed pass, counted by the host code
      * (cuda_launch_count), not by a profiler; 0 for host runs */
     unsigned long long launches;
+    /* CUDA Graph versions: capture + instantiate milliseconds of the warm-up run (once per shape, left out of every
+     * pass's time), then the timed run's graph replays and captures (a capture there: its buffers moved) */
+    double graph_setup_ms;
+    unsigned long long graph_replays, graph_captures;
 } impl_row;
 
 /* "1,107,427,328" */
@@ -49,6 +53,9 @@ void format_duration(double seconds, char *buf, size_t len);
 void report_table(FILE *f, const impl_row *rows, int n);
 /* One line, when a device implementation ran: its launches per pass (kernels + cuBLAS calls + graph launches). */
 void report_launches(FILE *f, const impl_row *rows, int n);
+/* One line per CUDA Graph version that ran: capture + instantiate time, what its timed pass replayed, and what the
+ * graph saves per pass against the version it captures (cuda-v(N-1)), when that one ran too. */
+void report_graphs(FILE *f, const impl_row *rows, int n);
 /* Prints "predicted vs measured" per implementation; returns the number of mismatches (f NULL: only counts). */
 int report_predictions(FILE *f, const impl_row *rows, int n);
 /* Checks --csv and --dump before anything runs, so a bad path fails in a second, not after the lesson: the

@@ -1,7 +1,7 @@
 /* gru_fused.cu - lesson 4 on the GPU: device memory and the choice of version. Every device buffer of the step
  * loop comes from one dev_alloc'ed arena carved before it (gru_fused_carve, the CPU's own carving code): no
  * cudaMalloc inside the loop. The launches are kernels/gru_v1.cu (cuda-v1) and kernels/gru_v2.cu (cuda-v2, the
- * same loop as one CUDA Graph per pass). */
+ * same loop as one CUDA Graph, captured once per shape and buffers and replayed). */
 extern "C" {
 #include "gru_fused.h"
 

@@ -59,8 +59,8 @@ float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, co
 void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                        const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
                        const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, int graph);
-/* graph = 1 (cuda-v2): each pass's step loop captured into one CUDA Graph and launched once (cuda_track.h): the
- * same kernels, GEMMs, order, results and memory, 1 launch per forward and per backward. */
+/* graph = 1 (cuda-v2): the step loop captured into one CUDA Graph once per shape and buffers and replayed
+ * (cuda_track.h): the same kernels, GEMMs, order, results and memory, 1 launch per forward and per backward. */
 #endif
 /* NULL when cuBLAS's int dimensions and the kernels' grids hold this problem, else why not */
 const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o);

@@ -47,7 +47,7 @@ lc_memory cpu_lc_memory(const lc_dims *d);
 float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                       const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
-/*   v3 (graph): v2's step loops captured into one CUDA Graph per pass (cuda_track.h), launched once; the same
+/*   v3 (graph): v2's step loops captured into one CUDA Graph once per shape, then replayed (cuda_track.h); the same
  *       kernels, GEMMs, order, results and memory as v2, 1 launch per forward and per backward. */
 float *cuda_lc_forward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
