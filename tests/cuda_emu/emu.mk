@@ -90,7 +90,7 @@ SIZES        ?= 4096
 PEERS_MAX_ERROR ?= 1.5
 # the kernels predicted (0: cuBLAS; all twelve are validated first); kernel 12 (cp.async) has no published figure
 PEERS_KERNELS ?= 0 1 2 3 4 5 6 7 8 9 10 11 12
-gpu_arch      = $(if $(filter A100,$(1)),sm_80,$(if $(filter H100,$(1)),sm_90,sm_86))
+gpu_arch      = $(if $(filter A100,$(1)),sm_80,$(if $(filter H100 H200,$(1)),sm_90,sm_86))
 build/tools/nvdisasm:
 	@mkdir -p build/tools/wheel
 	python3 -m pip download --quiet --no-deps --dest build/tools/wheel nvidia-cuda-nvdisasm

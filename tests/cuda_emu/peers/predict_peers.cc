@@ -199,13 +199,13 @@ int main(int argc, char **argv)
             i++;
         }
         else {
-            fprintf(stderr, "usage: %s [--sizes \"512 4096\"] [--gpu A6000|A100|H100] [--csv path] [--readme path] "
+            fprintf(stderr, "usage: %s [--sizes \"512 4096\"] [--gpu A6000|A100|H100|H200] [--csv path] [--readme path] "
                     "[--max-error F] [--check-sampling S] [--validate N (0: skip)] [--kernel N] [--kernels \"0 1 ...\"]\n", argv[0]);
             return 2;
         }
     }
     if (!emu_model_enable(gpu.c_str(), 0)) {
-        fprintf(stderr, "predict_peers: unknown GPU '%s' (A6000, A100, H100)\n", gpu.c_str());
+        fprintf(stderr, "predict_peers: unknown GPU '%s' (A6000, A100, H100, H200)\n", gpu.c_str());
         return 2;
     }
     emu_model_enable(NULL, 0);
