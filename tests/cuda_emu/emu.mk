@@ -128,6 +128,18 @@ predict-peers: check-deps
 	  --kernels "$(PEERS_KERNELS)"
 
 
+# Every CUDA version of every lesson predicted on PREDICT_GPU by the time model (--gpu-model) at its small, medium
+# and forum presets: docs/results/emu/predicted_<gpu>.csv (tests/cuda_emu/predict_lessons.sh; a model, not a
+# measurement). PREDICT_TIMEOUT: seconds per lesson and size (a run over it is written with its note).
+PREDICT_GPU ?= H100
+.PHONY: predict
+predict: check-deps
+	$(MAKE) EMU=1 emu-build
+	$(MAKE) sass-kernels GPU=$(PREDICT_GPU)
+	@mkdir -p docs/results/emu
+	tests/cuda_emu/predict_lessons.sh build/emu $(PREDICT_GPU) build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass \
+	  docs/results/emu/predicted_$(shell echo $(PREDICT_GPU) | tr A-Z a-z).csv
+
 # Every CUDA test, the planted-bug suite, and every CUDA version of each lesson (cuda-v1, cuda-v2, ...: read from
 # its --help, so a new version row joins) at tiny and small, on the CPU.
 # SANITIZE=1 runs the same under ASan+UBSan. EMU_SIZES: the lesson sizes to run (small ones: it is slow).
