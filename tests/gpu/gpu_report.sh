@@ -311,7 +311,7 @@ step_profile() {
         local args=(--size "$PROFILE_SIZE") # as make emu-profile ran them (tests/cuda_emu/emu.mk)
         [ "$L" = 5 ] && [ "$REHEARSAL" != 1 ] && args+=(--dims V=512)
         local runs; runs=$(impls "$L") # and the last with --deterministic where the lesson has it (lesson 3)
-        "$BIN/lesson$L" --help 2>/dev/null | grep -q -- '--deterministic' && runs="$runs $(impls "$L" | tail -1):det"
+        "$BIN/lesson$L" --help 2>/dev/null | grep -- '--deterministic' >/dev/null && runs="$runs $(impls "$L" | tail -1):det"
         for run in $runs; do
             local v=${run%:det} more=()
             [ "$run" != "$v" ] && more=(--deterministic)

@@ -13,7 +13,7 @@ FILES="forum.log preflight.log profile.csv profile.log results.csv sanitize.log 
 
 echo "== rehearsal: GPU_REHEARSAL=1 bash $bundle/gpu-report.sh"
 rm -rf "$out"
-if ! GPU_REHEARSAL=1 GPU_REPORT_DIR=$out GPU_REPORT_JOBS=${GPU_REPORT_JOBS:-2} bash "$bundle/gpu-report.sh" >"$out.log" 2>&1; then
+if ! GPU_REHEARSAL=1 GPU_REPORT_DIR=$out GPU_REPORT_JOBS=${GPU_REPORT_JOBS:-2} GPU_REPORT_SCALE=${GPU_REPORT_SCALE:-2} bash "$bundle/gpu-report.sh" >"$out.log" 2>&1; then
     grep -E '^(FAIL|TIMEOUT)' "$out/summary.txt" 2>/dev/null || tail -20 "$out.log"
     echo "rehearse: the rehearsal failed (full output: $out.log)"
     status=1
