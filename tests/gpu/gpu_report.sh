@@ -24,7 +24,8 @@
 #
 # GPU_REHEARSAL=1: the emulation build instead (tiny sizes everywhere, the emulator's detectors standing in for
 # compute-sanitizer: every run has all of them on, the tool name only labels it; the emulator's profile standing
-# in for ncu; no nvidia-smi). GPU_REPORT_STEPS limits the steps (the rehearsal's negative checks use it);
+# in for ncu; no nvidia-smi). GPU_REPORT_STEPS and GPU_REPORT_LESSONS (numbers)
+# limit the steps and lessons (the rehearsal's negative checks use them);
 # GPU_REPORT_JOBS (6; 2 rehearsing) runs that many sanitizer runs at once; GPU_REPORT_SCALE=2 doubles every
 # budget. The step budgets in seconds (small 60, sanitize 100, forum 220, profile 90 + 30 for the kernels its
 # first ncu pass missed) and the probe's 30 add up to 530: under 9 minutes whatever hangs. On an H200 the whole
@@ -77,6 +78,7 @@ else
     CUDA_RT=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
 fi
 LESSONS=$(for b in $BINS; do case $b in lesson[0-9]*) echo "${b#lesson}" ;; esac; done | tr '\n' ' ')
+LESSONS=${GPU_REPORT_LESSONS:-$LESSONS}
 
 if [ "$REHEARSAL" = 1 ]; then
     SMALL=tiny TINY=tiny FORUM_SIZES=tiny PROFILE_SIZE=tiny
@@ -202,7 +204,7 @@ preflight() {
     if [ -z "$FATAL" ] && have lesson1; then # the runtime's own view: names a too-old driver or a broken install
         if ! CUDA_REQUIRE_DEVICE=1 timeout 30 "$BIN/lesson1" --size tiny --impl "$(impls 1 | head -1)" >"$TMP/probe" 2>&1; then
             row FAIL preflight "lesson1 on the device: $(grep -m1 -i 'error' "$TMP/probe" || tail -1 "$TMP/probe")"
-            FATAL="the CUDA runtime cannot use the device"
+            FATAL="the probe run (lesson1 at tiny on the device) failed"
         fi
         cat "$TMP/probe" >>"$log"
     fi
