@@ -35,9 +35,10 @@ void gpu_model_begin(const char *gpu) { armed = gpu, have = 0; }
 void gpu_model_timed_run(int begin)
 {
     if (!armed) return;
-    /* EMU_MODEL_SAMPLE=0: every block of every launch (the sampling check, tests/cuda_emu/predict_sampling.sh) */
+    /* the model's sample: the first wave (at most 32 of its blocks) and the edges; EMU_MODEL_SAMPLE=0: every block
+     * of every launch (the sampling check, tests/cuda_emu/predict_sampling.sh) */
     const char *all = getenv("EMU_MODEL_SAMPLE");
-    if (begin) emu_model_window_begin(armed, !all || atoi(all) != 0);
+    if (begin) emu_model_window_begin(armed, all ? atoi(all) : 2);
     else have = emu_model_window_end(&seen);
 }
 

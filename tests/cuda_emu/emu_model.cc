@@ -39,7 +39,9 @@ struct rec {
     int kind; /* mem_kind, or MK_KINDS for an atomic */
 };
 
-static int model_gpu = -1, sampling;
+static int model_gpu = -1, sampling; /* sampling: 0 every block, 1 the first wave and the edges, 2 as 1 with
+                                        * at most WAVE_SAMPLE blocks of the first wave */
+static const int WAVE_SAMPLE = 32;
 static std::vector<rec> &recs = *new std::vector<rec>;
 static std::vector<uint32_t> &ordinal = *new std::vector<uint32_t>;
 static std::unordered_map<void *, uint32_t> &line_id = *new std::unordered_map<void *, uint32_t>;
@@ -96,7 +98,10 @@ std::vector<size_t> model_blocks(const launch_cfg &cfg)
         if (weight_of.count(b)) return;
         order.push_back(b), weight_of[b] = 0.0, taken[role_of(b, cfg.grid)]++;
     };
-    for (size_t i = 0; i < nb && i < (size_t)wave_blocks; i++) take(i);
+    /* sampling 2 (the lessons' --gpu-model): at most WAVE_SAMPLE blocks of the first wave, evenly spaced; the L2
+     * they see is their share of it (l2_wave) */
+    size_t wave = std::min(nb, (size_t)wave_blocks), step_n = sampling == 2 ? std::min(wave, (size_t)WAVE_SAMPLE) : wave;
+    for (size_t j = 0; j < step_n; j++) take(j * wave / step_n);
     for (int r = 1; r < 8; r++) { /* the first block of each edge role */
         size_t x0 = r & 1 ? cfg.grid.x - 1 : 0, y0 = r & 2 ? cfg.grid.y - 1 : 0, z0 = r & 4 ? cfg.grid.z - 1 : 0;
         if (role_count(r, cfg.grid) > 0) take(x0 + cfg.grid.x * (y0 + (size_t)cfg.grid.y * z0));
@@ -334,7 +339,8 @@ void model_block_end(void)
 /* The first wave's L2 streams, interleaved by progress, through the L2: DRAM sectors of a wave, to the grid. */
 static void l2_wave(void)
 {
-    sector_cache l2(l2_cap);
+    double wave = std::min(wave_blocks, cur.blocks);
+    sector_cache l2(wave_streams.size() < wave ? l2_cap * (double)wave_streams.size() / wave : l2_cap);
     size_t longest = 0;
     double total = 0;
     for (auto &s : wave_streams) longest = std::max(longest, s.size()), total += (double)s.size();
