@@ -140,6 +140,14 @@ predict: check-deps
 	tests/cuda_emu/predict_lessons.sh build/emu $(PREDICT_GPU) build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass \
 	  docs/results/emu/predicted_$(shell echo $(PREDICT_GPU) | tr A-Z a-z).csv
 
+# The model against the GPU report's measurements (docs/results/<gpu>/results.csv): every (lesson, version, size) in
+# both, predicted / measured, as docs/results/emu/predicted_vs_<gpu>.csv. make predict PREDICT_GPU=H200 first.
+GPU_RESULTS ?= docs/results/nvidia-h200
+.PHONY: predict-compare
+predict-compare:
+	tests/cuda_emu/predict_compare.sh docs/results/emu/predicted_$(shell echo $(PREDICT_GPU) | tr A-Z a-z).csv \
+	  $(GPU_RESULTS)/results.csv docs/results/emu/predicted_vs_$(notdir $(GPU_RESULTS)).csv
+
 # Every CUDA test, the planted-bug suite, and every CUDA version of each lesson (cuda-v1, cuda-v2, ...: read from
 # its --help, so a new version row joins) at tiny and small, on the CPU.
 # SANITIZE=1 runs the same under ASan+UBSan. EMU_SIZES: the lesson sizes to run (small ones: it is slow).

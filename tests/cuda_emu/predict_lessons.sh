@@ -4,7 +4,8 @@
 # A MODEL, not a measurement (tests/cuda_emu/README.md "The time model"). Each run is a dry run of the model's
 # kind (EMU_DRY=3: address-only memory, only the model's sampled pass runs), one version at a time; one over
 # PREDICT_TIMEOUT seconds is
-# written with an empty prediction and its note, never left out. PREDICT_SIZES: the presets (default all three).
+# written with an empty prediction and its note, never left out. PREDICT_SIZES: the presets (default all three);
+# PREDICT_LESSONS: the lessons (default 1-5).
 #   usage: predict_lessons.sh BIN_DIR GPU SASS_FILE OUT_CSV
 set -u
 bin=$1 gpu=$2 sass=$3 out=$4
@@ -13,7 +14,7 @@ tmp=$(mktemp) || exit 1
 trap 'rm -f "$tmp"' EXIT
 echo "lesson,impl,size,dims,gpu,predicted_ms,limiter,limiter_share,roofline_fraction,launches,cublas_calls,note" > "$out.tmp"
 status=0
-for l in 1 2 3 4 5; do
+for l in ${PREDICT_LESSONS:-1 2 3 4 5}; do
   impl=$("$bin/lesson$l" --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd, -)
   for size in ${PREDICT_SIZES:-small medium forum}; do
     "$bin/lesson$l" --help | grep -q "^ *$size " || continue
