@@ -6,10 +6,10 @@
 #   usage: predict_table.sh LESSON [RESULTS_DIR]
 set -u
 l=$1 d=${2:-docs/results}
+h100=$d/emu/predicted_h100.csv h200=$d/emu/predicted_h200.csv meas=$d/nvidia-h200/results.csv peers=$d/emu/peers_sgemm.csv
 # the forum's size: the forum preset, or the largest a lesson has (lesson 4: medium)
 size=forum
-"build/emu/lesson$l" --help 2>/dev/null | grep -q "^ *forum " || size=medium
-h100=$d/emu/predicted_h100.csv h200=$d/emu/predicted_h200.csv meas=$d/nvidia-h200/results.csv peers=$d/emu/peers_sgemm.csv
+grep -q "^$l,[^,]*,forum," "$h100" 2>/dev/null || size=medium
 strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
 {
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "A", $2, ($6 == "" ? "-" : $6), $8, $9, $7 }'
