@@ -26,11 +26,15 @@ static void assert_read_before_landing(int bug, int n, const char *kernel)
 {
     fill_async();
     int err = planted_async(bug, a_in, a_out, n);
-#ifdef __SANITIZE_ADDRESS__
-    ck_assert_int_eq(err, cudaSuccess);
-    int nan = 0;
-    for (int i = 0; i < n; i++) nan += isnan(a_out[i]);
-    ck_assert_msg(nan > 0, "no poison seen by a read before the copy landed");
+#ifdef __SANITIZE_ADDRESS__ /* the poison reaches the output, or the two passes read different poison */
+    if (err == cudaSuccess) {
+        int nan = 0;
+        for (int i = 0; i < n; i++) nan += isnan(a_out[i]);
+        ck_assert_msg(nan > 0, "no poison seen by a read before the copy landed");
+        return;
+    }
+    ck_assert_int_eq(err, cudaErrorLaunchFailure);
+    assert_message("depends on the order threads and blocks run in");
 #else
     ck_assert_int_eq(err, cudaErrorLaunchFailure);
     assert_message("shared memory read before its cp.async landed");
