@@ -47,11 +47,19 @@ static std::map<const barrier_state *, group> &bound = *new std::map<const barri
 static size_t block_threads;
 static const uint64_t BARRIER_MAGIC = 0x6261727269657221ull;
 
+static int used; /* the running block made an asynchronous copy: its state is cleared at the next block */
+
 void async_block_begin(size_t nthreads)
 {
-    threads.assign(nthreads, thread_copies());
-    bound.clear();
+    if (used) threads.clear(), bound.clear(), used = 0; /* blocks without cp.async cost nothing here */
     block_threads = nthreads;
+}
+
+static thread_copies &mine(unsigned tid)
+{
+    if (threads.size() != block_threads) threads.resize(block_threads);
+    used = 1;
+    return threads[tid];
 }
 
 /* A broken precondition fails the launch and ends the calling thread there (its next copy would fail again). */
@@ -121,20 +129,20 @@ void async_copy(void *dst, const void *src, size_t bytes, size_t src_bytes, size
     pending_copy c{(char *)dst, std::string(bytes, '\0'), pc, tid};
     memcpy(&c.data[0], src, src_bytes);
     memset(dst, 0xFF, bytes); /* poison until it lands */
-    if (b) bound[b].push_back(c);
-    else threads[tid].open.push_back(c);
+    if (b) bound[b].push_back(c), used = 1;
+    else mine(tid).open.push_back(c);
 }
 
 void async_commit(void)
 {
-    thread_copies &t = threads[my_tid()];
+    thread_copies &t = mine(my_tid());
     t.committed.push_back(group());
     t.committed.back().swap(t.open);
 }
 
 void async_wait_prior(size_t n)
 {
-    thread_copies &t = threads[my_tid()];
+    thread_copies &t = mine(my_tid());
     while (t.committed.size() > n) {
         for (const pending_copy &c : t.committed.front()) land(c);
         t.committed.pop_front();
@@ -143,7 +151,7 @@ void async_wait_prior(size_t n)
 
 void async_wait_head(void)
 {
-    thread_copies &t = threads[my_tid()];
+    thread_copies &t = mine(my_tid());
     if (t.committed.empty()) return;
     for (const pending_copy &c : t.committed.front()) land(c);
     t.committed.front().clear(); /* landed: the stage stays the head until released */
@@ -151,7 +159,7 @@ void async_wait_head(void)
 
 void async_release_head(void)
 {
-    thread_copies &t = threads[my_tid()];
+    thread_copies &t = mine(my_tid());
     if (!t.committed.empty()) t.committed.pop_front();
 }
 
@@ -161,7 +169,7 @@ void barrier_init(barrier_state *b, int64_t expected, void *pc)
         return fail_here(cudaErrorInvalidValue, "cuda::barrier init at %s: expected count %lld", source_line(pc),
                           (long long)expected);
     b->expected = b->pending = expected, b->phase = 0, b->magic = BARRIER_MAGIC;
-    bound.erase(b);
+    if (used) bound.erase(b);
 }
 
 uint64_t barrier_arrive(barrier_state *b, int64_t n, int drop, void *pc)
