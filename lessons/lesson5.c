@@ -11,6 +11,7 @@
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_cce_v3.h"
+#include "../optimized/linear_ce_cce_v4.h"
 #include "../optimized/linear_ce_fused.h"
 #include "lesson_defs.h"
 #include "linear_ce_reference.h"
@@ -121,6 +122,7 @@ static void cuda_forward(lesson_run *r)
     case 1: r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes); break;
     case 2: r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
     case 3: r->t[LOSS] = cuda_cce3_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
+    case 4: r->t[LOSS] = cuda_cce4_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -132,6 +134,8 @@ static void cuda_backward(lesson_run *r)
     case 1: cuda_lce_backward(d, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
     case 2: cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
     case 3: cuda_cce3_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
+            break;
+    case 4: cuda_cce4_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
             break;
     }
 }
@@ -165,6 +169,8 @@ static mem_formula cce_memory(const void *p) { return cuda_cce_memory(dims_of(p)
 static const char *cce_unfit(const void *p) { return cuda_cce_unfit(dims_of(p)); }
 static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(dims_of(p)); }
 static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(dims_of(p)); }
+static mem_formula cce4_memory(const void *p) { return cuda_cce4_memory(dims_of(p)); }
+static const char *cce4_unfit(const void *p) { return cuda_cce4_unfit(dims_of(p)); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
@@ -335,7 +341,12 @@ const lesson lesson5_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
                         "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
-               .memory = cce3_memory, .unfit = cce3_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+               .memory = cce3_memory, .unfit = cce3_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(4),
+               .about = "Cut Cross-Entropy's shape: [128,128] WMMA tiles fed by a 3-stage cp.async pipeline, grouped "
+                        "block order, lse merged from per-tile partials; backward recomputes each tile once into a "
+                        "bf16 G chunk [N,8192], then dx += G W and dW = G^T x with one writer per tile",
+               .memory = cce4_memory, .unfit = cce4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_alias = 1,
     .preamble = preamble,
     .epilogue = epilogue,
