@@ -37,6 +37,7 @@ static_assert((FRAG * LD_KROW * 2) % 32 == 0 && (FRAG * LD_KCOL * 2) % 32 == 0 &
                   LCE4_STAGE_OPERAND_BYTES % 32 == 0,
               "every fragment's first element is 32-byte aligned (WMMA's pointer rule)");
 static_assert(LCE4_TILE % LCE_WARP == 0 && LCE4_TILE % LCE4_TILE_K == 0, "epilogue lanes and K steps are whole");
+static_assert(LCE4_THREADS == LCE4_TILE, "the forward's epilogue stores row i's partial from thread i");
 
 typedef wmma::fragment<wmma::accumulator, FRAG, FRAG, FRAG, float> lce4_acc;
 
@@ -181,21 +182,23 @@ static __device__ void lce4_gemm_tile(unsigned char *smem, lce4_matrix A, lce4_m
     __syncthreads(); /* the whole tile is stored before the epilogue's row passes read it */
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 4 wavefronts per request
- * (a fragment's 16 rows of 32 bytes take 4 at best). Logits x W^T of one (row tile, vocabulary tile); each counted
- * row's partial (max, sum exp) over the tile's columns, and z[target] from the one tile that holds it. */
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (z[target]: 4 bytes from the one lane whose
+ * column holds it; the partials 100%), shared memory <= 4 wavefronts per request (a fragment's 16 rows of 32 bytes
+ * take 4 at best). Logits x W^T of one (row tile, vocabulary tile); each counted row's partial (max, sum exp) over
+ * the tile's columns, and z[target] from the one tile that holds it. */
 __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
-                                    const int32_t *target /* (N,) */, lce_lse_acc *part /* (N, ceil(V / 128)) */,
+                                    const int32_t *target /* (N,) */, lce_lse_acc *part /* (ceil(V / 128), N) */,
                                     float *z_target /* (N,) */)
 {
     DYNAMIC_SHARED(unsigned char, smem);
-    long long tiles_v = lce4_tiles(V), tm, tv;
-    lce4_block_tile(blockIdx.x, lce4_tiles(N), tiles_v, &tm, &tv);
+    long long tm, tv;
+    lce4_block_tile(blockIdx.x, lce4_tiles(N), lce4_tiles(V), &tm, &tv);
     long long n0 = tm * LCE4_TILE, v0 = tv * LCE4_TILE;
     lce4_matrix A = {x, N, H, H}, B = {W, V, H, H};
     lce4_ksteps all = {NULL, 0, (H + LCE4_TILE_K - 1) / LCE4_TILE_K};
     lce4_gemm_tile<wmma::row_major, wmma::col_major>(smem, A, B, n0, v0, all);
     const float *z = (const float *)smem;
+    lce_lse_acc *rows = (lce_lse_acc *)(smem + LCE4_ROWS_AT); /* [128] the rows' partials, then one store each */
     int warp = threadIdx.x / LCE_WARP, lane = threadIdx.x % LCE_WARP;
     for (int i = warp; i < LCE4_TILE; i += LCE4_WARPS) { /* a warp per row, lanes over interleaved columns */
         long long n = n0 + i;
@@ -209,35 +212,33 @@ __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
             if (v0 + q == t) z_target[n] = zv;
         }
         a = lce_warp_lse(a); /* lane 0 always holds a column (v0 < V), so a NaN row stays NaN */
-        if (lane == 0) part[n * tiles_v + tv] = a;
+        if (lane == 0) rows[i] = a;
     }
+    __syncthreads(); /* every row's partial is in before thread i stores row i's */
+    long long n = n0 + threadIdx.x;
+    if (n < N && target[n] != LCE_IGNORE) part[tv * N + n] = rows[threadIdx.x];
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%. A warp per row merges the row's partials
- * (lanes over tiles, then down the warp): a fixed order, so lse is the same bits on every run. */
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory. A thread per row merges
+ * the row's partials in vocabulary order (consecutive threads read consecutive rows of part): a fixed order, so
+ * lse is the same bits on every run, with no float atomics. */
 __global__ void lce4_merge_kernel(int N, int V, const int32_t *target /* (N,) */,
-                                  const lce_lse_acc *part /* (N, ceil(V / 128)) */, const float *z_target /* (N,) */,
+                                  const lce_lse_acc *part /* (ceil(V / 128), N) */, const float *z_target /* (N,) */,
                                   float *lse /* (N,) */, float *row_loss /* (N,) */)
 {
-    int lane = threadIdx.x % LCE_WARP;
-    long long n = (long long)blockIdx.x * (LCE4_REDUCE_THREADS / LCE_WARP) + threadIdx.x / LCE_WARP;
-    if (n >= N) return; /* whole warps; no block barrier follows */
-    int t = target[n];
-    if (t == LCE_IGNORE) {
-        if (lane == 0) lse[n] = row_loss[n] = 0.0f;
+    long long n = (long long)blockIdx.x * LCE4_REDUCE_THREADS + threadIdx.x;
+    if (n >= N) return;
+    if (target[n] == LCE_IGNORE) {
+        lse[n] = row_loss[n] = 0.0f;
         return;
     }
-    long long tiles_v = lce4_tiles(V);
-    lce_lse_acc a = lce_lse_init();
-    /* a lane starts from its first partial, not from the empty pair: merging into an empty pair would drop a
-     * partial whose max is -inf and whose sum is NaN (a NaN row) */
-    for (long long j = lane; j < tiles_v; j += LCE_WARP) a = j == lane ? part[n * tiles_v + j] : lce_lse_merge(a, part[n * tiles_v + j]);
-    a = lce_warp_lse(a);
-    if (lane == 0) {
-        float l = lce_lse_finish(a);
-        lse[n] = l;
-        row_loss[n] = lce_row_loss(l, z_target[n]);
-    }
+    /* from tile 0's partial, not from the empty pair: merged into an empty pair, a partial whose max is -inf and
+     * whose sum is NaN (a NaN row) would be dropped */
+    lce_lse_acc a = part[n];
+    for (long long j = 1; j < lce4_tiles(V); j++) a = lce_lse_merge(a, part[j * N + n]);
+    float l = lce_lse_finish(a);
+    lse[n] = l;
+    row_loss[n] = lce_row_loss(l, z_target[n]);
 }
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 4 wavefronts per request.
@@ -257,7 +258,7 @@ __global__ void lce4_grad_kernel(int N, int V, int H, int c0, int vc, int ldg, c
     lce4_ksteps all = {NULL, 0, (H + LCE4_TILE_K - 1) / LCE4_TILE_K};
     lce4_gemm_tile<wmma::row_major, wmma::col_major>(smem, A, B, n0, v0, all);
     const float *z = (const float *)smem;
-    int *votes = (int *)(smem + LCE4_SMEM_BYTES - 32); /* past the output tile */
+    int *votes = (int *)(smem + LCE4_ROWS_AT); /* [LCE4_WARPS] past the output tile */
     float sc = scale[0] * dloss[0];
     int warp = threadIdx.x / LCE_WARP, lane = threadIdx.x % LCE_WARP;
     bool busy = false;
@@ -361,8 +362,7 @@ void lce4_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, cons
     LAUNCH(lce4_forward_kernel, lce4_grid(N, V), LCE4_THREADS, LCE4_SMEM_BYTES)(N, V, H, x, W, target, part,
                                                                                z_target);
     CUDA_CHECK_LAST();
-    unsigned rows_per_block = LCE4_REDUCE_THREADS / LCE_WARP;
-    LAUNCH(lce4_merge_kernel, (unsigned)((N + rows_per_block - 1) / rows_per_block), LCE4_REDUCE_THREADS, 0)(
+    LAUNCH(lce4_merge_kernel, (unsigned)((N + LCE4_REDUCE_THREADS - 1) / LCE4_REDUCE_THREADS), LCE4_REDUCE_THREADS, 0)(
         N, V, target, part, z_target, lse, row_loss);
     CUDA_CHECK_LAST();
 }
