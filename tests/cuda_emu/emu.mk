@@ -9,7 +9,8 @@ EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_la
                 $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc $(EMU_DIR)/emu_dry.cc \
                 $(EMU_DIR)/emu_resources.cc $(EMU_DIR)/emu_access.cc $(EMU_DIR)/emu_hazard.cc \
                 $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc \
-                $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc
+                $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc \
+                $(EMU_DIR)/emu_async.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 EMU_FMA      ?= 0
 EMU_BIN      := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)
@@ -63,7 +64,7 @@ $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
 
-$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
+$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(OBJ)/$(EMU_DIR)/test_emu_async.o $(patsubst %.cu,$(OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
                  $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 

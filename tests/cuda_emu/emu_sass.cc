@@ -103,7 +103,7 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
             sb.mem_inst[kd]++;
             sb.line_inst[kd][r.line]++;
         }
-        if (r.op == "LDG" || r.op == "LD" || r.op == "LDGSTS") sb.global_loads++;
+        if (r.op == "LDG" || r.op == "LD") sb.global_loads++; /* LDGSTS (cp.async) is asynchronous: no wait here */
         /* a backward branch closes a loop: blocks [target, this] */
         if (!r.target.empty() && label_block.count(r.target) && label_block[r.target] <= start_of[i]) {
             int lo = label_block[r.target], hi = start_of[i];
