@@ -210,29 +210,35 @@ static void print_errors(const lesson_report *rep, FILE *f)
     }
 }
 
-/* --filter: what Cut Cross-Entropy's gradient filter skipped in cuda-v3's run and what it cost in accuracy, against
- * the same implementation run once more here without it */
-static void print_filter(const lesson_report *rep, FILE *f)
+/* --filter: what Cut Cross-Entropy's gradient filter skipped in a CUDA version's run (cuda-v3's [32,64] tiles,
+ * cuda-v4's [128,128]) and what it cost in accuracy, against the same implementation run once more without it */
+static void print_filter_of(const lesson_report *rep, const char *impl, FILE *f)
 {
     const lce_problem *p = prob_of(rep->prob);
-    const lesson_result *v3 = lesson_report_find(rep, "cuda-v3");
-    if (!p->filter || !v3 || !v3->row.ran || !rep->ref[LOSS]) return;
+    const lesson_result *v = lesson_report_find(rep, impl);
+    if (!p->filter || !v || !v->row.ran || !rep->ref[LOSS]) return;
 #ifdef HAVE_CUDA
-    cce3_filter_stats st = cuda_cce3_last_filter();
+    int v4 = !strcmp(impl, "cuda-v4");
+    cce3_filter_stats st = v4 ? cuda_cce4_last_filter() : cuda_cce3_last_filter();
     lce_problem off = *p;
     off.filter = 0;
     lesson_result r;
-    lesson_run_impl(rep->L, &off, v3->impl, rep->inputs, &r);
-    fprintf(f, "cuda-v3 --filter: a [32,64] gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
+    lesson_run_impl(rep->L, &off, v->impl, rep->inputs, &r);
+    fprintf(f, "%s --filter: a %s gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
                "default,\nbf16's eps / 32); skipped %u of %llu tiles in dx, %u of %llu in dW. Error against float64:\n",
-            st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
+            impl, v4 ? "[128,128]" : "[32,64]", st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
     fprintf(f, "  filtered    dx (bf16) %.2e   dW (f32) %.2e\n  unfiltered  dx (bf16) %.2e   dW (f32) %.2e\n",
-            tensor_err(rep, v3, DX, DT_BF16), tensor_err(rep, v3, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
+            tensor_err(rep, v, DX, DT_BF16), tensor_err(rep, v, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
             tensor_err(rep, &r, DW, DT_F32));
     lesson_result_free(rep->L, &r);
 #else
     (void)f;
 #endif
+}
+static void print_filter(const lesson_report *rep, FILE *f)
+{
+    print_filter_of(rep, "cuda-v3", f);
+    print_filter_of(rep, "cuda-v4", f);
 }
 
 /* The seed's figure: "For V = 128k and H = 4096, this would save 3GB of memory." */
@@ -296,8 +302,9 @@ const lesson lesson5_def = {
     .opts = {[OPT_CHUNK] = {.flag = "--chunk", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
                             .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
              [OPT_FILTER] = {.flag = "--filter", .takes_value = 0, .def = 0, .min = 0, .max = 1,
-                             .help = "cuda-v3: skip every 32x64 gradient tile whose |softmax - onehot| < 2^-12 "
-                                     "(Cut Cross-Entropy's filter) and print its error beside the unfiltered run's"},
+                             .help = "cuda-v3, cuda-v4: skip every gradient tile (32x64, 128x128) whose |softmax - "
+                                     "onehot| < 2^-12 (Cut Cross-Entropy's filter) and print its error beside the "
+                                     "unfiltered run's"},
              [OPT_PEAKED] = {.flag = "--peaked", .takes_value = 0, .def = 0, .min = 0, .max = 1,
                              .help = "inputs of a model that predicts its data: x times 32, each target its row's "
                                      "argmax (a sharp softmax: where --filter skips tiles)"}},
