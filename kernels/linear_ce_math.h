@@ -128,13 +128,13 @@ HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
  * on bf16 WMMA, K staged LCE4_TILE_K at a time through a LCE4_STAGES-deep cp.async pipeline; 4 warps, each a
  * [64, 64] quarter of the tile (4 x 4 fragments).
  *   forward   one block per (row tile, vocabulary tile): its logits give each row a partial (max, sum of exp),
- *             written to part (ceil(V / 128), N); a thread per row then merges a row's partials in a fixed order
+ *             written to part (2, ceil(V / 128), N); a thread per row then merges a row's partials in a fixed order
  *   backward  per chunk of LCE4_VCHUNK vocabulary rows: one block per tile recomputes its logits once and writes
  *             G (bf16) into a chunk buffer (N, LCE4_VCHUNK); then dx += G . W_chunk and dW_chunk = G^T . x, each
  *             output tile owned by one block, dW's over all N rows in registers
  * Blocks are ordered in groups of LCE4_GROUP row tiles that sweep the vocabulary together (x reused from L2). */
 #define LCE4_TILE 128
-#define LCE4_TILE_K 32
+#define LCE4_TILE_K 64
 #define LCE4_STAGES 3
 #define LCE4_WARPS 4
 #define LCE4_THREADS (LCE4_WARPS * LCE_WARP)
@@ -149,7 +149,7 @@ HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
 #define LCE4_PIPE_BYTES (LCE4_STAGES * 2 * LCE4_STAGE_OPERAND_BYTES)
 #define LCE4_OUT_BYTES (LCE4_TILE * (LCE4_TILE + LCE4_PAD_F32) * 4)
 #define LCE4_ROWS_AT (LCE4_PIPE_BYTES > LCE4_OUT_BYTES ? LCE4_PIPE_BYTES : LCE4_OUT_BYTES) /* per-row results */
-#define LCE4_SMEM_BYTES (LCE4_ROWS_AT + LCE4_TILE * 8)
+#define LCE4_SMEM_BYTES (LCE4_ROWS_AT + LCE4_TILE * 8) /* + [128] per-row pairs */
 
 /* vocabulary columns of the backward's G buffer: the chunk, or V rounded up to whole tiles if smaller */
 HD long long lce4_chunk_cols(long long V)
@@ -223,9 +223,10 @@ void lce3_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int
 /* v3: dW (V, H) f32 = G^T . x, each V-tile written by one block only */
 void lce3_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
                     const float *scale, const float *dloss, int filter, float *dW, unsigned *skipped);
-/* v4: lse (N,) and row_loss (N,) through part (ceil(V / 128), N) (lce_lse_acc) and z_target (N,) f32 workspaces */
-void lce4_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target,
-                         lce_lse_acc *part, float *z_target, float *lse, float *row_loss);
+/* v4: lse (N,) and row_loss (N,) through part (2, ceil(V / 128), N) f32 (the tiles' maxima, then their sums of
+ * exp) and z_target (N,) f32 workspaces */
+void lce4_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *part,
+                         float *z_target, float *lse, float *row_loss);
 /* v4's backward, one vocabulary chunk [c0, c0 + vc): G (N, ldg) bf16 written and its tiles' filter flags
  * skip (ceil(N / 128), ldg / 128) set (filter != 0: 1 where every |softmax - onehot| < LCE_FILTER_EPS, counted in
  * *skipped); then dx (bf16, when last) or dx_acc (f32, accumulated unless first) += G . W[c0 .. c0 + vc), and

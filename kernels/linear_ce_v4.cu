@@ -1,8 +1,8 @@
 /* linear_ce_v4.cu - lesson 5, cuda-v4: Cut Cross-Entropy's shape, every product a [128, 128]-tile GEMM on bf16 WMMA.
  *
  * v3 stages synchronously into [32, 64] tiles, walks V per row block, recomputes each logit twice in backward and
- * sends fp32 slabs of dx and dW through global memory every two tiles. Here K streams through a 3-stage cp.async
- * pipeline into [128, 128] tiles, 4 warps of [64, 64], blocks grouped 16 row tiles at a time (x reused from L2).
+ * sends fp32 slabs of dx and dW through global memory every two tiles. Here K streams 64 at a time through a
+ * 3-stage cp.async pipeline into [128, 128] tiles, 4 warps of [64, 64], blocks grouped 16 row tiles at a time (x reused from L2).
  * Forward: a block per (row tile, vocabulary tile) writes each row's partial (max, sum exp); a warp per row merges
  * them in a fixed order (no float atomics). Backward, per 8192-row vocabulary chunk: a block per tile recomputes
  * its logits once into G = (softmax - onehot) * dloss / n_valid (bf16, chunk buffer) and CCE's filter flag; then
@@ -26,8 +26,8 @@ namespace wmma = nvcuda::wmma;
 
 #define FRAG 16                                    /* m, n and k of one bf16 WMMA fragment */
 #define FRAGS (LCE4_WARP_TILE / FRAG)              /* fragments along each side of a warp's quarter */
-#define LD_KROW (LCE4_TILE_K + LCE4_PAD_BF16)      /* a stage stored [128][32]: K along its rows (bf16) */
-#define LD_KCOL (LCE4_TILE + LCE4_PAD_BF16)        /* a stage stored [32][128]: K down its rows (bf16) */
+#define LD_KROW (LCE4_TILE_K + LCE4_PAD_BF16)      /* a stage stored [128][64]: K along its rows (bf16) */
+#define LD_KCOL (LCE4_TILE + LCE4_PAD_BF16)        /* a stage stored [64][128]: K down its rows (bf16) */
 #define LDO (LCE4_TILE + LCE4_PAD_F32)             /* the fp32 output tile (f32) */
 #define STEPS_PER_TILE (LCE4_TILE / LCE4_TILE_K)   /* K steps per 128 of K: one filter flag */
 
@@ -99,7 +99,8 @@ static __device__ void lce4_stage(bf16 *dst, int ldd, lce4_matrix m, long long r
 }
 
 /* Stage slot `slot` = K step k of A (M x K, layout AL) at rows m0 and of B (K x N, layout BL) at columns n0. A
- * row-major A and a column-major B are stored K along the row ([128][32]); the others K down the rows ([32][128]). */
+ * row-major A and a column-major B are stored K along the row ([128][64]); the others K down the rows ([64][128]).
+ * Either way 8 consecutive threads (a phase of a 16-byte store) fill 128 contiguous bytes of one row. */
 template <typename AL, typename BL>
 static __device__ void lce4_stage_step(unsigned char *smem, int slot, lce4_matrix A, lce4_matrix B, long long m0,
                                        long long n0, int k, bool vec)
@@ -183,11 +184,11 @@ static __device__ void lce4_gemm_tile(unsigned char *smem, lce4_matrix A, lce4_m
 }
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (z[target]: 4 bytes from the one lane whose
- * column holds it; the partials 100%), shared memory <= 4 wavefronts per request (a fragment's 16 rows of 32 bytes
- * take 4 at best). Logits x W^T of one (row tile, vocabulary tile); each counted row's partial (max, sum exp) over
+ * column holds it; the partials whole sectors), shared memory <= 4 wavefronts per request (16-byte stores of a warp:
+ * 4 at best). Logits x W^T of one (row tile, vocabulary tile); each counted row's partial (max, sum exp) over
  * the tile's columns, and z[target] from the one tile that holds it. */
 __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
-                                    const int32_t *target /* (N,) */, lce_lse_acc *part /* (ceil(V / 128), N) */,
+                                    const int32_t *target /* (N,) */, float *part /* (2, ceil(V / 128), N) */,
                                     float *z_target /* (N,) */)
 {
     DYNAMIC_SHARED(unsigned char, smem);
@@ -215,30 +216,36 @@ __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
         if (lane == 0) rows[i] = a;
     }
     __syncthreads(); /* every row's partial is in before thread i stores row i's */
-    long long n = n0 + threadIdx.x;
-    if (n < N && target[n] != LCE_IGNORE) part[tv * N + n] = rows[threadIdx.x];
+    long long n = n0 + threadIdx.x, tiles_v = lce4_tiles(V);
+    if (n < N && target[n] != LCE_IGNORE) {
+        part[tv * N + n] = rows[threadIdx.x].m;
+        part[(tiles_v + tv) * N + n] = rows[threadIdx.x].s;
+    }
 }
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory. A thread per row merges
  * the row's partials in vocabulary order (consecutive threads read consecutive rows of part): a fixed order, so
  * lse is the same bits on every run, with no float atomics. */
 __global__ void lce4_merge_kernel(int N, int V, const int32_t *target /* (N,) */,
-                                  const lce_lse_acc *part /* (ceil(V / 128), N) */, const float *z_target /* (N,) */,
+                                  const float *part /* (2, ceil(V / 128), N) */, const float *z_target /* (N,) */,
                                   float *lse /* (N,) */, float *row_loss /* (N,) */)
 {
-    long long n = (long long)blockIdx.x * LCE4_REDUCE_THREADS + threadIdx.x;
+    long long n = (long long)blockIdx.x * LCE4_REDUCE_THREADS + threadIdx.x, tiles_v = lce4_tiles(V);
     if (n >= N) return;
-    if (target[n] == LCE_IGNORE) {
-        lse[n] = row_loss[n] = 0.0f;
-        return;
+    float l = 0.0f, loss = 0.0f; /* an ignored row's */
+    if (target[n] != LCE_IGNORE) {
+        /* from tile 0's partial, not from the empty pair: merged into an empty pair, a partial whose max is -inf
+         * and whose sum is NaN (a NaN row) would be dropped */
+        lce_lse_acc a = {part[n], part[tiles_v * N + n]};
+        for (long long j = 1; j < tiles_v; j++) {
+            lce_lse_acc b = {part[j * N + n], part[(tiles_v + j) * N + n]};
+            a = lce_lse_merge(a, b);
+        }
+        l = lce_lse_finish(a);
+        loss = lce_row_loss(l, z_target[n]);
     }
-    /* from tile 0's partial, not from the empty pair: merged into an empty pair, a partial whose max is -inf and
-     * whose sum is NaN (a NaN row) would be dropped */
-    lce_lse_acc a = part[n];
-    for (long long j = 1; j < lce4_tiles(V); j++) a = lce_lse_merge(a, part[j * N + n]);
-    float l = lce_lse_finish(a);
     lse[n] = l;
-    row_loss[n] = lce_row_loss(l, z_target[n]);
+    row_loss[n] = loss;
 }
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 4 wavefronts per request.
@@ -355,8 +362,8 @@ static void lce4_opt_in(void)
 
 static unsigned lce4_grid(long long m, long long n) { return (unsigned)(lce4_tiles(m) * lce4_tiles(n)); }
 
-void lce4_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target,
-                         lce_lse_acc *part, float *z_target, float *lse, float *row_loss)
+void lce4_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *part,
+                         float *z_target, float *lse, float *row_loss)
 {
     lce4_opt_in();
     LAUNCH(lce4_forward_kernel, lce4_grid(N, V), LCE4_THREADS, LCE4_SMEM_BYTES)(N, V, H, x, W, target, part,

@@ -21,7 +21,7 @@ extern "C" float *cuda_cce4_forward(const lce_dims *d, const bf16 *x, const bf16
     arena a;
     cuda_cce4_forward_workspace w;
     size_t bytes = ARENA_BYTES(a, cuda_cce4_carve_forward(&a, d, &w));
-    arena_init(&a, dev_alloc(bytes, "workspace: tile partials [V/128,N] (max, sum exp) + z[target] + row losses + scale"),
+    arena_init(&a, dev_alloc(bytes, "workspace: tile partials [2,V/128,N] (max, sum exp) + z[target] + row losses + scale"),
                bytes);
     cuda_cce4_carve_forward(&a, d, &w);
     lce_launch_mean_scale(N, target, w.scale);

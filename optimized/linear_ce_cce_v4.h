@@ -2,7 +2,7 @@
  * tensor cores with a cp.async pipeline (kernels/linear_ce_v4.cu says what it changes over v3).
  *
  * Dataflow and memory, beside v2/v3 (linear_ce_cce.h), whose saved state it shares:
- *     forward   lse (N,) f32 saved; forward's workspace: the tiles' partial (max, sum exp) (ceil(V / 128), N),
+ *     forward   lse (N,) f32 saved; forward's workspace: the tiles' partial (max, sum exp) (2, ceil(V / 128), N),
  *               z[target] (N,), row losses (N,), 1/n_valid; freed before forward returns
  *     backward  dx (N, H) bf16, dW (V, H) f32, and one workspace block: G (N, ldg) bf16 for one vocabulary chunk
  *               of ldg = min(8192, V rounded up to 128) columns, the chunk's tile filter flags, dx_acc (N, H) f32
@@ -30,7 +30,7 @@ void cuda_cce4_backward(const lce_dims *d, int filter, cce_lce_saved *saved, con
 
 /* forward's workspace, one dev_alloc block */
 typedef struct {
-    lce_lse_acc *part; /* (ceil(V / 128), N) each row's (max, sum exp) over each vocabulary tile */
+    float *part;       /* (2, ceil(V / 128), N) f32 each row's max over each vocabulary tile, then its sum of exp */
     float *z_target;   /* (N,) f32 z[n, target[n]], written by the tile that holds it */
     float *row_loss;   /* (N,) f32 */
     float *scale;      /* (1,) f32 1 / n_valid */

@@ -467,7 +467,7 @@ END_TEST
 /* --- cuda-v4: Cut Cross-Entropy's shape, [128, 128] GEMM tiles through a cp.async pipeline -----------------------
  * Tolerances: cuda-v3's (above), for the same reasons: G rounded to bf16 once, fp32 sums (dx's over vocabulary
  * chunks in dx_acc, in chunk order), dx rounded once; the filter's bound is check_filter_bound's. Sizes: one below,
- * at and above the tile (128 rows, 128 vocabulary rows, 128 columns of H per dx/dW tile), K steps of 32, H % 8 != 0
+ * at and above the tile (128 rows, 128 vocabulary rows, 128 columns of H per dx/dW tile), K steps of 64, H % 8 != 0
  * (synchronous staging) and == 0 (cp.async, zero-filled past the edges), and V past one chunk of 8192 (dx_acc). */
 START_TEST(cuda_lce_v4_tiny) { run_case_cce("cuda-v4", 4, 3, 7, 541, V3_PLAIN); }
 END_TEST
@@ -475,7 +475,7 @@ START_TEST(cuda_lce_v4_odd) { run_case_cce("cuda-v4", 37, 19, 301, 542, (v3_case
 END_TEST
 START_TEST(cuda_lce_v4_edges)
 {
-    run_case_cce("cuda-v4", 127, 32, 129, 543, V3_PLAIN);
+    run_case_cce("cuda-v4", 127, 64, 129, 543, V3_PLAIN);
     run_case_cce("cuda-v4", 129, 40, 128, 544, (v3_case){1, 0, 0});
     run_case_cce("cuda-v4", 128, 136, 255, 545, V3_PLAIN);
     run_case_cce("cuda-v4", 130, 33, 127, 546, V3_PLAIN);
