@@ -41,7 +41,7 @@ void eyes_pass(const launch_cfg &cfg, int pass)
     W.on = 0; /* the ASan build is not instrumented (tsan and asan do not combine): nothing to watch */
 #else
     /* a dry run's memory is address space only: no shadow to watch; the time model watches with the detectors off */
-    W.on = pass == 0 && (!off || model_on()) && !dry();
+    W.on = pass == 0 && (!off || model_on()) && (!dry() || (dry() == 3 && model_on())); /* 3: the model's dry run */
 #endif
     W.detect = W.on && !off && !model_on(); /* the model's runs are for counting (validate without it) */
     W.cfg = &cfg;
