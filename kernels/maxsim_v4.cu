@@ -13,7 +13,7 @@
  * outer, i inner (blockIdx.x = m*I + i): b[m] stays in L2 while a[i] is read once per j tile.
  * K up to 256 (ms4_smem_bytes within sm_80's 163 KB); beyond, cuda_ms4_unfit refuses and v3 runs any K.
  * Design target: >= 50% of the H100's TF32 tensor-core roofline by the time model at the forum size. */
-#include <cuda_pipeline.h>
+#include <cuda_pipeline_primitives.h>
 #include <mma.h>
 
 #include "maxsim_math.h"
@@ -29,13 +29,13 @@ using namespace nvcuda;
 #define LDB (MS4_TK + MS4_PAD)               /* a stage's rows of b: 20 floats */
 #define STAGE (MS4_TN * LDB)                  /* floats per stage */
 #define KSTEPS (MS4_TK / 8)                   /* m16n16k8 steps per stage */
-#define MERGE_LD 17                           /* the merge's rows: 16 slots + 1 (conflict-free row scans) */
+#define MERGE_X (8 * 32 + 1)                  /* the merge's slots of one row group: 8 per lane, + 1 (its scan's 2 groups per warp in 2 banks) */
 
 static_assert(MS4_THREADS == 128 && MS4_TJ == 128 && MS4_TN == 128, "4 warps, each a 64 x 64 quarter of the tile");
 static_assert(MS4_TK % 8 == 0 && MS4_TK % 4 == 0, "k steps of 8 (m16n16k8), 16-byte copies");
 static_assert(LDB % 8 == 4 && MS4_PAD % 8 == 4, "rows 4 words off a multiple of 8: fragment loads conflict-free");
 static_assert((16 * LDB * 4) % 32 == 0 && (STAGE * 4) % 32 == 0, "every fragment pointer 32-byte aligned");
-static_assert(2 * MS4_TJ * MERGE_LD + MS4_TJ <= MS4_STAGES * STAGE, "the merge and the row maxima fit the stages");
+static_assert(2 * 2 * 4 * MERGE_X + MS4_TJ <= MS4_STAGES * STAGE, "the merge and the row maxima fit the stages");
 static_assert(MS4_STAGES == 3, "the loop waits for all but the newest group (wait_prior(MS4_STAGES - 2))");
 
 typedef wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc_frag;
@@ -44,7 +44,10 @@ typedef wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc_frag;
  * p / 16, column p % 16): loaded once from a tile holding each element's own index (exact in float), kept as
  * 8-bit fields, four per word (registers are what the 64 x 64 warp tile runs short of). scratch: 256 floats,
  * 32-byte aligned. */
-__device__ static int v4_pos(const unsigned (&pos)[2], int q) { return (int)(pos[q / 4] >> (8 * (q % 4)) & 255u); }
+__device__ static int v4_pos(const unsigned (&pos)[2], int q)
+{
+    return (int)((q < 4 ? pos[0] : pos[1]) >> (8 * (q % 4)) & 255u); /* no indexing by q: pos stays in registers */
+}
 
 __device__ static void v4_fragment_positions(float *scratch, unsigned (&pos)[2])
 {
@@ -134,44 +137,58 @@ __device__ static void v4_fold(acc_frag (&c)[4][4], const unsigned (&pos)[2], in
         }
 }
 
-/* The row maxima of one j tile from the four warps' slots: warps of the right half write theirs to mv/mn
- * [MS4_TJ][MERGE_LD], the left half merge them into their own and write the result, then thread r scans row r's
- * 16 slots into rowmax[r] and, when kept, arg[i, j0 + r, m]. */
-__device__ static void v4_merge(float (&best)[4][8], int (&bn)[4][8], const unsigned (&pos)[2], int wr, int wc, float *mv,
-                                int *mn, float *rowmax, int *argrow, int J, int j0, int M)
+/* The row maxima of one j tile from the four warps' slots. The slots go to shared memory by (row group x, slot q,
+ * lane) -- consecutive lanes, consecutive words, whatever the fragment layout -- in mv/mn [2][4][MERGE_X]: the
+ * right-hand warp of each row pair writes its own, the left-hand one (same lanes, same layout: the same rows and
+ * columns) merges them into its own and writes the result. Then thread r takes row r: of its row group's 256
+ * slots, those whose element lies in its row (lane l's positions, by shuffle), into rowmax[r] and, when kept,
+ * arg[i, j0 + r, m]. */
+__device__ static void v4_merge(float (&best)[4][8], int (&bn)[4][8], const unsigned (&pos)[2], int wr, int wc,
+                                float *mv, int *mn, float *rowmax, int *argrow, int J, int j0, int M)
 {
+    int lane = threadIdx.x % 32, pair = wr / 64 * 4 * MERGE_X;
     UNROLL for (int side = 1; side >= 0; side--) {
         if (wc / 64 == side)
             UNROLL for (int x = 0; x < 4; x++)
                 UNROLL for (int q = 0; q < 8; q++) {
-                    int p = v4_pos(pos, q), slot = (wr + 16 * x + p / 16) * MERGE_LD + p % 16;
-                    if (side == 0 && ms_better_f(mv[slot], mn[slot], best[x][q], bn[x][q]))
-                        best[x][q] = mv[slot], bn[x][q] = mn[slot];
+                    int slot = pair + x * MERGE_X + q * 32 + lane;
+                    if (side == 0) {
+                        float cv = mv[slot];
+                        int cn = mn[slot];
+                        if (ms_better_f(cv, cn, best[x][q], bn[x][q])) best[x][q] = cv, bn[x][q] = cn;
+                    }
                     mv[slot] = best[x][q], mn[slot] = bn[x][q];
                 }
         __syncthreads(); /* side 1's slots are written before side 0 reads them; side 0's before the scan */
     }
-    int r = threadIdx.x;
-    float v = mv[r * MERGE_LD];
-    int n = mn[r * MERGE_LD];
-    for (int s = 1; s < 16; s++)
-        if (ms_better_f(mv[r * MERGE_LD + s], mn[r * MERGE_LD + s], v, n)) v = mv[r * MERGE_LD + s], n = mn[r * MERGE_LD + s];
+    int r = threadIdx.x, rows = r / 64 * 4 * MERGE_X + r % 64 / 16 * MERGE_X; /* row r's pair and row group */
+    float v = -INFINITY;
+    int n = 0; /* a real column: see ms_better */
+    for (int q = 0; q < 8; q++)
+        for (int l = 0; l < 32; l++) {
+            int pl = __shfl_sync(0xffffffffu, v4_pos(pos, q), l); /* lane l's slot q: its element's index */
+            float cv = mv[rows + q * 32 + l]; /* every lane reads (two words per warp), then keeps its row's */
+            int cn = mn[rows + q * 32 + l];
+            if (pl / 16 == r % 16 && ms_better_f(cv, cn, v, n)) v = cv, n = cn;
+        }
     rowmax[r] = v;
     if (argrow && j0 + r < J) argrow[(long long)(j0 + r) * M] = n;
 }
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (arg[i, :, m] is a column, stride M, as
  * in v3), shared memory <= 2 wavefronts per request (fragment loads conflict-free; a stage's 16-byte copies put
- * rows 20 floats apart, two rows per quarter-warp: 2-way). */
+ * rows 20 floats apart, two rows per quarter-warp: 2-way; the merge by lane: conflict-free).
+ * Today: loads 70% (the profile's K = 25: K % 4 != 0 takes the 4-byte copies, and each row's 16-column stage starts
+ * mid-sector). */
 __global__ void ms_forward_v4(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
     DYNAMIC_SHARED(float, smem);
     int KP = (int)ms4_k_padded(K), lda = KP + MS4_PAD, kc = KP / MS4_TK;
     float *sA = smem;                    /* [MS4_TJ][lda]: a[i]'s resident rows */
     float *stages = sA + MS4_TJ * lda;   /* [MS4_STAGES][MS4_TN][LDB]: b's pipeline */
-    float *mv = stages;                  /* [MS4_TJ][MERGE_LD] after the pipeline drains: the merge's maxima */
-    int *mn = (int *)(mv + MS4_TJ * MERGE_LD); /* [MS4_TJ][MERGE_LD]: their columns */
-    float *rowmax = (float *)(mn + MS4_TJ * MERGE_LD); /* [MS4_TJ] */
+    float *mv = stages;                  /* [2][4][MERGE_X] after the pipeline drains: the merge's maxima */
+    int *mn = (int *)(mv + 2 * 4 * MERGE_X); /* [2][4][MERGE_X]: their columns */
+    float *rowmax = (float *)(mn + 2 * 4 * MERGE_X); /* [MS4_TJ] */
     int m = blockIdx.x / I, i = blockIdx.x % I;                                  /* i inner: b[m] stays in L2 */
     const float *ai = a + (long long)i * J * K, *bm = b + (long long)m * N * K; /* a[i] (J, K), b[m] (N, K) */
     int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
