@@ -35,7 +35,7 @@ static_assert(MS4_THREADS == 128 && MS4_TJ == 128 && MS4_TN == 128, "4 warps, ea
 static_assert(MS4_TK % 8 == 0 && MS4_TK % 4 == 0, "k steps of 8 (m16n16k8), 16-byte copies");
 static_assert(LDB % 8 == 4 && MS4_PAD % 8 == 4, "rows 4 words off a multiple of 8: fragment loads conflict-free");
 static_assert((16 * LDB * 4) % 32 == 0 && (STAGE * 4) % 32 == 0, "every fragment pointer 32-byte aligned");
-static_assert(2 * 2 * 4 * MERGE_X + MS4_TJ <= MS4_STAGES * STAGE, "the merge and the row maxima fit the stages");
+static_assert(2 * 2 * 4 * MERGE_X + 8 * 32 + MS4_TJ <= MS4_STAGES * STAGE, "the merge and the row maxima fit the stages");
 static_assert(MS4_STAGES == 3, "the loop waits for all but the newest group (wait_prior(MS4_STAGES - 2))");
 
 typedef wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc_frag;
@@ -141,12 +141,15 @@ __device__ static void v4_fold(acc_frag (&c)[4][4], const unsigned (&pos)[2], in
  * lane) -- consecutive lanes, consecutive words, whatever the fragment layout -- in mv/mn [2][4][MERGE_X]: the
  * right-hand warp of each row pair writes its own, the left-hand one (same lanes, same layout: the same rows and
  * columns) merges them into its own and writes the result. Then thread r takes row r: of its row group's 256
- * slots, those whose element lies in its row (lane l's positions, by shuffle), into rowmax[r] and, when kept,
+ * slots, those whose element lies in its row (the lanes' positions, in where), into rowmax[r] and, when kept,
  * arg[i, j0 + r, m]. */
 __device__ static void v4_merge(float (&best)[4][8], int (&bn)[4][8], const unsigned (&pos)[2], int wr, int wc,
                                 float *mv, int *mn, float *rowmax, int *argrow, int J, int j0, int M)
 {
     int lane = threadIdx.x % 32, pair = wr / 64 * 4 * MERGE_X;
+    int *where = mn + 2 * 4 * MERGE_X; /* [8][32]: lane l's slot q holds element where[q * 32 + l] of its tile */
+    if (threadIdx.x < 32)
+        UNROLL for (int q = 0; q < 8; q++) where[q * 32 + lane] = v4_pos(pos, q);
     UNROLL for (int side = 1; side >= 0; side--) {
         if (wc / 64 == side)
             UNROLL for (int x = 0; x < 4; x++)
@@ -166,7 +169,7 @@ __device__ static void v4_merge(float (&best)[4][8], int (&bn)[4][8], const unsi
     int n = 0; /* a real column: see ms_better */
     for (int q = 0; q < 8; q++)
         for (int l = 0; l < 32; l++) {
-            int pl = __shfl_sync(0xffffffffu, v4_pos(pos, q), l); /* lane l's slot q: its element's index */
+            int pl = where[q * 32 + l]; /* the same word for the whole warp: a broadcast */
             float cv = mv[rows + q * 32 + l]; /* every lane reads (two words per warp), then keeps its row's */
             int cn = mn[rows + q * 32 + l];
             if (pl / 16 == r % 16 && ms_better_f(cv, cn, v, n)) v = cv, n = cn;
@@ -188,7 +191,7 @@ __global__ void ms_forward_v4(int I, int J, int M, int N, int K, const float *a,
     float *stages = sA + MS4_TJ * lda;   /* [MS4_STAGES][MS4_TN][LDB]: b's pipeline */
     float *mv = stages;                  /* [2][4][MERGE_X] after the pipeline drains: the merge's maxima */
     int *mn = (int *)(mv + 2 * 4 * MERGE_X); /* [2][4][MERGE_X]: their columns */
-    float *rowmax = (float *)(mn + 2 * 4 * MERGE_X); /* [MS4_TJ] */
+    float *rowmax = (float *)(mn + 2 * 4 * MERGE_X + 8 * 32); /* [MS4_TJ], after the merge's positions */
     int m = blockIdx.x / I, i = blockIdx.x % I;                                  /* i inner: b[m] stays in L2 */
     const float *ai = a + (long long)i * J * K, *bm = b + (long long)m * N * K; /* a[i] (J, K), b[m] (N, K) */
     int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
