@@ -5,8 +5,8 @@
  * opts in -- while b[m] streams past them in 128-row tiles, 16 columns of K per stage, through a 3-stage cp.async
  * pipeline: the copies of the next two stages are in flight while the warps multiply the current one, one
  * barrier per stage. Four warps each own a 64 x 64 quarter of the 128 x 128 score tile (4 x 4 WMMA m16n16k8
- * TF32 fragments, float accumulators; b's fragments are rounded to TF32 after loading, as v3 rounds its staged
- * tiles, so the two agree bit for bit). The scores never leave the registers: a fragment's element order is
+ * TF32 fragments, float accumulators; b's fragments are rounded to TF32 after loading, a's rows when staged: the
+ * rounding v3 applies). The scores never leave the registers: a fragment's element order is
  * unspecified, so each lane learns where its elements sit by loading a tile of their own coordinates once,
  * then folds every score into a running (max, argmax) per element slot; at the end of a j tile the two warps
  * that share rows merge their slots through shared memory and one thread per row finishes it. Block order m
@@ -28,14 +28,13 @@ using namespace nvcuda;
 
 #define LDB (MS4_TK + MS4_PAD)               /* a stage's rows of b: 20 floats */
 #define STAGE (MS4_TN * LDB)                  /* floats per stage */
-#define KSTEPS (MS4_TK / 8)                   /* m16n16k8 steps per stage */
-#define MERGE_X (8 * 32 + 1)                  /* the merge's slots of one row group: 8 per lane, + 1 (its scan's 2 groups per warp in 2 banks) */
+#define MERGE_X (8 * 32 + 1) /* the merge's slots of a row group: 8 per lane, + 1 (a scan's 2 groups in 2 banks) */
 
 static_assert(MS4_THREADS == 128 && MS4_TJ == 128 && MS4_TN == 128, "4 warps, each a 64 x 64 quarter of the tile");
 static_assert(MS4_TK % 8 == 0 && MS4_TK % 4 == 0, "k steps of 8 (m16n16k8), 16-byte copies");
 static_assert(LDB % 8 == 4 && MS4_PAD % 8 == 4, "rows 4 words off a multiple of 8: fragment loads conflict-free");
 static_assert((16 * LDB * 4) % 32 == 0 && (STAGE * 4) % 32 == 0, "every fragment pointer 32-byte aligned");
-static_assert(2 * 2 * 4 * MERGE_X + 8 * 32 + MS4_TJ <= MS4_STAGES * STAGE, "the merge and the row maxima fit the stages");
+static_assert(2 * 2 * 4 * MERGE_X + 8 * 32 + MS4_TJ <= MS4_STAGES * STAGE, "the merge fits the stages");
 static_assert(MS4_STAGES == 3, "the loop waits for all but the newest group (wait_prior(MS4_STAGES - 2))");
 
 typedef wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc_frag;
@@ -131,7 +130,8 @@ __device__ static void v4_fold(acc_frag (&c)[4][4], const unsigned (&pos)[2], in
         UNROLL for (int y = 0; y < 4; y++) {
             UNROLL for (int q = 0; q < 8; q++) {
                 int n = n0 + 16 * y + v4_pos(pos, q) % 16;
-                if (n < N && ms_better_f(c[x][y].x[q], n, best[x][q], bn[x][q])) best[x][q] = c[x][y].x[q], bn[x][q] = n;
+                float v = c[x][y].x[q];
+                if (n < N && ms_better_f(v, n, best[x][q], bn[x][q])) best[x][q] = v, bn[x][q] = n;
             }
             wmma::fill_fragment(c[x][y], 0.0f);
         }

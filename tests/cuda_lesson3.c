@@ -1,9 +1,10 @@
 /* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1, cuda-v2, cuda-v3 (what `cuda`
- * runs) and cuda-v4 against the float64 reference, their device memory formulas against the tracker, in every mode (saved
- * argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in TF32 too --
- * summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small and odd
- * sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32 in v3;
- * K % 4 == 0 takes v3's float4 path), and NaN/Inf inputs for every version (maxsim_special.h). Small enough that
+ * runs) and cuda-v4 against the float64 reference, their device memory formulas against the tracker, in every
+ * mode (saved argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in
+ * TF32 too -- summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small
+ * and odd sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32
+ * in v3; v4's 128 rows and 16-column stages, and its largest K, 256; K % 4 == 0 takes v3's float4 path and v4's
+ * 16-byte copies), and NaN/Inf inputs for every version (maxsim_special.h). Small enough that
  * the emulation stays fast. Run by test_cuda without fork. */
 #include <check.h>
 #include <string.h>
