@@ -25,7 +25,7 @@ unchecked=0
 # lesson | versions (each run alone) | its forum size (or the largest preset) | dimension names | extra flags
 table=(
   "1|cuda-v1|forum|B G K N|"
-  "2|cuda-v1 cuda-v2 cuda-v3|forum|n t v c|"
+  "2|cuda-v1 cuda-v2 cuda-v3 cuda-v4|forum|n t v c|"
   "3|cuda-v1 cuda-v2 cuda-v3|forum|I J M N K|"
   "3|cuda-v3|forum|I J M N K|--deterministic"
   "4|cuda-v1 cuda-v2|medium|T Bt X H|"
