@@ -44,6 +44,42 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
     p->major = 9;
     p->multiProcessorCount = 1;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->sharedMemPerMultiprocessor = 233472; /* sm_90: 228 KiB */
+    p->sharedMemPerBlockOptin = 232448;
+    p->cooperativeLaunch = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    if (device != 0) return cudaErrorInvalidDevice;
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; return cudaSuccess;
+    case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; return cudaSuccess;
+    default: return emu::fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: attribute %d is not emulated", (int)attr);
+    }
+}
+
+/* The blocks of blockSize threads and dynSmem bytes one SM holds at once: the thread, block and shared-memory
+ * limits of the emulated SM (registers and static shared memory are not known here: emu_resources.cc checks
+ * them at launch when EMU_PTXAS names ptxas's report). */
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num, const void *func, int blockSize, size_t dynSmem)
+{
+    (void)func;
+    if (!num || blockSize <= 0 || blockSize > 1024) return cudaErrorInvalidValue;
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    size_t warps = ((size_t)blockSize + 31) / 32, b = (size_t)p.maxBlocksPerMultiProcessor;
+    size_t by_threads = (size_t)p.maxThreadsPerMultiProcessor / (warps * 32);
+    size_t by_smem = p.sharedMemPerMultiprocessor / (dynSmem + 1024); /* 1 KiB per block reserved (sm_80+) */
+    if (by_threads < b) b = by_threads;
+    if (by_smem < b) b = by_smem;
+    *num = (int)b;
     return cudaSuccess;
 }
 

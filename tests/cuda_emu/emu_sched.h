@@ -11,7 +11,7 @@
 
 namespace emu {
 
-enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE };
+enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE, T_GRID }; /* T_GRID: at a grid.sync() */
 
 struct fiber {
     ucontext_t ctx; /* the portable switch */
@@ -44,6 +44,17 @@ void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap);
 void set_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass);
 /* Runs the block blockIdx with blockDim threads (reversed: resumed in reverse order); 0 if it failed. */
 int run_block(int reversed);
+
+/* A cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, each with its own threads,
+ * stacks and shared memory, parked at grid.sync() until every block of the grid has arrived (emu_launch.cc).
+ * coop_begin makes room for nblocks; coop_run starts (first) or resumes block slot and runs it until it ends
+ * (1), parks every thread at a grid.sync (2) or fails (0). coop_release readies every parked thread. */
+void coop_begin(size_t nblocks);
+int coop_run(size_t slot, int first, int reversed);
+void coop_release(void);
+void coop_end(void);
+/* "grid.sync at f.cu:12" of a parked slot, for messages */
+const char *coop_where(size_t slot);
 
 } /* namespace emu */
 
