@@ -47,7 +47,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->maxThreadsPerMultiProcessor = 2048;
     p->maxBlocksPerMultiProcessor = 32;
     p->sharedMemPerMultiprocessor = 233472; /* sm_90: 228 KiB */
-    p->sharedMemPerBlockOptin = 232448;
+    p->sharedMemPerBlockOptin = 166912; /* the opt-in limit the launch checks (sm_80's, emu_dry.cc) */
     p->cooperativeLaunch = 1;
     return cudaSuccess;
 }
