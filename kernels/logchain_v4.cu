@@ -107,8 +107,8 @@ __global__ void lc4_forward_kernel(int n, int c, int t, int v, const float *x, c
                 for (int r = 0; r < LC4_ROWS; r++) acc[r][q] += w[r] * p;
             }
         }
-        for (int r = 0; r < LC4_ROWS; r++)
-            for (int q = 0; q < LC4_KQ && lane + 32 * q < c; q++) sPart[(warp * LC4_ROWS + r) * c + lane + 32 * q] = acc[r][q];
+        for (int q = 0; q < LC4_KQ && lane + 32 * q < c; q++) /* q outer: a warp's k-th store is one q, one row */
+            for (int r = 0; r < LC4_ROWS; r++) sPart[(warp * LC4_ROWS + r) * c + lane + 32 * q] = acc[r][q];
         __syncthreads(); /* every warp's share is in, and every read of sW is done */
         for (int e = tid; e < LC4_ROWS * c; e += LC4_BLOCK) {
             int r = e / c, k = e % c;
@@ -188,8 +188,8 @@ __global__ void lc4_backward_kernel(int n, int c, int t, int v, const float *x, 
         /* beta_i[r][j] = mw_r + log sum_k P_i[j][k] W_i[r][k]; sB's last reader was the first loop (barrier since) */
         const float *P = Ps + (long long)i * c * c;
         float wr[LC4_ROWS][LC4_KQ]; /* W_i[r][lane + 32 q] */
-        for (int r = 0; r < LC4_ROWS; r++)
-            for (int q = 0; q < LC4_KQ; q++) wr[r][q] = lane + 32 * q < c ? sW[r * c + lane + 32 * q] : 0.0f;
+        for (int q = 0; q < LC4_KQ; q++)
+            for (int r = 0; r < LC4_ROWS; r++) wr[r][q] = lane + 32 * q < c ? sW[r * c + lane + 32 * q] : 0.0f;
         for (int j0 = 4 * warp; j0 < c; j0 += 4 * LC4_WARPS) {
             float part[LC4_ROWS][4] = {{0.0f}};
             for (int jj = 0; jj < 4; jj++) {
