@@ -1,6 +1,7 @@
 /* emu_device.cc - TEST-ONLY: device discovery, properties, versions, events, streams and error names under the
  * CPU emulator (NVIDIA's prototypes from cuda_runtime_api.h). The one device is named "emulated (CPU)":
  * the session (lessons/session.c) sees the name and marks the row's timings as meaningless. */
+#include "emu_dry.h"
 #include "emu_internal.h"
 
 #include <stdio.h>
@@ -43,7 +44,9 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
     p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
     p->major = 9;
-    p->multiProcessorCount = 1;
+    /* one SM: a cooperative launch's every block runs as fibers at once; a dry run (boundary iterations only) has an
+     * H200's 132, so a persistent kernel's grid is planned there as on the GPU */
+    p->multiProcessorCount = emu::dry() ? 132 : 1;
     p->maxThreadsPerMultiProcessor = 2048;
     p->maxBlocksPerMultiProcessor = 32;
     p->sharedMemPerMultiprocessor = 233472; /* sm_90: 228 KiB */
