@@ -47,12 +47,10 @@ START_TEST(cuda4_small) { run_cuda((gru_dims){16, 16, 32, 64}, 0, 16, 94); }
 END_TEST
 
 /* cuda-v3 (the forward loop as one cooperative kernel): H = 4 < the 8 blocks the emulated SM holds (so the grid is
- * H blocks of one unit), H = 20 over 8 blocks (slices of 2 and 3 units), and the small size. */
+ * H blocks of one unit) and H = 20 over 8 blocks (slices of 2 and 3 units); make test-emu runs the small size. */
 START_TEST(cuda4_v3_tiny) { run_version("cuda-v3", (gru_dims){3, 2, 3, 4}, 0, 16, 91); }
 END_TEST
 START_TEST(cuda4_v3_odd_shape) { run_version("cuda-v3", (gru_dims){7, 3, 33, 20}, 0, 2, 93); }
-END_TEST
-START_TEST(cuda4_v3_small) { run_version("cuda-v3", (gru_dims){16, 16, 32, 64}, 0, 16, 94); }
 END_TEST
 /* checkpointing recomputes forward segments in backward, which v3's one-launch forward does not: refused */
 START_TEST(cuda4_v3_checkpoint_refused)
@@ -119,7 +117,6 @@ Suite *cuda_lesson4_suite(void)
     tcase_add_test(tc, cuda4_graph_checkpoint);
     tcase_add_test(tc, cuda4_v3_tiny);
     tcase_add_test(tc, cuda4_v3_odd_shape);
-    tcase_add_test(tc, cuda4_v3_small);
     tcase_add_test(tc, cuda4_v3_checkpoint_refused);
     suite_add_tcase(s, tc);
     TCase *nanc = tcase_create("nan");
