@@ -38,6 +38,8 @@ __device__ static inline float lc4_warp_sum(float v)
     return v;
 }
 
+__device__ static inline int lc4_clamp(int i, int last) { return i < last ? i : last; }
+
 /* row (c): log values in, weights exp(a - m) out, m = the row's maximum; one warp, each lane its own elements */
 __device__ static inline void lc4_row_weights(float *row, int c, int lane, float *m)
 {
@@ -98,13 +100,13 @@ __global__ void lc4_forward_kernel(int n, int c, int t, int v, const float *x, c
         const float *P = Ps + (long long)i * c * c;
         float acc[LC4_ROWS][LC4_KQ] = {{0.0f}}; /* S[r][lane + 32 q], this warp's j only */
         for (int j = warp; j < c; j += LC4_WARPS) {
-            float w[LC4_ROWS];
-            for (int r = 0; r < LC4_ROWS; r++) w[r] = sW[r * c + j]; /* one word for the whole warp */
-            for (int q = 0; q < LC4_KQ; q++) {
-                int k = lane + 32 * q;
-                if (k >= c) break;
-                float p = P[(long long)j * c + k]; /* a row of P_i: coalesced */
-                for (int r = 0; r < LC4_ROWS; r++) acc[r][q] += w[r] * p;
+            /* a row of P_i, all LC4_KQ loads in flight at once: states past c read P[j][c-1] (a sector the warp
+             * reads anyway) into accumulators that are never stored */
+            float p[LC4_KQ];
+            for (int q = 0; q < LC4_KQ; q++) p[q] = P[(long long)j * c + lc4_clamp(lane + 32 * q, c - 1)];
+            for (int r = 0; r < LC4_ROWS; r++) {
+                float w = sW[r * c + j]; /* one word for the whole warp */
+                for (int q = 0; q < LC4_KQ; q++) acc[r][q] += w * p[q];
             }
         }
         for (int q = 0; q < LC4_KQ && lane + 32 * q < c; q++) /* q outer: a warp's k-th store is one q, one row */
@@ -193,13 +195,14 @@ __global__ void lc4_backward_kernel(int n, int c, int t, int v, const float *x, 
         for (int j0 = 4 * warp; j0 < c; j0 += 4 * LC4_WARPS) {
             float part[LC4_ROWS][4] = {{0.0f}};
             for (int jj = 0; jj < 4; jj++) {
-                if (j0 + jj >= c) break;
-                const float *Pj = P + (long long)(j0 + jj) * c;
+                /* rows past c and states past c read P's last row or column (no sector more); the states' products
+                 * are zeroed, the rows' sums never stored */
+                const float *Pj = P + (long long)lc4_clamp(j0 + jj, c - 1) * c;
+                float p[LC4_KQ];
+                for (int q = 0; q < LC4_KQ; q++) p[q] = Pj[lc4_clamp(lane + 32 * q, c - 1)];
                 for (int q = 0; q < LC4_KQ; q++) {
-                    int k = lane + 32 * q;
-                    if (k >= c) break;
-                    float p = Pj[k];
-                    for (int r = 0; r < LC4_ROWS; r++) part[r][jj] += wr[r][q] * p;
+                    float pq = lane + 32 * q < c ? p[q] : 0.0f;
+                    for (int r = 0; r < LC4_ROWS; r++) part[r][jj] += wr[r][q] * pq;
                 }
             }
             int j = j0 + lc4_quad_of(lane);
