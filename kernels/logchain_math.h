@@ -52,6 +52,7 @@ HD float lc_transition_term(float alpha_j, float g_k, float logz) { return expf(
 #define LC4_WARPS 8
 #define LC4_BLOCK (32 * LC4_WARPS)
 #define LC4_KQ 8
+#define LC4_JU 4 /* forward: rows of P_i a warp loads before it uses them */
 #define LC4_MAX_C (32 * LC4_KQ)
 #define LC4_DP0_BLOCK 128
 

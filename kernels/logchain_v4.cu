@@ -99,15 +99,24 @@ __global__ void lc4_forward_kernel(int n, int c, int t, int v, const float *x, c
     for (int i = 0; i < v - 1; i++) {
         const float *P = Ps + (long long)i * c * c;
         float acc[LC4_ROWS][LC4_KQ] = {{0.0f}}; /* S[r][lane + 32 q], this warp's j only */
-        for (int j = warp; j < c; j += LC4_WARPS) {
-            /* a row of P_i, all LC4_KQ loads in flight at once: states past c read P[j][c-1] (a sector the warp
-             * reads anyway) into accumulators that are never stored */
-            float p[LC4_KQ];
-            for (int q = 0; q < LC4_KQ; q++) p[q] = P[(long long)j * c + lc4_clamp(lane + 32 * q, c - 1)];
-            for (int r = 0; r < LC4_ROWS; r++) {
-                float w = sW[r * c + j]; /* one word for the whole warp */
-                for (int q = 0; q < LC4_KQ; q++) acc[r][q] += w * p[q];
+        for (int j0 = warp; j0 < c; j0 += LC4_JU * LC4_WARPS) {
+            /* LC4_JU rows of P_i, all LC4_JU x LC4_KQ loads in flight at once: a warp waits for L2 once per LC4_JU
+             * rows. States past c read P[j][c-1] (a sector the warp reads anyway) into accumulators that are never
+             * stored; rows past c read row c-1, zeroed */
+            float p[LC4_JU][LC4_KQ];
+            for (int u = 0; u < LC4_JU; u++) {
+                int j = j0 + u * LC4_WARPS;
+                const float *Pj = P + (long long)lc4_clamp(j, c - 1) * c;
+                for (int q = 0; q < LC4_KQ; q++) {
+                    float pv = Pj[lc4_clamp(lane + 32 * q, c - 1)];
+                    p[u][q] = j < c ? pv : 0.0f;
+                }
             }
+            for (int u = 0; u < LC4_JU; u++)
+                for (int r = 0; r < LC4_ROWS; r++) {
+                    float w = sW[r * c + lc4_clamp(j0 + u * LC4_WARPS, c - 1)]; /* one word for the whole warp */
+                    for (int q = 0; q < LC4_KQ; q++) acc[r][q] += w * p[u][q];
+                }
         }
         for (int q = 0; q < LC4_KQ && lane + 32 * q < c; q++) /* q outer: a warp's k-th store is one q, one row */
             for (int r = 0; r < LC4_ROWS; r++) sPart[(warp * LC4_ROWS + r) * c + lane + 32 * q] = acc[r][q];
