@@ -10,8 +10,10 @@
  *   phase 2  x_t W_ih[:, J], z W_zh[:, J], the gates -> h_new[:, J] = out[t]       -> grid.sync
  * The saved rows St (B, 6H) = [r u n zn z e] are v1's, in the same arena, so backward is v2's graph unchanged.
  * The arithmetic is gru_cell_math.h's (gru_reparam, gru_gate_forward), the functions the CPU calls.
- * Target (the time model, H100, the medium size T=256 Bt=32 X=128 H=256): within 3x of the bound for the same
- * work; see docs/lesson-4.md for what the model and the grid-wide synchronisations allow. */
+ * Target (H100, the medium size T=256 Bt=32 X=128 H=256): within 3x of the bound for the same work. Not measured:
+ * the time model does not cover cooperative launches (blocks that wait for each other), the emulator's one SM
+ * cannot hold the medium grid (only a dry run, on 132 SMs, plans it), and no GPU run has been made of this
+ * version; its 2 T = 512 grid-wide synchronisations per forward are the cost a GPU run must measure. */
 #include <cooperative_groups.h>
 
 #include "gru_cell_math.h"
