@@ -103,6 +103,40 @@ void eyes_block_begin(size_t nthreads)
     eyes_dynamic_smem(dynamic_smem(), W.cfg ? W.cfg->smem : 0);
 }
 
+/* A cooperative launch's blocks that wait at a grid.sync: their shared-memory shadows, swapped out and in */
+struct block_shadow {
+    std::vector<shared_cell> cells[SM_REGIONS];
+    std::vector<shared_site> sites[SM_REGIONS];
+    std::vector<uint16_t> warp_syncs;
+    uint32_t serial;
+};
+static std::vector<block_shadow> shadows;
+
+void eyes_coop_begin(size_t nblocks) { shadows.assign(nblocks, block_shadow()); }
+
+static void swap_shadow(block_shadow &b)
+{
+    for (int r = 0; r < SM_REGIONS; r++) scells[r].swap(b.cells[r]), ssites[r].swap(b.sites[r]);
+    warp_syncs.swap(b.warp_syncs);
+}
+
+void eyes_block_park(size_t slot)
+{
+    swap_shadow(shadows[slot]);
+    shadows[slot].serial = W.block_serial;
+}
+
+void eyes_block_resume(size_t slot, void *dyn, size_t bytes)
+{
+    swap_shadow(shadows[slot]);
+    W.block_serial = shadows[slot].serial, W.phase++;
+    W.block_linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    eyes_dynamic_smem(dyn, bytes);
+}
+
+/* Global cells stamped with an older serial read as empty: what blocks did before the grid.sync is ordered */
+void eyes_grid_sync(void) { W.launch_serial++, W.phase++; }
+
 void eyes_barrier(void)
 {
     W.phase++;

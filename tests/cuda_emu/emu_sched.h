@@ -11,7 +11,8 @@
 
 namespace emu {
 
-enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE, T_BARRIER /* cuda::barrier wait */ };
+/* T_BARRIER: a cuda::barrier wait; T_GRID: at a grid.sync() */
+enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE, T_BARRIER, T_GRID };
 
 struct fiber {
     ucontext_t ctx; /* the portable switch */
@@ -54,6 +55,17 @@ void abandon_thread(void) __attribute__((noreturn));
 void park_on_barrier(const void *bar, uint64_t token, void *pc);
 int barrier_passed(const void *bar, uint64_t token);
 void *async_pending_site(uintptr_t p); /* the call site of a copy not landed that covers byte p, or NULL */
+
+/* A cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, each with its own threads,
+ * stacks and shared memory, parked at grid.sync() until every block of the grid has arrived (emu_launch.cc).
+ * coop_begin makes room for nblocks; coop_run starts (first) or resumes block slot and runs it until it ends
+ * (1), parks every thread at a grid.sync (2) or fails (0). coop_release readies every parked thread. */
+void coop_begin(size_t nblocks);
+int coop_run(size_t slot, int first, int reversed);
+void coop_release(void);
+void coop_end(void);
+/* "grid.sync at f.cu:12" of a parked slot, for messages */
+const char *coop_where(size_t slot);
 
 } /* namespace emu */
 

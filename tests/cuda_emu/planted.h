@@ -15,6 +15,12 @@ extern "C" {
  *      3 early return for i >= n before the __syncthreads (n not a multiple of 256) */
 int planted_reverse(int bug, const float *in, float *out, int n);
 
+/* A cooperative launch of `blocks` blocks of 64 threads: out[i] = in[i of the next block] + 1 + 3 in[i], through a
+ * global stage and each block's shared memory across a grid.sync (planted_grid.cu).
+ * bug: 0 correct; 1 no grid.sync between the stage's writes and the neighbour's reads; 2 block 0 returns before
+ *      the grid.sync; 3 the correct kernel in an ordinary (not cooperative) launch */
+int planted_grid_sync(int bug, const float *in, float *out, int blocks);
+
 /* Sums each warp's 32 values (n a multiple of 32) into sums[n / 32] with __shfl_down_sync.
  * bug: 0 correct; 1 the last halving step is skipped (offsets 16..2); 2 a 16-lane mask 0x0000ffff with
  *      offsets from 16, so lanes read lanes outside the mask; 3 the 16-lane sum with offsets from 8 (correct) */
