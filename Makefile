@@ -335,6 +335,13 @@ test-build: build/libpeak_alloc.so
 test-gemm-paths: all
 	LESSONS="$(LESSON_NS)" tests/gemm_paths.sh $(BIN)
 
+# Why a small GEMM reaches less of the provider's rate inside lesson 2 than alone (tests/gemm_in_context.c)
+.PHONY: gemm-in-context
+gemm-in-context: blas-deps $(BIN)/gemm_in_context
+	OPENBLAS_NUM_THREADS=1 ./$(BIN)/gemm_in_context
+$(BIN)/gemm_in_context: $(OBJ)/tests/gemm_in_context.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+
 # Each lesson's cpu against PyTorch's fixed formulations in one run each, one thread (docs/results/cpu/cpu_vs_pytorch.txt).
 .PHONY: compare-pytorch
 compare-pytorch: all
