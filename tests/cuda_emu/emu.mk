@@ -39,7 +39,7 @@ RUNTIME_OBJ  += $(EMU_OBJ)
 # The .cu files are compiled from a mirror of the sources in which every loop with a data-sized range carries the
 # dry run's loop skip (emu_loops.cc, a build tool; line numbers and file names are the originals': #line for
 # __FILE__, -fdebug-prefix-map for the debug info), so no source holds a line for the emulator. One run rewrites them all; an unchanged output keeps its timestamp.
-EMU_LOOPS_SRC := $(wildcard kernels/*.cu kernels/*.h kernels/runtime/*.h kernels/runtime/*.cu optimized/*.cu optimized/*.h) \
+EMU_LOOPS_SRC := $(wildcard kernels/*.cu kernels/*.h kernels/runtime/*.h kernels/runtime/*.cu optimized/*.cu optimized/*.h tests/gpu/*.cu) \
                  $(EMU_PLANTED) $(EMU_DIR)/planted.h
 EMU_LOOPS_DIR := $(OBJ)/loops
 $(OBJ)/emu_loops: $(EMU_DIR)/emu_loops.cc
