@@ -149,7 +149,7 @@ test-emu: check-deps
 
 .PHONY: emu-build
 emu-build: # a recipe, not prerequisites: $(LESSONS) is complete only once the Makefile has been read
-	@$(MAKE) --no-print-directory $(BIN)/test_cuda $(BIN)/test_emu $(LESSONS)
+	@$(MAKE) --no-print-directory $(addprefix $(BIN)/,$(EMU_SUITES)) $(LESSONS)
 
 # The dry run (emu_dry.cc): each lesson's CUDA versions at their forum size and at the largest dimensions the
 # CLI accepts, address-only memory, boundary blocks only. SANITIZE=1 adds UBSan's signed-overflow check to the
