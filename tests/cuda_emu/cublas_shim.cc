@@ -11,6 +11,7 @@
 #include "emu_dry.h"
 #include "emu_eyes.h"
 #include "emu_internal.h"
+#include "emu_model.h"
 #include "include/emu_launch.h" /* emu::capturing, emu::capture_record */
 
 #include <stddef.h>
@@ -151,6 +152,9 @@ static cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t t
         return CUBLAS_STATUS_EXECUTION_FAILED;
     emu::stats.gemm_calls++;
     emu::stats.gemm_flops += 2ull * m * n * k * batch;
+    /* the time model (a stated efficiency, emu_gpu.cc): bf16 operands on tensor cores, f32 ones on the FP32 lanes
+     * unless the handle allows TF32 */
+    emu::model_gemm(m, n, k, batch, (int)ea, at == CUDA_R_16BF || h->math == CUBLAS_TF32_TENSOR_OP_MATH);
     if (emu::dry()) return CUBLAS_STATUS_SUCCESS; /* EMU_DRY=1: every argument and extent checked, nothing computed */
     std::vector<float> fa, fb; /* bf16 operands widened to f32 (exact) */
     for (int b = 0; b < batch; b++) {

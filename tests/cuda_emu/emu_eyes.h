@@ -57,6 +57,14 @@ void eyes_block_end(void);
 void eyes_barrier(void);
 void eyes_warp_sync(size_t warp);
 
+/* --- cp.async (emu_async.cc) --- */
+int eyes_shared_span(uintptr_t p, size_t bytes); /* [p, p + bytes) lies in the running block's shared memory */
+/* issued: the source read and the destination written by the calling thread, the destination unwritten until
+ * it lands (initcheck); landed: the destination written by thread tid (the issuer) */
+void eyes_async_issue(uintptr_t dst, uintptr_t src, unsigned bytes, unsigned src_bytes, void *pc);
+void eyes_async_land(uintptr_t dst, unsigned bytes, void *pc, unsigned tid);
+void hazard_shared_unwritten(int region, size_t off, size_t bytes);
+
 /* --- device memory events (emu_runtime.cc, cublas_shim.cc) --- */
 void eyes_alloc(alloc_info &a); /* every byte uninitialised */
 void eyes_free(alloc_info &a);

@@ -169,8 +169,21 @@ static void shared_uninit(const access &a, int region, size_t off)
     char where[200], me[48];
     shared_name(region, a.addr, off, where, sizeof where);
     thread_name(a.tid, me, sizeof me);
-    report("uninitialised shared memory read (initcheck): thread %s reads %u bytes of %s at %s, which no thread "
-           "of this block wrote", me, a.size, where, source_line(a.pc));
+    void *copy = async_pending_site(a.addr);
+    if (copy)
+        report("shared memory read before its cp.async landed: thread %s reads %u bytes of %s at %s, which the "
+               "asynchronous copy issued at %s has not written yet (no wait for its batch or barrier phase before "
+               "this read, or no __syncthreads after that wait)", me, a.size, where, source_line(a.pc),
+               source_line(copy));
+    else
+        report("uninitialised shared memory read (initcheck): thread %s reads %u bytes of %s at %s, which no "
+               "thread of this block wrote", me, a.size, where, source_line(a.pc));
+}
+
+void hazard_shared_unwritten(int region, size_t off, size_t bytes)
+{
+    std::vector<shared_cell> &cells = scells[region];
+    for (size_t i = off; i < off + bytes && i < cells.size(); i++) cells[i].written = 0;
 }
 
 /* One byte of a shared access; 0 once something was reported. */

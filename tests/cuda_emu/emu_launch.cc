@@ -58,7 +58,7 @@ static int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int 
     blockDim = cfg.block, gridDim = cfg.grid;
     size_t nb = (size_t)cfg.grid.x * cfg.grid.y * cfg.grid.z;
     std::vector<size_t> order;
-    if (dry()) order = dry_blocks(cfg.grid); /* the boundary blocks only, once (emu_dry.cc) */
+    if (dry() && dry() != 3) order = dry_blocks(cfg.grid); /* the boundary blocks only, once (emu_dry.cc) */
     else if (W.model || (pass && model_on())) order = model_blocks(cfg); /* emu_model.cc: all, or a sample */
     else
         for (size_t i = 0; i < nb; i++) order.push_back(i);
@@ -104,7 +104,7 @@ static int config_ok(const launch_cfg &c)
 /* A dry run: the boundary blocks once, on address-only memory; no snapshot, no red zones (guard pages instead). */
 static void dry_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx)
 {
-    if (dry() == 2) return; /* EMU_DRY=2: the configuration only */
+    if (dry() == 2 || (dry() == 3 && !model_window_on())) return; /* 2: the configuration only; 3: only the model's runs */
     smem.assign(cfg.smem + 16 + 127, 0xFF); /* as launch() below: dynamic_smem() rounds up to 128 bytes */
     static sigjmp_buf back; /* a fault in the kernel comes back here (emu_dry.cc) */
     if (sigsetjmp(back, 1)) fail(cudaErrorIllegalAddress, "%s", dry_fault_message());
@@ -137,12 +137,14 @@ void launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, void *const 
         for (const region &r : regs) seen |= r.a == a;
         if (!seen) regs.push_back(region{a, {}, {}});
     }
+    if (model_window_reuse(cfg)) return; /* a sampled model window has seen this configuration: predicted again */
     if (dry()) {
         dry_launch(cfg, body, ctx);
         return;
     }
-    static int one_pass = -1;
-    if (one_pass < 0) one_pass = getenv("EMU_ONE_PASS") && atoi(getenv("EMU_ONE_PASS"));
+    static int one_pass_env = -1;
+    if (one_pass_env < 0) one_pass_env = getenv("EMU_ONE_PASS") && atoi(getenv("EMU_ONE_PASS"));
+    int one_pass = one_pass_env || model_window_one_pass();
     for (region &r : regs)
         if (!one_pass) r.before.assign(r.a->base, r.a->base + r.a->bytes);
     float_atomics = 0;

@@ -1,4 +1,4 @@
-/* emu_model.cc - TEST-ONLY: what a launch does, observed for the GPU time model (EMU_GPU_MODEL=A6000|A100|H100
+/* emu_model.cc - TEST-ONLY: what a launch does, observed for the GPU time model (EMU_GPU_MODEL=A6000|A100|H100|H200
  * or emu_model_enable; the formula is emu_gpu.cc's, the SASS mapping emu_sass.cc's).
  *
  * Every load and store the eyes see (emu_access.cc) is grouped into warp requests as the profile does (the k-th
@@ -59,7 +59,7 @@ static void read_env(void)
     const char *g = getenv("EMU_GPU_MODEL");
     if (g && *g) {
         model_gpu = gpu_index(g);
-        if (model_gpu < 0) fprintf(stderr, "cuda-emu: EMU_GPU_MODEL=%s: unknown GPU (A6000, A100, H100)\n", g);
+        if (model_gpu < 0) fprintf(stderr, "cuda-emu: EMU_GPU_MODEL=%s: unknown GPU (A6000, A100, H100, H200)\n", g);
     }
     const char *s = getenv("EMU_MODEL_SAMPLE");
     sampling = s && atoi(s);
@@ -382,6 +382,57 @@ static void print_totals(void)
     }
 }
 
+/* emu_model_window_begin/end: the predictions of a stretch of host code, summed */
+struct window_state {
+    int on, gpu;
+    emu_model_window w;
+    std::map<std::string, double> by_limiter;
+    std::map<std::string, emu_model_prediction> seen; /* kernel and configuration -> its prediction */
+};
+static window_state &win = *new window_state;
+
+static std::string config_key(const launch_cfg &cfg)
+{
+    char k[96];
+    snprintf(k, sizeof k, "|%u,%u,%u|%u,%u,%u|%zu", cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x, cfg.block.y,
+             cfg.block.z, cfg.smem);
+    return std::string(cfg.name) + k;
+}
+
+static void window_add(const emu_model_prediction &p, int gemm)
+{
+    win.w.seconds += p.seconds, win.w.ideal_seconds += p.roofline_fraction * p.seconds;
+    win.by_limiter[p.limiter] += p.seconds;
+    (gemm ? win.w.gemms : win.w.launches)++;
+}
+
+int model_window_reuse(const launch_cfg &cfg)
+{
+    if (!win.on || !sampling) return 0;
+    auto it = win.seen.find(config_key(cfg));
+    if (it == win.seen.end()) return 0;
+    window_add(it->second, 0);
+    win.w.reused++;
+    return 1;
+}
+
+int model_window_one_pass(void) { return win.on && sampling; }
+int model_window_on(void) { return win.on; }
+
+void model_gemm(double m, double n, double k, double batch, int elem_bytes, int tensor)
+{
+    if (model_gpu < 0 || (!win.on && !getenv("EMU_GPU_MODEL"))) return;
+    emu_model_prediction p;
+    if (!emu_model_predict_gemm(emu_model_gpu_name(model_gpu), m, n, k, batch, elem_bytes, tensor, &p)) return;
+    if (win.on) window_add(p, 1);
+    else {
+        static int registered;
+        if (!registered++) atexit(print_totals);
+        kernel_total &t = totals[tensor ? "cuBLAS GEMM (tensor cores, stated efficiency)" : "cuBLAS GEMM (stated efficiency)"];
+        t.launches++, t.seconds += p.seconds, t.flops += 2.0 * m * n * k * batch, t.by_limiter[p.limiter] += p.seconds;
+    }
+}
+
 void model_grid_end(void)
 {
     if (!running) return;
@@ -419,7 +470,13 @@ void model_grid_end(void)
     }
     cur.shared_wavefronts = smw;
     last = cur, have_last = 1;
-    if (!sampling && getenv("EMU_GPU_MODEL")) { /* a whole program under the model: sum its launches */
+    if (win.on) {
+        emu_model_prediction p;
+        if (emu_model_predict(&cur, emu_model_gpu_name(model_gpu), 64.0 * cur.inst[EMU_PIPE_FP32], &p)) {
+            window_add(p, 0);
+            win.seen[config_key(*running)] = p;
+        }
+    } else if (!sampling && getenv("EMU_GPU_MODEL")) { /* a whole program under the model: sum its launches */
         static int registered;
         if (!registered++) atexit(print_totals);
         emu_model_prediction p;
@@ -446,5 +503,27 @@ extern "C" int emu_model_last(emu_model_counts *out)
 {
     if (!emu::have_last) return 0;
     *out = emu::last;
+    return 1;
+}
+
+extern "C" int emu_model_window_begin(const char *gpu, int sample)
+{
+    if (!emu_model_enable(gpu, sample) || !gpu) return 0;
+    emu::win.on = 1, emu::win.gpu = emu::model_gpu;
+    memset(&emu::win.w, 0, sizeof emu::win.w);
+    emu::win.by_limiter.clear(), emu::win.seen.clear();
+    return 1;
+}
+
+extern "C" int emu_model_window_end(emu_model_window *out)
+{
+    if (!emu::win.on) return 0;
+    emu::win.on = 0;
+    *out = emu::win.w;
+    double most = -1.0;
+    for (auto &l : emu::win.by_limiter)
+        if (l.second > most) most = l.second, snprintf(out->limiter, sizeof out->limiter, "%s", l.first.c_str());
+    out->limiter_share = out->seconds > 0 ? most / out->seconds : 0.0;
+    emu_model_enable(NULL, 0);
     return 1;
 }

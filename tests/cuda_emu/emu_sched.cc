@@ -123,6 +123,20 @@ uint64_t warp_op(warp_kind k, unsigned mask, uint64_t value, int arg, int width,
     return fibers[cur].result;
 }
 
+void abandon_thread(void)
+{
+    fibers[cur].state = T_DONE;
+    to_scheduler(1);
+    abort(); /* never resumed */
+}
+
+void park_on_barrier(const void *bar, uint64_t token, void *pc)
+{
+    fiber &f = fibers[cur];
+    f.state = T_BARRIER, f.bar = bar, f.token = token, f.pc = pc, f.file = NULL, f.line = 0;
+    to_scheduler(0);
+}
+
 static void ensure_stacks(size_t n)
 {
     if (n <= stacks_count) return;
@@ -165,6 +179,7 @@ int run_block(int reversed)
 #endif
     }
     eyes_block_begin(n);
+    async_block_begin(n);
     for (;;) {
         for (size_t i = 0; i < n; i++) {
             int t = (int)(reversed ? n - 1 - i : i);
@@ -181,6 +196,10 @@ int run_block(int reversed)
             eyes_block_end();
             return 1;
         }
+        int released = 0;
+        for (fiber &f : fibers)
+            if (f.state == T_BARRIER && barrier_passed(f.bar, f.token)) f.state = T_READY, released = 1;
+        if (released) continue;
         int r = resolve_warps(fibers);
         if (r < 0) return 0;
         if (r > 0) continue;
@@ -202,9 +221,11 @@ int run_block(int reversed)
         }
         char states[1200];
         describe_states(fibers, states, sizeof states);
+        size_t bars = 0;
+        for (const fiber &f : fibers) bars += f.state == T_BARRIER;
         block_fail(cudaErrorLaunchFailure, "%s: not every thread of the block reached it (divergent or skipped "
                    "barrier, or a deadlocked warp operation): %s",
-                   sync ? "__syncthreads" : "warp operation", states);
+                   sync ? "__syncthreads" : bars ? "cuda::barrier" : "warp operation", states);
         return 0;
     }
 }

@@ -11,7 +11,7 @@
 
 namespace emu {
 
-enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE };
+enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE, T_BARRIER /* cuda::barrier wait */ };
 
 struct fiber {
     ucontext_t ctx; /* the portable switch */
@@ -26,6 +26,9 @@ struct fiber {
     uint64_t value;       /* what this lane contributes */
     uint64_t result;      /* what it gets back */
     int arg, width;
+    const void *bar;      /* T_BARRIER: the barrier, the phase waited for, the wait's call site */
+    uint64_t token;
+    void *pc;
 };
 
 struct launch_state {
@@ -44,6 +47,13 @@ void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap);
 void set_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass);
 /* Runs the block blockIdx with blockDim threads (reversed: resumed in reverse order); 0 if it failed. */
 int run_block(int reversed);
+/* cp.async and cuda::barrier (emu_async.cc): per-block state, the parked wait, its release */
+void async_block_begin(size_t nthreads);
+/* After block_fail from inside a thread: leaves it for good (the launch has failed; the scheduler stops). */
+void abandon_thread(void) __attribute__((noreturn));
+void park_on_barrier(const void *bar, uint64_t token, void *pc);
+int barrier_passed(const void *bar, uint64_t token);
+void *async_pending_site(uintptr_t p); /* the call site of a copy not landed that covers byte p, or NULL */
 
 } /* namespace emu */
 

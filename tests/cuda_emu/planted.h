@@ -93,6 +93,13 @@ int planted_accumulate(int bug, const float *in, float *out, int n);
  * smem_conflict32 (their profile is read with emu_profile_kernel). */
 int planted_pattern(int bug, const float *in, float *out);
 
+/* out[i] = 2 in[i] through shared tiles filled by cp.async (planted_async.cu). bug: 0 pipeline primitives,
+ * two stages, zero fill past n; 1 no __pipeline_wait_prior before the read; 2 wait_prior(2), one batch too few;
+ * 3 a 16-byte copy from a 4-byte aligned source; 4 a 12-byte copy; 5 cuda::memcpy_async bound to a cuda::barrier,
+ * arrive_and_wait; 6 the tile read before arrive_and_wait; 7 a thread-scope cuda::pipeline (5-7: n a multiple of
+ * 512). Returns the cudaError_t. */
+int planted_async(int bug, const float *in, float *out, int n);
+
 #ifdef __cplusplus
 }
 #endif

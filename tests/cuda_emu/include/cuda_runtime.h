@@ -64,7 +64,7 @@ namespace emu {
 int dry(void) __attribute__((pure));
 template <class T> inline void dry_skip(T &i, long long first, long long end, long long step)
 {
-    if (step == 0 || (long long)i != first + step) return;
+    if (step == 0 || (long long)i != first + step || ::emu::dry() == 3) return; /* 3: the model's run, every loop */
     long long n = (end - first + step - (step > 0 ? 1 : -1)) / step; /* iterations */
     if (n > 3) i = (T)(first + (n - 2) * step);
 }
