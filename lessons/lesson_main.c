@@ -13,6 +13,7 @@
 #include "impl_gate.h"
 #include "lesson_output.h"
 #include "snapshot.h"
+#include "time_spread.h"
 #ifdef HAVE_CUDA
 #include "../kernels/runtime/cuda_track.h"
 #endif
@@ -275,6 +276,8 @@ static void print_report(const driver *dv)
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
     report_table(stdout, rows, dv->o.nimpl);
+    report_time_spread(stdout, rows, dv->o.nimpl, (const double(*)[CLI_MAX_REPEAT])dv->fwd_ms,
+                       (const double(*)[CLI_MAX_REPEAT])dv->bwd_ms, dv->o.repeat);
     report_launches(stdout, rows, dv->o.nimpl);
     printf("\n\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
            "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
