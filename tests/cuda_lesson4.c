@@ -80,7 +80,7 @@ END_TEST
 Suite *cuda_lesson4_suite(void);
 Suite *cuda_lesson4_suite(void)
 {
-    Suite *s = suite_create("cuda_lesson4");
+    Suite *s = suite_create("cuda-lesson4");
     TCase *tc = tcase_create("gru");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, cuda4_tiny);
