@@ -1,10 +1,10 @@
 # GPU memory lessons - build, run, test, benchmark, plot.
 #
-#   make              build every lesson into build/ (CUDA versions too when nvcc is found); installs OpenBLAS if
-#                     missing (apt, as root) or prints the command
+#   make              build every lesson into build/ (CUDA versions too when nvcc is found); installs OpenBLAS and
+#                     oneDNN if missing (apt, as root) or prints the command
 #   make lesson-N     build and run lesson N at its default size
 #   make test         install Check if missing (apt, as root), build and run every test suite
-#   make bench        every lesson's sweeps (bench/sweeps.txt) -> docs/results/<machine>/lessonN.csv; bench-N: one
+#   make bench        every lesson's sweeps (plots/sweeps.txt) -> docs/results/<machine>/lessonN.csv; bench-N: one
 #   make plots        draw docs/img/*.png and the results tables from those CSVs (installs matplotlib if missing)
 #   make docs         re-run the lessons and paste their output into docs/lesson-N.md
 #   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
@@ -44,12 +44,21 @@ CUDA := 0
 BIN  := build/toy
 endif
 
+# BUNDLE=1: the binaries `make gpu-bundle` packs (tests/gpu/make_bundle.sh): Check linked statically, the shared
+# libraries looked up beside them first ($ORIGIN/../lib, RPATH so it holds for the libraries' own needs too)
+ifeq ($(BUNDLE),1)
+BIN := build/bundle-$(if $(filter 1,$(EMU)),emu,native)
+STATIC_CHECK := 1
+LDFLAGS += -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
+endif
+
 MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
 OBJ      := build/obj/$(MODE)
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)
 CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP
-LDLIBS   := -lopenblas -lm
+# the CPU GEMM providers (kernels/runtime/gemm_cpu.c): OpenBLAS, and oneDNN with its OpenMP runtime
+LDLIBS   := -lopenblas -ldnnl -lgomp -lm
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
@@ -67,10 +76,10 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudar
 endif
 
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
-RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c)
+RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c gemm_matmul.c gemm_record.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu
 SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
-              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c \
+              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c \
               lessons/snapshot_allocator.c lessons/time_spread.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
@@ -97,7 +106,7 @@ include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, te
 # tests/test_lessonN.c (when present) is its own suite and tests/cuda_lessonN.c (when present) joins
 # build/test_cuda. These lines are the one list of lessons: LESSON_NS, and from it the generated
 # $(LESSON_LIST_H) (X(1) X(2) ...) that tests/test_lessons.c and tests/test_cuda.c expand, the docs target and
-# bench/run.sh (BENCH_LESSONS) read them.
+# plots/bench.sh (BENCH_LESSONS) read them.
 LESSON_NS :=
 LESSON_DEF_OBJ :=
 LESSON_CUDA_TEST_OBJ :=
@@ -119,11 +128,11 @@ lesson-$(1): all
 .PHONY: lesson-$(1)
 endef
 
-$(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_reference.c,optimized/bmm_grouped.cu,))
-$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu kernels/logchain_kernels.cu kernels/logchain_kernels_v2.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
-$(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_kernels.cu kernels/maxsim_kernels_v3.cu optimized/maxsim_fused.cu,))
-$(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_kernels.cu,))
-$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cce.c optimized/linear_ce_cce_v3.c kernels/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_kernels.cu optimized/linear_ce_cce.cu kernels/linear_ce_kernels_v2.cu optimized/linear_ce_cce_v3.cu kernels/linear_ce_kernels_v3.cu,))
+$(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_reference.c,optimized/bmm_grouped.cu kernels/bmm_v1.cu,))
+$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu kernels/logchain_v1.cu kernels/logchain_v2.cu kernels/logchain_v3.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
+$(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_v1.cu kernels/maxsim_v2.cu kernels/maxsim_v3.cu optimized/maxsim_fused.cu,))
+$(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_v1.cu kernels/gru_v2.cu,))
+$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cce.c optimized/linear_ce_cce_v3.c optimized/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_v1.cu optimized/linear_ce_cce.cu kernels/linear_ce_v2.cu optimized/linear_ce_cce_v3.cu kernels/linear_ce_v3.cu,))
 ifeq ($(TOY_LESSON),1) # a sixth lesson for the done-when check (make test-toy-lesson): one line, no list edited
 $(eval $(call LESSON,6,,,,tests/toy_lesson.c))
 endif
@@ -134,6 +143,15 @@ $(LESSON_LIST_H): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(foreach n,$(LESSON_NS),X($(n)))' >$@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(OBJ)/tests/test_lessons.o $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ): $(LESSON_LIST_H)
+# The commit a lesson was built from, for --version and --dump's meta.json (lessons/version.h; rewritten only
+# when `git describe` changes, so nothing rebuilds needlessly)
+GIT_DESCRIBE_H := $(OBJ)/gen/git_describe.h
+$(GIT_DESCRIBE_H): FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define LESSON_GIT_DESCRIBE "$(shell git describe --always --dirty 2>/dev/null || echo unknown)"' >$@.tmp; \
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(OBJ)/lessons/cli.o $(OBJ)/lessons/lesson_output.o: $(GIT_DESCRIBE_H)
+$(OBJ)/lessons/cli.o $(OBJ)/lessons/lesson_output.o: CFLAGS += -I$(OBJ)/gen
 $(OBJ)/tests/test_lessons.o: CFLAGS += -DLESSON_BIN_DIR='"$(BIN)"'
 .PHONY: FORCE
 FORCE:
@@ -184,7 +202,7 @@ toy-check:
 	grep -q '^test_lessons: .* lesson6$$' $(BIN)/test_lessons.out || \
 	  { echo "make test-toy-lesson: the toy lesson did not join test_lessons"; rc=1; }; \
 	BIN=$(BIN) BENCH_DIR=$(BIN)/bench BENCH_LESSONS="$(LESSON_NS)" BENCH_PLAN_ONLY=1 TORCH_PYTHON=none \
-	  bench/run.sh >$(BIN)/bench_plan.out 2>&1 || rc=1; \
+	  plots/bench.sh >$(BIN)/bench_plan.out 2>&1 || rc=1; \
 	grep '^plan: 6|' $(BIN)/bench_plan.out || \
 	  { cat $(BIN)/bench_plan.out; echo "make test-toy-lesson: the toy lesson is not in the bench plan"; rc=1; }; \
 	if [ $$rc -ne 0 ]; then echo "make test-toy-lesson: FAILED"; else echo "make test-toy-lesson: lesson 6 joined"; fi; \
@@ -207,14 +225,15 @@ check-deps:
 
 blas-deps:
 	$(call need_pkg,/usr/include/x86_64-linux-gnu/cblas.h,libopenblas-dev)
+	$(call need_pkg,/usr/include/oneapi/dnnl/dnnl.h,libdnnl-dev)
 
-# The sweeps are data (bench/sweeps.txt); bench/run.sh runs them on every implementation this machine has, five
+# The sweeps are data (plots/sweeps.txt); plots/bench.sh runs them on every implementation this machine has, five
 # timed runs after a warm-up per point, and writes docs/results/<machine>/lessonN{,_runs,_timeline}.csv.
 # BENCH_DIR unset: docs/results/cpu, or docs/results/<gpu-name> where a CUDA device runs. bench-N: lesson N only.
 bench: all
-	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) bench/run.sh
+	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) plots/bench.sh
 bench-%: all
-	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) bench/run.sh $*
+	BENCH_DIR=$(BENCH_DIR) BENCH_LESSONS="$(LESSON_NS)" BIN=$(BIN) plots/bench.sh $*
 
 plot-deps:
 	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || { \
@@ -230,16 +249,18 @@ plots: plot-deps
 # Re-run each lesson at the size its doc shows and paste the output into the doc or its appendix (between markers);
 # the list is docs/generated.txt, whose $$EMU lines run a lesson under the CUDA emulator (built here, into build/emu).
 # check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
-# -batch against a -O0 -g3 CPU build in build/debug (plots/check_docs.py, plots/check_gdb_walks.py).
+# -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py), and
+# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS))
-	$(PYTHON) plots/paste_output.py --table docs/generated.txt --bin $(BIN)
+	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --bin $(BIN)
 
-check-docs: gdb-deps all
+check-docs: gdb-deps plot-deps all
 	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
-	$(PYTHON) plots/check_gdb_walks.py --bin build/debug
-	$(PYTHON) plots/check_docs.py
+	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
+	$(PYTHON) docs/tools/check_docs.py
+	$(PYTHON) docs/tools/check_reading_paths.py
 	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
 	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \
 	  ! $(PYTHON) plots/compare_npy.py $$d/l1/cpu.dx.npy $$d/l1/cpu.dW.npy 2>/dev/null && rm -rf $$d && \
@@ -257,7 +278,7 @@ $(BIN)/test_runtime: $(BIN)/gradcheck_example $(OBJ)/tests/test_runtime.o $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 # The learner's entry point: a central-difference check of your own forward/backward (docs: "Check your own gradient").
-$(BIN)/gradcheck_example: $(OBJ)/tests/gradcheck_example.o $(OBJ)/tests/gradcheck.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/gradcheck_example: $(OBJ)/docs/examples/gradcheck_example.o $(OBJ)/tests/gradcheck.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 
 # Every lesson's definition, table-driven: formula == tracker, validation, determinism, no leaks, gradients.
@@ -302,15 +323,36 @@ $(BIN)/test_peak_alloc: tests/test_peak_alloc.c plots/torch_peak/peak_alloc.c te
 test-build: build/libpeak_alloc.so
 # Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
 
+# Every lesson's CPU versions on each CPU GEMM path (an AVX2-only CPU emulated by capping oneDNN and OpenBLAS, each
+# provider forced, lesson 5's float32 path), validated, each run saying which path it took (tests/gemm_paths.sh).
+.PHONY: test-gemm-paths
+test-gemm-paths: all
+	LESSONS="$(LESSON_NS)" tests/gemm_paths.sh $(BIN)
+
 # Each lesson's cpu against PyTorch's fixed formulations in one run each, one thread (docs/results/cpu/cpu_vs_pytorch.txt).
 .PHONY: compare-pytorch
 compare-pytorch: all
-	bench/compare_pytorch.sh
+	plots/compare_pytorch.sh
 
 # ---- one command for a GPU machine -------------------------------------------------------------------------
-# make gpu-report: tests, compute-sanitizer, forum sizes, GPU bench rows, PyTorch GPU baseline, figures, under
-# 10 minutes, from binaries built elsewhere (make STATIC_CHECK=1 test-build): it never rebuilds. Without a GPU it
-# runs the CPU-side steps, lists the others as skipped and exits 0 (bench/gpu_report.sh).
-.PHONY: gpu-report
-gpu-report:
-	bench/gpu_report.sh
+# make gpu-bundle: build/gpu-bundle/, all a GPU machine that can build nothing needs (tests/gpu/make_bundle.sh):
+# every lesson, test_cuda and planted_initcheck built for sm_80 and sm_90 (+PTX) with Check static, the shared libraries
+# their ldd names (CPU GEMM libraries and theirs; not glibc, libstdc++ or CUDA's, which the machine brings), the
+# report script and its inputs, packed as one .tar.xz under 40 MiB, its ldd closure checked.
+# EMU=1 makes build/gpu-bundle-emu from the emulation build: the rehearsal's bundle (make gpu-rehearsal).
+# make gpu-report: the report (tests/gpu/gpu_report.sh) from this checkout's build/, built first.
+GPU_BUNDLE_DIR := build/gpu-bundle$(if $(filter 1,$(EMU)),-emu,)
+GPU_BUNDLE_BINS := $(notdir $(LESSONS)) test_cuda planted_initcheck
+.PHONY: gpu-bundle gpu-bundle-bins gpu-report gpu-rehearsal
+gpu-bundle:
+	$(MAKE) BUNDLE=1 EMU=$(EMU) gpu-bundle-bins
+	tests/gpu/make_bundle.sh build/bundle-$(if $(filter 1,$(EMU)),emu,native) $(GPU_BUNDLE_DIR) $(GPU_BUNDLE_BINS)
+gpu-bundle-bins: $(addprefix $(BIN)/,$(GPU_BUNDLE_BINS))
+$(BIN)/planted_initcheck: $(OBJ)/tests/gpu/planted_initcheck.cu.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+gpu-report: $(LESSONS) $(BIN)/test_cuda $(BIN)/planted_initcheck
+	BIN=$(BIN) tests/gpu/gpu_report.sh
+# The route rehearsed here: the emulation bundle, unpacked and run by the same script at tiny size
+gpu-rehearsal: check-deps
+	$(MAKE) EMU=1 gpu-bundle
+	GPU_REHEARSAL=1 GPU_REPORT_DIR=build/gpu-rehearsal tests/gpu/rehearse.sh build/gpu-bundle-emu

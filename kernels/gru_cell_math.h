@@ -1,6 +1,7 @@
-/* gru_cell_math.h - the arithmetic of one element of lesson 4's cell, forward and backward, shared by the
- * CPU (optimized/gru_fused.c) and the CUDA kernels (kernels/gru_kernels.cu). One call handles one (row, j)
- * element of the hidden state; the GEMMs around it are the caller's.
+/* gru_cell_math.h - lesson 4's shared device side: the arithmetic of one element of the cell, forward and
+ * backward, shared by the CPU (optimized/gru_fused.c) and the CUDA kernels (kernels/gru_v1.cu), and the
+ * launch geometry. One call handles one (row, j) element of the hidden state; the GEMMs around it
+ * are the caller's.
  *
  * Forward (gru_gate_forward): the inputs are the three pre-activations of x (xr, xu, xn), of z (zr, zu, zn)
  * and the old h. It returns the new h and the four values backward needs: r, u, n and zn.
@@ -58,5 +59,9 @@ HD float gru_gate_backward(float g, float h, gru_gates s, gru_gate_grads *o)
     o->da_u = du * s.u * (1.0f - s.u);
     return g * s.u;
 }
+
+/* ---- launch geometry, read by the kernels and by the C fit check (cuda_gru_unfit) */
+#define GRU_THREADS 256 /* one thread per (row, hidden unit) element; 8 warps per block */
+/* grid = ceil(B*H / GRU_THREADS) blocks in x: B*H must stay below 2^31 (cuda_gru_unfit checks int range) */
 
 #endif

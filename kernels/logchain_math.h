@@ -1,4 +1,5 @@
-/* logchain_math.h - the arithmetic of lesson 2's recursions, shared by the CPU code and the CUDA kernels (HD).
+/* logchain_math.h - lesson 2's device side: the arithmetic of the recursions, shared by the CPU code and the CUDA
+ * kernels (HD), and the kernels' launch geometry.
  *
  * Every step of the forward algorithm is a log-space vector x matrix product:
  *     out[k] = add[k] + log sum_j exp(a[j]) P[j, k]
@@ -31,5 +32,20 @@ HD float lc_posterior(float alpha, float beta, float logz) { return expf(alpha +
 /* One term of the transition gradient: exp(alpha_i[j] + x_{i+1}[k] + beta_{i+1}[k] - log Z), i.e. the expected
  * count of the transition j -> k divided by P[j, k] (the P of the path weight cancels against d/dP). */
 HD float lc_transition_term(float alpha_j, float g_k, float logz) { return expf(alpha_j + g_k - logz); }
+
+/* ---- launch geometry: read by the kernels and by the C fit check (cuda_lc_dims_fit), so they never disagree */
+/* v1 */
+#define LC1_TILE 32      /* j and k tile: one warp spans a tile row */
+#define LC1_ROWS 8       /* batch rows per block in log_vecmat_kernel; blockDim = (LC1_TILE, LC1_ROWS) */
+#define LC1_EW_BLOCK 256 /* elementwise kernels (alpha_init, posterior, logz: 8 warps) */
+#define LC1_DP0_BLOCK 128
+
+/* v2: one warp per row (b, s); LC2_ROWS warps per block; grid (ceil(n / LC2_ROWS), t) */
+#define LC2_ROWS 8
+#define LC2_BLOCK (32 * LC2_ROWS)
+#define LC2_DP0_BLOCK 128 /* dp0: grid (ceil(c / LC2_DP0_BLOCK), t) */
+
+#define LC_MAX_GRID_X 2147483647LL
+#define LC_MAX_GRID_YZ 65535LL
 
 #endif

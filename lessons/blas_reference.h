@@ -1,8 +1,8 @@
-/* blas_reference.h - what every float64 reference shares: double-precision GEMM through CBLAS (dgemm) and tracked
- * float64 copies of float32 inputs.
+/* blas_reference.h - what every float64 reference shares: double-precision GEMM (dgemm_cpu: OpenBLAS's cblas_dgemm)
+ * and tracked float64 copies of float32 inputs.
  *
- * The references check the float32 implementations, so they share no code path with them beyond the BLAS
- * library: no sgemm_cpu, no lesson math header; only cblas_dgemm, which accumulates in double. Every temporary
+ * The references check the float32 implementations, so they share no code path with them beyond the GEMM
+ * layer: no sgemm_cpu, no lesson math header; only dgemm_cpu, which accumulates in double. Every temporary
  * is a tracked host allocation labelled "reference: ...": it never enters an implementation's row (the
  * reference runs after every implementation), and `track_report_live` sees a leak.
  *
@@ -12,9 +12,9 @@
 #ifndef LESSONS_BLAS_REFERENCE_H
 #define LESSONS_BLAS_REFERENCE_H
 
-#include <cblas.h>
 #include <stddef.h>
 
+#include "../kernels/runtime/gemm_cpu.h"
 #include "../kernels/runtime/track.h"
 
 enum { REF_N = 0, REF_T = 1 }; /* op(X) = X, or X^T */
@@ -22,9 +22,7 @@ enum { REF_N = 0, REF_T = 1 }; /* op(X) = X, or X^T */
 static inline void ref_dgemm(int transA, int transB, size_t M, size_t N, size_t K, const double *A, size_t lda,
                              const double *B, size_t ldb, double beta, double *C, size_t ldc)
 {
-    if (M == 0 || N == 0) return;
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, (int)M,
-                (int)N, (int)K, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+    dgemm_cpu(transA, transB, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* A tracked float64 copy of src (n floats), |src| when absolute is set (the terms' magnitudes for error bounds). */

@@ -1,8 +1,10 @@
 /* cli.c - parsing and validation of the shared lesson command line. */
 #define _DEFAULT_SOURCE
 #include "cli.h"
+#include "version.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,7 +105,14 @@ static void usage(const lesson *L)
         if (op->takes_value) printf(" (default %lld)", op->def);
         printf("\n");
     }
-    printf("  --help             this text\n");
+    printf("  -h, --help         this text\n");
+    printf("  --version          the program's version and the commit it was built from\n");
+    printf("\nOptions may be abbreviated to a unique prefix; a repeated option: the last one wins; \"--\" ends the\n"
+           "options. Exit status: 0 every implementation that ran is validated (PASS); 1 one FAILED validation\n"
+           "against float64, or a memory formula disagreed with the tracker; 2 bad input (a flag, dimensions, an\n"
+           "output path); 3 out of memory; 4 nothing ran (every implementation was skipped: no device, over\n"
+           "--mem-limit or --time-limit); 5 an output file (--csv, --times, --timeline, --snapshot, --dump)\n"
+           "could not be written.\n");
 }
 
 static int find_size(const lesson *L, const char *name)
@@ -225,16 +234,6 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
     return CLI_ERROR;
 }
 
-/* Index of flag among the common options (0..OPT_COMMON-1) or the lesson's (OPT_COMMON + k); -1 if unknown. */
-static int find_flag(const lesson *L, const char *flag)
-{
-    for (int j = 0; j < OPT_COMMON; j++)
-        if (strcmp(flag, common_flags[j]) == 0) return j;
-    for (int k = 0; k < lesson_nopts(L); k++)
-        if (strcmp(flag, L->opts[k].flag) == 0) return OPT_COMMON + k;
-    return -1;
-}
-
 static void set_defaults(const lesson *L, cli_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -259,50 +258,89 @@ static int apply_size(const lesson *L, const char *size, const char *dims_arg, c
     return CLI_OK;
 }
 
+/* getopt_long's table: the common options (val = their index), the lesson's own (val = OPT_COMMON + k), --help
+ * and --version. Long names without their leading "--". */
+enum { OPT_HELP = 'h', OPT_VERSION = 256 + OPT_COMMON + LESSON_MAX_OPTS };
+static void long_options(const lesson *L, struct option *lo)
+{
+    int n = 0;
+    for (int j = 0; j < OPT_COMMON; j++)
+        lo[n++] = (struct option){common_flags[j] + 2, j == OPT_PREDICT ? no_argument : required_argument, NULL, 256 + j};
+    for (int k = 0; k < lesson_nopts(L); k++)
+        lo[n++] = (struct option){L->opts[k].flag + 2, L->opts[k].takes_value ? required_argument : no_argument, NULL,
+                                  256 + OPT_COMMON + k};
+    lo[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+    lo[n++] = (struct option){"version", no_argument, NULL, OPT_VERSION};
+    lo[n] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* getopt_long reports a bad option as '?' (or ':' for a missing value) without saying which: name the argument.
+ * A long option may be abbreviated to any unique prefix (GNU's rule), so the name is matched the same way. */
+static int bad_option(const lesson *L, const struct option *lo, const char *arg, int missing)
+{
+    if (strncmp(arg, "--", 2) != 0) return cli_fail(L, "unknown option '%s'", arg);
+    size_t len = strcspn(arg + 2, "=");
+    const struct option *hit = NULL;
+    int hits = 0;
+    for (const struct option *o = lo; o->name; o++) {
+        if (strncmp(o->name, arg + 2, len) != 0) continue;
+        if (strlen(o->name) == len) {
+            hit = o, hits = 1;
+            break;
+        }
+        hit = o, hits++;
+    }
+    if (hits > 1) return cli_fail(L, "option '%.*s' is ambiguous (an abbreviation of more than one)", (int)len + 2, arg);
+    if (!hit) return cli_fail(L, "unknown option '%.*s'", (int)len + 2, arg);
+    if (missing || hit->has_arg == required_argument) return cli_fail(L, "option --%s needs a value", hit->name);
+    return cli_fail(L, "option --%s takes no value", hit->name);
+}
+
+static void version(const lesson *L)
+{
+    printf("%s (gpu-memory-lessons) %s\n", L->program, LESSON_VERSION);
+    printf("built from %s; lesson %d: %s\n", LESSON_GIT_DESCRIBE, L->number, L->summary);
+}
+
 int cli_parse(const lesson *L, int argc, char **argv, cli_options *o)
 {
     set_defaults(L, o);
     const char *size = L->default_size, *dims_arg = NULL;
-    unsigned seen = 0; /* options given so far: each may appear once */
-
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = NULL;
-        char flag[32];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    struct option lo[OPT_COMMON + LESSON_MAX_OPTS + 3];
+    long_options(L, lo);
+    optind = 0; /* GNU: a full re-initialisation, so lesson_main may parse more than once in one process */
+    opterr = 0; /* the messages below name the program and the option */
+    for (;;) {
+        int c = getopt_long(argc, argv, ":h", lo, NULL);
+        if (c == -1) break;
+        if (c == OPT_HELP) {
             usage(L);
             return CLI_HELP;
         }
-        if (strncmp(arg, "--", 2) != 0) return cli_fail(L, "unexpected argument '%s'", arg);
-        const char *eq = strchr(arg, '=');
-        size_t flen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (flen >= sizeof flag) return cli_fail(L, "unknown option '%s'", arg);
-        memcpy(flag, arg, flen);
-        flag[flen] = '\0';
-        int k = find_flag(L, flag);
-        if (k < 0) return cli_fail(L, "unknown option '%s'", flag);
-        if (seen & (1u << k)) return cli_fail(L, "option %s is given twice", flag);
-        seen |= 1u << k;
-        const lesson_option *lo = k >= OPT_COMMON ? &L->opts[k - OPT_COMMON] : NULL;
+        if (c == OPT_VERSION) {
+            version(L);
+            return CLI_HELP;
+        }
+        if (c == '?' || c == ':') {
+            const char *arg = argv[optind - 1];
+            if (optopt && optopt != OPT_HELP && optopt < 256) return cli_fail(L, "unknown option '-%c'", optopt);
+            return bad_option(L, lo, arg, c == ':');
+        }
+        int k = c - 256;
         if (k == OPT_PREDICT) {
-            if (eq) return cli_fail(L, "option %s takes no value", flag);
             o->predict = 1;
             continue;
         }
-        if (lo && !lo->takes_value) {
-            if (eq) return cli_fail(L, "option %s takes no value", flag);
-            o->opts[k - OPT_COMMON] = 1;
+        if (k >= OPT_COMMON) {
+            const lesson_option *op = &L->opts[k - OPT_COMMON];
+            if (!op->takes_value) o->opts[k - OPT_COMMON] = 1;
+            else if (parse_ll(optarg, op->min, op->max, &o->opts[k - OPT_COMMON]) != 0)
+                return cli_fail(L, "%s '%s' must be an integer from %lld to %lld", op->flag, optarg, op->min, op->max);
             continue;
         }
-        if (eq) val = eq + 1;
-        else if (i + 1 < argc) val = argv[++i];
-        else return cli_fail(L, "option %s needs a value", flag);
-        if (lo) {
-            if (parse_ll(val, lo->min, lo->max, &o->opts[k - OPT_COMMON]) != 0)
-                return cli_fail(L, "%s '%s' must be an integer from %lld to %lld", flag, val, lo->min, lo->max);
-        } else if (set_common(L, (common_option)k, val, o, &size, &dims_arg) != CLI_OK) {
-            return CLI_ERROR;
-        }
+        if (set_common(L, (common_option)k, optarg, o, &size, &dims_arg) != CLI_OK) return CLI_ERROR;
     }
+    if (optind < argc) return cli_fail(L, "unexpected argument '%s'", argv[optind]);
     return apply_size(L, size, dims_arg, o);
 }
 

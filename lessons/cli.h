@@ -2,12 +2,13 @@
  *
  *   build/lessonN [--size NAME] [--dims A=..,B=..] [--impl a,b,c] [--seed S] [--csv FILE] [--dump DIR]
  *                 [--mem-limit BYTES] [--time-limit SECONDS] [--timeline FILE] [--repeat N] [--times FILE]
- *                 [--predict] [lesson options] [--help]
+ *                 [--predict] [lesson options] [-h|--help] [--version] [--]
  *
- * --repeat, --times and --predict are for the bench (bench/run.sh): N timed runs after a warm-up with the
+ * --repeat, --times and --predict are for the bench (plots/bench.sh): N timed runs after a warm-up with the
  * median reported, every run's times to a CSV, and rows for what is only predicted.
- * cli_parse fills a cli_options or prints one clear message. Both "--flag value" and "--flag=value" are
- * accepted; each option may be given once. --dims overrides dimensions of the chosen preset (the default
+ * cli_parse (getopt_long) fills a cli_options or prints one clear message. Both "--flag value" and
+ * "--flag=value" are accepted, a unique prefix names a flag, a repeated option's last value wins, "--" ends
+ * the options, -h is --help; --version prints lessons/version.h. --dims overrides dimensions of the chosen preset (the default
  * preset if --size is absent); the size is then reported as "custom". Every dimension must be an integer in
  * [1, 2^31 - 1] (cuBLAS takes int); the lesson's make_problem checks the rest (products, lesson rules).
  */
@@ -42,7 +43,17 @@ typedef struct {
 
 enum { CLI_OK = 0, CLI_HELP = 1, CLI_ERROR = 2 };
 
-/* CLI_OK: run. CLI_HELP: usage was printed, exit 0. CLI_ERROR: one message was printed to stderr, exit 2. */
+/* The exit status of build/lessonN (printed by --help, README's "What a lesson prints"). */
+enum {
+    EXIT_PASS = 0,         /* every implementation that ran is validated and every formula equals the tracker */
+    EXIT_FAILED = 1,       /* a FAIL against float64, a formula MISMATCH, or --repeat runs whose memory differed */
+    EXIT_BAD_INPUT = 2,    /* the command line, the dimensions, an output path that cannot be written */
+    EXIT_NO_MEMORY = 3,    /* an allocation failed (kernels/runtime/track.c exits with it) */
+    EXIT_NOTHING_RAN = 4,  /* every implementation was skipped (no device, --mem-limit, --time-limit, unfit) */
+    EXIT_WRITE_FAILED = 5  /* --csv, --times, --timeline, --snapshot or --dump could not be written to the end */
+};
+
+/* CLI_OK: run. CLI_HELP: usage (or --version) was printed, exit 0. CLI_ERROR: one message was printed to stderr, exit 2. */
 int cli_parse(const lesson *L, int argc, char **argv, cli_options *out);
 
 /* "4G", "512M", "64K", "1000" (bytes), optional "B"/"iB" suffix, powers of 1024. Returns 0 on success. */

@@ -6,22 +6,18 @@
 #include "../kernels/runtime/cuda_track.h"
 #endif
 
-int impl_gate(const char *program, impl_row *row, int needs_cuda, size_t predicted_peak, size_t mem_limit)
+impl_gate_verdict impl_gate(impl_row *row, int needs_cuda, size_t predicted_peak, size_t mem_limit)
 {
     if (needs_cuda) {
 #ifdef HAVE_CUDA
         const char *why = "no CUDA device";
         if (cuda_device_count(&why) == 0) {
             snprintf(row->note, sizeof row->note, "no CUDA device (%s)", why);
-            fflush(stdout); /* keep the message after what the lesson printed so far */
-            fprintf(stderr, "%s: skipping %s: no CUDA device (%s); running the rest\n", program, row->impl, why);
-            return 0;
+            return GATE_NO_DEVICE;
         }
 #else
         snprintf(row->note, sizeof row->note, "this build has no CUDA (nvcc not found, or CUDA=0)");
-        fflush(stdout);
-        fprintf(stderr, "%s: skipping %s: this build has no CUDA; running the rest\n", program, row->impl);
-        return 0;
+        return GATE_NO_DEVICE;
 #endif
     }
     if (predicted_peak > mem_limit) {
@@ -33,7 +29,7 @@ int impl_gate(const char *program, impl_row *row, int needs_cuda, size_t predict
             snprintf(row->note, sizeof row->note, "predicted peak overflows 64 bits, over --mem-limit %s", lim);
         else
             snprintf(row->note, sizeof row->note, "predicted peak %s bytes (%s) exceeds --mem-limit %s", p, ph, lim);
-        return 0;
+        return GATE_OVER_MEM_LIMIT;
     }
-    return 1;
+    return GATE_RUN;
 }

@@ -36,7 +36,8 @@
  * printed as such ("cuda = cuda-v2") by --help and the run. A version is one field of one row:
  *     {LESSON_CUDA_VERSION(3), .about = "what v3 adds over v2, and the efficiency it is designed for",
  *      .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
- * To add one: write the kernels (kernels/, optimized/<name>.cu); teach the lesson's one CUDA adapter
+ * To add one: write kernels/<name>_vN.cu (its kernels and launcher; device memory in optimized/<name>.cu) and
+ * put it in the doc's reading path; teach the lesson's one CUDA adapter
  * (cuda_forward/cuda_backward in lessonN.c, which read lesson_run.version: a `case 3:` in lessons 2 and 5, the
  * version number passed on in lesson 3) to call them; append the row above after the last version (reading
  * order; v is a literal, it is also the name), with its own .memory/.unfit where its bytes or limits differ and
@@ -63,6 +64,7 @@ typedef struct {
     /* Fills shape[0..rank-1] for this problem and returns the rank (<= LESSON_MAX_RANK). */
     int (*shape)(const void *prob, size_t *shape);
     int grad_of;       /* LT_GRAD: index of the input this is the gradient of */
+    int scalar;        /* one element that PyTorch holds with shape () (a reduced loss): --dump writes it so */
 } lesson_tensor;
 
 typedef struct {
@@ -97,6 +99,7 @@ typedef struct {
     const char *about;  /* one line, printed before the runs */
     int device;         /* 0: host memory and host timers; 1: CUDA device memory and GPU timing */
     int uses_cublas;    /* device: the session attaches the tracked cuBLAS workspace around the run */
+    int graph;          /* device: captures CUDA Graphs; the timed run gets the warm-up's buffer addresses (so it replays) */
     mem_formula (*memory)(const void *prob);
     /* NULL when this problem fits the implementation's limits (int indexing, grid sizes), else why not. */
     const char *(*unfit)(const void *prob);
@@ -160,7 +163,11 @@ struct lesson {
     lesson_impl impls[LESSON_MAX_IMPLS]; /* host ones first, then cuda-v1, cuda-v2, ... in reading order */
     int cuda_alias;                   /* the version "cuda" names: the best one (0: the lesson has no CUDA) */
 
-    void (*preamble)(const void *prob, FILE *f);     /* optional: lines before the runs (work counts, ...) */
+    /* Optional: the progress notice's smaller problem (lessons/run_estimate.h). dims and opts are the run's,
+     * dims[0] already cut; adjust whatever must stay as in prob so the time per multiply-add is the same. */
+    void (*calibrate)(const void *prob, long long *dims, long long *opts);
+
+    void (*preamble)(const void *prob, FILE *f);     /* optional: the lesson's model, printed after the verdict */
     void (*epilogue)(const lesson_report *r, FILE *f); /* optional: lines after the formulas: where the bytes go */
     const char *legend;               /* printed under the table: what "peak" and the labels mean here */
 };

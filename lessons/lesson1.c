@@ -1,10 +1,8 @@
 /* lesson1.c - broadcast batched matmul: why torch.matmul keeps 1,107,427,328 bytes alive.
  *
- * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
- *   naive  naive/bmm_broadcast.c   the expanded copy of W, saved for backward
- *   cpu    optimized/bmm_grouped.c three strided GEMMs on views, no copy
- *   cuda-v1 optimized/bmm_grouped.cu the same three calls on cuBLAS (cuda = cuda-v1, the only version)
- * See docs/lesson-1.md.   build/lesson1 --size forum --impl naive     # the forum's 1,107,427,328 bytes
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations.
+ * The implementations and what each does: build/lesson1 --help. Their files, in reading order: the reading path
+ * at the top of docs/lesson-1.md.   build/lesson1 --size forum --impl naive     # the forum's 1,107,427,328 bytes
  */
 #include "lesson1.h"
 

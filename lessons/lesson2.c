@@ -1,10 +1,8 @@
 /* lesson2.c - the log-space matrix chain: from an out-of-memory tree of matrix products to the forward
- * algorithm. The lesson as data (lesson.h) and the adapters to the typed implementations:
- *   naive  naive/logchain_tree.c         the forum's tree of (c,c) products, every autograd intermediate kept
- *   cpu    optimized/logchain_forward.c  alpha recursion, alphas saved; beta backward writes dx over them
- *   cuda-v1, cuda-v2 optimized/logchain_forward.cu the same recursions as CUDA kernels (v1) and with cuBLAS
- *                      GEMMs (v2); cuda = cuda-v2
- * See docs/lesson-2.md.   build/lesson2 --size forum     # the forum's n=500, v=40, c=200: naive predicted only
+ * algorithm. The lesson as data (lesson.h) and the adapters to the typed implementations.
+ * The implementations and what each does: build/lesson2 --help. Their files, in reading order: the reading path
+ * at the top of docs/lesson-2.md.
+ *   build/lesson2 --size forum     # the forum's n=500, v=40, c=200: naive predicted only
  */
 #include "lesson2.h"
 
@@ -106,7 +104,8 @@ static void cpu_backward(lesson_run *r)
 }
 #ifdef HAVE_CUDA
 /* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel, v3 v2's
- * loops as one CUDA Graph per pass). A version without a case leaves out unset, and the session stops there. */
+ * loops as one CUDA Graph, captured once per shape and replayed). A version without a case leaves out unset, and
+ * the session stops there. */
 static void cuda_forward(lesson_run *r)
 {
     const lc_dims *d = dims_of(r->prob);
@@ -302,9 +301,9 @@ const lesson lesson2_def = {
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(3),
-               .about = "v2's step loops captured once per pass into a CUDA Graph and launched as one: 2 launches "
-                        "per pass instead of 5v-2 (same kernels, GEMMs and memory)",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .about = "v2's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
+                        "launches per pass instead of 5v-2 (same kernels, GEMMs and memory)",
+               .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
     .cuda_alias = 2, /* v3's gain is unmeasured (no GPU yet): make gpu-report times both */
     .preamble = preamble,

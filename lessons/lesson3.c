@@ -1,14 +1,9 @@
 /* lesson3.c - MaxSim: torch.einsum('ijk,mnk->ijmn', a, b).max(-1).values.sum(1) without the 4-D tensor.
  *
- * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
- *   naive    naive/maxsim_einsum.c    the einsum's [I,J,M,N] scores, int64 max indices, autograd's backward
- *   cpu      optimized/maxsim_fused.c tiles reduced to max/argmax at once; int32 argmax saved, or nothing
- *                                     with --recompute
- *   cuda-v1  optimized/maxsim_fused.cu, kernels/maxsim_kernels{,_v3}.cu: v1 one thread per (i, m)
- *   cuda-v2                           v2 shared-memory tiles, FP32 register tiles, fused max/argmax epilogue
- *   cuda-v3                           v3 TF32 tensor-core (WMMA) tiles, max/argmax epilogue on the tile;
- *                                     cuda = cuda-v3
- * See docs/lesson-3.md.   build/lesson3 --size medium     build/lesson3 --size medium --recompute
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations.
+ * The implementations, their options and what each does: build/lesson3 --help. Their files, in reading order:
+ * the reading path at the top of docs/lesson-3.md.
+ *   build/lesson3 --size medium     build/lesson3 --size medium --recompute
  */
 #include "lesson3.h"
 

@@ -1,11 +1,8 @@
 /* lesson4.c - a GRU with a sampled latent in a step loop: why eager autograd keeps 10H floats per step.
  *
- * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
- *   naive  naive/gru_eager.c        every op's result a new allocation, autograd's saved tensors kept
- *   cpu    optimized/gru_fused.c    block input projection, fused cell, h + 6H per step, one arena
- *   cuda-v1 optimized/gru_fused.cu  the same with cuBLAS and fused kernels (cuda = cuda-v1, the only version)
- * Options: --checkpoint K (0 = off: save all T steps; K: save one segment of K steps and recompute it in
- * backward), --block P (steps per input-projection GEMM; 0 = all T). See docs/lesson-4.md.
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations.
+ * The implementations, their options (--checkpoint, --block) and what each does: build/lesson4 --help. Their
+ * files, in reading order: the reading path at the top of docs/lesson-4.md.
  *   build/lesson4 --size medium                  # naive vs cpu
  *   build/lesson4 --size medium --checkpoint 16  # the segment trade
  */
@@ -195,8 +192,8 @@ static void cpu_backward(lesson_run *r)
     gru_sampler_attach(NULL, NULL, 0);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA adapter: version 1 launches the step loops, version 2 captures them into one CUDA Graph per pass
- * (the same kernels and GEMMs); a version without a case leaves out unset, and the session stops there. */
+/* The one CUDA adapter: version 1 launches the step loops, version 2 replays them as one CUDA Graph captured once
+ * per shape (the same kernels and GEMMs); a version without a case leaves out unset, and the session stops there. */
 static void cuda_forward(lesson_run *r)
 {
     const gru_problem *p = r->prob;
@@ -380,9 +377,9 @@ const lesson lesson4_def = {
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(2),
-               .about = "v1's step loops captured once per pass into a CUDA Graph and launched as one: 2 launches "
-                        "per pass instead of 9T + T/P + 7 (same kernels, GEMMs and memory)",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .about = "v1's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
+                        "launches per pass instead of 9T + T/P + 7 (same kernels, GEMMs and memory)",
+               .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
     .cuda_alias = 1, /* v2's gain is unmeasured (no GPU yet): make gpu-report times both */
     .preamble = preamble,

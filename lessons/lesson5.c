@@ -1,15 +1,13 @@
 /* lesson5.c - fused linear cross-entropy: the weight gradient accumulated in place, in fp32, with no temporaries.
  *
- * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations:
- *   naive  naive/linear_ce_chunked.c   the seed's chunk loop: grad_weight += mm(g^T, x).float(), V*H*6 bytes
- *   cpu    optimized/linear_ce_fused.c the same chunks, dW accumulated by the GEMM itself (beta = 1), in fp32
- *   cuda-v1 optimized/linear_ce_fused.cu cublasGemmEx (bf16 A/B, fp32 C) and one fused row kernel; cuda = cuda-v1
- *   cuda-v2 optimized/linear_ce_cce.cu  no logits buffer: online logsumexp over V, logits recomputed in backward
- *   cuda-v3 optimized/linear_ce_cce_v3.cu the same on tensor cores: bf16 WMMA logit tiles; --filter: CCE's filter
- * See docs/lesson-5.md.   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
+ * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations.
+ * The implementations, their options and what each does: build/lesson5 --help. Their files, in reading order:
+ * the reading path at the top of docs/lesson-5.md.
+ *   build/lesson5 --size medium      build/lesson5 --size small --chunk 256
  */
 #include "lesson5.h"
 
+#include "../kernels/runtime/gemm_cpu.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_cce_v3.h"
@@ -148,6 +146,17 @@ static double gemm_work(const void *p)
     const lce_dims *d = dims_of(p);
     return 3.0 * (double)d->N * (double)d->H * (double)d->V;
 }
+/* The progress notice's smaller problem (lesson.h: calibrate): N cut, the chunk kept, so that naive's passes
+ * over [V,H] per chunk scale with the multiply-adds as they do at full size, and at least one of cpu's blocks
+ * of rows (a GEMM of fewer rows runs at a lower rate: at N=16 cpu's estimate was 5x its time). */
+static void calibrate(const void *prob, long long *dims, long long *opts)
+{
+    const lce_dims *d = dims_of(prob);
+    size_t least = cpu_lce_block_rows(d) > d->chunk ? cpu_lce_block_rows(d) : d->chunk;
+    opts[OPT_CHUNK] = (long long)d->chunk;
+    if (dims[0] < (long long)least) dims[0] = (long long)least;
+}
+
 static mem_formula naive_memory(const void *p) { return naive_lce_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(dims_of(p)); }
 static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(dims_of(p)); }
@@ -168,6 +177,7 @@ static void preamble(const void *prob, FILE *f)
                "%zu chunk%s;\none chunk's bf16 logits [c,V] = %s bytes; V*H*6 = %s bytes\n", d->chunk,
             lce_default_chunk(d->N, d->H, d->V), lce_chunks(d), lce_chunks(d) == 1 ? "" : "s", lg, six);
     lce_print_chunk_choice(d, f);
+    fprintf(f, "naive, cpu: %s\n", gemm_cpu_bf16_about());
 }
 
 /* max |x - ref| / max |ref| of one tensor of one implementation */
@@ -286,13 +296,14 @@ const lesson lesson5_def = {
                              .help = "inputs of a model that predicts its data: x times 32, each target its row's "
                                      "argmax (a sharp softmax: where --filter skips tiles)"}},
     .make_problem = make_problem,
+    .calibrate = calibrate,
     .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_BF16, .label = "x [N,H] bf16 input", .shape = shape_x},
                 [W] = {.name = "W", .role = LT_INPUT, .type = DT_BF16, .label = "W [V,H] bf16 input", .shape = shape_w},
                 [TARGET] = {.name = "target", .role = LT_INPUT, .type = DT_I32, .label = "target [N] int32 input",
                             .shape = shape_n},
                 [DLOSS] = {.name = "dloss", .role = LT_UPSTREAM, .type = DT_F32,
-                           .label = "dloss [1] f32 upstream gradient", .shape = shape_1},
-                [LOSS] = {.name = "loss", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_1},
+                           .label = "dloss [1] f32 upstream gradient", .shape = shape_1, .scalar = 1},
+                [LOSS] = {.name = "loss", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_1, .scalar = 1},
                 [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_BF16, .shape = shape_x, .grad_of = X},
                 [DW] = {.name = "dW", .role = LT_GRAD, .type = DT_F32, .shape = shape_w, .grad_of = W}},
     .fill = fill,
@@ -300,7 +311,8 @@ const lesson lesson5_def = {
     .reference_unfit = reference_unfit,
     .tolerance = 2.0 / 256.0,
     .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
-                     "so 2u; naive also rounds the logits (u |z| each), hence its own 16u",
+                     "so 2u; naive also rounds the logits (u |z| each), hence its own 16u. Unchanged on the bf16 "
+                     "instructions: a bf16 product is exact in float32 and the sums stay float32 (K 2^-24 << u)",
     .impls = {{.name = "naive",
                .about = "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
                         "(bf16 [V,H] + f32 [V,H] temporaries)",

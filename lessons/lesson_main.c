@@ -1,8 +1,10 @@
 /* lesson_main.c - the program every lesson is: parse, run each implementation, validate, report.
  *
- * Order of the output: what runs, the table (FAIL where an implementation is over the lesson's tolerance
- * against float64), what the columns mean, each run's memory by tensor, the formulas against the tracker,
- * the ratios between validated implementations, then the lesson's own epilogue (where the bytes go).
+ * Order of the output: what a learner came for first (issue 26: within the first screen) - the problem (the
+ * title) and size, the table (FAIL where an implementation is over the lesson's tolerance against float64),
+ * the saving (ratios between validated implementations) and the verdict (PASS or FAIL, and the exit status);
+ * then what each row is and the lesson's model (preamble), what the columns mean, each run's memory by tensor,
+ * the formulas against the tracker, and the lesson's own epilogue (where the bytes go).
  */
 #include "lesson.h"
 
@@ -12,6 +14,7 @@
 #include "cli.h"
 #include "impl_gate.h"
 #include "lesson_output.h"
+#include "run_estimate.h"
 #include "snapshot.h"
 #include "time_spread.h"
 #ifdef HAVE_CUDA
@@ -36,6 +39,7 @@ typedef struct {
     /* --repeat: every timed run's ms per implementation (the median goes into the row) */
     double fwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT], bwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT];
     int unstable; /* repeated runs whose memory differed from the first run's */
+    int no_device[LESSON_MAX_IMPLS]; /* skipped for want of a CUDA device (one stderr line names them all) */
 } driver;
 
 /* The driver holds the inputs, one result set per implementation and the float64 reference: refuse before
@@ -77,7 +81,14 @@ static void print_header(const driver *dv)
         if (dv->o.opts[k] != L->opts[k].def || L->opts[k].takes_value)
             printf("  %s%s%lld", L->opts[k].flag, L->opts[k].takes_value ? " " : "=", dv->o.opts[k]);
     printf("   seed %llu   mem-limit %s (%s)\n", (unsigned long long)dv->o.seed, lim, limh);
-    printf("CPU GEMMs: %s, %d thread%s\n", gemm_cpu_library(), gemm_cpu_threads(), gemm_cpu_threads() == 1 ? "" : "s");
+    fflush(stdout);
+}
+
+/* What each row is and the lesson's model of it: after the verdict, before the details. */
+static void print_about(const driver *dv)
+{
+    const lesson *L = dv->L;
+    printf("\nCPU GEMMs: %s, %d thread%s\n", gemm_cpu_library(), gemm_cpu_threads(), gemm_cpu_threads() == 1 ? "" : "s");
     for (int i = 0; i < dv->o.nimpl; i++) {
         const lesson_impl *im = &L->impls[dv->o.impl[i]];
         if (strcmp(dv->o.impl_name[i], im->name) != 0) /* the alias: "cuda = cuda-v2" */
@@ -85,7 +96,6 @@ static void print_header(const driver *dv)
         else printf("  %-8s %s\n", im->name, im->about);
     }
     if (L->preamble) L->preamble(dv->prob, stdout);
-    printf("\n");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -117,7 +127,9 @@ static void repeat_runs(driver *dv, int k)
     }
     for (int r = 0; r < n; r++) {
         lesson_result tmp;
+        if (!dv->L->impls[res->impl].device) gemm_cpu_record_begin(); /* the GEMM share: the last run's shapes */
         lesson_run_impl(dv->L, dv->prob, res->impl, dv->t, &tmp);
+        gemm_cpu_record_end();
         dv->fwd_ms[k][r] = tmp.row.forward_ms;
         dv->bwd_ms[k][r] = tmp.row.backward_ms;
         if (tmp.row.peak_bytes != res->row.peak_bytes || tmp.row.forward_live_bytes != res->row.forward_live_bytes ||
@@ -150,29 +162,56 @@ static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
     return 1;
 }
 
-/* Before a host implementation whose multiply-adds alone take LONG_RUN_S or more at the measured GEMM rate, one
- * line says so (a floor: the rate is the best a GEMM reaches here; the row's gemm share says how close it came). */
+/* Before a host implementation that will take LONG_RUN_S or more, one line says so with the time it will take,
+ * measured on a smaller problem (run_estimate.h); where none can be built, the GEMM-rate floor ("at least").
+ * Implementations that would be quick even at MIN_GEMM_SHARE of GEMM speed (the slowest here: lesson 1's naive
+ * at 2%) are not measured, so a small run - every gdb walk in docs/gdb - runs each implementation once only. */
 #define LONG_RUN_S 2.0
-static void announce_long(const driver *dv, const lesson_impl *im)
+#define MIN_GEMM_SHARE 0.02
+static void announce_long(const driver *dv, int k)
 {
-    if (im->device || !im->work) return;
-    double fmas = im->work(dv->prob);
-    if (fmas < 1e10) return;
-    double s = fmas / gemm_cpu_fmas_per_second();
-    if (s < LONG_RUN_S) return;
-    char est[32];
+    const lesson_impl *im = &dv->L->impls[dv->o.impl[k]];
+    if (im->device || !im->work || lesson_dry()) return;
+    double fmas = im->work(dv->prob), s = fmas / gemm_cpu_fmas_per_second();
+    if (s / MIN_GEMM_SHARE < LONG_RUN_S) return;
+    char how[160], est[32];
+    double measured = run_estimate_seconds(dv->L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, dv->o.impl[k], 0,
+                                           how, sizeof how);
+    if (measured < 0.0) snprintf(how, sizeof how, "at least: %.3g multiply-adds at this machine's GEMM rate", fmas);
+    else s = measured;
+    int runs = dv->o.repeat > 1 ? dv->o.repeat + 1 : 1;
+    if (s * runs < LONG_RUN_S) return;
     format_duration(s, est, sizeof est);
-    printf("%s: at least %s (%.3g multiply-adds at this machine's measured GEMM rate); running it\n", im->name, est,
-           fmas);
+    if (runs > 1) printf("%s: about %s a run, %d runs (%s); running it\n", im->name, est, runs, how);
+    else printf("%s: about %s (%s); running it\n", im->name, est, how);
     fflush(stdout);
 }
 
-/* The share of this machine's measured GEMM rate a host implementation reached over forward + backward. */
-static double gemm_share(const driver *dv, const lesson_impl *im, const impl_row *row)
+/* The share of the GEMM provider's peak a host implementation reached: the time its GEMMs take when each of its
+ * shapes runs alone at the provider's best (replayed after its run, gemm_cpu.h), over its forward + backward
+ * time. An implementation without GEMMs (the toy lesson) is held to its multiply-adds at the 256^3 rate. */
+static double gemm_share(const driver *dv, const lesson_impl *im, const impl_row *row, double peak_s)
 {
     double s = (row->forward_ms + row->backward_ms) * 1e-3;
     if (im->device || !im->work || !(s > 0.0)) return NAN;
-    return im->work(dv->prob) / s / gemm_cpu_fmas_per_second();
+    return peak_s > 0.0 ? peak_s / s : im->work(dv->prob) / s / gemm_cpu_fmas_per_second();
+}
+
+/* The CUDA versions a CPU-only machine skips: one line on stderr for all of them (the table has a row each). */
+static void say_device_skips(const driver *dv)
+{
+    char names[256] = "";
+    const char *why = NULL;
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const impl_row *r = &dv->res[k].row;
+        if (!dv->no_device[k]) continue;
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", r->impl);
+        why = r->note;
+    }
+    if (!why) return;
+    fflush(stdout);
+    fprintf(stderr, "%s: skipped %s: %s; the rest ran\n", dv->L->program, names, why);
 }
 
 static void run_all(driver *dv)
@@ -186,23 +225,47 @@ static void run_all(driver *dv)
         mem_formula f = im->memory(dv->prob);
         f.allocs = 0; /* a row that does not run shows the bytes it would take, not the count */
         lesson_row_predict(&res->row, dv->o.impl_name[k], f);
-        fflush(stdout); /* impl_gate may explain a skip on stderr: keep it after what stdout said so far */
-        if (!impl_gate(L->program, &res->row, im->device, f.peak, dv->o.mem_limit)) continue;
+        impl_gate_verdict gate = impl_gate(&res->row, im->device, f.peak, dv->o.mem_limit);
+        dv->no_device[k] = gate == GATE_NO_DEVICE;
+        if (gate != GATE_RUN) continue;
         const char *why = im->unfit ? im->unfit(dv->prob) : NULL;
         if (why) {
             snprintf(res->row.note, sizeof res->row.note, "%s", why);
             continue;
         }
         if (too_slow(dv, im, &res->row)) continue;
-        announce_long(dv, im);
+        announce_long(dv, k);
         lesson_timeline_begin(L->program, dv->o.impl_name[k]);
         snapshot_begin(L->program, dv->o.impl_name[k]);
+        if (!im->device) gemm_cpu_record_begin();
         lesson_run_impl(L, dv->prob, dv->o.impl[k], dv->t, res);
+        gemm_cpu_record_end();
         snapshot_end();
         res->row.impl = dv->o.impl_name[k]; /* the name asked for: "cuda" stays "cuda" */
         lesson_timeline_end();
         repeat_runs(dv, k);
-        res->row.gemm_share = gemm_share(dv, im, &res->row);
+        res->row.gemm_share = gemm_share(dv, im, &res->row, im->device ? 0.0 : gemm_cpu_peak_seconds(im->name));
+    }
+    say_device_skips(dv);
+}
+
+/* Validation's float64 reference can take as long as the runs (lesson 5 at medium: 19 s against naive's 25 s on a
+ * busy machine): the same notice, measured the same way, scaled by the first host implementation's work. */
+static void announce_reference(const driver *dv)
+{
+    const lesson *L = dv->L;
+    if (lesson_dry() || (L->reference_unfit && L->reference_unfit(dv->prob))) return;
+    for (int i = 0; i < lesson_nimpls(L); i++) {
+        const lesson_impl *im = &L->impls[i];
+        if (im->device || !im->work || (im->unfit && im->unfit(dv->prob))) continue;
+        if (im->work(dv->prob) / gemm_cpu_fmas_per_second() / MIN_GEMM_SHARE < LONG_RUN_S) return;
+        char how[160], est[32];
+        double s = run_estimate_seconds(L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, i, 1, how, sizeof how);
+        if (s < LONG_RUN_S) return;
+        format_duration(s, est, sizeof est);
+        printf("validation: about %s for the float64 reference (%s); running it\n", est, how);
+        fflush(stdout);
+        return;
     }
 }
 
@@ -215,6 +278,7 @@ static int validate(driver *dv)
         dv->ref_why = "no implementation ran";
         return 0;
     }
+    announce_reference(dv);
     double t0 = host_time_ms();
     dv->ref_why = lesson_make_reference(dv->L, dv->prob, dv->t, dv->ref);
     double t1 = host_time_ms();
@@ -231,6 +295,7 @@ static int validate(driver *dv)
     return failures;
 }
 
+/* The saving: every validated implementation against the first validated host one (naive, where it ran). */
 static void print_ratios(const driver *dv)
 {
     const lesson_result *base = NULL;
@@ -252,6 +317,48 @@ static void print_ratios(const driver *dv)
     }
 }
 
+/* One line a learner can stop at: PASS or FAIL, why, and the exit status it gives. */
+static int print_verdict(const driver *dv, int failures, int mismatches)
+{
+    char ran[160] = "", failed[160] = "";
+    int nran = 0, nskipped = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const impl_row *r = &dv->res[k].row;
+        if (!r->ran) {
+            nskipped++;
+            continue;
+        }
+        char *list = r->failed ? failed : ran;
+        size_t used = strlen(list);
+        snprintf(list + used, 160 - used, "%s%s", used ? ", " : "", r->impl);
+        nran++;
+    }
+    char skipped[48] = "";
+    if (nskipped) snprintf(skipped, sizeof skipped, "; %d skipped (see the table)", nskipped);
+    int status = EXIT_PASS;
+    printf("\n");
+    if (!nran) {
+        printf("NOTHING RAN: every implementation was skipped (see the table); exit status %d\n", EXIT_NOTHING_RAN);
+        return EXIT_NOTHING_RAN;
+    }
+    if (failures || mismatches || dv->unstable) {
+        status = EXIT_FAILED;
+        printf("FAIL:");
+        if (failures) printf(" %s over the tolerance %.1e against float64;", failed, lesson_tolerance(dv->L, dv->prob));
+        if (mismatches) printf(" %d memory formula%s disagree%s with the tracker (MISMATCH below);", mismatches,
+                               mismatches == 1 ? "" : "s", mismatches == 1 ? "s" : "");
+        if (dv->unstable) printf(" --repeat runs measured different memory;");
+        printf(" exit status %d\n", status);
+    } else if (dv->ref_why) {
+        printf("PASS (memory only): every memory formula equals the tracker; errors not measured (%s)%s\n",
+               dv->ref_why, skipped);
+    } else {
+        printf("PASS: %s within %.1e of the float64 reference, every memory formula equal to the tracker%s\n", ran,
+               lesson_tolerance(dv->L, dv->prob), skipped);
+    }
+    return status;
+}
+
 /* cublasCreate allocates device memory of its own that no tracked allocator sees: say how much, once. */
 static void print_untracked(const driver *dv)
 {
@@ -270,16 +377,29 @@ static void print_untracked(const driver *dv)
 #endif
 }
 
-static void print_report(const driver *dv)
+/* The first screen: the table, the saving and the verdict. Returns the verdict's exit status. */
+static int print_summary(const driver *dv, int failures)
+{
+    impl_row rows[LESSON_MAX_IMPLS];
+    for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
+    printf("\n");
+    report_table(stdout, rows, dv->o.nimpl);
+    print_ratios(dv);
+    return print_verdict(dv, failures, report_predictions(NULL, rows, dv->o.nimpl));
+}
+
+static void print_details(const driver *dv)
 {
     const lesson *L = dv->L;
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
-    report_table(stdout, rows, dv->o.nimpl);
     report_time_spread(stdout, rows, dv->o.nimpl, (const double(*)[CLI_MAX_REPEAT])dv->fwd_ms,
                        (const double(*)[CLI_MAX_REPEAT])dv->bwd_ms, dv->o.repeat);
+    print_about(dv);
+    printf("\n");
     report_launches(stdout, rows, dv->o.nimpl);
-    printf("\n\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
+    report_graphs(stdout, rows, dv->o.nimpl);
+    printf("\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
            "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
     if (L->legend) printf("%s\n", L->legend);
     if (dv->ref_why) printf("max rel err: not measured (%s), so nothing is validated and no ratio is printed.\n", dv->ref_why);
@@ -295,36 +415,36 @@ static void print_report(const driver *dv)
                L->impls[dv->res[k].impl].device ? "device" : "host");
         fputs(dv->res[k].labels ? dv->res[k].labels : "", stdout);
     }
-}
-
-static int finish(driver *dv, int failures)
-{
-    const lesson *L = dv->L;
-    impl_row rows[LESSON_MAX_IMPLS];
-    for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
     printf("\nMemory formulas (docs/lesson-%d.md) against the tracker:\n", L->number);
-    int mismatches = report_predictions(stdout, rows, dv->o.nimpl);
-    print_ratios(dv);
+    report_predictions(stdout, rows, dv->o.nimpl);
     if (L->epilogue) {
         lesson_report rep = {L, dv->prob, dv->t, dv->ref, dv->res, dv->o.nimpl};
         printf("\n");
         L->epilogue(&rep, stdout);
     }
-    int status = mismatches || failures || report_nothing_ran(L->program, rows, dv->o.nimpl) ? 1 : 0;
+}
+
+/* The files a run writes after its report; EXIT_WRITE_FAILED when one could not be written to the end. */
+static int write_outputs(driver *dv)
+{
+    const lesson *L = dv->L;
+    impl_row rows[LESSON_MAX_IMPLS];
+    for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
+    int failed = 0;
     if (dv->o.csv_path && report_csv(dv->o.csv_path, L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl) != 0)
-        status = 1;
+        failed = 1;
     for (int k = 0; k < dv->o.nimpl && dv->o.times_path; k++)
         if (rows[k].ran && report_times_csv(dv->o.times_path, L->number, dv->o.size_name, dv->dims, &rows[k],
                                             dv->fwd_ms[k], dv->bwd_ms[k], dv->o.repeat) != 0)
-            status = 1;
-    if (dv->unstable) status = 1;
+            failed = 1;
     if (dv->o.dump_dir) {
-        if (lesson_dump(L, dv->prob, dv->o.dump_dir, dv->t, dv->res, dv->o.nimpl) != 0) status = 1;
-        else printf("\nwrote .npy files to %s\n", dv->o.dump_dir);
+        lesson_dump_meta meta = {dv->o.seed, dv->o.size_name, dv->o.dims, dv->o.opts};
+        if (lesson_dump(L, dv->prob, dv->o.dump_dir, dv->t, dv->res, dv->o.nimpl, &meta) != 0) failed = 1;
+        else printf("\nwrote .npy files and meta.json to %s\n", dv->o.dump_dir);
     }
-    if (failures) fprintf(stderr, "%s: %d implementation(s) FAILED validation against float64 (see the table)\n", L->program, failures);
-    if (mismatches) fprintf(stderr, "%s: a memory formula disagrees with the tracker (see MISMATCH above)\n", L->program);
-    return status;
+    if (lesson_timeline_close() != 0) failed = 1;
+    if (snapshot_close() != 0) failed = 1;
+    return failed ? EXIT_WRITE_FAILED : 0;
 }
 
 /* --predict: nothing runs and nothing is allocated; each implementation's formula is printed and, with --csv,
@@ -335,8 +455,10 @@ static int predict_only(driver *dv)
     const lesson *L = dv->L;
     if (dv->o.dump_dir || dv->o.timeline_path || dv->o.snapshot_path || dv->o.times_path || dv->o.repeat > 1)
         return cli_fail(L, "--predict runs nothing: --dump, --timeline, --snapshot, --times and --repeat do not apply");
-    if (report_prepare_outputs(L->program, dv->o.csv_path, NULL) != 0) return 2;
+    if (report_prepare_outputs(L->program, dv->o.csv_path, NULL) != 0) return EXIT_BAD_INPUT;
     print_header(dv);
+    print_about(dv);
+    printf("\n");
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) {
         const lesson_impl *im = &L->impls[dv->o.impl[k]];
@@ -347,8 +469,8 @@ static int predict_only(driver *dv)
     printf("--predict: nothing runs. Memory formulas (docs/lesson-%d.md):\n", L->number);
     report_predictions(stdout, rows, dv->o.nimpl);
     if (dv->o.csv_path && report_csv(dv->o.csv_path, L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl) != 0)
-        return 1;
-    return 0;
+        return EXIT_WRITE_FAILED;
+    return EXIT_PASS;
 }
 
 int lesson_main(const lesson *L, int argc, char **argv)
@@ -358,18 +480,18 @@ int lesson_main(const lesson *L, int argc, char **argv)
     memset(&dv, 0, sizeof dv);
     dv.L = L;
     int rc = cli_parse(L, argc, argv, &dv.o);
-    if (rc == CLI_HELP) return 0;
-    if (rc != CLI_OK) return 2;
+    if (rc == CLI_HELP) return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_PASS : EXIT_WRITE_FAILED;
+    if (rc != CLI_OK) return EXIT_BAD_INPUT;
     cli_format_dims(L, dv.o.dims, dv.dims, sizeof dv.dims);
     const char *bad = L->make_problem(dv.o.dims, dv.o.opts, &prob);
     if (bad) return cli_fail(L, "%s: %s", dv.dims, bad);
     dv.prob = &prob;
     if (dv.o.predict) return predict_only(&dv);
-    if (check_driver_bytes(&dv) != 0) return 2;
-    if (report_prepare_outputs(L->program, dv.o.csv_path, dv.o.dump_dir) != 0) return 2;
-    if (report_prepare_times(L->program, dv.o.times_path) != 0) return 2;
-    if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return 2;
-    if (dv.o.snapshot_path && snapshot_open(L->program, dv.o.snapshot_path) != 0) return 2;
+    if (check_driver_bytes(&dv) != 0) return EXIT_BAD_INPUT;
+    if (report_prepare_outputs(L->program, dv.o.csv_path, dv.o.dump_dir) != 0) return EXIT_BAD_INPUT;
+    if (report_prepare_times(L->program, dv.o.times_path) != 0) return EXIT_BAD_INPUT;
+    if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return EXIT_BAD_INPUT;
+    if (dv.o.snapshot_path && snapshot_open(L->program, dv.o.snapshot_path) != 0) return EXIT_BAD_INPUT;
 
     if (lesson_dry()) { /* the emulator's dry run: address space only, nothing filled (lesson.h) */
         track_set_lazy_host(1);
@@ -380,14 +502,21 @@ int lesson_main(const lesson *L, int argc, char **argv)
     lesson_make_inputs(L, dv.prob, dv.o.seed, dv.t);
     run_all(&dv);
     int failures = validate(&dv);
-    print_report(&dv);
-    int status = finish(&dv, failures);
+    int status = print_summary(&dv, failures);
+    print_details(&dv);
+    fflush(stdout);
+    if (status == EXIT_NOTHING_RAN)
+        fprintf(stderr, "%s: no implementation ran (each was skipped: see the table)\n", L->program);
+    if (failures) fprintf(stderr, "%s: %d implementation(s) FAILED validation against float64 (see the table)\n", L->program, failures);
+    if (status == EXIT_FAILED && !failures && !dv.unstable)
+        fprintf(stderr, "%s: a memory formula disagrees with the tracker (see MISMATCH above)\n", L->program);
+    int written = write_outputs(&dv);
+    if (written && status == EXIT_PASS) status = written;
 
-    lesson_timeline_close();
-    if (snapshot_close() != 0 && status == 0) status = 2;
     lesson_free_ref(L, dv.ref);
     for (int k = 0; k < dv.o.nimpl; k++) lesson_result_free(L, &dv.res[k]);
     lesson_free_slots(L, dv.t);
-    if (track_report_live(stderr) != 0) status = 1;
+    if (track_report_live(stderr) != 0) status = EXIT_FAILED;
+    if (fflush(stdout) != 0 || ferror(stdout)) status = status ? status : EXIT_WRITE_FAILED; /* `> /dev/full` */
     return status;
 }

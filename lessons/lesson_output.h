@@ -2,13 +2,26 @@
 #ifndef LESSONS_LESSON_OUTPUT_H
 #define LESSONS_LESSON_OUTPUT_H
 
+#include <stdint.h>
+
 #include "lesson.h"
 
+/* What meta.json records besides the lesson's own names. */
+typedef struct {
+    uint64_t seed;
+    const char *size;          /* preset name, or "custom" */
+    const long long *dims;     /* in the order of lesson.dim_names */
+    const long long *opts;     /* in the order of lesson.opts */
+} lesson_dump_meta;
+
 /* --dump DIR: input.<name>.npy for every input and upstream gradient, <impl>.<name>.npy for every output and
- * gradient of each implementation that ran. bf16 tensors are written as float32 values (exact: every bf16 is
- * a float32), so np.load gives numbers, not raw bits. 0 on success. */
+ * gradient of each implementation that ran, loadable into PyTorch's functions as they are: bf16 tensors as
+ * float32 values (exact: every bf16 is a float32), int32 as int64 (cross_entropy's target), a scalar tensor
+ * (lesson_tensor.scalar: lesson 5's loss and dloss) with shape (). DIR/meta.json records the program and
+ * lesson, LESSON_VERSION and the build's git describe, size, dims, options, seed and the implementations
+ * written. 0 on success; -1 after one message per file that failed. */
 int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const *inputs, const lesson_result *res,
-                int n);
+                int n, const lesson_dump_meta *meta);
 
 /* --timeline FILE: one CSV row per tracked allocation, free or relabel during each implementation's run:
  *   impl,seq,event,domain,label,bytes,live_bytes
@@ -21,6 +34,6 @@ int lesson_timeline_open(const char *program, const char *path);
 void lesson_timeline_begin(const char *program, const char *impl);
 void lesson_timeline_mark(const char *what);
 void lesson_timeline_end(void);
-void lesson_timeline_close(void);
+int lesson_timeline_close(void); /* -1 (and one message) when the file could not be written to the end */
 
 #endif

@@ -22,10 +22,7 @@ int npy_write(const char *path, const void *data, dtype t, int ndim, const size_
     size_t pad = total - preamble - (size_t)len - 1;
 
     FILE *f = fopen(path, "wb");
-    if (!f) {
-        fprintf(stderr, "error: cannot write %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    if (!f) return -1;
     unsigned short hlen = (unsigned short)(total - preamble);
     unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
                               (unsigned char)(hlen >> 8)};
@@ -33,16 +30,18 @@ int npy_write(const char *path, const void *data, dtype t, int ndim, const size_
     for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
     ok = ok && fputc('\n', f) != EOF;
     ok = ok && fwrite(data, dtype_size(t), count, f) == count;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
-    return ok ? 0 : -1;
+    int err = ok ? 0 : errno;
+    if (fclose(f) != 0 && !err) err = errno ? errno : EIO; /* a full disk shows here, when the buffer is written */
+    if (!ok && !err) err = EIO;
+    errno = err;
+    return err ? -1 : 0;
 }
 
 int npy_make_dir(const char *dir)
 {
     char buf[4096];
     if (strlen(dir) >= sizeof buf) {
-        fprintf(stderr, "error: --dump directory name is too long\n");
+        errno = ENAMETOOLONG;
         return -1;
     }
     strcpy(buf, dir);
@@ -50,17 +49,15 @@ int npy_make_dir(const char *dir)
         if (*p == '/' || *p == '\0') {
             char c = *p;
             *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-                fprintf(stderr, "error: cannot create directory %s: %s\n", buf, strerror(errno));
-                return -1;
-            }
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
             *p = c;
             if (!c) break;
         }
     }
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "error: %s is not a directory\n", dir);
+    if (stat(dir, &st) != 0) return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
         return -1;
     }
     return 0;

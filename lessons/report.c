@@ -64,6 +64,7 @@ void report_table(FILE *f, const impl_row *rows, int n)
 
 static int report_one(FILE *f, const char *impl, const char *what, size_t pred, size_t meas, int ran)
 {
+    if (!f) return ran && pred != meas; /* counting only */
     char p[32], m[32];
     format_bytes_exact(pred, p, sizeof p);
     if (!ran) {
@@ -79,7 +80,7 @@ static int report_one(FILE *f, const char *impl, const char *what, size_t pred, 
 int report_predictions(FILE *f, const impl_row *rows, int n)
 {
     int mismatches = 0;
-    fprintf(f, "%-8s %-20s %18s %18s  %s\n", "impl", "quantity", "formula", "tracker", "");
+    if (f) fprintf(f, "%-8s %-20s %18s %18s  %s\n", "impl", "quantity", "formula", "tracker", "");
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         mismatches += report_one(f, r->impl, "peak bytes", r->predicted_peak, r->peak_bytes, r->ran);
@@ -125,19 +126,11 @@ int report_prepare_outputs(const char *program, const char *csv_path, const char
     if (csv_path && check_appendable(program, "--csv", csv_path, CSV_HEADER) != 0) return -1;
     if (dump_dir) {
         if (npy_make_dir(dump_dir) != 0 || access(dump_dir, W_OK) != 0) {
-            fprintf(stderr, "%s: --dump %s is not a writable directory\n", program, dump_dir);
+            fprintf(stderr, "%s: --dump %s is not a writable directory (%s)\n", program, dump_dir, strerror(errno));
             return -1;
         }
     }
     return 0;
-}
-
-int report_nothing_ran(const char *program, const impl_row *rows, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (rows[i].ran) return 0;
-    fprintf(stderr, "%s: no implementation ran (each was skipped: see the table)\n", program);
-    return 1;
 }
 
 /* Opens path for appending, writing header first when the file is new or empty; NULL (and a message) on failure. */
@@ -156,7 +149,9 @@ static FILE *open_csv(const char *path, const char *header)
 
 static int close_csv(FILE *f, const char *path)
 {
-    if (fclose(f) == 0) return 0;
+    int lost = ferror(f); /* a write that failed before the last one: fclose alone would not say */
+    if (fclose(f) == 0 && !lost) return 0;
+    if (lost && !errno) errno = EIO;
     fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
     return -1;
 }
@@ -214,6 +209,35 @@ void report_launches(FILE *f, const impl_row *rows, int n)
         any = 1;
     }
     if (any) fprintf(f, "\n");
+}
+
+void report_graphs(FILE *f, const impl_row *rows, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const impl_row *g = &rows[k];
+        int v = 0;
+        if (!g->ran || !(g->graph_setup_ms > 0 || g->graph_replays || g->graph_captures)) continue;
+        fprintf(f, "CUDA graphs, %s: capture + instantiate %.3f ms once per shape (warm-up run, in no pass's time); the "
+                "timed pass %s", g->impl, g->graph_setup_ms,
+                g->graph_captures ? "captured again (its buffers moved), set-up left out of its time"
+                                  : "replayed them");
+        const impl_row *plain = NULL;
+        if (sscanf(g->impl, "cuda-v%d", &v) == 1)
+            for (int j = 0; j < n; j++) {
+                int w = 0;
+                if (rows[j].ran && sscanf(rows[j].impl, "cuda-v%d", &w) == 1 && w == v - 1) plain = &rows[j];
+            }
+        if (plain) {
+            double saved = plain->forward_ms + plain->backward_ms - g->forward_ms - g->backward_ms;
+            fprintf(f, "; per pass %.3f ms against %s's %.3f ms, %llu launches against %llu: the graph saves %.3f ms%s",
+                    g->forward_ms + g->backward_ms, plain->impl, plain->forward_ms + plain->backward_ms, g->launches,
+                    plain->launches, saved, g->emulated ? " (emulated: the times mean nothing)" : "");
+        } else if (v > 1) {
+            fprintf(f, "; run it beside cuda-v%d (--impl cuda-v%d,%s) to see what the graph saves per pass", v - 1,
+                    v - 1, g->impl);
+        }
+        fprintf(f, "\n");
+    }
 }
 
 void format_duration(double seconds, char *buf, size_t len)

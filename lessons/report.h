@@ -37,6 +37,10 @@ typedef struct {
     /* device runs: kernel launches + cuBLAS calls + graph launches of the timed pass, counted by the host code
      * (cuda_launch_count), not by a profiler; 0 for host runs */
     unsigned long long launches;
+    /* CUDA Graph versions: capture + instantiate milliseconds of the warm-up run (once per shape, left out of every
+     * pass's time), then the timed run's graph replays and captures (a capture there: its buffers moved) */
+    double graph_setup_ms;
+    unsigned long long graph_replays, graph_captures;
 } impl_row;
 
 /* "1,107,427,328" */
@@ -49,15 +53,16 @@ void format_duration(double seconds, char *buf, size_t len);
 void report_table(FILE *f, const impl_row *rows, int n);
 /* One line, when a device implementation ran: its launches per pass (kernels + cuBLAS calls + graph launches). */
 void report_launches(FILE *f, const impl_row *rows, int n);
-/* Prints "predicted vs measured" per implementation; returns the number of mismatches. */
+/* One line per CUDA Graph version that ran: capture + instantiate time, what its timed pass replayed, and what the
+ * graph saves per pass against the version it captures (cuda-v(N-1)), when that one ran too. */
+void report_graphs(FILE *f, const impl_row *rows, int n);
+/* Prints "predicted vs measured" per implementation; returns the number of mismatches (f NULL: only counts). */
 int report_predictions(FILE *f, const impl_row *rows, int n);
 /* Checks --csv and --dump before anything runs, so a bad path fails in a second, not after the lesson: the
  * CSV must be appendable and, if it already has content, start with exactly the header above (a lesson never
  * appends to some other file); the dump directory is created and must be writable. Prints one message
  * prefixed with program and returns -1 on failure. Either path may be NULL. */
 int report_prepare_outputs(const char *program, const char *csv_path, const char *dump_dir);
-/* 1 (and one message on stderr) when no row ran: every implementation was skipped, so the lesson exits non-zero. */
-int report_nothing_ran(const char *program, const impl_row *rows, int n);
 /* Appends rows to path, writing the header first if the file is new or empty. 0 on success. */
 int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n);
 

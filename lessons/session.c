@@ -42,15 +42,6 @@ static void alloc_host_slots(const lesson *L, const void *prob, int inputs, int 
     }
 }
 
-int lesson_dry(void)
-{
-#ifdef CUDA_EMU
-    return emu_dry();
-#else
-    return 0;
-#endif
-}
-
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t)
 {
     static char labels[LESSON_MAX_TENSORS][64];
@@ -77,61 +68,99 @@ void lesson_row_predict(impl_row *row, const char *impl, mem_formula f)
     row->predicted_allocs = f.allocs;
 }
 
+/* --- where an implementation runs: one operations table per place ------------------------------------------ */
+
+/* Everything a run does that depends on where the implementation's tensors live, chosen once per run from
+ * lesson_impl.device: the host (malloc'd memory, the host clock) or the CUDA device (device memory, CUDA events
+ * on the GPU's own clock, cuBLAS's workspace, the launch counter). */
+typedef struct {
+    mem_domain domain;
+    int runs;                 /* runs per measurement, the last one reported */
+    int emulated;             /* a device run by the CPU emulation (EMU=1): its times mean nothing */
+    void *(*copy_in)(const void *src_host, size_t count, dtype t, const char *label);
+    void (*copy_out)(void *dst_host, const void *src, size_t bytes);
+    void (*free)(void *p);
+    void (*sync)(void);       /* wait for the queued work */
+    void (*timer_begin)(void);
+    double (*timer_end_ms)(double host_ms); /* the pass's time, given the host clock's reading of it */
+    void (*run_begin)(const lesson_impl *im);
+    void (*run_end)(const lesson_impl *im);
+    unsigned long long (*launches)(void); /* kernel launches + cuBLAS calls + graph launches so far */
+    const char *(*name)(void); /* the row's device column */
+    double (*graph_setup_ms)(void); /* CUDA Graph capture + instantiate so far */
+    unsigned long long (*graph_captures)(void), (*graph_replays)(void);
+    void (*echo_record)(void), (*echo_replay)(void), (*echo_end)(void); /* cuda_track.h's cuda_echo_* */
+} place_ops;
+
+static void host_copy_out(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+static void host_nothing(void) {}
+static double host_elapsed_ms(double host_ms) { return host_ms; }
+static void host_run_edge(const lesson_impl *im) { (void)im; }
+static unsigned long long host_launches(void) { return 0; }
+static const char *host_name(void) { return "cpu"; }
+static double host_zero_ms(void) { return 0.0; }
+
+static const place_ops host_place = {
+    .domain = MEM_HOST, .runs = 1, .copy_in = host_copy, .copy_out = host_copy_out, .free = host_free,
+    .sync = host_nothing, .timer_begin = host_nothing, .timer_end_ms = host_elapsed_ms,
+    .run_begin = host_run_edge, .run_end = host_run_edge, .launches = host_launches, .name = host_name,
+    .graph_setup_ms = host_zero_ms, .graph_captures = host_launches, .graph_replays = host_launches,
+    .echo_record = host_nothing, .echo_replay = host_nothing, .echo_end = host_nothing,
+};
+
+/* The CPU emulation build (EMU=1, tests/cuda_emu): device runs are emulated, and EMU_DRY=1 makes them a dry run
+ * (limits checked, nothing computed). */
+#ifdef CUDA_EMU
+enum { DEVICE_EMULATED = 1 };
+int lesson_dry(void) { return emu_dry(); }
+#else
+enum { DEVICE_EMULATED = 0 };
+int lesson_dry(void) { return 0; }
+#endif
+
+#ifdef HAVE_CUDA
+static double device_elapsed_ms(double host_ms) { return (void)host_ms, gpu_timer_end_ms(); }
+static void device_run_begin(const lesson_impl *im) { if (im->uses_cublas) cublas_workspace_attach(); }
+static void device_run_end(const lesson_impl *im) { if (im->uses_cublas) cublas_workspace_detach(); }
+
+/* Two runs: the first pays for cuBLAS's kernel selection and module loading, the second is timed. */
+static const place_ops device_place = {
+    .domain = MEM_DEVICE, .runs = 2, .emulated = DEVICE_EMULATED, .copy_in = dev_copy, .copy_out = dev_download,
+    .free = dev_free, .sync = dev_synchronize, .timer_begin = gpu_timer_begin, .timer_end_ms = device_elapsed_ms,
+    .run_begin = device_run_begin, .run_end = device_run_end, .launches = cuda_launch_count, .name = cuda_device_name,
+    .graph_setup_ms = cuda_graph_setup_ms, .graph_captures = cuda_graph_captures, .graph_replays = cuda_graph_replays,
+    .echo_record = cuda_echo_record, .echo_replay = cuda_echo_replay, .echo_end = cuda_echo_end,
+};
+static const place_ops *const device = &device_place;
+#else
+static const place_ops *const device = NULL; /* a CPU-only build: impl_gate skips every device implementation */
+#endif
+
+static const place_ops *place_of(const lesson *L, const lesson_impl *im)
+{
+    if (!im->device) return &host_place;
+    if (!device) {
+        fprintf(stderr, "%s: %s runs on a CUDA device and this build has no CUDA\n", L->program, im->name);
+        abort();
+    }
+    return device;
+}
+
 /* --- one run ------------------------------------------------------------------------------------------- */
 
 typedef struct {
     const lesson *L;
     const void *prob;
-    int device;
+    const place_ops *at;
 } run_ctx;
-
-static void *copy_in(const run_ctx *c, int i, const void *src)
-{
-    const lesson_tensor *ts = &c->L->tensors[i];
-    size_t n = lesson_tensor_count(c->L, i, c->prob);
-#ifdef HAVE_CUDA
-    if (c->device) return dev_copy(src, n, ts->type, ts->label);
-#endif
-    return host_copy(src, n, ts->type, ts->label);
-}
-
-static void copy_out(const run_ctx *c, void *dst, const void *src, int i)
-{
-    size_t bytes = lesson_tensor_bytes(c->L, i, c->prob);
-#ifdef HAVE_CUDA
-    if (c->device) {
-        dev_download(dst, src, bytes);
-        return;
-    }
-#endif
-    memcpy(dst, src, bytes);
-}
-
-static void free_slot(const run_ctx *c, void *p)
-{
-    (void)c;
-#ifdef HAVE_CUDA
-    if (c->device) {
-        dev_free(p);
-        return;
-    }
-#endif
-    host_free(p);
-}
-
-static void sync_device(const run_ctx *c)
-{
-#ifdef HAVE_CUDA
-    if (c->device) dev_synchronize();
-#else
-    (void)c;
-#endif
-}
 
 static void copy_role_in(const run_ctx *c, lesson_run *r, void *const *t, lesson_role role)
 {
-    for (int i = 0; i < lesson_ntensors(c->L); i++)
-        if (c->L->tensors[i].role == role) r->t[i] = copy_in(c, i, t[i]);
+    for (int i = 0; i < lesson_ntensors(c->L); i++) {
+        const lesson_tensor *ts = &c->L->tensors[i];
+        if (ts->role == role)
+            r->t[i] = c->at->copy_in(t[i], lesson_tensor_count(c->L, i, c->prob), ts->type, ts->label);
+    }
 }
 
 static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role role, const char *impl)
@@ -143,22 +172,18 @@ static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role r
         }
 }
 
-/* Milliseconds of fn(r), allocator time excluded, device work finished. A device run is timed by CUDA events on
- * the GPU's own clock (cuda_track.h's gpu_timer), a host run by the host clock. */
+/* Milliseconds of fn(r), allocator time and graph set-up excluded, queued work finished, on the place's own clock.
+ * Capturing and instantiating CUDA Graphs is set-up, left out of a pass like the allocators' time (a graph version
+ * captures once per shape and its passes replay). */
 static double timed(const run_ctx *c, void (*fn)(lesson_run *), lesson_run *r)
 {
-    sync_device(c);
-    double a0 = track_alloc_ms(), t0 = host_time_ms();
-#ifdef HAVE_CUDA
-    if (c->device) gpu_timer_begin();
-#endif
+    c->at->sync();
+    double a0 = track_alloc_ms() + c->at->graph_setup_ms(), t0 = host_time_ms();
+    c->at->timer_begin();
     fn(r);
-    sync_device(c);
-    double t1 = host_time_ms(), a1 = track_alloc_ms();
-#ifdef HAVE_CUDA
-    if (c->device) t1 = t0 + gpu_timer_end_ms();
-#endif
-    double ms = (t1 - t0) - (a1 - a0);
+    c->at->sync();
+    double t1 = host_time_ms(), a1 = track_alloc_ms() + c->at->graph_setup_ms();
+    double ms = c->at->timer_end_ms(t1 - t0) - (a1 - a0);
     return ms > 0 ? ms : 0;
 }
 
@@ -175,7 +200,7 @@ static void labels_text(lesson_result *res, mem_domain d)
 
 static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, lesson_result *res)
 {
-    mem_domain dom = c->device ? MEM_DEVICE : MEM_HOST;
+    mem_domain dom = c->at->domain;
     lesson_run r;
     memset(&r, 0, sizeof r);
     r.prob = c->prob;
@@ -184,11 +209,8 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
     track_scope_begin(&scope);
 
     copy_role_in(c, &r, t, LT_INPUT);
-#ifdef HAVE_CUDA
-    unsigned long long launches0 = 0;
-    if (c->device && im->uses_cublas) cublas_workspace_attach();
-    if (c->device) launches0 = cuda_launch_count();
-#endif
+    c->at->run_begin(im);
+    unsigned long long launches0 = c->at->launches();
     res->row.forward_ms = timed(c, im->forward, &r);
     check_slots_set(c, &r, LT_OUTPUT, im->name);
     res->row.forward_live_bytes = track_scope_read(&scope, dom).live_bytes;
@@ -196,9 +218,7 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
 
     copy_role_in(c, &r, t, LT_UPSTREAM);
     res->row.backward_ms = timed(c, im->backward, &r);
-#ifdef HAVE_CUDA
-    if (c->device) res->row.launches = cuda_launch_count() - launches0;
-#endif
+    res->row.launches = c->at->launches() - launches0;
     check_slots_set(c, &r, LT_GRAD, im->name);
     mem_counters m = track_scope_read(&scope, dom);
     res->row.peak_bytes = m.peak_bytes;
@@ -206,36 +226,43 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
     labels_text(res, dom);
 
     for (int i = 0; i < lesson_ntensors(c->L); i++) {
-        if (res->result[i]) copy_out(c, res->result[i], r.t[i], i);
-        free_slot(c, r.t[i]);
+        if (res->result[i]) c->at->copy_out(res->result[i], r.t[i], lesson_tensor_bytes(c->L, i, c->prob));
+        c->at->free(r.t[i]);
     }
-#ifdef HAVE_CUDA
-    if (c->device && im->uses_cublas) cublas_workspace_detach();
-#endif
+    c->at->run_end(im);
 }
 
 void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t, lesson_result *res)
 {
     const lesson_impl *im = &L->impls[impl];
-    run_ctx c = {L, prob, im->device};
+    run_ctx c = {L, prob, place_of(L, im)};
     static char labels[LESSON_MAX_TENSORS][64];
     memset(res, 0, sizeof *res);
     res->impl = impl;
     res->tolerance = im->tolerance > 0 ? im->tolerance : lesson_tolerance(L, prob);
     lesson_row_predict(&res->row, im->name, im->memory(prob));
     alloc_host_slots(L, prob, 0, 0, "result ", labels, res->result);
-    run_once(&c, im, t, res);
-    if (im->device) {
-#ifdef HAVE_CUDA
-        run_once(&c, im, t, res); /* the timed run; the first paid for cuBLAS setup and module loading */
-        snprintf(res->row.device, sizeof res->row.device, "%s", cuda_device_name());
-#ifdef CUDA_EMU
-        res->row.emulated = 1;
-#endif
-#endif
-    } else {
-        snprintf(res->row.device, sizeof res->row.device, "cpu");
+    /* A graph version: the warm-up run captures, and the timed (last) run gets the warm-up's buffer addresses
+     * (cuda_echo_*), so its graphs replay; the warm-up's captures are reported as set-up. */
+    double setup_before = c.at->graph_setup_ms();
+    unsigned long long replays0 = 0, captures0 = 0;
+    for (int k = 0; k < c.at->runs; k++) {
+        int timed_run = k > 0 && k == c.at->runs - 1;
+        if (timed_run) {
+            res->row.graph_setup_ms = c.at->graph_setup_ms() - setup_before;
+            replays0 = c.at->graph_replays();
+            captures0 = c.at->graph_captures();
+        }
+        if (im->graph) (timed_run ? c.at->echo_replay : c.at->echo_record)();
+        run_once(&c, im, t, res);
+        if (im->graph && timed_run) c.at->echo_end();
     }
+    if (c.at->runs > 1) {
+        res->row.graph_replays = c.at->graph_replays() - replays0;
+        res->row.graph_captures = c.at->graph_captures() - captures0;
+    }
+    snprintf(res->row.device, sizeof res->row.device, "%s", c.at->name());
+    res->row.emulated = c.at->emulated;
     res->row.ran = 1;
 }
 

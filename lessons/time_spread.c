@@ -40,10 +40,10 @@ void report_time_spread(FILE *f, const impl_row *rows, int n, const double (*fwd
     for (int k = 0; k < n; k++) timed += rows[k].ran && !rows[k].emulated;
     if (!timed) return;
     if (repeat < 2) {
-        fprintf(f, "times on %s: one run each (--repeat N: the median of N runs and their spread)\n", machine_name());
+        fprintf(f, "\ntimes on %s: one run each (--repeat N: the median of N runs and their spread)\n", machine_name());
         return;
     }
-    fprintf(f, "times on %s: the median of %d runs [fastest-slowest], ms\n", machine_name(), repeat);
+    fprintf(f, "\ntimes on %s: the median of %d runs [fastest-slowest], ms\n", machine_name(), repeat);
     for (int k = 0; k < n; k++) {
         if (!rows[k].ran || rows[k].emulated) continue;
         double flo, fhi, blo, bhi;

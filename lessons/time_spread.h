@@ -10,7 +10,8 @@
 
 /* The CPU's model name (/proc/cpuinfo) and core count, "an unnamed CPU" where the system does not say. */
 const char *machine_name(void);
-/* fwd_ms[k] / bwd_ms[k]: row k's `repeat` timed runs (one run: that run). Device rows are named by their GPU. */
+/* fwd_ms[k] / bwd_ms[k]: row k's `repeat` timed runs (one run: that run). Device rows are named by their GPU.
+ * Printed after the verdict, a blank line first; nothing where no row was timed. */
 void report_time_spread(FILE *f, const impl_row *rows, int n, const double (*fwd_ms)[CLI_MAX_REPEAT],
                         const double (*bwd_ms)[CLI_MAX_REPEAT], int repeat);
 

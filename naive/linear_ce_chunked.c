@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../kernels/runtime/arena.h"
-#include "../kernels/linear_ce_gemm.h"
+#include "../optimized/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/track.h"
 
@@ -62,28 +62,27 @@ static void naive_ce_rows(bf16 *z, const int32_t *target, size_t rows, size_t V,
 }
 
 /* logits_chunk = x_chunk @ W^T: (rows, V) bf16, a new tensor */
-static bf16 *chunk_logits(const lce_dims *d, size_t rows, const bf16 *W, const naive_scratch *s)
+static bf16 *chunk_logits(const lce_dims *d, const lce_operands *o, const naive_scratch *s)
 {
-    size_t V = d->V, vb = lce_vpanel(d);
+    size_t V = d->V, vb = lce_vpanel(d), rows = o->rows;
     bf16 *logits = host_alloc_array(rows * V, DT_BF16, "logits_chunk [c,V] bf16 (then grad)");
     for (size_t v0 = 0; v0 < V; v0 += vb) {
         size_t n = V - v0 < vb ? V - v0 : vb;
-        lce_logits_panel(s->xf, rows, d->H, W, v0, n, s->wp, s->op, n);
+        lce_logits_panel(o, v0, n, s->op, n);
         lce_f32_to_bf16(logits + v0, V, s->op, n, rows, n); /* the mm's bf16 output */
     }
     return logits;
 }
 
 /* grad_input[chunk] = grad_logits_chunk @ W: a (rows, H) bf16 product, copied into grad_input's rows */
-static void chunk_grad_input(const lce_dims *d, size_t rows, const bf16 *g, const bf16 *W, const naive_scratch *s,
-                             bf16 *gi_rows)
+static void chunk_grad_input(const lce_dims *d, const lce_operands *o, const naive_scratch *s, bf16 *gi_rows)
 {
-    size_t V = d->V, H = d->H, vb = lce_vpanel(d);
+    size_t V = d->V, H = d->H, vb = lce_vpanel(d), rows = o->rows;
     bf16 *prod = host_alloc_array(rows * H, DT_BF16, "g @ W [c,H] bf16 (mm output)");
     for (size_t v0 = 0; v0 < V; v0 += vb) {
         size_t n = V - v0 < vb ? V - v0 : vb;
-        lce_grad_panel(g, V, rows, W, H, v0, n, s->gp, s->wp);
-        lce_dx_panel(s->gp, s->wp, rows, n, H, v0 ? 1.0f : 0.0f, s->dxc);
+        lce_grad_panel(o, v0, n, 1);
+        lce_dx_panel(o, v0, n, v0 ? 1.0f : 0.0f, s->dxc);
     }
     lce_f32_to_bf16(prod, H, s->dxc, H, rows, H);
     memcpy(gi_rows, prod, rows * H * sizeof *prod);
@@ -91,14 +90,14 @@ static void chunk_grad_input(const lce_dims *d, size_t rows, const bf16 *g, cons
 }
 
 /* grad_weight += torch.mm(grad_logits_chunk.t(), x_chunk).float(): three passes over (V, H) */
-static void chunk_grad_weight(const lce_dims *d, size_t rows, const bf16 *g, const naive_scratch *s, float *gw)
+static void chunk_grad_weight(const lce_dims *d, const lce_operands *o, const naive_scratch *s, float *gw)
 {
     size_t V = d->V, H = d->H, vb = lce_vpanel(d), VH = V * H;
     bf16 *prod = host_alloc_array(VH, DT_BF16, "mm(g^T, x_chunk) [V,H] bf16");
     for (size_t v0 = 0; v0 < V; v0 += vb) { /* pass 1: the product, rounded to bf16 */
         size_t n = V - v0 < vb ? V - v0 : vb;
-        lce_bf16_to_f32(s->gp, n, g + v0, V, rows, n);
-        lce_dw_panel(s->gp, s->xf, rows, n, H, 0.0f, s->ep);
+        lce_grad_panel(o, v0, n, 0);
+        lce_dw_panel(o, v0, n, 0.0f, s->ep);
         lce_f32_to_bf16(prod + v0 * H, H, s->ep, H, n, H);
     }
     float *prodf = host_alloc_array(VH, DT_F32, "mm(...).float() [V,H] f32");
@@ -112,11 +111,14 @@ static void naive_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *
                         float scale, const naive_scratch *s, naive_lce_saved *sv, float *loss_1d)
 {
     size_t start = k * d->chunk, rows = lce_chunk_rows(d, k), H = d->H;
-    lce_bf16_to_f32(s->xf, H, x + start * H, H, rows, H);
-    bf16 *logits = chunk_logits(d, rows, W, s);
+    lce_operands o = {.x = x + start * H, .xf = s->xf, .W = W, .gp = s->gp, .wp = s->wp, .rows = rows, .H = H};
+    lce_x_block(&o);
+    bf16 *logits = chunk_logits(d, &o, s);
     naive_ce_rows(logits, target + start, rows, d->V, scale, loss_1d + start);
-    chunk_grad_input(d, rows, logits, W, s, sv->grad_input + start * H);
-    chunk_grad_weight(d, rows, logits, s, sv->grad_weight);
+    o.g = logits; /* (rows, V) bf16: the gradient, written over the logits */
+    o.ldg = d->V;
+    chunk_grad_input(d, &o, s, sv->grad_input + start * H);
+    chunk_grad_weight(d, &o, s, sv->grad_weight);
     host_free(logits);
 }
 

@@ -13,12 +13,8 @@
  *     dW_ih = X_seg^T [da_r da_u | da_n],  dx_seg = [da_r da_u | da_n] W_ih^T,  dW_enc = Hprev_seg^T [dz dlv]
  * (two GEMMs each where the n column block is not next to r and u; beta = 1 accumulates, no temporary).
  * dW_zh needs z, which dz overwrites, so it is accumulated per step (beta = 1) before dz is written.
- * Every buffer is carved from one arena allocated before the loop: zero allocations inside it.
- *
- * --checkpoint k: the saved rows exist for one segment of k steps only; backward recomputes each segment's
- * forward from out[t0-1] (h is the output: always there) before running back through it. Memory 6H per
- * step of the segment instead of all T; time one more forward.
- */
+ * Every buffer is carved from one arena allocated before the loop: zero allocations inside it. --checkpoint k:
+ * saved rows for one segment of k steps only, each segment's forward recomputed from out[t0-1] in backward. */
 #ifndef OPTIMIZED_GRU_FUSED_H
 #define OPTIMIZED_GRU_FUSED_H
 
@@ -56,15 +52,15 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
 
 #ifdef HAVE_CUDA
 /* The same on the device (optimized/gru_fused.cu): every pointer is device memory; the arena and out are
- * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_kernels.cu). */
+ * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_v1.cu, kernels/gru_v2.cu). */
 float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                         const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
                         gru_fused_ws *ws, int graph);
 void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                        const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
                        const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, int graph);
-/* graph = 1 (cuda-v2): each pass's step loop captured into one CUDA Graph and launched once (cuda_track.h): the
- * same kernels, GEMMs, order, results and memory, 1 launch per forward and per backward. */
+/* graph = 1 (cuda-v2): the step loop captured into one CUDA Graph once per shape and buffers and replayed
+ * (cuda_track.h): the same kernels, GEMMs, order, results and memory, 1 launch per forward and per backward. */
 #endif
 /* NULL when cuBLAS's int dimensions and the kernels' grids hold this problem, else why not */
 const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o);

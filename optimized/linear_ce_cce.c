@@ -4,7 +4,7 @@
 
 #include <limits.h>
 
-#include "../kernels/linear_ce_geometry.h"
+#include "../kernels/linear_ce_math.h"
 
 void cuda_cce_carve(arena *a, const lce_dims *d, cuda_cce_workspace *w)
 {

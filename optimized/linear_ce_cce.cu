@@ -1,13 +1,10 @@
-/* linear_ce_cce.cu - lesson 5's cuda-v2 on the GPU: three kernels, no cuBLAS, no logits buffer (see
- * linear_ce_cce.h for the dataflow, kernels/linear_ce_kernels_v2.cu for the kernels).
- * See docs/lesson-5.md.
- */
+/* linear_ce_cce.cu - lesson 5, cuda-v2 on the GPU: device memory around the kernels of kernels/linear_ce_v2.cu
+ * (no cuBLAS, no logits buffer; linear_ce_cce.h has the dataflow). */
 #include "linear_ce_cce.h"
 
+#include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/cuda_check.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../kernels/linear_ce_kernels.h"
-#include "../kernels/linear_ce_kernels_v2.h"
 #include "../kernels/runtime/track.h"
 
 extern "C" float *cuda_cce_forward_with(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,

@@ -9,7 +9,7 @@
  *               reduce it at once into dx (N, H) (fp32 sums, rounded once to bf16) and dW (V, H) f32
  * so the gradients are allocated in backward, not kept from forward: after forward only lse (4N bytes) and the
  * loss are alive beside the inputs. The price is recomputation: the logits are computed three times (forward, dx,
- * dW) instead of once. Kernels: kernels/linear_ce_kernels_v2.cu; launch constants: kernels/linear_ce_geometry.h.
+ * dW) instead of once. Kernels: kernels/linear_ce_v2.cu; launch constants: kernels/linear_ce_math.h.
  */
 #ifndef OPTIMIZED_LINEAR_CE_CCE_H
 #define OPTIMIZED_LINEAR_CE_CCE_H

@@ -1,16 +1,10 @@
-/* linear_ce_cce_v3.cu - lesson 5's cuda-v3 on the GPU: three WMMA kernels, no cuBLAS, no logits buffer (see
- * linear_ce_cce_v3.h for the dataflow, kernels/linear_ce_kernels_v3.cu for the kernels).
- *
- * NOT RUN ON A GPU: compiled for sm_80 and sm_90 and run under the CPU emulator (tests/cuda_emu) only; its
- * emulated times mean nothing. See docs/lesson-5.md.
- */
+/* linear_ce_cce_v3.cu - lesson 5, cuda-v3 on the GPU: device memory around the WMMA kernels of
+ * kernels/linear_ce_v3.cu (no cuBLAS, no logits buffer; linear_ce_cce_v3.h has the dataflow). */
 #include "linear_ce_cce_v3.h"
 
 #include "../kernels/runtime/cuda_check.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../kernels/linear_ce_geometry.h"
-#include "../kernels/linear_ce_kernels.h"
-#include "../kernels/linear_ce_kernels_v3.h"
+#include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/track.h"
 
 static cce3_filter_stats last_filter; /* what the last backward's filter skipped; read by the lesson's epilogue */

@@ -1,5 +1,5 @@
 /* linear_ce_cce_v3.h - lesson 5, cuda-v3: Cut Cross-Entropy on tensor cores (bf16 WMMA logit tiles, online
- * logsumexp per row, logits recomputed in backward; kernels/linear_ce_kernels_v3.cu says what it adds over v2).
+ * logsumexp per row, logits recomputed in backward; kernels/linear_ce_v3.cu says what it adds over v2).
  *
  * Dataflow and memory, beside v2 (linear_ce_cce.h), whose forward workspace and saved state it shares:
  *     forward   lse (N,) f32 saved; forward's workspace (row losses, 1/n_valid) freed before it returns

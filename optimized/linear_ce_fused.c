@@ -1,7 +1,7 @@
 /* linear_ce_fused.c - lesson 5's fused chunk loop on the CPU (see linear_ce_fused.h).
  *
  * One tracked workspace, carved once: one block's f32 logits (which become its bf16 gradient) and the float32
- * conversion panels of the CPU GEMMs (kernels/linear_ce_gemm.h). Nothing is allocated inside the block loop.
+ * conversion panels of the CPU GEMMs (optimized/linear_ce_gemm.h). Nothing is allocated inside the block loop.
  * A block is k of the seed's chunks, k = ceil(LCE_CPU_GEMM_ROWS / chunk) (linear_ce_fused.h).
  */
 #include "linear_ce_fused.h"
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../kernels/runtime/arena.h"
-#include "../kernels/linear_ce_gemm.h"
+#include "linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/track.h"
 
@@ -99,18 +99,20 @@ static double cpu_block(const lce_dims *d, size_t start, size_t rows, const bf16
                         const int32_t *target, float scale, const cpu_workspace *w, fused_lce_saved *sv)
 {
     size_t H = d->H, V = d->V, vb = lce_vpanel(d);
-    lce_bf16_to_f32(w->xf, H, x + start * H, H, rows, H);
+    lce_operands o = {.x = x + start * H, .xf = w->xf, .W = W, .gp = w->gp, .wp = w->wp, .rows = rows, .H = H};
+    lce_x_block(&o);
     for (size_t v0 = 0; v0 < V; v0 += vb) { /* logits (rows, V) f32, row stride V */
         size_t n = V - v0 < vb ? V - v0 : vb;
-        lce_logits_panel(w->xf, rows, H, W, v0, n, w->wp, w->logits + v0, V);
+        lce_logits_panel(&o, v0, n, w->logits + v0, V);
     }
     double loss = cpu_lce_rows(w->logits, target + start, rows, V, scale);
-    const bf16 *g = (const bf16 *)w->logits; /* (rows, V) bf16, row stride 2V */
+    o.g = (const bf16 *)w->logits; /* (rows, V) bf16, row stride 2V */
+    o.ldg = 2 * V;
     for (size_t v0 = 0; v0 < V; v0 += vb) {
         size_t n = V - v0 < vb ? V - v0 : vb;
-        lce_grad_panel(g, 2 * V, rows, W, H, v0, n, w->gp, w->wp);
-        lce_dx_panel(w->gp, w->wp, rows, n, H, v0 ? 1.0f : 0.0f, w->dxc);
-        lce_dw_panel(w->gp, w->xf, rows, n, H, 1.0f, sv->grad_weight + v0 * H); /* beta = 1: in place */
+        lce_grad_panel(&o, v0, n, 1);
+        lce_dx_panel(&o, v0, n, v0 ? 1.0f : 0.0f, w->dxc);
+        lce_dw_panel(&o, v0, n, 1.0f, sv->grad_weight + v0 * H); /* beta = 1: in place */
     }
     lce_f32_to_bf16(sv->grad_input + start * H, H, w->dxc, H, rows, H);
     return loss;

@@ -213,7 +213,7 @@ lc_memory cpu_lc_memory(const lc_dims *d)
 }
 
 #include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES; declarations only, no CUDA needed */
-#include "../kernels/logchain_geometry.h"
+#include "../kernels/logchain_math.h"
 #include <limits.h>
 
 /* CUDA v1 keeps alpha and out in device memory, like the CPU, and needs only two (n, c) beta buffers during

@@ -1,10 +1,8 @@
 /* logchain_forward.h - lesson 2, optimized: the forward algorithm (alpha recursion) and its backward (beta).
- *
  * The chain p0^T D_0 P_0 D_1 ... P_{v-2} D_{v-1} 1 starts with a vector. Multiplied from the left, every step
  * is vector x matrix: O(c^2) per row and step, O(n v c^2) in all, and the only state worth keeping is the
  * running vector, alpha_i = log(p0^T D_0 P_0 ... D_i) (a (c,) vector per row). The forum's tree multiplies
  * matrices by matrices: O(n v c^3), with (n, t, v-1, c, c) tensors at every level.
- *
  *   alpha_0[j]     = log p0[j] + x_0[j]
  *   alpha_{i+1}[k] = x_{i+1}[k] + log sum_j exp(alpha_i[j]) P_i[j, k]
  *   out            = log Z = log sum_k exp(alpha_{v-1}[k])
@@ -12,12 +10,9 @@
  *   dx_i[j]        = dout * exp(alpha_i[j] + beta_i[j] - log Z)                       (posterior marginal)
  *   dbulk_i[j, k]  = sum_b dout_b * exp(alpha_i[j] + x_{i+1}[k] + beta_{i+1}[k] - log Z_b)  (xi / P)
  *   dp0[j]         = sum_b dout_b * exp(alpha_0[j] + beta_0[j] - log Z_b) / p0[j]
- *
  * Each log-space step runs as  m + log( exp(a - m) . P )  with m the row maximum (kernels/logchain_math.h),
- * so on the CPU it is one (n x c) . (c x c) GEMM per step and chain position s, on weights in (0, 1].
- * The transition gradient is the batch reduction U^T W of two (n x c) weight matrices: a GEMM whose inner
- * dimension is the batch, so no (n, c, c) tensor ever exists.
- */
+ * so on the CPU it is one (n x c) . (c x c) GEMM per step and chain position s, on weights in (0, 1]. The
+ * transition gradient U^T W is a GEMM whose inner dimension is the batch: no (n, c, c) tensor ever exists. */
 #ifndef OPTIMIZED_LOGCHAIN_FORWARD_H
 #define OPTIMIZED_LOGCHAIN_FORWARD_H
 
@@ -52,7 +47,7 @@ lc_memory cpu_lc_memory(const lc_dims *d);
 float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                       const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
-/*   v3 (graph): v2's step loops captured into one CUDA Graph per pass (cuda_track.h), launched once; the same
+/*   v3 (graph): v2's step loops captured into one CUDA Graph once per shape, then replayed (cuda_track.h); the same
  *       kernels, GEMMs, order, results and memory as v2, 1 launch per forward and per backward. */
 float *cuda_lc_forward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
@@ -71,7 +66,7 @@ lc_memory cuda_lc_memory(const lc_dims *d);
 lc_memory cuda_lc_memory_v1(const lc_dims *d);
 
 /* 1 if n, t, v, c and the grid dimensions fit the kernels' int arithmetic and launch limits
- * (kernels/logchain_geometry.h). */
+ * (kernels/logchain_math.h). */
 int cuda_lc_dims_fit(const lc_dims *d);
 int cuda_lc_dims_fit_v1(const lc_dims *d);
 

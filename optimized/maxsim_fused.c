@@ -9,7 +9,6 @@
 
 #include "../kernels/runtime/arena.h"
 #include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/maxsim_geometry.h"
 #include "../kernels/maxsim_math.h"
 #include "../kernels/runtime/timer.h"
 #include "../kernels/runtime/track.h"
@@ -234,7 +233,7 @@ const char *cuda_ms_unfit(const ms_dims *d)
     if (ms_rows(d) > (size_t)INT32_MAX) return "I*J above 2^31-1 rows does not fit the int32 bucket lists";
     if (ms_arg_count(d) / MS_SIMPLE_THREADS >= (size_t)INT32_MAX)
         return "I*J*M above 2^31-1 blocks of --deterministic's histogram does not fit one grid dimension";
-    if (ms_cols(d) > (size_t)INT32_MAX) /* found by the emulator's dry run (tests/cuda_emu/dry_run.sh) */
+    if (ms_cols(d) > (size_t)INT32_MAX)
         return "M*N above 2^31-1 rows of b does not fit int row indices (--deterministic: one block per (m, n))";
     return NULL;
 }

@@ -1,32 +1,35 @@
-/* maxsim_fused.cu - lesson 3 on the GPU: device memory and launches; the kernels are kernels/maxsim_kernels.cu.
+/* maxsim_fused.cu - lesson 3 on the GPU: device memory and the choice of version. The kernels and their launches
+ * are kernels/maxsim_v1.cu (v1 and the backward every version uses), maxsim_v2.cu and maxsim_v3.cu.
  *
- * Forward: v1, v2 or v3 writes out [I, M] and, unless --recompute, the int32
- * argmax [I, J, M]. Backward: with --recompute the forward kernel runs again into a transient argmax (out not
- * written); then da by gather, db by atomics or (--deterministic) by buckets
- * (a parallel stable counting sort of the rows by argmax). No cuBLAS, no workspace.
+ * Forward: v1, v2 or v3 writes out [I, M] and, unless --recompute, the int32 argmax [I, J, M]. Backward: with
+ * --recompute the forward kernel runs again into a transient argmax (out not written); then da by gather, db
+ * by atomics or (--deterministic) by buckets (a stable counting sort of the rows by argmax). No cuBLAS.
  */
 #include "maxsim_fused.h"
 
-#include "../kernels/runtime/cuda_check.h"
+#include "../kernels/maxsim_math.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../kernels/runtime/launch.h"
-#include "../kernels/maxsim_geometry.h"
-#include "../kernels/maxsim_kernels.cuh"
 
-static int blocks_for(long long n, int threads) { return (int)((n + threads - 1) / threads); }
+/* the versions' launchers (kernels/maxsim_vN.cu; the backward, every version's, in maxsim_v1.cu) */
+void ms1_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
+void ms2_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
+void ms3_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
+/* backward, every version (kernels/maxsim_v1.cu): da [I,J,K]; db [M,N,K] by atomics, or by buckets with
+ * start [M,N+1] and list [M,I*J] int32 scratch. */
+void ms_backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da);
+void ms_backward_db_atomic(const ms_dims *d, const float *a, const float *dout, const int *arg, float *db);
+void ms_backward_db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg, int *start,
+                            int *list, float *db);
 
 /* out may be NULL (recompute), arg may be NULL (--recompute forward). a [I,J,K], b [M,N,K] device. */
 static void launch_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, float *out, int *arg)
 {
-    int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
     if (v == MS_CUDA_V1)
-        LAUNCH(ms_forward_v1, blocks_for((long long)I * M, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(I, J, M, N, K, a,
-                                                                                                   b, out, arg);
+        ms1_forward(d, a, b, out, arg);
     else if (v == MS_CUDA_V2)
-        LAUNCH(ms_forward_v2, I * M, MS_THREADS, 0)(I, J, M, N, K, a, b, out, arg);
+        ms2_forward(d, a, b, out, arg);
     else
-        LAUNCH(ms_forward_v3, I * M, MS3_THREADS, 0)(I, J, M, N, K, a, b, out, arg);
-    CUDA_CHECK_LAST();
+        ms3_forward(d, a, b, out, arg);
 }
 
 extern "C" float *cuda_ms_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int recompute,
@@ -42,24 +45,12 @@ extern "C" float *cuda_ms_forward(const ms_dims *d, const float *a, const float 
     return out;
 }
 
-/* db [M, N, K] in bucket order: rows sorted by argmax per m (count, scan, stable scatter), each (m, n) summed
- * by one block in row order. */
+/* db [M, N, K] in bucket order: rows sorted by argmax per m, each (m, n) summed by one block in row order. */
 static void db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg, float *gb)
 {
-    int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
-    long long RM = (long long)ms_arg_count(d);
     int *start = (int *)dev_alloc_array(size_mul(d->M, d->N + 1), DT_I32, "buckets: start [M,N+1] int32");
     int *list = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "buckets: rows by argmax [M,I*J] int32");
-    CUDA_CHECK(cudaMemset(start, 0, size_mul(d->M, d->N + 1) * sizeof(int)));
-    LAUNCH(ms_bucket_count_kernel, blocks_for(RM, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(RM, M, N, arg, start);
-    CUDA_CHECK_LAST();
-    LAUNCH(ms_bucket_scan_kernel, M, MS_SCAN_THREADS, 0)(N, start);
-    CUDA_CHECK_LAST();
-    LAUNCH(ms_bucket_scatter_kernel, blocks_for(M, MS_SCATTER_WARPS), MS_SCATTER_WARPS * 32, 0)(R, M, N, arg, start,
-                                                                                                list);
-    CUDA_CHECK_LAST();
-    LAUNCH(ms_db_bucket_kernel, M * N, MS_SIMPLE_THREADS, 0)(J, M, N, K, R, a, dout, start, list, gb);
-    CUDA_CHECK_LAST();
+    ms_backward_db_buckets(d, a, dout, arg, start, list, gb);
     dev_free(list);
     dev_free(start);
 }
@@ -67,7 +58,6 @@ static void db_buckets(const ms_dims *d, const float *a, const float *dout, cons
 extern "C" void cuda_ms_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *saved,
                                  const float *dout, float **da, float **db)
 {
-    int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
     int *arg = (int *)saved->arg; /* [I, J, M] */
     if (!arg) {
         arg = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (recomputed in backward)");
@@ -75,14 +65,11 @@ extern "C" void cuda_ms_backward(const ms_dims *d, const float *a, const float *
     }
     float *ga = (float *)dev_alloc_array(ms_a_count(d), DT_F32, "da [I,J,K] f32"); /* [I, J, K] */
     float *gb = (float *)dev_alloc_array(ms_b_count(d), DT_F32, "db [M,N,K] f32"); /* [M, N, K] */
-    LAUNCH(ms_da_kernel, R, MS_SIMPLE_THREADS, 0)(J, M, N, K, b, dout, arg, ga);
-    CUDA_CHECK_LAST();
+    ms_backward_da(d, b, dout, arg, ga);
     if (saved->deterministic) {
         db_buckets(d, a, dout, arg, gb);
     } else {
-        CUDA_CHECK(cudaMemset(gb, 0, ms_b_count(d) * sizeof(float)));
-        LAUNCH(ms_db_atomic_kernel, R, MS_SIMPLE_THREADS, 0)(J, M, N, K, a, dout, arg, gb);
-        CUDA_CHECK_LAST();
+        ms_backward_db_atomic(d, a, dout, arg, gb);
     }
     dev_free(arg);
     saved->arg = NULL;

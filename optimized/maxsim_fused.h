@@ -13,7 +13,7 @@
  * Both modes walk the tiles in the same order and add the same terms in the same order, so recompute and
  * saved give bitwise-equal gradients (a test asserts it).
  *
- * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_kernels.cu): the same dataflow, one block per (i, m).
+ * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_v1.cu .. maxsim_v3.cu): the same dataflow, one block per (i, m).
  */
 #ifndef OPTIMIZED_MAXSIM_FUSED_H
 #define OPTIMIZED_MAXSIM_FUSED_H

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""bench_plots.py - every figure and table of `make bench`, generic over the lessons in bench/sweeps.txt.
+"""bench_plots.py - every figure and table of `make bench`, generic over the lessons in plots/sweeps.txt.
 
-    python3 plots/bench_plots.py [--results docs/results/cpu] [--sweeps bench/sweeps.txt] [--out docs/img]
+    python3 plots/bench_plots.py [--results docs/results/cpu] [--sweeps plots/sweeps.txt] [--out docs/img]
                                  [--readme README.md]
 
 From whatever CSVs exist under --results (lessonN.csv, lessonN_runs.csv, lessonN_timeline.csv, written by
-bench/run.sh) it draws, per lesson:
+plots/bench.sh) it draws, per lesson:
   lessonN_memory.png    peak bytes against the sweep's axis, log scales (MiB below half a GiB); measured points
                         filled, predicted ones (device "predicted": the memory formula, not run) hollow; the
                         memory of real GPUs (16, 24, 80 GiB) where the data comes within a decade of it; the
@@ -13,14 +13,14 @@ bench/run.sh) it draws, per lesson:
                         title); PyTorch rows overlaid (their true peak, every tensor counted: plots/torch_peak on
                         the CPU, max_memory_allocated on a GPU); legends under the axes
   lessonN_time.png      forward + backward ms: the median of the timed runs, the bar from the fastest to the
-                        slowest run; slope guides where bench/sweeps.txt names a doc's growth rate, the measured
+                        slowest run; slope guides where plots/sweeps.txt names a doc's growth rate, the measured
                         slope fitted and printed beside it
   lessonN_memory_S.png, lessonN_time_S.png   instead, one pair per sweep S, when a lesson has more than one
   lessonN_timeline.png  live bytes over one forward and backward, stacked by buffer label (the 15 with the most
                         area, the rest gray "other"; a label in both panels one color), naive beside cpu in one
                         unit, the forward/backward boundary and the peak marked
 and overview_memory_saved.png (naive peak / cpu peak per lesson), the table between <!-- results:begin --> and
-<!-- results:end --> in --readme, and each sweep's table in its lesson doc (doc= in bench/sweeps.txt).
+<!-- results:end --> in --readme, and each sweep's table in its lesson doc (doc= in plots/sweeps.txt).
 Nothing here computes a measurement: every number is read from the CSVs the lesson binaries and
 plots/pytorch_baseline.py wrote.
 """
@@ -558,7 +558,7 @@ def replace_between(path, marker, body, source):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default="docs/results/cpu", help="the bench's results directory")
-    ap.add_argument("--sweeps", default="bench/sweeps.txt")
+    ap.add_argument("--sweeps", default="plots/sweeps.txt")
     ap.add_argument("--out", default="docs/img")
     ap.add_argument("--readme", default="README.md", help="file with <!-- results:begin/end --> markers")
     ap.add_argument("--no-docs", action="store_true", help="draw figures only; leave README and docs alone")

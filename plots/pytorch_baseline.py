@@ -1,7 +1,7 @@
 """The seeds' own PyTorch formulations, measured on the same sizes as the C lessons.
 
     python3 plots/pytorch_baseline.py --lesson 1 --size forum [--csv docs/results/cpu/pytorch.csv] [--compare build/lesson1]
-    python3 plots/pytorch_baseline.py --lesson 3 --sweeps bench/sweeps.txt --csv docs/results/cpu/lesson3.csv \
+    python3 plots/pytorch_baseline.py --lesson 3 --sweeps plots/sweeps.txt --csv docs/results/cpu/lesson3.csv \
         --runs docs/results/cpu/lesson3_runs.csv --device "AMD EPYC"      (what `make bench` runs)
     python3 plots/pytorch_baseline.py --lesson 0 --check-naive       (every lesson's C naive against PyTorch's peak)
 
@@ -10,7 +10,7 @@ algorithm; 3 einsum('ijk,mnk->ijmn').max(-1).values.sum(1) vs the same per chunk
 thread's chunk+checkpoint answer); 4 the seed's Python-loop cell with its sampled latent vs the same loop with the
 input projection hoisted into one GEMM and checkpointed segments of sqrt(T) steps; 5 the seed's chunked linear
 cross-entropy (grad_weight += mm(g.t(), x_chunk).float()) vs grad_weight.addmm_ of the chunk's operands in fp32.
-With --sweeps it runs every point of the lesson's sweeps (bench/sweeps.txt) where the C naive / cpu run, and
+With --sweeps it runs every point of the lesson's sweeps (plots/sweeps.txt) where the C naive / cpu run, and
 appends rows to the lesson's CSV (--csv) and every timed run to --runs (the spread).
 
 For each lesson it runs the forum's formulation (impl=pytorch-naive) and the fixed one (impl=pytorch-best),
@@ -250,9 +250,9 @@ def measure(torch, meter, inputs, dout, fn, repeat):
 
 
 def print_matmul_rates(torch, d):
-    """Lesson 5's forms differ in what their GEMMs run on: float32 matmuls go to the BLAS (OpenBLAS here, as the C
-    code's), bf16 ones to oneDNN, which uses the CPU's bf16 dot-product instructions (avx512_bf16) where it has
-    them; Debian's OpenBLAS exports no bf16 GEMM. Both rates, measured on the lesson's logits product."""
+    """Lesson 5's forms differ in what their GEMMs run on: float32 matmuls go to the BLAS (OpenBLAS here), bf16 ones
+    to oneDNN, which uses the CPU's bf16 dot-product instructions (avx512_bf16) where it has them, as the C cpu
+    does (its header's "bf16 products:" line says which path it took). Both rates, on the lesson's logits product."""
     x, w = torch.randn(d["N"], d["H"]), torch.randn(d["H"], d["V"])
     rates = []
     for dt in (torch.float32, torch.bfloat16):
@@ -265,7 +265,7 @@ def print_matmul_rates(torch, d):
     flags = open("/proc/cpuinfo").read()
     print(f"torch matmul [N,H]x[H,V] on {torch.get_num_threads()} thread(s): float32 {rates[0]:.0f} GFLOP/s (the BLAS), "
           f"bf16 {rates[1]:.0f} GFLOP/s (oneDNN; CPU avx512_bf16: {'yes' if 'avx512_bf16' in flags else 'no'}). "
-          f"pytorch-best runs bf16 matmuls, the C cpu float32 OpenBLAS ones: pytorch-fp32 is the same-BLAS comparison")
+          f"pytorch-best runs bf16 matmuls; pytorch-fp32 float32 ones")
 
 
 def run_c_lesson(binary, size, repeat, threads):
@@ -300,7 +300,7 @@ def form_names(torch, lesson):
 
 
 def sweep_points(path, lesson):
-    """(sweep, dims, impls) for the points of the lesson's sweeps in bench/sweeps.txt (those in torch=, when the
+    """(sweep, dims, impls) for the points of the lesson's sweeps in plots/sweeps.txt (those in torch=, when the
     sweep lists some) where the C naive (for pytorch-naive) or cpu (for pytorch-best) runs. Sweeps over a lesson
     option or with a variant are the C code's own knobs and have no PyTorch counterpart here."""
     for line in open(path):
@@ -434,7 +434,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lesson", type=int, choices=[0] + sorted(SIZES), required=True)
     ap.add_argument("--size", default="small")
-    ap.add_argument("--sweeps", help="bench/sweeps.txt: run every point of the lesson's sweeps instead of --size")
+    ap.add_argument("--sweeps", help="plots/sweeps.txt: run every point of the lesson's sweeps instead of --size")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--csv")
     ap.add_argument("--runs", help="append every timed run here (lesson,impl,size,dims,run,forward_ms,backward_ms,device)")

@@ -36,7 +36,8 @@ void assert_csv_rows(const char *binary, const char *args, const char *const *ro
                      const char *row_contains);
 
 /* Runs "<binary> <args> --dump DIR/sub" (a directory it must create) and asserts DIR/sub/<name>.npy exists for
- * each name, has the NumPy descr descrs[i] ("'<f4'") and the shape text shapes[i] ("(3, 8)"). Removes them. */
+ * each name, has the NumPy descr descrs[i] ("'<f4'") and the shape text shapes[i] ("(3, 8)"), and that
+ * DIR/sub/meta.json records the lesson, version, git describe, dims, seed and implementations. Removes them. */
 void assert_dump_files(const char *binary, const char *args, const char *const *names, const char *const *shapes,
                        const char *const *descrs, int n);
 

@@ -338,7 +338,8 @@ START_TEST(cuda_lce_v3_edges)
 }
 END_TEST
 /* NaN and Inf in x: their rows' loss and dx are NaN like float64's, dW is NaN everywhere (every dW element sums
- * over the bad rows), and every other row of dx is still within 2u; the filter never skips a NaN */
+ * over the bad rows), and every other row of dx is still within 2u, with --filter too. These plain inputs leave
+ * the filter nothing to skip; cuda_lce_v3_filter_nan_row holds a NaN row where it does skip. */
 START_TEST(cuda_lce_v3_nan_rows)
 {
     run_case_v3(37, 19, 301, 528, (v3_case){0, 0, 1});
@@ -400,6 +401,46 @@ START_TEST(cuda_lce_v3_filter)
 }
 END_TEST
 
+/* A NaN row where the filter does skip: --filter --peaked (cuda_lce_v3_filter's inputs) with a NaN in row 2 of x.
+ * Without the NaN the filter skips tiles of every row block, the first included; with it, row 2's |softmax -
+ * onehot| are NaN, and a NaN is never negligible (lce_grad_negligible), so the first row block's tiles all stay
+ * and only the other blocks' skips remain: fewer skipped, not none. Every dW element sums over row 2, so dW is
+ * NaN everywhere as float64's is; a filter that let a NaN entry count as negligible drops row 2 from the tiles
+ * it skips and leaves those dW rows finite, which v3_run_checked's NaN-pattern check fails (planted once in
+ * lce_grad_negligible: red; reverted). */
+START_TEST(cuda_lce_v3_filter_nan_row)
+{
+    const lesson *L = &lesson5_def;
+    long long N = 96, H = 32, V = 640, dims[3] = {N, H, V}, on[3] = {0, 1, 1};
+    lesson_problem p;
+    ck_assert_ptr_null(L->make_problem(dims, on, &p));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    double *ref[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(L, &p, 529, t);
+    ck_assert_ptr_null(lesson_make_reference(L, &p, t, ref));
+    lesson_result r;
+    v3_run_checked(&p, t, ref, &r);
+    unsigned clean = cuda_cce3_last_filter().skipped_dx;
+    lesson_result_free(L, &r);
+    lesson_free_ref(L, ref);
+    ((bf16 *)t[X])[2 * H + H / 2] = bf16_from_f32(NAN);
+    ck_assert_int_ne(((const int32_t *)t[TARGET])[2], LCE_IGNORE); /* a counted row: its NaN reaches loss and dW */
+    ck_assert_ptr_null(lesson_make_reference(L, &p, t, ref));
+    v3_run_checked(&p, t, ref, &r);
+    cce3_filter_stats st = cuda_cce3_last_filter();
+    ck_assert_msg(st.skipped_dx > 0 && st.skipped_dx < clean && st.skipped_dw == st.skipped_dx,
+                  "with a NaN row the filter skipped %u (dx) and %u (dW) tiles, without it %u: expected fewer, not "
+                  "none", st.skipped_dx, st.skipped_dw, clean);
+    ck_assert(isnan(dtype_load(r.result[LOSS], DT_F32, 0)));
+    for (size_t e = 0; e < (size_t)(V * H); e++)
+        ck_assert_msg(isnan(((const float *)r.result[DW])[e]), "dW[%zu] = %g: row 2's NaN was filtered away", e,
+                      ((const float *)r.result[DW])[e]);
+    lesson_result_free(L, &r);
+    lesson_free_ref(L, ref);
+    lesson_free_slots(L, t);
+}
+END_TEST
+
 /* lce_fill's inputs (logits of std ~2, random targets): no tile is negligible, except those of rows that are all
  * ignored (G = 0 there): with rows 32..36 ignored, exactly the ceil(301 / 64) = 5 tiles of that row block */
 START_TEST(cuda_lce_v3_filter_plain)
@@ -445,6 +486,7 @@ END_TEST
     tcase_add_test(t3, cuda_lce_v3_nan_rows);
     tcase_add_test(t3, cuda_lce_v3_filter);
     tcase_add_test(t3, cuda_lce_v3_filter_plain);
+    tcase_add_test(t3, cuda_lce_v3_filter_nan_row);
     tcase_set_timeout(t3, 120);
     suite_add_tcase(s, t3);
     return s;

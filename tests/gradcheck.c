@@ -1,5 +1,6 @@
 #include "gradcheck.h"
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 gradcheck_result gradcheck(gradcheck_loss_fn loss, void *ctx, void *param, dtype tp, const void *analytic,
@@ -26,7 +27,7 @@ gradcheck_result gradcheck(gradcheck_loss_fn loss, void *ctx, void *param, dtype
         double a = dtype_load(analytic, ta, i);
         double d = fabs(a - numeric);
         r.checked++;
-        if (!(d <= atol + rtol * fabs(numeric))) r.failed++;
+        if (!(d <= atol + rtol * fabs(numeric)) && r.failed++ == 0) r.first_failed = i;
         if (r.checked == 1 || d > r.max_abs_err || isnan(d)) {
             r.max_abs_err = d;
             r.worst = i;
@@ -35,4 +36,12 @@ gradcheck_result gradcheck(gradcheck_loss_fn loss, void *ctx, void *param, dtype
         }
     }
     return r;
+}
+
+const char *gradcheck_message(const gradcheck_result *r, const char *name, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s: %zu of %zu elements off (the first at index %zu); worst at index %zu: analytic (backward) "
+             "%g, numeric (central difference) %g", name, r->failed, r->checked, r->failed ? r->first_failed : 0,
+             r->worst, r->worst_analytic, r->worst_numeric);
+    return buf;
 }

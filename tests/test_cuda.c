@@ -6,6 +6,7 @@
 
 #include "../kernels/runtime/cuda_track.h"
 
+#include "check_main.h"
 #include "cuda_suites.h"
 
 int main(void)
@@ -25,8 +26,5 @@ int main(void)
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
         if (suites[i]) srunner_add_suite(sr, suites[i]());
     srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose names every test */
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run_selected(sr, "test_cuda"); /* CK_VERBOSITY=verbose names every test */
 }

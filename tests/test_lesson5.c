@@ -29,7 +29,7 @@
 #include "../kernels/runtime/bf16.h"
 #include "../kernels/runtime/compare.h"
 #include "gradcheck.h"
-#include "../kernels/linear_ce_gemm.h"
+#include "../optimized/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/rng.h"
 #include "../kernels/runtime/track.h"
@@ -91,6 +91,18 @@ START_TEST(bf16_ties_to_even)
     ck_assert_uint_eq(bf16_from_f32(f32_of(0xbf818000u)), 0xbf82);
     ck_assert_uint_eq(bf16_from_f32(f32_of(0x00008000u)), 0x0000); /* subnormal tie to even zero */
     ck_assert_uint_eq(bf16_from_f32(f32_of(0x00018000u)), 0x0002);
+}
+END_TEST
+
+/* The filter's predicate, shared by cuda-v3's kernels and any host caller (linear_ce_math.h): below 2^-12 is
+ * negligible; NaN and the infinities never are, so a tile holding a NaN row is never skipped (the emulator's
+ * cuda_lce_v3_filter_nan_row runs the kernels on such a tile). */
+START_TEST(filter_never_drops_nan)
+{
+    ck_assert(lce_grad_negligible(0.0f) && lce_grad_negligible(-0.99f * LCE_FILTER_EPS));
+    ck_assert(!lce_grad_negligible(LCE_FILTER_EPS) && !lce_grad_negligible(-1.0f));
+    ck_assert(!lce_grad_negligible(NAN) && !lce_grad_negligible(-NAN));
+    ck_assert(!lce_grad_negligible(INFINITY) && !lce_grad_negligible(-INFINITY));
 }
 END_TEST
 
@@ -567,6 +579,7 @@ static Suite *lesson5_suite(void)
     TCase *m = tcase_create("math");
     tcase_add_test(m, online_lse_matches_double);
     tcase_add_test(m, row_pass_in_place_layout);
+    tcase_add_test(m, filter_never_drops_nan);
     tcase_add_test(m, reference_gradients_fd_tiny);
     tcase_set_timeout(m, 30);
     suite_add_tcase(s, m);

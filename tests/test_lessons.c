@@ -103,21 +103,23 @@ static void check_validated(const lesson *L, const void *prob, const lesson_resu
                   e, res->tolerance);
 }
 
+/* Each test below is a loop test over the lessons (_i: the lesson's index), so every lesson reports on its own
+ * and one failing lesson does not hide the rest. Check reports at the end; each loop test first says what it
+ * runs (about 50 in all, over a minute), so the suite is never silent for long. */
+#define PROGRESS() printf("test_lessons: %.*s %s\n", (int)strlen(__func__) - 3, __func__, lessons[_i]->program) /* name_fn */
 START_TEST(formula_equals_tracker)
 {
-    for (int l = 0; l < nlessons; l++) {
-        for_each_host_impl(lessons[l], "tiny", check_formula);
-        for_each_host_impl(lessons[l], "small", check_formula);
-    }
+    PROGRESS();
+    for_each_host_impl(lessons[_i], "tiny", check_formula);
+    for_each_host_impl(lessons[_i], "small", check_formula);
 }
 END_TEST
 
 START_TEST(every_impl_validates_against_float64)
 {
-    for (int l = 0; l < nlessons; l++) {
-        for_each_host_impl(lessons[l], "tiny", check_validated);
-        for_each_host_impl(lessons[l], "small", check_validated);
-    }
+    PROGRESS();
+    for_each_host_impl(lessons[_i], "tiny", check_validated);
+    for_each_host_impl(lessons[_i], "small", check_validated);
 }
 END_TEST
 
@@ -147,7 +149,8 @@ static void check_deterministic(const lesson *L, const char *size)
 
 START_TEST(same_seed_same_bits)
 {
-    for (int l = 0; l < nlessons; l++) check_deterministic(lessons[l], "small");
+    PROGRESS();
+    check_deterministic(lessons[_i], "small");
 }
 END_TEST
 
@@ -171,36 +174,47 @@ static int host_impl_list(const lesson *L, char *buf, size_t len)
 
 START_TEST(tiny_run_exits_zero_without_leaks)
 {
+    PROGRESS();
     static char out[1 << 17];
-    for (int l = 0; l < nlessons; l++) {
-        char bin[64], impls[128], args[256];
-        binary_of(lessons[l], bin, sizeof bin);
-        host_impl_list(lessons[l], impls, sizeof impls);
-        snprintf(args, sizeof args, "--size tiny --impl %s", impls);
-        int rc = run_lesson(bin, args, out, sizeof out);
-        ck_assert_output(rc == 0, out, "%s %s exited %d", bin, args, rc);
-        ck_assert_output(!strstr(out, "leak:") && !strstr(out, "FAILED") && !strstr(out, "MISMATCH"), out, "%s: a leak, a FAILED or a MISMATCH", bin);
-        ck_assert_output(strstr(out, "equal") != NULL, out, "%s printed no formula check", bin);
+    const lesson *L = lessons[_i];
+    char bin[64], impls[128], args[256];
+    binary_of(L, bin, sizeof bin);
+    host_impl_list(L, impls, sizeof impls);
+    snprintf(args, sizeof args, "--size tiny --impl %s", impls);
+    int rc = run_lesson(bin, args, out, sizeof out);
+    ck_assert_output(rc == 0, out, "%s %s exited %d", bin, args, rc);
+    ck_assert_output(!strstr(out, "leak:") && !strstr(out, "FAILED") && !strstr(out, "MISMATCH"), out, "%s: a leak, a FAILED or a MISMATCH", bin);
+    ck_assert_output(strstr(out, "equal") != NULL, out, "%s printed no formula check", bin);
+    /* the first screen: the title, both peaks (the table), the saving and the verdict within 25 lines */
+    int line = 0, table = 0, ratio = 0, verdict = 0;
+    for (const char *c = out; *c && line < 25; c = strchr(c, '\n') ? strchr(c, '\n') + 1 : c + strlen(c), line++) {
+        if (line == 0) ck_assert_output(strncmp(c, L->title, strlen(L->title)) == 0, out, "%s: the title is not first", bin);
+        table |= strncmp(c, "impl ", 5) == 0;
+        ratio |= strncmp(c, "  ", 2) == 0 && strstr(c, " / ") && strstr(c, ": peak ") && strstr(c, "x,");
+        verdict |= strncmp(c, "PASS: ", 6) == 0;
     }
+    ck_assert_output(table && verdict && (ratio || host_impl_list(L, impls, sizeof impls) < 2), out,
+                     "%s: the first 25 lines lack the table (%d), the saving ratio (%d) or the PASS verdict (%d)", bin,
+                     table, ratio, verdict);
 }
 END_TEST
 
 START_TEST(csv_has_one_row_per_impl)
 {
-    for (int l = 0; l < nlessons; l++) {
-        char bin[64], impls[128], args[256], prefix[LESSON_MAX_IMPLS][64];
-        const char *prefixes[LESSON_MAX_IMPLS];
-        binary_of(lessons[l], bin, sizeof bin);
-        int n = host_impl_list(lessons[l], impls, sizeof impls), k = 0;
-        for (int i = 0; i < lesson_nimpls(lessons[l]); i++) {
-            if (lessons[l]->impls[i].device) continue;
-            snprintf(prefix[k], sizeof prefix[k], "%d,%s,tiny,\"", lessons[l]->number, lessons[l]->impls[i].name);
-            prefixes[k] = prefix[k];
-            k++;
-        }
-        snprintf(args, sizeof args, "--size tiny --impl %s", impls);
-        assert_csv_rows(bin, args, prefixes, n, ",cpu");
+    PROGRESS();
+    const lesson *L = lessons[_i];
+    char bin[64], impls[128], args[256], prefix[LESSON_MAX_IMPLS][64];
+    const char *prefixes[LESSON_MAX_IMPLS];
+    binary_of(L, bin, sizeof bin);
+    int n = host_impl_list(L, impls, sizeof impls), k = 0;
+    for (int i = 0; i < lesson_nimpls(L); i++) {
+        if (L->impls[i].device) continue;
+        snprintf(prefix[k], sizeof prefix[k], "%d,%s,tiny,\"", L->number, L->impls[i].name);
+        prefixes[k] = prefix[k];
+        k++;
     }
+    snprintf(args, sizeof args, "--size tiny --impl %s", impls);
+    assert_csv_rows(bin, args, prefixes, n, ",cpu");
 }
 END_TEST
 
@@ -209,7 +223,7 @@ static const char *npy_descr(dtype t)
     switch (t) {
     case DT_F32: case DT_BF16: return "'<f4'"; /* bf16 is dumped widened to float32 */
     case DT_F64: return "'<f8'";
-    case DT_I32: return "'<i4'";
+    case DT_I32: return "'<i8'"; /* int32 is dumped widened to int64 (PyTorch's index type) */
     case DT_I64: return "'<i8'";
     }
     return "?";
@@ -232,7 +246,7 @@ static void check_dump(const lesson *L)
     for (int i = 0; i < lesson_ntensors(L); i++) {
         size_t s[LESSON_MAX_RANK];
         char shape[64];
-        int rank = L->tensors[i].shape(&prob, s), used = snprintf(shape, sizeof shape, "(");
+        int rank = L->tensors[i].scalar ? 0 : L->tensors[i].shape(&prob, s), used = snprintf(shape, sizeof shape, "(");
         for (int d = 0; d < rank; d++)
             used += snprintf(shape + used, sizeof shape - (size_t)used, "%zu%s", s[d],
                              rank == 1 ? "," : d + 1 < rank ? ", " : "");
@@ -251,7 +265,8 @@ static void check_dump(const lesson *L)
 
 START_TEST(dump_writes_every_tensor)
 {
-    for (int l = 0; l < nlessons; l++) check_dump(lessons[l]);
+    PROGRESS();
+    check_dump(lessons[_i]);
 }
 END_TEST
 
@@ -272,14 +287,16 @@ START_TEST(cli_rejects_bad_input)
         {"--seed -1", "must be a non-negative integer"},
         {"--mem-limit 12X", "is not a positive size"},
         {"--time-limit 0", "must be a whole number of seconds"},
-        {"--size tiny --size small", "option --size is given twice"},
         {"--csv", "option --csv needs a value"},
         {"stray", "unexpected argument 'stray'"},
         {"--dims B=2147483647,G=2147483647,K=2147483647,N=2147483647", "overflows"},
         {"--dims B=100000,G=100,K=100,N=100 --impl cpu --mem-limit 1M", "over --mem-limit"},
         {"--size tiny --csv README.md", "is not a lesson CSV"},
         {"--size tiny --csv /nonexistent-dir/x.csv", "cannot open --csv /nonexistent-dir/x.csv"},
-        {"--size tiny --dump README.md", "--dump README.md is not a writable directory"},
+        {"--size tiny --dump README.md", "lesson1: --dump README.md is not a writable directory"},
+        {"--size tiny --s tiny", "option '--s' is ambiguous"},
+        {"--size tiny -- stray", "unexpected argument 'stray'"},
+        {"-x", "unknown option '-x'"},
         {"--size tiny --timeline /nonexistent-dir/t.csv", "cannot write --timeline"},
         {"--repeat 0", "--repeat '0' must be an integer from 1 to 100"},
         {"--repeat 101", "must be an integer from 1 to 100"},
@@ -291,25 +308,57 @@ START_TEST(cli_rejects_bad_input)
 }
 END_TEST
 
-START_TEST(help_exits_zero_for_every_lesson)
+/* GNU conventions (getopt_long): --version, -h, "--", the last of a repeated option wins. */
+START_TEST(cli_as_gnu_users_expect)
 {
-    static char out[1 << 15];
-    for (int l = 0; l < nlessons; l++) {
-        char bin[64];
-        binary_of(lessons[l], bin, sizeof bin);
-        ck_assert_int_eq(run_lesson(bin, "--help", out, sizeof out), 0);
-        ck_assert_output(strstr(out, "--size") && strstr(out, lessons[l]->impls[0].name), out, "%s --help lacks --size or %s", bin, lessons[l]->impls[0].name);
+    static char out[1 << 16];
+    ck_assert_int_eq(run_lesson(LESSON1_BIN, "--version", out, sizeof out), 0);
+    ck_assert_output(strncmp(out, "lesson1 (gpu-memory-lessons) ", 29) == 0 && strstr(out, "built from "), out,
+                     "--version: no 'lesson1 (gpu-memory-lessons) VERSION' and 'built from'");
+    ck_assert_int_eq(run_lesson(LESSON1_BIN, "-h", out, sizeof out), 0);
+    ck_assert_output(strstr(out, "-h, --help") && strstr(out, "--version") && strstr(out, "3 out of memory") &&
+                     strstr(out, "4 nothing ran"), out, "--help does not list -h, --version and exit codes 3 and 4");
+    int rc = run_lesson(LESSON1_BIN, "--size small --impl naive --size tiny --impl cpu --", out, sizeof out);
+    ck_assert_output(rc == 0 && strstr(out, "size tiny: B=3,") && strstr(out, "\ncpu ") && !strstr(out, "\nnaive "),
+                     out, "rc %d: the last --size and --impl did not win, or -- was refused", rc);
+    rc = run_lesson(LESSON1_BIN, "--size tiny --dims B=5 --dims=G=3 --impl cpu", out, sizeof out);
+    ck_assert_output(rc == 0 && strstr(out, "size custom: B=3,G=3,"), out, "rc %d: the last --dims did not win", rc);
+}
+END_TEST
+
+/* Every file a run writes fails the run when it cannot be written to the end (a full disk: /dev/full). */
+START_TEST(outputs_that_cannot_be_written_fail)
+{
+    static char out[1 << 16];
+    static const char *const flags[] = {"--timeline /dev/full", "--snapshot /dev/full", "> /dev/full"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--size tiny --impl cpu %s", flags[i]);
+        int rc = run_lesson(LESSON1_BIN, args, out, sizeof out);
+        ck_assert_output(rc == 5, out, "'%s' exited %d, expected 5 (an output could not be written)", args, rc);
     }
 }
 END_TEST
 
-START_TEST(mem_limit_skips_with_prediction_and_nothing_ran_exits_one)
+START_TEST(help_exits_zero_for_every_lesson)
+{
+    PROGRESS();
+    static char out[1 << 15];
+    char bin[64];
+    binary_of(lessons[_i], bin, sizeof bin);
+    ck_assert_int_eq(run_lesson(bin, "--help", out, sizeof out), 0);
+    ck_assert_output(strstr(out, "--size") && strstr(out, lessons[_i]->impls[0].name), out, "%s --help lacks --size or %s", bin, lessons[_i]->impls[0].name);
+}
+END_TEST
+
+START_TEST(mem_limit_skips_with_prediction_and_nothing_ran_exits_four)
 {
     static char out[1 << 16];
     int rc = run_lesson(LESSON1_BIN, "--size small --impl naive,cpu --mem-limit 20M", out, sizeof out);
     ck_assert_output(rc == 0 && strstr(out, "naive    skipped: predicted peak 138,543,104 bytes"), out, "rc %d: no naive skip line", rc);
     rc = run_lesson(LESSON1_BIN, "--size small --impl naive --mem-limit 20M", out, sizeof out);
-    ck_assert_output(rc == 1 && strstr(out, "no implementation ran"), out, "rc %d: no 'no implementation ran'", rc);
+    ck_assert_output(rc == 4 && strstr(out, "no implementation ran") && strstr(out, "NOTHING RAN"), out,
+                     "rc %d: no 'no implementation ran' with exit status 4", rc);
 }
 END_TEST
 
@@ -383,7 +432,8 @@ static void check_repeat_and_predict(const lesson *L)
 
 START_TEST(repeat_times_and_predict)
 {
-    for (int l = 0; l < nlessons; l++) check_repeat_and_predict(lessons[l]);
+    PROGRESS();
+    check_repeat_and_predict(lessons[_i]);
 }
 END_TEST
 
@@ -391,9 +441,10 @@ END_TEST
  * from 1 without a gap), and "cuda" the alias of cuda_alias, which --help prints as "cuda = cuda-vN". */
 START_TEST(cuda_versions_in_reading_order_with_an_alias)
 {
+    PROGRESS();
     static char out[1 << 15];
-    for (int l = 0; l < nlessons; l++) {
-        const lesson *L = lessons[l];
+    {
+        const lesson *L = lessons[_i];
         int next = 1, seen_device = 0;
         for (int i = 0; i < lesson_nimpls(L); i++) {
             const lesson_impl *im = &L->impls[i];
@@ -408,7 +459,7 @@ START_TEST(cuda_versions_in_reading_order_with_an_alias)
         int alias = lesson_find_impl(L, LESSON_CUDA_ALIAS);
         if (!seen_device) {
             ck_assert_int_eq(alias, -1);
-            continue;
+            return;
         }
         ck_assert_msg(alias >= 0 && L->impls[alias].version == L->cuda_alias, "%s: cuda names no version (%d)",
                       L->program, L->cuda_alias);
@@ -517,21 +568,23 @@ static Suite *lessons_suite(void)
 {
     Suite *s = suite_create("lessons");
     TCase *def = tcase_create("definitions");
-    tcase_add_test(def, formula_equals_tracker);
-    tcase_add_test(def, every_impl_validates_against_float64);
-    tcase_add_test(def, same_seed_same_bits);
+    tcase_add_loop_test(def, formula_equals_tracker, 0, nlessons);
+    tcase_add_loop_test(def, every_impl_validates_against_float64, 0, nlessons);
+    tcase_add_loop_test(def, same_seed_same_bits, 0, nlessons);
     tcase_add_test(def, validation_failure_exits_nonzero);
     tcase_set_timeout(def, 300);
     suite_add_tcase(s, def);
     TCase *cli = tcase_create("binaries");
-    tcase_add_test(cli, tiny_run_exits_zero_without_leaks);
-    tcase_add_test(cli, csv_has_one_row_per_impl);
-    tcase_add_test(cli, dump_writes_every_tensor);
+    tcase_add_loop_test(cli, tiny_run_exits_zero_without_leaks, 0, nlessons);
+    tcase_add_loop_test(cli, csv_has_one_row_per_impl, 0, nlessons);
+    tcase_add_loop_test(cli, dump_writes_every_tensor, 0, nlessons);
     tcase_add_test(cli, cli_rejects_bad_input);
-    tcase_add_test(cli, help_exits_zero_for_every_lesson);
-    tcase_add_test(cli, cuda_versions_in_reading_order_with_an_alias);
-    tcase_add_test(cli, mem_limit_skips_with_prediction_and_nothing_ran_exits_one);
-    tcase_add_test(cli, repeat_times_and_predict);
+    tcase_add_test(cli, cli_as_gnu_users_expect);
+    tcase_add_test(cli, outputs_that_cannot_be_written_fail);
+    tcase_add_loop_test(cli, help_exits_zero_for_every_lesson, 0, nlessons);
+    tcase_add_loop_test(cli, cuda_versions_in_reading_order_with_an_alias, 0, nlessons);
+    tcase_add_test(cli, mem_limit_skips_with_prediction_and_nothing_ran_exits_four);
+    tcase_add_loop_test(cli, repeat_times_and_predict, 0, nlessons);
     tcase_set_timeout(cli, 300);
     suite_add_tcase(s, cli);
     return s;
@@ -539,6 +592,7 @@ static Suite *lessons_suite(void)
 
 int main(void)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* the progress lines reach a CI log (a pipe) as they are printed */
     printf("test_lessons: %d lesson definition(s) linked:", nlessons);
     for (int l = 0; l < nlessons; l++) printf(" %s", lessons[l]->program);
     printf("\n");

@@ -256,9 +256,15 @@ END_TEST
 
 /* ---- CPU GEMM ------------------------------------------------------------------------------------------ */
 
+/* Every provider the layer can choose, forced in turn (loop index _i): a CPU elsewhere may pick another. */
+static const char *const PROVIDERS[] = {"onednn", "onednn-matmul", "openblas"};
+enum { NPROVIDERS = sizeof PROVIDERS / sizeof PROVIDERS[0] };
+
 START_TEST(sgemm_all_transposes_against_double)
 {
     enum { M = 7, N = 5, K = 9, PAD = 3, BATCH = 2 };
+    ck_assert_msg(gemm_cpu_use(PROVIDERS[_i]) == 0, "provider %s refused", PROVIDERS[_i]);
+    ck_assert_ptr_nonnull(strstr(gemm_cpu_library(), "forced"));
     rng r;
     rng_seed(&r, 9);
     for (int ta = 0; ta < 2; ta++)
@@ -301,6 +307,94 @@ START_TEST(sgemm_all_transposes_against_double)
                             ck_assert(memcmp(&a, &b, sizeof a) == 0);
                         }
             }
+}
+END_TEST
+
+START_TEST(gemm_k_zero_scales_c)
+{
+    /* K = 0: C = beta C (0 when beta = 0, even over a NaN C), for every provider */
+    ck_assert_int_eq(gemm_cpu_use(PROVIDERS[_i]), 0);
+    float A[1] = {1}, B[1] = {1}, C[6] = {1, 2, 3, NAN, NAN, NAN};
+    sgemm_cpu(0, 0, 1, 3, 0, 1.0f, A, 1, B, 3, 0.5f, C, 3);
+    ck_assert(C[0] == 0.5f && C[1] == 1.0f && C[2] == 1.5f);
+    sgemm_cpu(0, 0, 1, 3, 0, 1.0f, A, 1, B, 3, 0.0f, C + 3, 3);
+    ck_assert(C[3] == 0.0f && C[4] == 0.0f && C[5] == 0.0f);
+}
+END_TEST
+
+START_TEST(gemm_unknown_provider_refused)
+{
+    ck_assert_int_eq(gemm_cpu_use("mkl"), -1);
+    ck_assert_int_eq(gemm_cpu_use(""), -1);
+}
+END_TEST
+
+/* bf16 products on the bf16 instructions, where this CPU has them: bf16 inputs, float32 sums, every transpose
+ * pair, padded strides, beta 0 (over NaN) and 1, against double on the same bf16 values. Elsewhere the layer
+ * must say why it does not use them. */
+START_TEST(bf16_gemm_against_double)
+{
+    if (!gemm_cpu_bf16_native()) {
+        ck_assert_ptr_nonnull(strstr(gemm_cpu_bf16_about(), "float32 copies"));
+        printf("bf16_gemm_against_double: skipped: %s\n", gemm_cpu_bf16_about());
+        return;
+    }
+    enum { M = 9, N = 33, K = 70, PAD = 5 };
+    rng r;
+    rng_seed(&r, 21);
+    static float af[(K + PAD) * (K + PAD)], bfl[(K + PAD) * (N + PAD)];
+    static bf16 A[(K + PAD) * (K + PAD)], B[(K + PAD) * (N + PAD)];
+    static float C[M * (N + PAD)], C0[M * (N + PAD)];
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int beta_case = 0; beta_case < 2; beta_case++) {
+                size_t lda = (ta ? M : K) + PAD, ldb = (tb ? K : N) + PAD, ldc = N + PAD;
+                size_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
+                rng_fill_normal_f32(&r, af, na, 0, 1);
+                rng_fill_normal_f32(&r, bfl, nb, 0, 1);
+                for (size_t i = 0; i < na; i++) A[i] = bf16_from_f32(af[i]);
+                for (size_t i = 0; i < nb; i++) B[i] = bf16_from_f32(bfl[i]);
+                rng_fill_normal_f32(&r, C, M * ldc, 0, 1);
+                if (!beta_case) for (size_t i = 0; i < M * ldc; i++) C[i] = NAN;
+                memcpy(C0, C, sizeof C);
+                float beta = beta_case ? 1.0f : 0.0f;
+                gemm_cpu_bf16(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        double s = 0, abs = 0;
+                        for (int k = 0; k < K; k++) {
+                            double a = bf16_to_f32(ta ? A[k * lda + i] : A[i * lda + k]);
+                            double b = bf16_to_f32(tb ? B[j * ldb + k] : B[k * ldb + j]);
+                            s += a * b;
+                            abs += fabs(a * b);
+                        }
+                        double c0 = beta_case ? C0[i * ldc + j] : 0.0, want = s + c0;
+                        /* exact products, float32 sums: (K+1)*2^-24 relative to the absolute sum */
+                        ck_assert_msg(fabs(C[i * ldc + j] - want) <= (K + 2) * 0x1p-24 * (abs + fabs(c0)),
+                                      "ta=%d tb=%d beta=%g [%d,%d]: %g vs %g", ta, tb, beta, i, j, C[i * ldc + j], want);
+                    }
+                for (int i = 0; i < M; i++) /* padding columns untouched */
+                    for (size_t j = N; j < ldc; j++) ck_assert(memcmp(&C[i * ldc + j], &C0[i * ldc + j], 4) == 0);
+            }
+}
+END_TEST
+
+/* The peak replay: nothing recorded, nothing to replay; a recorded product replays in positive time, and a
+ * product outside the recording does not count. */
+START_TEST(gemm_record_replays_recorded_shapes)
+{
+    static float a[64 * 64], c[64 * 64];
+    gemm_cpu_record_begin();
+    gemm_cpu_record_end();
+    ck_assert(gemm_cpu_peak_seconds("test") == 0.0);
+    gemm_cpu_record_begin();
+    for (int i = 0; i < 10; i++) sgemm_cpu(0, 1, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
+    gemm_cpu_record_end();
+    sgemm_cpu(0, 0, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
+    double s = gemm_cpu_peak_seconds("test");
+    /* ten 64^3 products: above 10 * 64^3 / 1e13 s (10 TFLOP/s, beyond any core), below a second */
+    ck_assert_msg(s > 10 * 64.0 * 64 * 64 / 1e13 && s < 1.0, "replayed %g s", s);
+    ck_assert(gemm_cpu_peak_seconds("test") == 0.0); /* a replay empties the record */
 }
 END_TEST
 
@@ -461,8 +555,8 @@ START_TEST(parse_byte_sizes)
 }
 END_TEST
 
-/* The learner's entry point (tests/gradcheck_example.c, docs "Check your own gradient") passes on its correct layer
- * and fails on its planted bug, saying which value is analytic and which numeric. Runs the built binary. */
+/* The learner's entry point (docs/examples/gradcheck_example.c, docs "Check your own gradient") passes on its correct
+ * layer and fails on its planted bug, saying which value is analytic and which numeric. Runs the built binary. */
 static int run_example(const char *args, char *out, size_t len)
 {
     char cmd[256];
@@ -523,7 +617,11 @@ static Suite *runtime_suite(void)
     tcase_add_test(n, bf16_rounds_to_nearest_even);
     tcase_add_test(n, dtype_load_store_round_trip);
     tcase_add_test(n, rng_is_deterministic_and_normal);
-    tcase_add_test(n, sgemm_all_transposes_against_double);
+    tcase_add_loop_test(n, sgemm_all_transposes_against_double, 0, NPROVIDERS);
+    tcase_add_loop_test(n, gemm_k_zero_scales_c, 0, NPROVIDERS);
+    tcase_add_test(n, gemm_unknown_provider_refused);
+    tcase_add_test(n, bf16_gemm_against_double);
+    tcase_add_test(n, gemm_record_replays_recorded_shapes);
     tcase_add_test(n, rowmajor_to_cublas_mapping);
     tcase_add_test(n, compare_rule_and_nan);
     tcase_add_test(n, gradcheck_accepts_right_and_rejects_wrong);

@@ -1,5 +1,5 @@
 # The gdb walk of docs/lesson-5.md. Every stop and printed value below is checked by `make check-docs`
-# (plots/check_gdb_walks.py runs this file in gdb -batch against `make debug`'s build).
+# (docs/tools/check_gdb_walks.py runs this file in gdb -batch against `make debug`'s build).
 # program: lesson5
 # args: --size tiny --impl naive,cpu
 # naive runs first: stop once in its dW step, the seed's grad_weight += mm(g^T, x_chunk).float()
@@ -8,7 +8,7 @@ run
 #=> stop chunk_grad_weight
 print *d
 #=> print {N = 4, H = 3, V = 7, chunk = 2
-print rows
+print o->rows
 #=> print = 2
 # the bf16 product and its f32 copy that this call allocates: V*H*6 bytes (the output's "V*H*6 = 126 bytes")
 print d->V * d->H * 6

@@ -5,8 +5,11 @@
 #include "track.h"
 
 #include <stdint.h>
-#ifdef CUDA_EMU /* the CPU emulator's detectors name the buffer, and do not take the poison fill as a write */
-#include "../../tests/cuda_emu/include/emu_api.h"
+#include <string.h>
+/* A build with its own memory checker (its cuda_runtime.h) defines this to name the buffer in its messages and
+ * not take the poison fill as a write. */
+#ifndef DEVICE_ALLOC_NOTE
+#define DEVICE_ALLOC_NOTE(p, bytes, label) ((void)0)
 #endif
 
 /* The one skip is "this machine has no GPU": cudaErrorNoDevice, or cudaErrorInsufficientDriver with driver
@@ -48,6 +51,59 @@ extern "C" const char *cuda_device_name(void)
     return name;
 }
 
+/* TRACK_POISON=0 leaves device allocations unfilled: compute-sanitizer's initcheck takes the 0xFF fill for a write,
+ * so with it on, a kernel reading memory nothing wrote goes unseen (tests/gpu/gpu_report.sh sets it for initcheck). */
+static int dev_poison(void)
+{
+    const char *env = getenv("TRACK_POISON");
+    return track_poison() && !(env && !atoi(env));
+}
+
+/* cuda_echo_* (cuda_track.h): the warm-up's allocations in order; parked: freed by dev_free, not by cudaFree */
+static struct {
+    void *p;
+    size_t bytes;
+    int parked;
+} echo[CUDA_ECHO_MAX];
+static int echo_mode, echo_n, echo_next; /* mode 0 off, 1 recording, 2 replaying */
+
+extern "C" void cuda_echo_record(void)
+{
+    cuda_echo_end();
+    echo_mode = 1;
+}
+
+extern "C" void cuda_echo_replay(void)
+{
+    echo_mode = 2;
+    echo_next = 0;
+}
+
+extern "C" void cuda_echo_end(void)
+{
+    for (int i = 0; i < echo_n; i++)
+        if (echo[i].parked) CUDA_CHECK(cudaFree(echo[i].p));
+    echo_mode = echo_n = echo_next = 0;
+}
+
+/* The recorded buffer for this replayed dev_alloc, or NULL (sizes differ: the rerun took another path) */
+static void *echo_take(size_t bytes)
+{
+    if (echo_mode != 2 || echo_next >= echo_n) return NULL;
+    int k = echo_next++;
+    if (!echo[k].parked || echo[k].bytes != bytes) return NULL;
+    echo[k].parked = 0;
+    return echo[k].p;
+}
+
+static int echo_park(void *p)
+{
+    if (echo_mode != 1) return 0;
+    for (int i = 0; i < echo_n; i++)
+        if (echo[i].p == p && !echo[i].parked) return echo[i].parked = 1;
+    return 0;
+}
+
 extern "C" void *dev_alloc_at(size_t bytes, const char *label, const char *file, int line)
 {
     void *p = NULL;
@@ -55,17 +111,15 @@ extern "C" void *dev_alloc_at(size_t bytes, const char *label, const char *file,
     CUDA_CHECK(cudaDeviceSynchronize());
     double t0 = host_time_ms();
     /* cudaMalloc(0) may return NULL; ask for one byte so the pointer is unique and trackable. */
-    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    cudaError_t e = (p = echo_take(bytes ? bytes : 1)) ? cudaSuccess : cudaMalloc(&p, bytes ? bytes : 1);
+    if (e == cudaSuccess && echo_mode == 1 && echo_n < CUDA_ECHO_MAX) echo[echo_n++] = {p, bytes ? bytes : 1, 0};
     if (e != cudaSuccess) {
         fprintf(stderr, "error: cudaMalloc of %zu bytes for '%s' failed: %s (%s)\n", bytes,
                 label ? label : "(unlabelled)", cudaGetErrorName(e), cudaGetErrorString(e));
         exit(3);
     }
-    if (track_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
-#ifdef CUDA_EMU
-    emu_label_alloc(p, label);
-    emu_mark_uninit(p, bytes);
-#endif
+    if (dev_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
+    DEVICE_ALLOC_NOTE(p, bytes, label);
     CUDA_CHECK(cudaDeviceSynchronize());
     track_add_alloc_ms(host_time_ms() - t0);
     track_set_site(file, line);
@@ -89,7 +143,7 @@ extern "C" void dev_free(void *p)
     track_unregister(MEM_DEVICE, p);
     CUDA_CHECK(cudaDeviceSynchronize());
     double t0 = host_time_ms();
-    CUDA_CHECK(cudaFree(p));
+    if (!echo_park(p)) CUDA_CHECK(cudaFree(p));
     track_add_alloc_ms(host_time_ms() - t0);
 }
 
@@ -167,11 +221,6 @@ static unsigned long long launches;
 static cudaStream_t capture_stream; /* created once, non-blocking; like the cuBLAS handle, kept for the process */
 static int capturing, capture_cublas;
 
-struct cuda_graph {
-    cudaGraph_t graph;    /* what capture recorded */
-    cudaGraphExec_t exec; /* its instantiation: what cudaGraphLaunch runs */
-};
-
 extern "C" unsigned long long cuda_launch_count(void) { return launches; }
 extern "C" void cuda_count_launch(void) { launches += !capturing; }
 
@@ -190,6 +239,19 @@ static void cublas_on_stream(cudaStream_t s)
     if (workspace) CUBLAS_CHECK(cublasSetWorkspace(h, workspace, CUBLAS_WORKSPACE_BYTES));
 }
 
+static double graph_setup_ms;                    /* capture + instantiate, summed over the process */
+static unsigned long long graph_captures, graph_replays;
+static double capture_t0;
+
+/* One launch of an instantiated graph on the capture stream; returns when it has finished (the stream is
+ * non-blocking: work issued later on the default stream would not wait for the graph). */
+static void graph_launch(cuda_graph_cache *c)
+{
+    cuda_count_launch();
+    CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)c->exec, capture_stream));
+    CUDA_CHECK(cudaStreamSynchronize(capture_stream));
+}
+
 extern "C" void cuda_capture_begin(int uses_cublas)
 {
     if (capturing) {
@@ -198,41 +260,54 @@ extern "C" void cuda_capture_begin(int uses_cublas)
     }
     if (!capture_stream) CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaDeviceSynchronize()); /* the buffers' poison fills and uploads are done before the graph runs */
+    capture_t0 = host_time_ms();         /* from here to the instantiation: the set-up a replay does not repeat */
     if (uses_cublas) cublas_on_stream(capture_stream);
     capture_cublas = uses_cublas;
     CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeGlobal));
     capturing = 1;
 }
 
-extern "C" cuda_graph *cuda_capture_end(void)
+/* The key a graph is replayed under: the caller's words (shape, every buffer the steps touch) and the cuBLAS
+ * workspace, whose address the captured GEMMs hold too. */
+static int graph_key(uintptr_t *out, const uintptr_t *key, int nkey)
 {
-    cuda_graph *g = (cuda_graph *)host_alloc(sizeof *g, "CUDA graph handles (graph, executable)");
+    if (nkey < 0 || nkey + 1 > CUDA_GRAPH_KEY_WORDS) {
+        fprintf(stderr, "error: a CUDA graph key of %d words (at most %d)\n", nkey, CUDA_GRAPH_KEY_WORDS - 1);
+        exit(4);
+    }
+    for (int i = 0; i < nkey; i++) out[i] = key[i];
+    out[nkey] = (uintptr_t)workspace;
+    return nkey + 1;
+}
+
+extern "C" int cuda_graph_replay(cuda_graph_cache *c, const uintptr_t *key, int nkey)
+{
+    uintptr_t k[CUDA_GRAPH_KEY_WORDS];
+    int n = graph_key(k, key, nkey);
+    if (!c->exec || c->nkey != n || memcmp(c->key, k, (size_t)n * sizeof *k) != 0) return 0;
+    graph_launch(c);
+    graph_replays++;
+    return 1;
+}
+
+extern "C" void cuda_graph_keep(cuda_graph_cache *c, const uintptr_t *key, int nkey)
+{
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
     capturing = 0;
-    CUDA_CHECK(cudaStreamEndCapture(capture_stream, &g->graph));
+    CUDA_CHECK(cudaStreamEndCapture(capture_stream, &graph));
     if (capture_cublas) cublas_on_stream((cudaStream_t)0);
-    CUDA_CHECK(cudaGraphInstantiate(&g->exec, g->graph, 0));
-    return g;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    graph_setup_ms += host_time_ms() - capture_t0;
+    graph_captures++;
+    if (c->exec) CUDA_CHECK(cudaGraphExecDestroy((cudaGraphExec_t)c->exec)); /* captured over other buffers */
+    if (c->graph) CUDA_CHECK(cudaGraphDestroy((cudaGraph_t)c->graph));
+    c->graph = graph;
+    c->exec = exec;
+    c->nkey = graph_key(c->key, key, nkey);
+    graph_launch(c);
 }
 
-extern "C" void cuda_graph_launch(cuda_graph *g)
-{
-    cuda_count_launch();
-    CUDA_CHECK(cudaGraphLaunch(g->exec, capture_stream));
-    /* the stream is non-blocking: work issued later on the default stream would not wait for the graph */
-    CUDA_CHECK(cudaStreamSynchronize(capture_stream));
-}
-
-extern "C" void cuda_graph_free(cuda_graph *g)
-{
-    if (!g) return;
-    CUDA_CHECK(cudaGraphExecDestroy(g->exec));
-    CUDA_CHECK(cudaGraphDestroy(g->graph));
-    host_free(g);
-}
-
-extern "C" void cuda_capture_end_launch_once(void)
-{
-    cuda_graph *g = cuda_capture_end();
-    cuda_graph_launch(g);
-    cuda_graph_free(g);
-}
+extern "C" double cuda_graph_setup_ms(void) { return graph_setup_ms; }
+extern "C" unsigned long long cuda_graph_captures(void) { return graph_captures; }
+extern "C" unsigned long long cuda_graph_replays(void) { return graph_replays; }

@@ -9,6 +9,7 @@
 #define KERNELS_CUDA_TRACK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "dtype.h"
 
 #ifdef __cplusplus
@@ -23,7 +24,8 @@ extern "C" {
 int cuda_device_count(const char **why);
 const char *cuda_device_name(void); /* e.g. "NVIDIA H100 80GB HBM3"; "none" without a device */
 
-/* Tracked cudaMalloc / cudaFree (MEM_DEVICE in track.h). Poisoned with 0xFF bytes like host_alloc. */
+/* Tracked cudaMalloc / cudaFree (MEM_DEVICE in track.h). Poisoned with 0xFF bytes like host_alloc, unless the
+ * environment sets TRACK_POISON=0 (compute-sanitizer's initcheck counts the fill as a write). */
 void *dev_alloc_at(size_t bytes, const char *label, const char *file, int line);
 void *dev_alloc_array_at(size_t count, dtype t, const char *label, const char *file, int line);
 /* As host_alloc: the macros pass the calling file and line on for --snapshot's frames. */
@@ -59,22 +61,43 @@ double gpu_timer_end_ms(void);
 unsigned long long cuda_launch_count(void);
 void cuda_count_launch(void); /* called by the launch sites above; not counted while capturing */
 
-/* A CUDA Graph by stream capture, for a fixed-shape step loop whose buffers already exist:
- *   cuda_capture_begin(uses_cublas);  ...the loop's LAUNCH and cuBLAS calls, recorded, not run...
- *   cuda_graph *g = cuda_capture_end();   cuda_graph_launch(g);   cuda_graph_free(g);
- * Capture runs on a private non-blocking stream (the legacy default stream cannot be captured): LAUNCH and the
- * cuBLAS handle use it until cuda_capture_end. No allocation, copy or synchronisation may happen in between (a
- * GPU refuses them; so does the emulator). With uses_cublas the handle is pointed at the stream and, because
- * cublasSetStream resets the workspace to cuBLAS's own pool, the tracked workspace is set again, so cuBLAS
- * allocates nothing while capturing. The graph holds no memory nodes: all its device memory is dev_alloc'ed. */
-typedef struct cuda_graph cuda_graph;
+/* A CUDA Graph by stream capture, captured and instantiated once per shape and replayed after that:
+ *   static cuda_graph_cache cache;              // one per call site, kept for the process like the cuBLAS handle
+ *   const uintptr_t key[] = {shape..., every buffer the steps touch};
+ *   if (!cuda_graph_replay(&cache, key, n)) {   // 1: replayed (one launch), the steps' results are there
+ *       cuda_capture_begin(uses_cublas);  ...the loop's LAUNCH and cuBLAS calls, recorded, not run...
+ *       cuda_graph_keep(&cache, key, n);      // instantiated, kept, launched once
+ *   }
+ * A graph holds the addresses it was captured over, so the key names every buffer (the cuBLAS workspace is added
+ * here): a pass whose buffers moved captures again (counted, so a report can say so). Capture runs on a private
+ * non-blocking stream (the legacy default stream cannot be captured): LAUNCH and the cuBLAS handle use it until
+ * cuda_graph_keep. No allocation, copy or synchronisation may happen in between (a GPU refuses them; so does the
+ * emulator). With uses_cublas the handle is pointed at the stream and, because cublasSetStream resets the
+ * workspace to cuBLAS's own pool, the tracked workspace is set again, so cuBLAS allocates nothing while
+ * capturing. The graph holds no memory nodes: all its device memory is dev_alloc'ed. */
+#define CUDA_GRAPH_KEY_WORDS 24
+typedef struct cuda_graph_cache {
+    void *graph, *exec;                   /* cudaGraph_t, cudaGraphExec_t; NULL before the first capture */
+    uintptr_t key[CUDA_GRAPH_KEY_WORDS];  /* what it was captured over */
+    int nkey;
+} cuda_graph_cache;
+int cuda_graph_replay(cuda_graph_cache *c, const uintptr_t *key, int nkey);
 void cuda_capture_begin(int uses_cublas);
-cuda_graph *cuda_capture_end(void);
-void cuda_graph_launch(cuda_graph *g); /* one launch on the capture stream; returns when it has finished */
-void cuda_graph_free(cuda_graph *g);
-/* end + launch + free: what a pass does, since each pass has new buffers and so captures anew (a training loop
- * with fixed buffers would capture once and call cuda_graph_launch every step) */
-void cuda_capture_end_launch_once(void);
+void cuda_graph_keep(cuda_graph_cache *c, const uintptr_t *key, int nkey);
+/* The same addresses for a rerun: a graph holds the addresses it was captured over, and an allocator may hand a
+ * rerun's buffers out in another order. Between cuda_echo_record and cuda_echo_replay dev_free parks its buffers
+ * (at most CUDA_ECHO_MAX, the device memory kept); after cuda_echo_replay the k-th dev_alloc of the same size gets
+ * the k-th recorded buffer, and cuda_echo_end frees what no dev_alloc took back. The tracker sees every dev_alloc
+ * and dev_free as usual. The session uses it around a graph version's warm-up and timed runs. */
+#define CUDA_ECHO_MAX 256
+void cuda_echo_record(void);
+void cuda_echo_replay(void);
+void cuda_echo_end(void);
+/* Since the process began: milliseconds spent capturing and instantiating (set-up a pass's time leaves out, like
+ * the allocators'), graphs captured, graphs replayed. */
+double cuda_graph_setup_ms(void);
+unsigned long long cuda_graph_captures(void);
+unsigned long long cuda_graph_replays(void);
 
 #ifdef __cplusplus
 }

@@ -1,20 +1,35 @@
-/* gemm_cpu.c - the project's CPU GEMM: row-major arguments handed to CBLAS (OpenBLAS).
+/* gemm_cpu.c - the project's CPU GEMM: the provider chosen for this CPU at run time (see gemm_cpu.h).
  *
  * The lessons compare algorithms and memory, so every CPU implementation, naive and optimized alike, runs its
  * matrix products through the same optimized library: a time ratio then measures the algorithm, not the
  * quality of two hand-written loops. (A plain triple loop was 12x behind PyTorch on OpenBLAS for lesson 1.)
- * The tests keep one tiny independent reference GEMM of their own to check these arguments.
+ * Which library is fastest depends on the CPU: Debian's OpenBLAS 0.3.21 does not know AMD's Zen 4 and runs its
+ * AVX2 kernels there (117 GFLOP/s on one core, against oneDNN's 231 with AVX-512), and OPENBLAS_CORETYPE, which
+ * would fix that, is read when OpenBLAS loads, before main. oneDNN dispatches on the instructions it finds (and
+ * DNNL_MAX_CPU_ISA caps them), so the layer asks each candidate for the same products, checks and times them,
+ * and keeps the fastest. The tests keep one tiny independent reference GEMM of their own.
  *
  * CBLAS takes int dimensions and leading dimensions: a size beyond INT_MAX is a programming error here (the
  * lessons' fit checks refuse such dimensions first), reported with the call's sizes. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include "gemm_cpu.h"
 
 #include <cblas.h>
+#include <dnnl.h>
 #include <limits.h>
+#include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "gemm_matmul.h"
+#include "gemm_record.h"
 #include "timer.h"
+
+typedef void sgemm_fn(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                      const float *B, size_t ldb, float beta, float *C, size_t ldc);
 
 static int as_int(size_t v, const char *what)
 {
@@ -25,14 +40,242 @@ static int as_int(size_t v, const char *what)
     return (int)v;
 }
 
+static void openblas_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                           const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, as_int(M, "M"),
+                as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B, as_int(ldb, "ldb"), beta, C,
+                as_int(ldc, "ldc"));
+}
+
+/* oneDNN's GEMM API is row-major already, with 64-bit dimensions. */
+static void onednn_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                         const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, alpha, A,
+                   (dnnl_dim_t)lda, B, (dnnl_dim_t)ldb, beta, C, (dnnl_dim_t)ldc) != dnnl_success) {
+        fprintf(stderr, "sgemm_cpu: dnnl_sgemm refused [%zu, %zu, %zu] (lda %zu, ldb %zu, ldc %zu)\n", M, N, K, lda,
+                ldb, ldc);
+        abort();
+    }
+}
+
+static void onednn_matmul(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                          const float *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    if (gemm_matmul(GEMM_MM_F32, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) != 0) {
+        fprintf(stderr, "sgemm_cpu: oneDNN has no float32 matmul for [%zu, %zu, %zu]\n", M, N, K);
+        abort();
+    }
+}
+
+typedef struct {
+    const char *name; /* GEMM_CPU_PROVIDER's value */
+    sgemm_fn *run;
+    char about[96];   /* library, version, kernels */
+    double rate;      /* multiply-adds per second on the 256^3 calibration; 0 until measured */
+    int correct;
+} provider;
+
+static provider providers[] = {{"onednn", onednn_sgemm, "", 0, 0},
+                               {"onednn-matmul", onednn_matmul, "", 0, 0},
+                               {"openblas", openblas_sgemm, "", 0, 0}};
+enum { NPROV = sizeof providers / sizeof providers[0] };
+static provider *chosen;
+static int forced; /* GEMM_CPU_PROVIDER or gemm_cpu_use: one provider for every product */
+static char library[512];
+
+/* ---- the choice -------------------------------------------------------------------------------------------- */
+
+/* One knob for both libraries: OPENBLAS_NUM_THREADS (what the bench scripts set), else OMP_NUM_THREADS (oneDNN
+ * reads it through OpenMP); unset, each library takes every core. */
+static void set_threads(void)
+{
+    static int done;
+    if (done++) return;
+    const char *e = getenv("OPENBLAS_NUM_THREADS");
+    if (!e || !*e) e = getenv("OMP_NUM_THREADS");
+    int n = e ? atoi(e) : 0;
+    if (n <= 0) return;
+    openblas_set_num_threads(n);
+    omp_set_num_threads(n);
+}
+
+static void describe_providers(void)
+{
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(providers[0].about, sizeof providers[0].about, "oneDNN %d.%d.%d sgemm (%s)", v->major, v->minor,
+             v->patch, gemm_onednn_isa());
+    const char *k = gemm_matmul_kernel(GEMM_MM_F32, 0, 0, 0, 0.0f);
+    snprintf(providers[1].about, sizeof providers[1].about, "oneDNN %d.%d.%d matmul (%s, %s)", v->major, v->minor,
+             v->patch, k ? k : "none", gemm_onednn_isa());
+    char version[32] = "?"; /* openblas_get_config(): "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Zen MAX_THREADS=64" */
+    sscanf(openblas_get_config(), "OpenBLAS %31s", version);
+    snprintf(providers[2].about, sizeof providers[2].about, "OpenBLAS %s (%s kernels)", version,
+             openblas_get_corename());
+}
+
+enum { S = 256, E = 48 }; /* the timing shape, and the exactness check's */
+static float cal_a[S * S], cal_b[S * S], cal_c[S * S]; /* calibration buffers, not a lesson's memory */
+
+/* Small integers, so every product and sum is exact in float32 and any correct GEMM returns the same bits: op(A)
+ * (E, E) . op(B) (E, E) for all four transpose pairs, with padded strides, beta = 1 and alpha = 2. */
+static int exact_on_integers(sgemm_fn *run)
+{
+    enum { LD = E + 3 };
+    static float a[E * LD], b[E * LD], c[E * LD];
+    for (int i = 0; i < E * LD; i++) a[i] = (float)(i % 7 - 3), b[i] = (float)(i % 5 - 2);
+    for (int t = 0; t < 4; t++) {
+        int ta = t & 1, tb = t >> 1;
+        for (int i = 0; i < E * LD; i++) c[i] = (float)(i % 3);
+        run(ta, tb, E, E, E, 2.0f, a, LD, b, LD, 1.0f, c, LD);
+        for (int i = 0; i < E; i++)
+            for (int j = 0; j < E; j++) {
+                double s = 0;
+                for (int k = 0; k < E; k++) s += (double)(ta ? a[k * LD + i] : a[i * LD + k]) * (tb ? b[j * LD + k] : b[k * LD + j]);
+                if ((double)c[i * LD + j] != 2.0 * s + (double)((i * LD + j) % 3)) return 0;
+            }
+    }
+    return 1;
+}
+
+/* The process's CPU seconds: GEMM_CPU_PROFILE's clock, and the calibration's on one thread, so that time this
+ * shared machine gives other processes is not charged to a GEMM (with more threads, every thread's time adds up,
+ * and wall-clock is the smaller). */
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double time_one_ms(sgemm_fn *run)
+{
+    double t0 = host_time_ms(), c0 = cpu_seconds();
+    run(0, 0, S, S, S, 1.0f, cal_a, S, cal_b, S, 0.0f, cal_c, S);
+    double wall = host_time_ms() - t0, cpu = 1e3 * (cpu_seconds() - c0);
+    return cpu < wall ? cpu : wall;
+}
+
+/* Each candidate checked, then timed on 256^3 products, the candidates taking turns so that a load spike on this
+ * shared machine hits them alike; the best time of each (the rate its core reaches). Forced, only that one. */
+static void measure(provider **list, int n)
+{
+    for (int i = 0; i < S * S; i++) cal_a[i] = (float)(i % 7) - 3.0f, cal_b[i] = (float)(i % 5) - 2.0f;
+    double best[8] = {0};
+    for (int i = 0; i < n; i++) {
+        list[i]->correct = exact_on_integers(list[i]->run);
+        if (list[i]->correct) time_one_ms(list[i]->run); /* JIT, buffers, threads */
+    }
+    double t_start = host_time_ms();
+    for (int rep = 0; rep < 12 && (rep < 4 || host_time_ms() - t_start < 20.0); rep++)
+        for (int i = 0; i < n; i++) {
+            if (!list[i]->correct) continue;
+            double ms = time_one_ms(list[i]->run);
+            if (best[i] == 0.0 || ms < best[i]) best[i] = ms;
+        }
+    for (int i = 0; i < n; i++) list[i]->rate = list[i]->correct ? (double)S * S * S / (best[i] * 1e-3) : 0.0;
+}
+
+#define OPENBLAS_MARGIN 1.10 /* rates within 10% at 256^3: a tie */
+enum { SKINNY = 32 };        /* a product with a dimension this small or smaller is skinny */
+static int skinny_openblas;  /* skinny products on OpenBLAS (a tie at 256^3 with the chosen provider) */
+
+static provider *find(const char *name)
+{
+    for (int i = 0; i < NPROV; i++)
+        if (strcmp(providers[i].name, name) == 0) return &providers[i];
+    return NULL;
+}
+
+static void describe_choice(const char *how)
+{
+    int n = snprintf(library, sizeof library, "%s, %.0f GFLOP/s at 256^3, %s", chosen->about, 2e-9 * chosen->rate, how);
+    const char *sep = "; ";
+    for (int i = 0; i < NPROV && n < (int)sizeof library; i++) {
+        provider *p = &providers[i];
+        if (p == chosen || (p->rate == 0.0 && p->correct)) continue;
+        if (p->rate > 0.0) n += snprintf(library + n, sizeof library - n, "%s%s %.0f", sep, p->about, 2e-9 * p->rate);
+        else if (strstr(how, "forced") == NULL)
+            n += snprintf(library + n, sizeof library - n, "%s%s: wrong on the exactness check", sep, p->about);
+        else continue;
+        sep = ", ";
+    }
+}
+
+static void choose(void)
+{
+    if (chosen) return;
+    set_threads();
+    describe_providers();
+    const char *want = getenv("GEMM_CPU_PROVIDER");
+    if (want && *want) {
+        if (gemm_cpu_use(want) != 0) {
+            fprintf(stderr, "GEMM_CPU_PROVIDER=%s: not one of onednn, onednn-matmul, openblas, or wrong here\n", want);
+            exit(2);
+        }
+        return;
+    }
+    provider *all[NPROV], *best = NULL;
+    for (int i = 0; i < NPROV; i++) all[i] = &providers[i];
+    measure(all, NPROV);
+    for (int i = 0; i < NPROV; i++)
+        if (providers[i].correct && (!best || providers[i].rate > best->rate)) best = &providers[i];
+    /* A near tie at 256^3 (within OPENBLAS_MARGIN) goes to oneDNN's sgemm, and then the skinny products (a
+     * dimension of SKINNY or less) to OpenBLAS: measured on an AVX2-only EPYC, one thread, with the products'
+     * own operands (GEMM_CPU_PROFILE), lessons 1-3 and 5 ran their GEMMs 10-50% faster on oneDNN, and lesson 4's
+     * per-step products of 32 rows 15-25% faster on OpenBLAS, while 256^3 was a tie. Where OpenBLAS lacks the
+     * CPU's kernels (AVX-512 on Zen 4: 117 GFLOP/s against oneDNN's 231) there is no tie and oneDNN runs all. */
+    provider *openblas = find("openblas"), *onednn = find("onednn");
+    if (best && onednn->correct && onednn->rate * OPENBLAS_MARGIN >= best->rate) best = onednn;
+    skinny_openblas = best != openblas && openblas->correct && openblas->rate * OPENBLAS_MARGIN >= best->rate;
+    if (!best) {
+        fprintf(stderr, "sgemm_cpu: no GEMM provider passed the exactness check on this CPU\n");
+        abort();
+    }
+    chosen = best;
+    describe_choice(skinny_openblas ? "chosen (the fastest; a 10% tie goes to oneDNN sgemm), and OpenBLAS for products with a dimension <= 32" : "chosen (the fastest; a 10% tie goes to oneDNN sgemm)");
+}
+
+int gemm_cpu_use(const char *name)
+{
+    provider *p = find(name);
+    if (!p) return -1;
+    if (!providers[0].about[0]) {
+        set_threads();
+        describe_providers();
+    }
+    measure(&p, 1);
+    if (!p->correct) return -1;
+    chosen = p;
+    forced = 1;
+    describe_choice("forced (GEMM_CPU_PROVIDER)");
+    return 0;
+}
+
+/* ---- the products -------------------------------------------------------------------------------------------- */
+
+/* K = 0: C = beta C, by the BLAS definition (a library may also skip the call entirely). */
+static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc)
+{
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+}
+
 void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
     if (M == 0 || N == 0) return;
-    /* beta == 0: BLAS writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                as_int(M, "M"), as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B,
-                as_int(ldb, "ldb"), beta, C, as_int(ldc, "ldc"));
+    if (K == 0) {
+        scale_only(M, N, beta, C, ldc);
+        return;
+    }
+    choose();
+    provider *p = skinny_openblas && !forced && (M <= SKINNY || N <= SKINNY || K <= SKINNY) ? find("openblas") : chosen;
+    double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
+    /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
+    p->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_record_call(0, transA, transB, M, N, K, lda, ldb, ldc, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
 }
 
 void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
@@ -44,14 +287,133 @@ void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_
                   C + b * strideC, ldc);
 }
 
-int gemm_cpu_threads(void) { return openblas_get_num_threads(); }
+void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alpha, const double *A, size_t lda,
+               const double *B, size_t ldb, double beta, double *C, size_t ldc)
+{
+    if (M == 0 || N == 0) return;
+    set_threads();
+    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                as_int(M, "M"), as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B, as_int(ldb, "ldb"),
+                beta, C, as_int(ldc, "ldc"));
+}
 
-const char *gemm_cpu_library(void) { return "OpenBLAS (CBLAS)"; }
+/* ---- bf16 products ------------------------------------------------------------------------------------------ */
+
+static int bf16_state = -1; /* -1 not decided; 0 float32 conversions; 1 oneDNN's bf16 matmul */
+static char bf16_about[256];
+
+/* The exactness check and the timing, run on bf16 copies of the calibration values (small integers: exact). */
+static double bf16_rate(void)
+{
+    static bf16 a[S * S], b[S * S];
+    for (int i = 0; i < S * S; i++) a[i] = bf16_from_f32((float)(i % 7) - 3.0f), b[i] = bf16_from_f32((float)(i % 5) - 2.0f);
+    gemm_cpu_bf16(0, 0, S, S, S, a, S, b, S, 0.0f, cal_c, S);
+    for (int i = 0; i < S; i += 37)
+        for (int j = 0; j < S; j += 41) {
+            double s = 0;
+            for (int k = 0; k < S; k++) s += (double)((i * S + k) % 7 - 3) * ((k * S + j) % 5 - 2);
+            if ((double)cal_c[i * S + j] != s) return 0.0;
+        }
+    double best = 0.0;
+    for (int reps = 0; reps < 5; reps++) {
+        double t0 = host_time_ms();
+        gemm_cpu_bf16(0, 0, S, S, S, a, S, b, S, 0.0f, cal_c, S);
+        double ms = host_time_ms() - t0;
+        if (best == 0.0 || ms < best) best = ms;
+    }
+    return (double)S * S * S / (best * 1e-3);
+}
+
+/* oneDNN's kernel for bf16 products in each layout lesson 5 uses (x W^T; g W with g's rows strided, beta = 1;
+ * g^T x, beta = 1), or NULL when one of them has none or only the plain reference loop ("ref:..."). */
+static const char *bf16_kernel(void)
+{
+    static const struct { int ta, tb; size_t pad; float beta; } layouts[] = {{0, 1, 0, 0.0f}, {0, 0, 40, 1.0f}, {1, 0, 40, 1.0f}};
+    const char *k = NULL;
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+        k = gemm_matmul_kernel(GEMM_MM_BF16, layouts[i].ta, layouts[i].tb, layouts[i].pad, layouts[i].beta);
+        if (!k || strncmp(k, "ref", 3) == 0) return NULL;
+    }
+    return gemm_matmul_kernel(GEMM_MM_BF16, 0, 1, 0, 0.0f);
+}
+
+/* bf16 instructions (oneDNN's avx512_core_bf16 level or above) and matmul kernels that are not oneDNN's plain
+ * reference loop; then the bf16 rate must beat the float32 provider's, conversions aside. GEMM_CPU_BF16=0 turns
+ * it off (the float32 path, on any CPU). */
+static void decide_bf16(void)
+{
+    if (bf16_state >= 0) return;
+    choose();
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), need = (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+    const char *k = (isa & need) == need ? bf16_kernel() : NULL;
+    const char *off = getenv("GEMM_CPU_BF16");
+    bf16_state = 0;
+    if (off && strcmp(off, "0") == 0) {
+        snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)");
+    } else if (!k) {
+        snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN at %s: "
+                 "no bf16 dot-product instructions)", gemm_onednn_isa());
+    } else {
+        bf16_state = 1; /* gemm_cpu_bf16 may run from here on: bf16_rate calls it */
+        double r = bf16_rate();
+        if (r > chosen->rate) {
+            snprintf(bf16_about, sizeof bf16_about, "bf16 products: oneDNN bf16 matmul (%s), %.0f GFLOP/s at 256^3 "
+                     "against float32's %.0f", k, 2e-9 * r, 2e-9 * chosen->rate);
+        } else {
+            bf16_state = 0;
+            snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN's "
+                     "bf16 matmul %s: %s at 256^3, float32 %.0f GFLOP/s)", k, r > 0 ? "slower" : "inexact",
+                     2e-9 * chosen->rate);
+        }
+    }
+}
+
+int gemm_cpu_bf16_native(void)
+{
+    decide_bf16();
+    return bf16_state;
+}
+
+const char *gemm_cpu_bf16_about(void)
+{
+    decide_bf16();
+    return bf16_about;
+}
+
+void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const bf16 *A, size_t lda, const bf16 *B,
+                   size_t ldb, float beta, float *C, size_t ldc)
+{
+    if (M == 0 || N == 0) return;
+    if (K == 0) {
+        scale_only(M, N, beta, C, ldc);
+        return;
+    }
+    double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
+    if (bf16_state != 1 || gemm_matmul(GEMM_MM_BF16, transA, transB, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
+        fprintf(stderr, "gemm_cpu_bf16: no bf16 GEMM on this CPU (call it only where gemm_cpu_bf16_native())\n");
+        abort();
+    }
+    gemm_record_call(1, transA, transB, M, N, K, lda, ldb, ldc, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
+}
+
+/* ---- what the lessons print and divide by ------------------------------------------------------------------ */
+
+int gemm_cpu_threads(void)
+{
+    choose();
+    return chosen->run == openblas_sgemm ? openblas_get_num_threads() : omp_get_max_threads();
+}
+
+const char *gemm_cpu_library(void)
+{
+    choose();
+    return library;
+}
 
 void gemm_cpu_warm_up(void)
 {
-    /* OpenBLAS starts its threads and maps its packing buffers on the first call: pay that here, once, so no
-     * implementation's first GEMM is charged for it. Stack buffers: nothing to track. */
+    /* The choice ran the chosen provider already (threads started, JIT done, buffers mapped); one small GEMM
+     * more makes sure of it whatever the provider. Stack buffers: nothing to track. */
     float a[64 * 64], c[64 * 64];
     for (int i = 0; i < 64 * 64; i++) a[i] = (float)(i % 7);
     sgemm_cpu(0, 0, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
@@ -59,20 +421,42 @@ void gemm_cpu_warm_up(void)
 
 double gemm_cpu_fmas_per_second(void)
 {
-    /* The best of several 512^3 GEMMs: the rate this machine reaches, not an average over whatever else it is
-     * doing (a slow calibration on a loaded machine made shares above 100%); 10 runs or 200 ms, at least 3. */
-    enum { S = 512 };
-    static float a[S * S], c[S * S]; /* calibration buffers, not a lesson's memory */
-    static double rate;
-    if (rate > 0.0) return rate;
-    for (int i = 0; i < S * S; i++) a[i] = (float)(i % 7) - 3.0f;
-    double best = 0.0, t_start = host_time_ms();
-    for (int reps = 0; reps < 10 && (reps < 3 || host_time_ms() - t_start < 200.0); reps++) {
-        double t0 = host_time_ms();
-        sgemm_cpu(0, 0, S, S, S, 1.0f, a, S, a, S, 0.0f, c, S);
-        double ms = host_time_ms() - t0;
-        if (best == 0.0 || ms < best) best = ms;
+    choose();
+    return chosen->rate;
+}
+
+/* ---- the peak on an implementation's own shapes ------------------------------------------------------------- */
+
+void gemm_cpu_record_begin(void) { gemm_record_begin(); }
+void gemm_cpu_record_end(void) { gemm_record_end(); }
+
+static int replay_as_f32; /* the profile's oneDNN float32 replay: bf16 shapes as float32 products too */
+
+static void replay(int is_bf16, int ta, int tb, size_t M, size_t N, size_t K, float alpha, const void *A,
+                   size_t lda, const void *B, size_t ldb, float beta, float *C, size_t ldc)
+{
+    if (is_bf16 && !replay_as_f32) gemm_cpu_bf16(ta, tb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    else sgemm_cpu(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+double gemm_cpu_peak_seconds(const char *label)
+{
+    double peak = gemm_record_replay(replay), in_layer = gemm_record_layer_seconds();
+    if (in_layer > 0.0) { /* GEMM_CPU_PROFILE: the GEMMs' own rate, against this provider and oneDNN float32 */
+        provider *keep = chosen;
+        int keep_forced = forced;
+        chosen = &providers[0];
+        forced = 1;
+        replay_as_f32 = 1;
+        double onednn = gemm_record_replay(replay);
+        replay_as_f32 = 0;
+        chosen = keep;
+        forced = keep_forced;
+        fprintf(stderr, "gemm_cpu profile: %s: %zu GEMMs of %d shapes, %.2f CPU ms inside the layer; the same shapes "
+                        "alone: %.2f ms on %s%s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",
+                label, gemm_record_calls(), gemm_record_shapes(), 1e3 * in_layer, 1e3 * peak, chosen->name,
+                skinny_openblas && !forced ? " and openblas (skinny)" : "", 100.0 * peak / in_layer, 1e3 * onednn, 100.0 * onednn / in_layer);
     }
-    rate = (double)S * S * S / (best * 1e-3);
-    return rate;
+    gemm_record_clear();
+    return peak;
 }

@@ -1,12 +1,19 @@
-/* gemm_cpu.h - single-precision matrix multiply on the CPU through CBLAS (OpenBLAS), row-major, with the same
- * arguments as the GPU wrapper (cublas_rowmajor.h), so a lesson's CPU and CUDA code read line for line alike.
+/* gemm_cpu.h - the project's CPU GEMMs, row-major, with the same arguments as the GPU wrapper
+ * (cublas_rowmajor.h), so a lesson's CPU and CUDA code read line for line alike.
  *
  *   C = alpha * op(A) * op(B) + beta * C      op(X) = X or X^T
  *   op(A) is (M, K), op(B) is (K, N), C is (M, N); lda/ldb/ldc are row strides in elements.
  *   A stored (M, K) if !transA else (K, M); B stored (K, N) if !transB else (N, K).
  *
  * beta == 0 means C is written, never read: a poisoned (NaN) C does not leak into the result, exactly the
- * BLAS convention. Accumulation is in float, as cuBLAS's SGEMM does (the summation order is the library's).
+ * BLAS convention. Accumulation is in float, as cuBLAS's SGEMM does (the summation order is the provider's).
+ *
+ * The provider is chosen at run time, once per process (gemm_cpu.c): each candidate this CPU can run - oneDNN's
+ * sgemm, oneDNN's matmul primitives, OpenBLAS's cblas_sgemm with the core type it detected - is checked on an
+ * exactly representable product and timed on a 256^3 one, and the fastest correct one runs every float32 GEMM
+ * (a near tie goes to oneDNN's sgemm, with OpenBLAS for skinny products: gemm_cpu.c says why).
+ * GEMM_CPU_PROVIDER=openblas|onednn|onednn-matmul forces one. Threads: OPENBLAS_NUM_THREADS, else
+ * OMP_NUM_THREADS, sets both libraries' count.
  *
  * The strided-batched form runs `batch` independent products, matrix b at A + b*strideA, B + b*strideB,
  * C + b*strideC: the view trick lesson 1 uses to multiply G groups without copying anything.
@@ -16,6 +23,12 @@
 
 #include <stddef.h>
 
+#include "bf16.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                const float *B, size_t ldb, float beta, float *C, size_t ldc);
 
@@ -23,13 +36,44 @@ void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_
                                const float *A, size_t lda, size_t strideA, const float *B, size_t ldb,
                                size_t strideB, float beta, float *C, size_t ldc, size_t strideC, size_t batch);
 
-/* For the lesson header: the library's name and how many threads it runs (OPENBLAS_NUM_THREADS sets it). */
+/* bf16 A and B, float32 accumulation and C (alpha = 1), on the CPU's bf16 dot-product instructions through
+ * oneDNN's matmul: only where gemm_cpu_bf16_native() says so (a caller converts to float32 and calls sgemm_cpu
+ * elsewhere). The products of two bf16 values are exact in float32, so this is sgemm_cpu's arithmetic on the
+ * same values, in another summation order. */
+int gemm_cpu_bf16_native(void);
+void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const bf16 *A, size_t lda, const bf16 *B,
+                   size_t ldb, float beta, float *C, size_t ldc);
+/* One line for a lesson's header: which path bf16 products take here and why. */
+const char *gemm_cpu_bf16_about(void);
+
+/* Double precision, for the float64 references: always OpenBLAS's cblas_dgemm (no other provider has one). */
+void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alpha, const double *A, size_t lda,
+               const double *B, size_t ldb, double beta, double *C, size_t ldc);
+
+/* For the lesson header: the provider chosen, its measured rate and the others', and the thread count. */
 int gemm_cpu_threads(void);
 const char *gemm_cpu_library(void);
-/* One small GEMM, so the library's thread start-up and buffer mapping happen before anything is timed. */
+/* Forces a provider by its GEMM_CPU_PROVIDER name (the tests run every one): 0, or -1 for an unknown name or
+ * one that cannot run here. */
+int gemm_cpu_use(const char *provider);
+/* The choice, and one small GEMM, so the library's thread start-up and buffer mapping happen before anything
+ * is timed. */
 void gemm_cpu_warm_up(void);
-/* Multiply-adds per second of a 256^3 GEMM on this machine, measured once (about 20 ms): what the lessons'
- * time estimates divide by. */
+/* Multiply-adds per second of the chosen provider on a 256^3 GEMM, measured once: what the lessons' time
+ * estimates divide by. */
 double gemm_cpu_fmas_per_second(void);
+
+/* The share of the provider's peak an implementation reaches on its own GEMM shapes: record_begin, run it once,
+ * record_end; then gemm_cpu_peak_seconds() replays each distinct shape it called alone, with warm operands, and
+ * returns the sum over its calls of the best time per shape (0 when it made none), emptying the record. With
+ * GEMM_CPU_PROFILE set, the recorded calls are timed too and one line on stderr, labelled, compares their time
+ * inside the layer with the replay on this provider and on oneDNN's float32 sgemm. */
+void gemm_cpu_record_begin(void);
+void gemm_cpu_record_end(void);
+double gemm_cpu_peak_seconds(const char *label);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

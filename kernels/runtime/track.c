@@ -203,7 +203,7 @@ size_t track_size_of(mem_domain d, const void *p)
     return i == SIZE_MAX ? 0 : table[i].bytes;
 }
 
-/* Lazy host memory (the emulator's dry run): reserved address space, committed page by page on first write, so
+/* Lazy host memory (a run that fills nothing): reserved address space, committed page by page on first write, so
  * the inputs of a forum-size problem cost nothing while nobody fills them. Page-aligned, hence 256-aligned. */
 static int lazy_host;
 

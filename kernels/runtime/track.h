@@ -7,16 +7,12 @@
  *   peak bytes      the largest live value since the last track_scope_begin(),
  *   allocs / frees  how many calls,
  * and the same three numbers per label, so a lesson can print which tensor the memory went to.
- *
  * Sizes are the exact bytes requested: no rounding, no allocator headers. That is what lets a lesson's
  * analytic formula equal the measurement to the byte.
  *
  * Poisoning: every new allocation is filled with 0xFF bytes (a NaN in f32, f64 and bf16; -1 in integers), so
  * an output element a kernel forgets to write shows up as NaN in the comparisons instead of a plausible zero.
- *
- * Not thread-safe: the lessons allocate from one thread (the CPU kernels may use threads inside, never to
- * allocate).
- */
+ * Not thread-safe: the lessons allocate from one thread (CPU kernels may use threads, never to allocate). */
 #ifndef KERNELS_TRACK_H
 #define KERNELS_TRACK_H
 
@@ -76,7 +72,8 @@ void track_scope_begin(track_scope *s);
 mem_counters track_scope_read(const track_scope *s, mem_domain d);
 
 /* Lazy host memory: host_alloc reserves address space (mmap MAP_NORESERVE) instead of allocating, and host_free
- * unmaps. For the emulator's dry run only (nothing is filled): set it before the first host_alloc, never unset. */
+ * unmaps. For runs that fill nothing (the emulator's limits-only run): set it before the first host_alloc, never
+ * unset. */
 void track_set_lazy_host(int on);
 
 /* Poisoning (on by default). Benchmarks that want pure kernel times may turn it off; tests never do. */

@@ -6,7 +6,7 @@
  * batch) must lie in one live device allocation, or the call fails as a GPU would: cudaErrorIllegalAddress
  * recorded, CUBLAS_STATUS_EXECUTION_FAILED returned. beta == 0 means C is not read (it may hold NaN). */
 #include <cublas_v2.h>
-#include <cblas.h>
+#include "../../kernels/runtime/gemm_cpu.h"
 
 #include "emu_dry.h"
 #include "emu_eyes.h"
@@ -153,8 +153,8 @@ static cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t t
         const float *pb = (const float *)((const char *)B + b * sB * (long long)eb);
         if (at == CUDA_R_16BF) pa = widen(fa, (const uint16_t *)A + b * sA, ra, ca, lda);
         if (bt == CUDA_R_16BF) pb = widen(fb, (const uint16_t *)B + b * sB, rb, cb, ldb);
-        cblas_sgemm(CblasColMajor, is_trans(ta) ? CblasTrans : CblasNoTrans, is_trans(tb) ? CblasTrans : CblasNoTrans,
-                    m, n, k, *alpha, pa, lda, pb, ldb, 1.0f, c, ldc);
+        /* column-major C (m, n) is row-major C^T (n, m) = op(B)^T op(A)^T: the project's CPU GEMM, operands swapped */
+        sgemm_cpu(is_trans(tb), is_trans(ta), n, m, k, *alpha, pb, ldb, pa, lda, 1.0f, c, ldc);
     }
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -9,7 +9,7 @@ EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_la
                 $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc $(EMU_DIR)/emu_dry.cc \
                 $(EMU_DIR)/emu_resources.cc $(EMU_DIR)/emu_access.cc $(EMU_DIR)/emu_hazard.cc \
                 $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc \
-                $(EMU_DIR)/emu_profile_design.cc
+                $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 EMU_FMA      ?= 0
 EMU_BIN      := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)
@@ -36,8 +36,26 @@ LDLIBS       += -lopenblas -lstdc++
 EMU_OBJ      := $(patsubst %.cc,$(OBJ)/%.o,$(EMU_SRC))
 RUNTIME_OBJ  += $(EMU_OBJ)
 
+# The .cu files are compiled from a mirror of the sources in which every loop with a data-sized range carries the
+# dry run's loop skip (emu_loops.cc, a build tool; line numbers and file names are the originals': #line for
+# __FILE__, -fdebug-prefix-map for the debug info), so no source holds a line for the emulator. One run rewrites them all; an unchanged output keeps its timestamp.
+EMU_LOOPS_SRC := $(wildcard kernels/*.cu kernels/*.h kernels/runtime/*.h kernels/runtime/*.cu optimized/*.cu optimized/*.h) \
+                 $(EMU_PLANTED) $(EMU_DIR)/planted.h
+EMU_LOOPS_DIR := $(OBJ)/loops
+$(OBJ)/emu_loops: $(EMU_DIR)/emu_loops.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O1 -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -o $@ $<
+$(EMU_LOOPS_DIR)/.stamp: $(EMU_LOOPS_SRC) $(OBJ)/emu_loops $(EMU_DIR)/emu.mk
+	@$(OBJ)/emu_loops $(EMU_LOOPS_DIR) $(EMU_LOOPS_SRC) && touch $@
+
 # nvcc includes cuda_runtime.h in every .cu before its first line; -include does the same with the shim
-$(OBJ)/%.cu.o: %.cu
+$(OBJ)/%.cu.o: %.cu $(EMU_LOOPS_DIR)/.stamp
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -fdebug-prefix-map=$(EMU_LOOPS_DIR)/= \
+	  -include cuda_runtime.h -c -o $@ $(EMU_LOOPS_DIR)/$<
+
+# the peer kernels (predict-peers) are compiled as they are: the dry run's loop rewriting is for the lessons' sources
+$(OBJ)/$(EMU_DIR)/peers/%.cu.o: $(EMU_DIR)/peers/%.cu
 	@mkdir -p $(dir $@)
 	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -include cuda_runtime.h -c -o $@ $<
 
@@ -52,7 +70,59 @@ $(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o 
 $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+# the peer's kernels are compiled from ../shared at build time (never copied here)
+$(OBJ)/$(EMU_DIR)/peers/sgemm_launch.cu.o: EMU_CXXFLAGS += -I$(PEERS)/src -Wno-shadow -Wno-unused-parameter -Wno-sign-compare
+$(BIN)/predict_peers: $(OBJ)/$(EMU_DIR)/peers/predict_peers.o $(OBJ)/$(EMU_DIR)/peers/sgemm_launch.cu.o $(RUNTIME_OBJ) \
+                      $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 endif
+
+# ---- the GPU time model (emu_model.cc, emu_sass.cc, emu_gpu.cc; README "The time model") ----------------
+# nvcc's SASS of the peer's kernels for each modelled GPU's architecture, with its line table (nvdisasm -g) and
+# ptxas's registers and shared memory appended. nvdisasm is not in every CUDA install (not in this one): if no
+# nvdisasm is on PATH, `make nvdisasm` fetches NVIDIA's PyPI wheel nvidia-cuda-nvdisasm into build/tools.
+PEERS        ?= ../shared/peers/sgemm_cuda
+NVDISASM     ?= $(or $(shell command -v nvdisasm 2>/dev/null),build/tools/nvdisasm)
+GPU          ?= A6000
+SIZES        ?= 4096
+PEERS_MAX_ERROR ?= 1.5
+gpu_arch      = $(if $(filter A100,$(1)),sm_80,$(if $(filter H100,$(1)),sm_90,sm_86))
+build/tools/nvdisasm:
+	@mkdir -p build/tools/wheel
+	python3 -m pip download --quiet --no-deps --dest build/tools/wheel nvidia-cuda-nvdisasm
+	python3 -m zipfile -e build/tools/wheel/nvidia_cuda_nvdisasm-*.whl build/tools/wheel/x
+	cp "$$(find build/tools/wheel/x -name nvdisasm -type f | head -n 1)" $@ && chmod +x $@
+build/peers/sgemm_%.sass: $(EMU_DIR)/peers/sgemm_launch.cu $(EMU_DIR)/peers/sgemm_launch.h | $(NVDISASM)
+	@test -n "$(NVCC)" || { echo "the time model needs nvcc (SASS of the kernels)"; exit 1; }
+	@mkdir -p build/peers
+	$(NVCC) -std=c++17 -O3 -lineinfo -cubin -arch=$* -Xptxas -v -I$(PEERS)/src -o build/peers/sgemm_$*.cubin $< \
+	  2> build/peers/sgemm_$*.ptxas
+	$(NVDISASM) -g -c build/peers/sgemm_$*.cubin > $@.tmp && cat build/peers/sgemm_$*.ptxas >> $@.tmp && mv $@.tmp $@
+
+# The project's own kernels, the same way, for EMU_GPU_MODEL runs of the lessons:
+#   make sass-kernels GPU=H100 && EMU_GPU_MODEL=H100 EMU_SASS=build/sass/kernels_sm_90.sass build/emu/lesson3 ...
+# prints, at exit, each kernel's launches and predicted time on that GPU (a model, labelled so).
+SASS_CU := $(wildcard kernels/*.cu optimized/*.cu)
+.PHONY: sass-kernels
+sass-kernels: build/sass/kernels_$(call gpu_arch,$(GPU)).sass
+build/sass/kernels_%.sass: $(SASS_CU) | $(NVDISASM)
+	@test -n "$(NVCC)" || { echo "the time model needs nvcc (SASS of the kernels)"; exit 1; }
+	@mkdir -p build/sass && rm -f $@.tmp
+	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; echo "nvcc -cubin -arch=$* $$f"; \
+	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
+	  $(NVDISASM) -g -c $$o.cubin >> $@.tmp && cat $$o.ptxas >> $@.tmp || exit 1; done
+	@mv $@.tmp $@
+
+# SGEMM_CUDA's kernels 1-11 checked against a CPU GEMM, then predicted at each side in SIZES on GPU, with
+# cuBLAS; fails when a kernel misses its published A6000 figure at 4096 by more than PEERS_MAX_ERROR.
+.PHONY: predict-peers
+predict-peers: check-deps
+	$(MAKE) EMU=1 build/emu/predict_peers build/peers/sgemm_$(call gpu_arch,$(GPU)).sass
+	@mkdir -p docs/results/emu
+	EMU_ONE_PASS=1 EMU_BARRIER_BY_ID=1 EMU_SASS=build/peers/sgemm_$(call gpu_arch,$(GPU)).sass build/emu/predict_peers --sizes "$(SIZES)" \
+	  --gpu $(GPU) --readme $(PEERS)/README.md --csv docs/results/emu/peers_sgemm.csv --max-error $(PEERS_MAX_ERROR)
+
 
 # Every CUDA test, the planted-bug suite, and every CUDA version of each lesson (cuda-v1, cuda-v2, ...: read from
 # its --help, so a new version row joins) at tiny and small, on the CPU.
@@ -103,7 +173,8 @@ build/ptxas.txt: $(PTXAS_CU)
 EMU_PROFILE_SIZE ?= small
 EMU_PROFILE_ARGS5 ?= --size small --dims V=512
 EMU_PROFILE_ARGS3D ?= --size $(EMU_PROFILE_SIZE) --impl cuda-v3 --deterministic
-EMU_PROFILE_SOURCES := $(wildcard kernels/*.cu)
+# the version files with kernels of their own (bmm_v1, logchain_v3 and gru_v2 have none: cuBLAS calls, a graph)
+EMU_PROFILE_SOURCES := $(shell grep -l '^__global__' $(wildcard kernels/*.cu))
 EMU_PROFILE_RUN = EMU_ONE_PASS=1 EMU_PROFILE=1 EMU_PROFILE_TARGETS="$(EMU_PROFILE_SOURCES)"
 .PHONY: emu-profile
 emu-profile: check-deps

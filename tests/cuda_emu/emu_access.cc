@@ -11,6 +11,7 @@
  * emu_atomic_access with their call site. */
 #include "emu_dry.h"
 #include "emu_eyes.h"
+#include "emu_model.h"
 #include "emu_sched.h"
 
 #include <stdlib.h>
@@ -39,21 +40,31 @@ void eyes_pass(const launch_cfg &cfg, int pass)
 #if defined(__SANITIZE_ADDRESS__)
     W.on = 0; /* the ASan build is not instrumented (tsan and asan do not combine): nothing to watch */
 #else
-    W.on = pass == 0 && !off && !dry(); /* a dry run's memory is address space only: no shadow to watch */
+    /* a dry run's memory is address space only: no shadow to watch; the time model watches with the detectors off */
+    W.on = pass == 0 && (!off || model_on()) && !dry();
 #endif
+    W.detect = W.on && !off && !model_on(); /* the model's runs are for counting (validate without it) */
     W.cfg = &cfg;
     if (pass == 0) W.launch_serial++, hazard_new_launch(), profile_new_launch(cfg);
     alloc_span(&dev_lo, &dev_hi);
     static_smem_range(&sm_lo[SM_STATIC], &sm_hi[SM_STATIC]);
+    template_smem_range(&sm_lo[SM_TEMPLATE], &sm_hi[SM_TEMPLATE]);
     for (const alloc_info *&r : recent) r = NULL;
-    W.profile = W.on && profile_on();
+    W.profile = W.detect && profile_on();
+    W.model = W.on && model_on();
+    if (W.model) model_new_launch(cfg);
 }
 
-void eyes_grid_end(void) { W.on = 0, W.profile = 0; }
+void eyes_grid_end(void)
+{
+    if (W.model) model_grid_end();
+    W.on = 0, W.profile = 0, W.detect = 0, W.model = 0;
+}
 
 void eyes_block_end(void)
 {
     if (W.profile) profile_block_end();
+    if (W.model) model_block_end();
 }
 
 /* The running block's dynamic shared memory (emu_launch.cc may move it between passes). */
@@ -81,16 +92,18 @@ static void on_access(uintptr_t p, unsigned n, int kind, void *pc)
 {
     access a{p, n, kind, pc, linear_tid()};
     for (int r = 0; r < SM_REGIONS; r++)
-        if (p >= sm_lo[r] && p < sm_hi[r]) {
-            hazard_shared(a, r, p - sm_lo[r], sm_hi[r] - sm_lo[r]);
+        if (p >= sm_lo[r] && p < sm_hi[r] && (r != SM_TEMPLATE || template_smem_contains(p))) {
+            if (W.detect) hazard_shared(a, r, p - sm_lo[r], sm_hi[r] - sm_lo[r]);
             if (W.profile) profile_access(a, 1);
+            if (W.model) model_access(a, 1);
             return;
         }
     if (p < dev_lo || p >= dev_hi) return;
     const alloc_info *al = alloc_of(p, n);
     if (!al) return;
-    hazard_global(a, al);
+    if (W.detect) hazard_global(a, al);
     if (W.profile) profile_access(a, 0);
+    if (W.model) model_access(a, 0);
 }
 
 } /* namespace emu */

@@ -11,8 +11,8 @@
  *     wraps there is reported by UBSan (SANITIZE=1 builds the .cu files with -fsanitize=undefined), an address
  *     outside every allocation lands on a guard page or in unmapped memory and is reported here (SIGSEGV) or by
  *     ASan;
- *   - a loop marked EMU_DRY_SKIP (kernels/runtime/dry_skip.h, which asks dry()), in a kernel or in host code
- *     that launches per step, runs its first iteration and its last two: a 10^9-iteration loop costs three, and
+ *   - a loop whose range is data-sized (the emulation build adds the skip: emu_loops.cc, cuda_runtime.h's
+ *     dry_skip), in a kernel or in host code that launches per step, runs its first iteration and its last two: a 10^9-iteration loop costs three, and
  *     the indices at its end, where they are largest, are still executed;
  *   - the session fills no input, computes no reference and poisons nothing (session.c asks emu_dry()).
  * Results are meaningless (every buffer reads as zeros); the run checks limits, not numbers. EMU_DRY=2 checks

@@ -19,7 +19,9 @@
 namespace emu {
 
 enum access_kind { ACC_READ, ACC_WRITE, ACC_ATOMIC };
-enum smem_region { SM_STATIC, SM_DYNAMIC, SM_REGIONS };
+/* SM_TEMPLATE: the __shared__ variables of template kernels, which g++ keeps out of the section emu_shared (a
+ * function template's static is a COMDAT object in its own .bss section: the section attribute is dropped) */
+enum smem_region { SM_STATIC, SM_DYNAMIC, SM_TEMPLATE, SM_REGIONS };
 
 /* One access of one thread, as a hook saw it. pc: the return address into the instrumented code. */
 struct access {
@@ -35,6 +37,8 @@ struct watch_state {
     const launch_cfg *cfg;
     int on;                 /* pass 0 of a launch, and the instrumentation present */
     int profile;            /* on, and EMU_PROFILE=1 (or emu_profile_enable) */
+    int detect;             /* on, and the detectors wanted (EMU_WATCH is not 0) */
+    int model;              /* on, and the time model wanted (EMU_GPU_MODEL, emu_model.cc) */
     uint32_t launch_serial; /* stamps global shadow cells: a cell from an older launch is empty */
     uint32_t block_serial;  /* stamps "written in this block" for shared memory */
     uint32_t phase;         /* bumped at every block start and barrier: accesses of one phase are unordered */
@@ -69,7 +73,7 @@ void profile_new_launch(const launch_cfg &cfg);
 void profile_block_end(void);
 
 /* --- naming things in messages (emu_symbols.cc) --- */
-/* "kernels/maxsim_kernels.cu:123" for a return address (resolved by addr2line, cached); "?" if unknown. */
+/* "kernels/maxsim_v1.cu:123" for a return address (resolved by addr2line, cached); "?" if unknown. */
 const char *source_line(void *pc);
 /* "tile+12" (a static __shared__ variable and the offset in it), or "" if no symbol covers the address. */
 void static_symbol(uintptr_t addr, char *out, size_t cap);
@@ -80,6 +84,12 @@ void alloc_name(const alloc_info *al, char *out, size_t cap);
 
 /* Static __shared__ storage: the shim places every __shared__ variable in the section emu_shared. */
 void static_smem_range(uintptr_t *lo, uintptr_t *hi);
+/* The span of the static variables of every function template in the global namespace (nm: local statics
+ * "_ZZ<digit>..." of type u or V), the template kernels' __shared__ storage (emu_symbols.cc; a kernel template
+ * inside a namespace is not covered, nor are the shims' own statics, e.g. mma.h's emu::frag_perm); lo == hi when
+ * none. */
+void template_smem_range(uintptr_t *lo, uintptr_t *hi);
+int template_smem_contains(uintptr_t p); /* inside one of them (the span also holds other variables) */
 
 } /* namespace emu */
 

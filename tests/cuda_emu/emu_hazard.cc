@@ -16,6 +16,7 @@
  *
  * Only the first report of a launch is made: it fails the launch (block_fail -> cudaGetLastError). */
 #include "emu_eyes.h"
+#include "emu_model.h"
 #include "emu_sched.h"
 #include "include/emu_api.h"
 
@@ -74,9 +75,9 @@ static const char *kind_word(int kind) { return kind == ACC_WRITE ? "writes" : k
 static void shared_name(int region, uintptr_t addr, size_t off, char *out, size_t cap)
 {
     char sym[160] = "";
-    if (region == SM_STATIC) static_symbol(addr, sym, sizeof sym);
+    if (region != SM_DYNAMIC) static_symbol(addr, sym, sizeof sym);
     if (sym[0]) snprintf(out, cap, "__shared__ %s", sym);
-    else snprintf(out, cap, "%s shared memory +%zu", region == SM_STATIC ? "static" : "dynamic", off);
+    else snprintf(out, cap, "%s shared memory +%zu", region != SM_DYNAMIC ? "static" : "dynamic", off);
 }
 
 static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -102,7 +103,11 @@ void eyes_block_begin(size_t nthreads)
     eyes_dynamic_smem(dynamic_smem(), W.cfg ? W.cfg->smem : 0);
 }
 
-void eyes_barrier(void) { W.phase++; }
+void eyes_barrier(void)
+{
+    W.phase++;
+    if (W.model) model_barrier();
+}
 void eyes_warp_sync(size_t warp)
 {
     if (warp < warp_syncs.size()) warp_syncs[warp]++;

@@ -9,6 +9,7 @@
  * Any failure is recorded for cudaGetLastError(); the process goes on. */
 #include "emu_dry.h"
 #include "emu_eyes.h"
+#include "emu_model.h"
 #include "emu_sched.h"
 
 #include <math.h>
@@ -58,6 +59,7 @@ static int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int 
     size_t nb = (size_t)cfg.grid.x * cfg.grid.y * cfg.grid.z;
     std::vector<size_t> order;
     if (dry()) order = dry_blocks(cfg.grid); /* the boundary blocks only, once (emu_dry.cc) */
+    else if (W.model || (pass && model_on())) order = model_blocks(cfg); /* emu_model.cc: all, or a sample */
     else
         for (size_t i = 0; i < nb; i++) order.push_back(i);
     uint64_t s = 0x9E3779B97F4A7C15ull ^ nb;

@@ -191,7 +191,11 @@ int run_block(int reversed)
                 if (!first) first = &f;
                 else if (f.line != first->line || f.file != first->file) same_site = 0;
             }
-        if (sync == n - done && done == 0 && same_site) {
+        /* EMU_BARRIER_BY_ID=1: a GPU's bar.sync 0 counts arrivals whatever the site (PTX calls __syncthreads at
+         * different sites undefined: barrier.sync.aligned; SGEMM_CUDA's kernel 11 relies on it, predict-peers) */
+        static int by_id = -1;
+        if (by_id < 0) by_id = getenv("EMU_BARRIER_BY_ID") && atoi(getenv("EMU_BARRIER_BY_ID"));
+        if (sync == n - done && done == 0 && (same_site || by_id)) {
             for (fiber &f : fibers) f.state = T_READY;
             eyes_barrier();
             continue;

@@ -5,7 +5,9 @@
  * The instrumented code is linked into the executable itself (no shared objects), which is position
  * independent: addr2line and nm want addresses relative to its load base, which dladdr gives. */
 #include "emu_eyes.h"
+#include "emu_model.h"
 
+#include <algorithm>
 #include <dlfcn.h>
 #include <map>
 #include <stdio.h>
@@ -112,6 +114,60 @@ void static_symbol(uintptr_t addr, char *out, size_t cap)
     if (it == s.begin()) return;
     --it;
     if (rel < it->first + it->second.size) snprintf(out, cap, "%s+%lu", it->second.name.c_str(), (unsigned long)(rel - it->first));
+}
+
+static std::map<uintptr_t, uintptr_t> &template_vars = *new std::map<uintptr_t, uintptr_t>; /* start -> end */
+
+int template_smem_contains(uintptr_t p)
+{
+    auto it = template_vars.upper_bound(p);
+    if (it == template_vars.begin()) return 0;
+    --it;
+    return p < it->second;
+}
+
+void template_smem_range(uintptr_t *lo, uintptr_t *hi)
+{
+    static uintptr_t l, h;
+    static int loaded;
+    if (!loaded++) {
+        std::string cmd = std::string("nm -S --defined-only '") + exe_path() + "' 2>/dev/null";
+        FILE *p = popen(cmd.c_str(), "r");
+        char buf[4096], name[4000];
+        unsigned long addr, size;
+        char type;
+        l = (uintptr_t)-1, h = 0;
+        while (p && fgets(buf, sizeof buf, p))
+            if (sscanf(buf, "%lx %lx %c %3999s", &addr, &size, &type, name) == 4 && (type == 'u' || type == 'V') &&
+                !strncmp(name, "_ZZ", 3) && name[3] >= '0' && name[3] <= '9' && size > 0) {
+                l = std::min(l, (uintptr_t)addr), h = std::max(h, (uintptr_t)(addr + size));
+                template_vars[addr + load_base()] = addr + size + load_base();
+            }
+        if (p) pclose(p);
+        if (h == 0) l = h = 0;
+        else l += load_base(), h += load_base();
+    }
+    *lo = l, *hi = h;
+}
+
+/* the mangled name of a function of this executable (nm without -C), "" if none starts at fn */
+std::string function_symbol(const void *fn)
+{
+    static std::map<uintptr_t, std::string> names;
+    static int loaded;
+    if (!loaded++) {
+        std::string cmd = std::string("nm --defined-only '") + exe_path() + "' 2>/dev/null";
+        FILE *p = popen(cmd.c_str(), "r");
+        char buf[4096], name[4000];
+        unsigned long addr;
+        char type;
+        while (p && fgets(buf, sizeof buf, p))
+            if (sscanf(buf, "%lx %c %3999s", &addr, &type, name) == 3 && (type == 'T' || type == 't' || type == 'W'))
+                names[addr] = name;
+        if (p) pclose(p);
+    }
+    auto it = names.find((uintptr_t)fn - load_base());
+    return it == names.end() ? std::string() : it->second;
 }
 
 void thread_name(unsigned t, char *out, size_t cap)

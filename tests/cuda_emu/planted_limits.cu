@@ -1,7 +1,6 @@
 /* planted_limits.cu - TEST-ONLY: limits that bite only at a large size, for the dry run, and the dynamic
  * shared-memory opt-in (see planted.h). */
 #include "../../kernels/runtime/cuda_check.h"
-#include "../../kernels/runtime/dry_skip.h"
 #include "../../kernels/runtime/launch.h"
 #include "planted.h"
 
@@ -41,12 +40,11 @@ extern "C" int planted_fill(int bug, long long n)
 }
 
 /* out (blockDim,): out[t] = in[t] + in[t + blockDim] + ... over in (n,), one block striding over all of it. A
- * thread's loop runs n / blockDim times: a dry run runs its first and last two (EMU_DRY_SKIP). */
+ * thread's loop runs n / blockDim times: a dry run runs its first and last two (the skip emu_loops.cc adds). */
 __global__ void sum_stride_int(const float *in, long long n, float *out)
 {
     float s = 0.0f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) { /* PLANTED: past 2^31 - 1, i + blockDim wraps negative */
-        EMU_DRY_SKIP(i, threadIdx.x, n, blockDim.x);
         s += in[i];
     }
     out[threadIdx.x] = s;
@@ -57,7 +55,6 @@ __global__ void sum_stride_wide(const float *in, long long n, float *out)
 {
     float s = 0.0f;
     for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-        EMU_DRY_SKIP(i, threadIdx.x, n, blockDim.x);
         s += in[i];
     }
     out[threadIdx.x] = s;

@@ -6,6 +6,7 @@
  * driver state, so a fork copies it whole; and under ASan an out-of-bounds write ends the process, which only
  * a forked test can expect (ASan's exit code is set to 23 below, so the test knows it was ASan). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#include "../check_main.h"
 #include <check.h>
 #include <driver_types.h>
 #include <math.h>
@@ -329,8 +330,5 @@ int main(void)
     srunner_add_suite(sr, emu_graph_suite());
     srunner_add_suite(sr, emu_limits_suite());
     srunner_add_suite(sr, emu_eyes_suite());
-    srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose names every test */
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run_selected(sr, "test_emu"); /* CK_VERBOSITY=verbose names every test */
 }

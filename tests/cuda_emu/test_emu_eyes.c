@@ -105,6 +105,20 @@ START_TEST(poisoned_dev_alloc_read)
 }
 END_TEST
 
+/* TRACK_POISON=0, as the GPU report's initcheck runs set it (compute-sanitizer counts the fill as a write): no
+ * fill at all, and the unwritten accumulator is still what initcheck reports */
+START_TEST(unpoisoned_dev_alloc_read)
+{
+    fill();
+    setenv("TRACK_POISON", "0", 1);
+    int err = planted_accumulate(2, in, out, N_EYES);
+    unsetenv("TRACK_POISON");
+    ck_assert_int_eq(err, cudaErrorLaunchFailure);
+    assert_message("uninitialised device memory read (initcheck): thread (0,0,0) of block (0,0,0) reads 4 bytes at "
+                   "byte 0 of 'planted accumulator' (1024 bytes, dev_alloc)");
+}
+END_TEST
+
 static emu_kernel_profile profile_of(int pattern, const char *kernel)
 {
     emu_kernel_profile p;
@@ -209,6 +223,7 @@ Suite *emu_eyes_suite(void)
     tcase_add_test(t, accumulate_zeroed_passes);
     tcase_add_test(t, uninitialised_cudamalloc_read);
     tcase_add_test(t, poisoned_dev_alloc_read);
+    tcase_add_test(t, unpoisoned_dev_alloc_read);
     tcase_add_test(t, coalesced_loads);
     tcase_add_test(t, strided_loads);
     tcase_add_test(t, conflict_free_shared);

@@ -54,7 +54,7 @@ START_TEST(wide_index_passes_at_large_size)
 }
 END_TEST
 
-/* The dry run's boundary iterations (kernels/runtime/dry_skip.h): a loop of 2^26 iterations per thread runs 3,
+/* The dry run's boundary iterations (emu_loops.cc adds the skip to the loop): a loop of 2^26 iterations per thread runs 3,
  * the last two among them, so an index that wraps only at the loop's last increment is caught at once. Without
  * the skip the int loop would take seconds to get there, and its 64-bit twin minutes. */
 static const long long STRIDED = 2147483647LL; /* 2^31 - 1 floats */

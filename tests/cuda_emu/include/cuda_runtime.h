@@ -23,6 +23,7 @@
 #define __host__
 #define __shared__ __attribute__((section("emu_shared"))) static
 #define __forceinline__ inline
+#define __launch_bounds__(...)
 
 #include <cuda_runtime_api.h>
 
@@ -34,5 +35,39 @@ template <class T> static inline cudaError_t cudaFuncSetAttribute(T *func, enum 
 {
     return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(func), attr, value);
 }
+
+/* The project's hooks (kernels/runtime/launch.h, cuda_track.cu use their own definitions when these are absent):
+ * LAUNCH calls the emulator's launcher, which runs every thread of every block as a fiber and reports errors
+ * through cudaGetLastError(); the stream is still asked for, to count the launch (the emulator decides capture
+ * by itself, emu_graph.cc). DEVICE_ALLOC_NOTE names a device allocation in the detectors' messages and marks
+ * dev_alloc's poison fill as not a write (initcheck). */
+#include "emu_api.h"
+#include "emu_launch.h"
+extern "C" cudaStream_t cuda_launch_stream(void);
+#define LAUNCH(kernel, grid, block, smem)                                                                       \
+    ((void)cuda_launch_stream(),                                                                               \
+     ::emu::make_launcher((kernel), #kernel, dim3(grid), dim3(block), (size_t)(smem), __FILE__, __LINE__))
+#define DYNAMIC_SHARED(T, name) T *name = (T *)::emu::dynamic_smem()
+#define DEVICE_ALLOC_NOTE(p, bytes, label) (emu_label_alloc((p), (label)), emu_mark_uninit((p), (bytes)))
+
+/* The dry run's loop skip, which the emulation build adds to every loop whose range is data-sized (emu_loops.cc
+ * writes it into the loop's condition; no source carries it). In a dry run (EMU_DRY=1, emu_dry.cc), which runs
+ * only the boundary blocks of each launch, the loop runs only its boundary iterations too: the first, then (it
+ * jumps from the second) the last two. Indices are largest there, so an int that wraps at the end of the loop --
+ * or in its last increment -- is still executed, while a loop of 10^9 iterations costs three. [first, end) by
+ * step are the values the condition sees (step < 0 counts down; end is then the first value not run). The jump
+ * depends only on the bounds, so a loop with a __syncthreads inside keeps its barriers matched, and a strided
+ * loop (first = threadIdx.x) takes each thread to its own last two iterations. 64-bit arithmetic, so the jump
+ * itself never wraps; a target the variable cannot hold wraps as the loop's own increment would. */
+namespace emu {
+/* pure: it writes no memory, so a loop whose condition calls it keeps its loads hoisted as nvcc compiles them */
+int dry(void) __attribute__((pure));
+template <class T> inline void dry_skip(T &i, long long first, long long end, long long step)
+{
+    if (step == 0 || (long long)i != first + step) return;
+    long long n = (end - first + step - (step > 0 ? 1 : -1)) / step; /* iterations */
+    if (n > 3) i = (T)(first + (n - 2) * step);
+}
+} /* namespace emu */
 
 #endif

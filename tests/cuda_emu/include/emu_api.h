@@ -35,6 +35,66 @@ typedef struct {
 void emu_profile_enable(int on);
 int emu_profile_kernel(const char *kernel, emu_kernel_profile *out);
 
+/* ---- the GPU time model (emu_model.cc, emu_sass.cc, emu_gpu.cc; tests/cuda_emu/README.md) ----
+ * EMU_GPU_MODEL=A6000|A100|H100 (or emu_model_enable) makes every launch observed for the model: the warp
+ * instructions of nvcc's SASS for that GPU's architecture (EMU_SASS: nvdisasm -g listings), fitted onto the bytes
+ * each source line moved here; shared-memory wavefronts; L1 per block; an L2 over the first wave; barriers.
+ * EMU_MODEL_SAMPLE=1 runs only a sample of the blocks (the first wave, one of each edge role, the last block) and
+ * extrapolates by the grid: the kernel's results are then incomplete (predict only; validate without it). */
+enum {
+    EMU_PIPE_FP32,   /* FFMA FMUL FADD ... */
+    EMU_PIPE_FP64,   /* DFMA DMUL DADD */
+    EMU_PIPE_IMAD,   /* IMAD (the FMA-heavy pipe) */
+    EMU_PIPE_ALU,    /* IADD3 LOP3 ISETP LEA SHF MOV FSETP ... */
+    EMU_PIPE_SFU,    /* MUFU, conversions */
+    EMU_PIPE_MMA16,  /* HMMA on f16/bf16 */
+    EMU_PIPE_MMA_TF32, /* HMMA on tf32 */
+    EMU_PIPE_LSU,    /* every memory, shuffle and vote instruction (the MIO queue) */
+    EMU_PIPE_CTRL,   /* branches, barriers, uniform datapath, S2R: issue slots only */
+    EMU_PIPES
+};
+typedef struct {
+    char kernel[128];          /* the kernel's name at its launch */
+    int found_sass;            /* 0: no SASS for it (instructions unknown, memory only) */
+    double blocks, threads_per_block, regs, static_smem, dynamic_smem;
+    double warps;              /* in the grid */
+    double inst[EMU_PIPES];    /* warp instructions, whole grid */
+    double global_waits;       /* dynamic executions, summed over warps, of SASS blocks that load global memory */
+    double shared_wavefronts, l1_wavefronts;          /* whole grid */
+    double global_requests;    /* warp requests to global memory (loads and stores), whole grid */
+    double l1_hit_sectors, l2_read_sectors, l2_write_sectors, l2_hit_sectors, dram_sectors;
+    double barriers;           /* __syncthreads released, summed over blocks */
+    double async_bytes;        /* bytes copied global -> shared by cp.async (also counted as L2 reads) */
+    double fit_residual;       /* relative residual of the SASS-to-lines byte fit */
+    double blocks_run;         /* how many blocks the emulator ran for it */
+} emu_model_counts;
+/* Turns the model on for gpu ("A6000", "A100", "H100"); 0 if that GPU is unknown. sample: as EMU_MODEL_SAMPLE. */
+int emu_model_enable(const char *gpu, int sample);
+/* The counts of the last launch (0 if none was observed). */
+int emu_model_last(emu_model_counts *out);
+
+typedef struct {
+    double seconds;            /* predicted time of the launch, launch overhead included */
+    const char *limiter;       /* the bound that sets it */
+    double bound_s[16];        /* each bound's time, in the order of emu_model_bound_name */
+    int nbounds;
+    double resident_blocks, waves;
+    double roofline_fraction;  /* max(FLOP/peak, DRAM bytes/bandwidth) / time */
+} emu_model_prediction;
+const char *emu_model_bound_name(int i);
+/* The time of one launch with these counts on gpu; 0 if gpu unknown. flops: the useful FLOP of the launch
+ * (for the roofline fraction), declared by the caller. */
+int emu_model_predict(const emu_model_counts *c, const char *gpu, double flops, emu_model_prediction *out);
+/* cuBLAS SGEMM/GEMM (m, n, k, batch; bytes per element of A/B; tensor: TF32/bf16 tensor cores) by the stated
+ * efficiency model of emu_gpu.cc. */
+int emu_model_predict_gemm(const char *gpu, double m, double n, double k, double batch, int elem_bytes, int tensor,
+                           emu_model_prediction *out);
+/* The GPU table: name, and the line that says where its figures come from; NULL past the end. */
+const char *emu_model_gpu_name(int i);
+const char *emu_model_gpu_source(int i);
+/* The fitted constants: name, value; NULL past the end. */
+const char *emu_model_constant(int i, double *value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,265 @@
+"""Runs the PyTorch fixes the lesson docs print: their values against autograd in float64, and their memory
+against the bound each doc states, measured with the CPU allocator's own bytes.
+
+    /usr/bin/python3 docs/tools/check_doc_snippets.py [--paste]   # needs torch (Debian: apt-get install python3-torch)
+
+Lesson 2's forward-algorithm loop, lesson 3's MaxSim autograd.Function, lesson 4's LatentGRUCell and its
+"see it in your run" hook, and lesson 5's accumulate_grad_weight are taken from docs/lesson-N.md (the python code
+blocks) exactly as a reader would paste them.
+
+Values: on small random float64 inputs, outputs and gradients must match the straightforward formulation to
+float64 rounding (1e-12: the same sums in another order), and lesson 2 passes torch.autograd.gradcheck.
+
+Memory (plots/torch_peak: build/libpeak_alloc.so preloaded, every tensor allocation counted, temporaries
+included; the script re-runs itself with it): each fix's measured peak must not exceed the bound its doc states,
+at a size where the forum formulation, measured the same way, peaks at ten times that bound or more. Lesson 4 is
+the exception: what each step must keep for backward dominates both its fix and the forum loop (115 MB against
+118 MB at T=256), so there the loop's peak is printed beside the bound, not required to be ten times it. Lesson 4's hook must count the
+saved storages of the doc's formula exactly. --paste writes each lesson's measured lines into its doc between
+<!-- check_doc_snippets: lessonN --> and <!-- /check_doc_snippets -->. Exits 1 on the first failure.
+"""
+import argparse
+import gc
+import os
+import re
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "plots"))  # plots/torch_peak: the allocator counter pytorch_baseline.py uses too
+from torch_peak import PeakMeter, ensure_preloaded  # noqa: E402
+
+F32 = 4
+REPORT = {}  # lesson -> the lines --paste writes into its doc
+
+
+def block(lesson, k):
+    """The k-th ```python block (1-based) of docs/lesson-<lesson>.md."""
+    text = open(os.path.join(ROOT, "docs", f"lesson-{lesson}.md")).read()
+    return re.findall(r"```python\n(.*?)```", text, re.S)[k - 1]
+
+
+def snippet(lesson, k, stop=None):
+    """The names the doc's block defines (the block up to `stop`, when given), run in a fresh namespace."""
+    code = block(lesson, k)
+    ns = {"torch": torch}
+    exec(code.split(stop)[0] if stop else code, ns)
+    return ns
+
+
+def check(name, err, tol=1e-12):
+    print(f"{name}: max |difference| {err:.3g}")
+    if not err <= tol:
+        sys.exit(f"{name}: the doc's snippet disagrees with autograd (tolerance {tol})")
+
+
+def report(lesson, line):
+    print(f"lesson {lesson}: {line}")
+    REPORT.setdefault(lesson, []).append(line)
+
+
+def check_bound(lesson, what, peak, bound, forum=None, need_ratio=10):
+    """FAIL when the measured peak exceeds the doc's bound, or when the forum's peak is not need_ratio x it."""
+    report(lesson, f"{what}: measured peak {peak:,} bytes <= stated bound {bound:,}"
+                   + ("" if peak <= bound else "  FAIL"))
+    if forum is not None:
+        report(lesson, f"the forum's formulation, same size, same counter: {forum:,} bytes "
+                       f"({forum / bound:.1f}x the bound)")
+    if peak > bound:
+        sys.exit(f"lesson {lesson}: {what} peaks at {peak:,} bytes, above the {bound:,} its doc states")
+    if forum is not None and need_ratio and forum < need_ratio * bound:
+        sys.exit(f"lesson {lesson}: the check's size is too small: the forum peaks at {forum / bound:.1f}x the "
+                 f"bound, not {need_ratio}x")
+
+
+def measured(meter, fn):
+    """(peak bytes while fn() runs, bytes live when it started), garbage collected first. The meter counts the
+    tensors made since it was created: each memory check makes its own before its inputs."""
+    gc.collect()
+    meter.reset()
+    before = meter.live()
+    fn()
+    return meter.peak(), before
+
+
+# ---- values ---------------------------------------------------------------------------------------------
+
+def lesson2_values():
+    forward_algorithm = snippet(2, 2)["forward_algorithm"]
+    n, t, v, c = 3, 2, 5, 4
+    x = (torch.randn(n, t, v, c, dtype=torch.double) - 2).requires_grad_()
+    bulk = torch.rand(1, t, v - 1, c, c, dtype=torch.double).clamp_min(1e-3).requires_grad_()
+    p0 = torch.rand(1, t, c, dtype=torch.double).clamp_min(1e-3).requires_grad_()
+
+    def brute(x, bulk, p0):
+        a = p0.log() + x[..., 0, :]
+        for i in range(v - 1):
+            a = torch.logsumexp(a[..., :, None] + bulk[0, :, i].log() + x[..., i + 1, None, :], -2)
+        return torch.logsumexp(a, -1)
+    check("lesson 2 log Z", (forward_algorithm(x, bulk, p0) - brute(x, bulk, p0)).abs().max().item())
+    if not torch.autograd.gradcheck(forward_algorithm, (x, bulk, p0)):
+        sys.exit("lesson 2: gradcheck failed")
+    print("lesson 2 gradients: torch.autograd.gradcheck passed")
+
+
+def lesson3_values():
+    MaxSim = snippet(3, 1, "out = MaxSim.apply")["MaxSim"]
+    a = torch.randn(5, 3, 4, dtype=torch.double, requires_grad=True)
+    b = torch.randn(3, 5, 4, dtype=torch.double, requires_grad=True)
+    for chunks in ((8, 8), (2, 2)):  # one chunk, and chunks that do not divide I = 5 or M = 3
+        ref = torch.einsum("ijk,mnk->ijmn", a, b).max(-1).values.sum(1)
+        check(f"lesson 3 out, chunks {chunks}", (MaxSim.apply(a, b, *chunks) - ref).abs().max().item())
+        dout = torch.randn(5, 3, dtype=torch.double)
+        g1 = torch.autograd.grad((MaxSim.apply(a, b, *chunks) * dout).sum(), (a, b))
+        g2 = torch.autograd.grad((ref * dout).sum(), (a, b))
+        check(f"lesson 3 da, db, chunks {chunks}", max((p - q).abs().max().item() for p, q in zip(g1, g2)))
+
+
+def gru_eager(x, h, eps, We, Wi, Wz):
+    """The forum's cell, step by step (lesson 4's reference)."""
+    H, outs = h.shape[1], []
+    for t in range(x.shape[0]):
+        pd = h @ We
+        z = pd[:, :H] + eps[t] * torch.exp(pd[:, H:] / 2)
+        xr, xu, xn = (x[t] @ Wi).chunk(3, 1)
+        zr, zu, zn = (z @ Wz).chunk(3, 1)
+        u = torch.sigmoid(xu + zu)
+        nn = torch.tanh(xn + torch.sigmoid(xr + zr) * zn)
+        h = nn + u * (h - nn)
+        outs.append(h)
+    return torch.stack(outs)
+
+
+def gru_inputs(T, B, X, H, dtype, x_grad):
+    x = torch.randn(T, B, X, dtype=dtype, requires_grad=x_grad)
+    h0 = torch.randn(B, H, dtype=dtype, requires_grad=True)
+    eps = torch.randn(T, B, H, dtype=dtype)
+    ws = [(torch.randn(H, 2 * H, dtype=dtype) / H ** 0.5 / 2).requires_grad_(),
+          (torch.randn(X, 3 * H, dtype=dtype) / X ** 0.5).requires_grad_(),
+          (torch.randn(H, 3 * H, dtype=dtype) / H ** 0.5).requires_grad_()]
+    return x, h0, eps, ws, torch.randn(T, B, H, dtype=dtype)
+
+
+def lesson4_values():
+    latent_gru = snippet(4, 1)["latent_gru"]
+    x, h0, eps, (We, Wi, Wz), dout = gru_inputs(3, 2, 3, 4, torch.double, True)
+    g1 = torch.autograd.grad((latent_gru(x, h0, eps, We, Wi, Wz)[0] * dout).sum(), (x, h0, We, Wi, Wz))
+    g2 = torch.autograd.grad((gru_eager(x, h0, eps, We, Wi, Wz) * dout).sum(), (x, h0, We, Wi, Wz))
+    check("lesson 4 dx, dh0, dW_enc, dW_ih, dW_zh", max((p - q).abs().max().item() for p, q in zip(g1, g2)))
+
+
+def lesson5_values():
+    acc = snippet(5, 2)["accumulate_grad_weight"]
+    V, H, c = 7, 3, 4
+    g = torch.randn(c, V).to(torch.bfloat16)
+    xc = torch.randn(c, H).to(torch.bfloat16)
+    gw = torch.randn(V, H)
+    want = gw.double() + g.double().t() @ xc.double()
+    acc(gw, g, xc)
+    # bf16 operands are exact in float32; the f32 GEMM of c = 4 products errs by a few float32 ulps
+    check("lesson 5 grad_weight += g^T x", (gw.double() - want).abs().max().item(), 1e-5)
+
+
+# ---- memory ---------------------------------------------------------------------------------------------
+
+def lesson3_memory():
+    meter = PeakMeter(torch)
+    MaxSim = snippet(3, 1, "out = MaxSim.apply")["MaxSim"]
+    I, J, M, N, K, ci, cm = 16, 128, 64, 256, 32, 4, 4
+    a = torch.randn(I, J, K, requires_grad=True)
+    b = torch.randn(M, N, K, requires_grad=True)
+    dout = torch.randn(I, M)
+    slab = F32 * ci * J * cm * N
+    bound = (2 * F32 * (I * J * K + M * N * K) + 2 * F32 * I * M + F32 * I * J * M + 2 * slab
+             + 8 * ci * J * cm + F32 * ci * J * cm + F32 * ci * J * K + F32 * cm * N * K)
+
+    def run(form):
+        a.grad = b.grad = None
+        form().backward(dout)
+    fix, _ = measured(meter, lambda: run(lambda: MaxSim.apply(a, b, ci, cm)))
+    forum, _ = measured(meter, lambda: run(lambda: torch.einsum("ijk,mnk->ijmn", a, b).max(-1).values.sum(1)))
+    check_bound(3, f"MaxSim, I={I} J={J} M={M} N={N} K={K} chunk_i={ci} chunk_m={cm}", fix, bound, forum)
+
+
+def saved_storage_bytes(hook_code, ns):
+    """Runs the doc's hook (up to its torch.cuda lines) in ns; the bytes it counted."""
+    exec(hook_code.split("torch.cuda")[0], ns)
+    return sum(ns["storages"].values())
+
+
+def lesson4_memory():
+    meter = PeakMeter(torch)
+    T, B, X, H = 256, 32, 128, 256
+    ns = snippet(4, 1)
+    x, h0, eps, (W_enc, W_ih, W_zh), dout = gru_inputs(T, B, X, H, torch.float32, False)
+    ns.update(x=x, h0=h0, eps=eps, W_enc=W_enc, W_ih=W_ih, W_zh=W_zh)
+    saved = saved_storage_bytes(block(4, 2), ns)
+    want = F32 * (T * B * 7 * H + T * B * X + 5 * H * H)  # the hook's comment: h + 6H per step, x, W_enc, W_zh
+    report(4, f"the hook counts {saved:,} saved bytes; the doc's 4 x (T*B*7H + T*B*X + 5H^2) = {want:,}"
+              + ("" if saved == want else "  FAIL"))
+    if saved != want:
+        sys.exit("lesson 4: the saved storages are not h + 6H per row and step (is zn saved as a view again?)")
+    ns.clear()
+    ws = (W_enc, W_ih, W_zh)
+    bound = F32 * (T * B * X + T * B * H + B * H + 5 * H * H + 3 * X * H  # inputs: x, eps, h0, weights
+                   + B * H + 5 * H * H + 3 * X * H                         # their gradients (h0 and weights)
+                   + T * B * H + 3 * H * T * B + 7 * H * T * B + H * T * B  # dout, xp, saved h + 6H, the stack
+                   + 4 * B * 3 * H)                                         # four [B, 3H] step temporaries
+    latent_gru = snippet(4, 1)["latent_gru"]
+
+    def run(form):
+        for w in (h0,) + ws:
+            w.grad = None
+        form().backward(dout)
+    fix, _ = measured(meter, lambda: run(lambda: latent_gru(x, h0, eps, *ws)[0]))
+    forum, _ = measured(meter, lambda: run(lambda: gru_eager(x, h0, eps, *ws)))
+    check_bound(4, f"latent_gru, T={T} B={B} X={X} H={H}", fix, bound, forum, need_ratio=0)
+
+
+def lesson5_memory():
+    meter = PeakMeter(torch)
+    acc = snippet(5, 2)["accumulate_grad_weight"]
+    V, H, c = 32768, 256, 16
+    g = torch.randn(c, V).to(torch.bfloat16)
+    xc = torch.randn(c, H).to(torch.bfloat16)
+    gw = torch.zeros(V, H)
+    bound = F32 * c * V + F32 * c * H
+
+    def seed():
+        gw.add_(torch.mm(g.t(), xc).float())  # the seed's line (+= in place)
+    fix = (lambda peak, before: peak - before)(*measured(meter, lambda: acc(gw, g, xc)))
+    forum = (lambda peak, before: peak - before)(*measured(meter, seed))
+    check_bound(5, f"accumulate_grad_weight above what was live, V={V} H={H} c={c}", fix, bound, forum)
+
+
+def paste():
+    for lesson, lines in REPORT.items():
+        path = os.path.join(ROOT, "docs", f"lesson-{lesson}.md")
+        text = open(path).read()
+        begin, end = f"<!-- check_doc_snippets: lesson{lesson} -->", "<!-- /check_doc_snippets -->"
+        i, j = text.index(begin) + len(begin), text.index(end, text.index(begin))
+        body = "\n```\n" + "\n".join(lines) + "\n```\n"
+        open(path, "w").write(text[:i] + body + text[j:])
+        print(f"pasted {len(lines)} lines into {os.path.relpath(path, ROOT)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--paste", action="store_true", help="write the measured lines into the docs")
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    for values in (lesson2_values, lesson3_values, lesson4_values, lesson5_values):
+        values()
+    for memory in (lesson3_memory, lesson4_memory, lesson5_memory):
+        memory()
+        gc.collect()
+    if a.paste:
+        paste()
+    print("check_doc_snippets: every doc fix gives autograd's values and stays within its stated peak")
+    return 0
+
+
+if __name__ == "__main__":
+    ensure_preloaded()  # before torch loads: re-runs this script with build/libpeak_alloc.so preloaded
+    import torch
+    sys.exit(main())

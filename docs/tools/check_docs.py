@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Check the lesson docs: one shape for all five, every gdb walk pasted as it is run, no figure typed by hand.
+
+    python3 docs/tools/check_docs.py [docs/lesson-1.md docs/lesson-1-appendix.md ...]
+
+1. Shape: the ten sections below, as `## k. Name` headings, in this order (a subtitle may follow " — ").
+2. The gdb walk: the block between <!-- gdb-walk:begin/end --> is docs/gdb/lesson-N.gdb, byte for byte
+   (`make docs` pastes it; docs/tools/check_gdb_walks.py runs it).
+3. Figures: every number written with thousands separators (1,073,741,824) in the prose, outside code blocks,
+   must appear in a generated block of the same doc (between <!-- name:begin --> and <!-- name:end -->, pasted by
+   `make docs` or `make plots` from what the code printed), or be derived somewhere in the doc, on one line, by
+   arithmetic the reader can redo: `a · b + c = N` (· × * + − ^ and parentheses).
+4. Appendices (docs/lesson-N-appendix.md: the long outputs a lesson links to instead of pasting): no section
+   shape, the figure rule of 3, every block listed in docs/generated.txt (so `make docs` regenerates it), and the
+   lesson links to its appendix.
+5. Pasted commands: a block listed in docs/generated.txt shows that line's command (else run `make docs`).
+6. Links: every relative link in the docs, README.md and docs/README.md names a file that exists and, after `#`,
+   a heading of that file (GitHub's anchors: `## 5. Measured` is `#5-measured`).
+7. Times: a millisecond figure in the prose (outside code blocks) has its spread on the same line ("[lo-hi]",
+   "(lo-hi)" or "±"); a generated block whose table shows timed rows shows the program's "times on <machine>: the
+   median of N runs [fastest-slowest]" line with N >= 3 (its docs/generated.txt line runs with --repeat 5).
+8. Figures shown: every docs/img/*.png is shown (![...](...)) by some doc: README.md or docs/*.md.
+"""
+import glob
+import os
+import re
+import shlex
+import sys
+
+SECTIONS = [
+    "The forum problem",
+    "What autograd keeps",
+    "The fix and its memory formula",
+    "The versions",
+    "Measured",
+    "The fix in PyTorch",
+    "Check your own gradient",
+    "Step through it in gdb",
+    "Tests",
+    "Take-aways",
+]
+NUM = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\d,]*\d)")
+GENERATED = re.compile(r"<!-- ([\w.-]+):begin -->(.*?)<!-- \1:end -->", re.S)
+FENCE = re.compile(r"```.*?```", re.S)
+APPENDIX = re.compile(r"lesson-(\d+)-appendix\.md$")
+TABLE = "docs/generated.txt"
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+MS = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?ms\b")
+SPREAD = re.compile(r"\[\d[\d.,]*\s?[-–]\s?\d|\(\d[\d.,]*\s?[-–]\s?\d|±")
+TIMED_ROW = re.compile(r"^\S+ +[\d,]+ \([^)]*\) +[\d,]+ \([^)]*\) +\d+ +\d[\d.]* +\d[\d.]*.*$", re.M)
+ONE_RUN = re.compile(r"^times on .+: one run each", re.M)
+MEDIAN = re.compile(r"^times on .+: the median of (\d+) runs \[fastest-slowest\]", re.M)
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.png)\)")
+
+
+def check_shape(text):
+    heads = re.findall(r"^## (\d+)\. (.+)$", text, flags=re.M)
+    errors = []
+    for k, name in enumerate(SECTIONS, 1):
+        if k > len(heads):
+            errors.append(f"section {k} '{name}' missing")
+            continue
+        num, title = heads[k - 1]
+        if int(num) != k or not (title == name or title.startswith(name + " — ") or title.startswith(name + ":")
+                                 or title.startswith(name + ",")):
+            errors.append(f"section {k} is '## {num}. {title}', expected '## {k}. {name}'")
+    if len(heads) > len(SECTIONS):
+        errors.append(f"{len(heads)} numbered sections; the shape has {len(SECTIONS)}")
+    return errors
+
+
+def check_walk(doc, text):
+    m = re.search(r"<!-- gdb-walk:begin -->(.*?)<!-- gdb-walk:end -->", text, re.S)
+    n = re.search(r"lesson-(\d+)\.md$", doc)
+    walk = f"docs/gdb/lesson-{n.group(1)}.gdb" if n else None
+    if not m:
+        return ["no <!-- gdb-walk:begin --> ... <!-- gdb-walk:end --> block"]
+    if not walk or not os.path.exists(walk):
+        return [f"{walk} does not exist"]
+    if open(walk).read().strip() not in m.group(1):
+        return [f"the gdb-walk block differs from {walk}: run `make docs`"]
+    return []
+
+
+def digits(s):
+    return s.replace(",", "")
+
+
+def value(expr):
+    """Evaluate `a · b + c − d × e` with integers; None if it is not such an expression."""
+    e = expr.replace("·", "*").replace("×", "*").replace("−", "-").replace(",", "").replace("^", "**").strip()
+    if not re.fullmatch(r"[\d\s*+\-()]+", e) or not re.search(r"\d", e):
+        return None
+    try:
+        return eval(e, {"__builtins__": {}})  # digits, + - * and parentheses only (checked above)
+    except SyntaxError:
+        return None
+
+
+def derived(line, number):
+    """True when the line states `<expression> = number` (any tail of the text before `=` that evaluates)."""
+    for m in re.finditer(r"([\d\s,·×*^+\-−()]+)=\s*\**" + re.escape(number), line):
+        expr = m.group(1)
+        for k in range(len(expr)):
+            if (expr[k].isdigit() or expr[k] == "(") and (k == 0 or not expr[k - 1].isdigit()):
+                v = value(expr[k:])
+                if v is not None and v == int(digits(number)):
+                    return True
+    return False
+
+
+def check_figures(text):
+    generated = " ".join(body for _, body in GENERATED.findall(text))
+    known = {digits(x) for x in re.findall(r"\d[\d,]*\d|\d", generated)}
+    lines = FENCE.sub("", GENERATED.sub("", text)).split("\n")
+    known |= {digits(n) for line in lines for n in NUM.findall(line) if derived(line, n)}
+    errors = []
+    for line in lines:
+        for number in NUM.findall(line):
+            if digits(number) not in known:
+                errors.append(f"'{number}' is in no generated block and derived by no formula: {line.strip()[:120]}")
+    return errors
+
+
+def table_commands(table=TABLE):
+    """{(doc, marker): the command line as `make docs` pastes it (BIN=build, EMU=build/emu)} from docs/generated.txt."""
+    rows = {}
+    for raw in open(table):
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            doc, marker, *cmd = shlex.split(line.replace("$BIN", "build").replace("$EMU", "build/emu"))
+            while cmd[:1] in (["--tensors"], ["--grep"]):
+                cmd = cmd[2:]
+            rows[(os.path.normpath(doc), marker)] = cmd[1] if cmd[:1] == ["--file"] else " ".join(cmd)
+    return rows
+
+
+def check_pasted(doc, text, appendix):
+    """Each block listed in the table shows the table's command; in an appendix every block must be listed."""
+    rows, errors, doc = table_commands(), [], os.path.normpath(doc)
+    for marker, body in GENERATED.findall(text):
+        if (doc, marker) not in rows:
+            if appendix:
+                errors.append(f"block '{marker}' is not in {TABLE}: `make docs` would not regenerate it")
+            continue
+        source = re.match(r"\s*_Generated by docs/tools/paste_output\.py from `(.*?)`\._", body)
+        if not source or source.group(1) != rows[(doc, marker)]:
+            errors.append(f"block '{marker}' was not pasted from {TABLE}'s command `{rows[(doc, marker)]}`: "
+                          "run `make docs`")
+    return errors
+
+
+def check_linked(doc):
+    lesson = APPENDIX.sub(lambda m: f"lesson-{m.group(1)}.md", doc)
+    name = os.path.basename(doc)
+    if not os.path.exists(lesson):
+        return [f"{lesson} (its lesson) does not exist"]
+    if f"]({name}" not in open(lesson).read():
+        return [f"{lesson} does not link to {name}"]
+    return []
+
+
+def anchor(heading):
+    """GitHub's anchor for a heading: lower case, punctuation dropped (word characters, - and spaces kept)."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def check_links(doc, text):
+    errors = []
+    for target in LINK.findall(FENCE.sub("", text)):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, frag = target.partition("#")
+        path = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+        if not os.path.exists(path):
+            errors.append(f"link ({target}): {path} does not exist")
+        elif frag and path.endswith(".md"):
+            heads = re.findall(r"^#+ (.+)$", FENCE.sub("", open(path).read()), flags=re.M)
+            if frag not in {anchor(h) for h in heads}:
+                errors.append(f"link ({target}): {path} has no heading with anchor #{frag}")
+    return errors
+
+
+def check_times(text):
+    """Rule 7: a time in the prose carries its spread; a pasted table of timed rows is the median of >= 3 runs."""
+    errors = []
+    for line in FENCE.sub("", GENERATED.sub("", text)).split("\n"):
+        if MS.search(line) and not SPREAD.search(line):
+            errors.append(f"a time without its spread (median [fastest-slowest], from a --repeat run): "
+                          f"{line.strip()[:120]}")
+    for marker, body in GENERATED.findall(text):
+        # timed rows in the table, or the program's own word that each was timed once
+        timed = [r for r in TIMED_ROW.findall(body) if "emulated" not in r] or ONE_RUN.search(body)
+        median = MEDIAN.search(body)
+        if timed and (not median or int(median.group(1)) < 3):
+            errors.append(f"block '{marker}' shows times of {'one run' if not median else median.group(1) + ' runs'}"
+                          ", not the median of >= 3 with the spread and machine: add --repeat 5 to its "
+                          f"{TABLE} line and run `make docs`")
+    return errors
+
+
+def check_images_shown(docs):
+    """Rule 8: every figure in docs/img is shown by some doc (README.md, docs/*.md)."""
+    shown = set()
+    for doc in docs:
+        for target in IMAGE.findall(FENCE.sub("", open(doc).read())):
+            shown.add(os.path.normpath(os.path.join(os.path.dirname(doc), target)))
+    return [f"docs/img/{os.path.basename(p)} is shown by no doc: show it where it is discussed or stop drawing it"
+            for p in sorted(glob.glob("docs/img/*.png")) if os.path.normpath(p) not in shown]
+
+
+def check(doc, text):
+    if APPENDIX.search(doc):
+        return check_pasted(doc, text, True) + check_figures(text) + check_linked(doc) + check_links(doc, text) + \
+            check_times(text)
+    return check_shape(text) + check_walk(doc, text) + check_pasted(doc, text, False) + check_figures(text) + \
+        check_links(doc, text) + check_times(text)
+
+
+def main():
+    docs = sys.argv[1:] or sorted(glob.glob("docs/lesson-*.md"))
+    failed = 0
+    for doc in docs:
+        text = open(doc).read()
+        errors = check(doc, text)
+        print(f"{'FAIL' if errors else 'ok  '} {doc}")
+        for e in errors:
+            print("     " + e)
+        failed += bool(errors)
+    others = [] if sys.argv[1:] else ["README.md", "docs/README.md", "docs/sweeps.md"]
+    for doc in others:
+        text = open(doc).read()
+        errors = check_links(doc, text) + check_times(text)
+        print(f"{'FAIL' if errors else 'ok  '} {doc} (links, times)")
+        for e in errors:
+            print("     " + e)
+        failed += bool(errors)
+    checks = len(docs) + len(others)
+    if not sys.argv[1:]:
+        errors = check_images_shown(["README.md"] + sorted(glob.glob("docs/*.md")))
+        print(f"{'FAIL' if errors else 'ok  '} docs/img (every figure shown by a doc)")
+        for e in errors:
+            print("     " + e)
+        failed += bool(errors)
+        checks += 1
+    print(f"{checks - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

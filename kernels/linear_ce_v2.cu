@@ -1,0 +1,161 @@
+/* linear_ce_v2.cu - lesson 5, cuda-v2: linear cross-entropy with no logits buffer (the Cut Cross-Entropy way).
+ *
+ * v1 materialises a chunk's logits (rows, V) in f32. Here each logit z[n, v] = x[n] . W[v] is computed in a
+ * register when needed, used and dropped; forward keeps one float per row (the logsumexp) and backward
+ * recomputes every logit from x and W.
+ *   lce2_forward_kernel  one block per row, each thread its own logits (v = tid, tid + B, ...): online logsumexp
+ *   lce2_dx_kernel       one block per row: logits in blocks of B, g = (softmax - onehot) * scale in shared
+ *                        memory, g_block . W_block added into an fp32 accumulator [H] in dynamic shared memory
+ *   lce2_dw_kernel       one block per tile of LCE2_TILE_V vocabulary rows, looping over x in tiles of LCE2_TILE_N
+ * Every dW element is written by one thread of one block, adding row tiles in a fixed order: the same bits on
+ * every run, no atomics, no zeroing launch. Scalar dots, no tensor cores: simple and correct, not fast. */
+#include "linear_ce_math.h"
+
+#include "runtime/cuda_check.h"
+#include "runtime/launch.h"
+
+static_assert(LCE2_THREADS % LCE_WARP == 0 && LCE2_THREADS / LCE_WARP <= LCE_WARP,
+              "the block merge reads one partial per warp into a single warp");
+static_assert(LCE2_TILE_N * LCE2_TILE_V * sizeof(float) + LCE2_THREADS * sizeof(float) <= LCE2_SMEM_LIMIT,
+              "the dW kernel's g tile fits the static shared memory of a block");
+
+/* (m, s) of the whole block, returned to every thread; called once per kernel (its shared arrays are reused) */
+static __device__ lce_lse_acc lce2_block_lse(lce_lse_acc a)
+{
+    __shared__ float sm[LCE2_THREADS / LCE_WARP], ss[LCE2_THREADS / LCE_WARP];
+    int lane = threadIdx.x % LCE_WARP, warp = threadIdx.x / LCE_WARP;
+    a = lce_warp_lse(a);
+    if (lane == 0) { sm[warp] = a.m; ss[warp] = a.s; }
+    __syncthreads(); /* the warps' partials are in shared memory before any thread merges them */
+    lce_lse_acc t = lce_lse_init();
+    for (int w = 0; w < LCE2_THREADS / LCE_WARP; w++) {
+        lce_lse_acc b;
+        b.m = sm[w];
+        b.s = ss[w];
+        t = lce_lse_merge(t, b); /* every thread merges the same partials in the same order: same result */
+    }
+    return t;
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (lse and the row's loss: one float each per
+ * block), shared memory <= 1 wavefront per request (no bank conflict).
+ * Today: loads 12% (each thread walks its own row of W, v = tid, tid + 128, ...: a warp's 32 lanes read 2 bytes from
+ * 32 rows, 32 sectors for 64 bytes; cuda-v3's tiles fix it). */
+__global__ void lce2_forward_kernel(int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
+                                    const int32_t *target /* (N,) */, float *lse /* (N,) */,
+                                    float *row_loss /* (N,) */)
+{
+    long long n = blockIdx.x;
+    int t = target[n], tid = threadIdx.x;
+    if (t == LCE_IGNORE) { /* uniform across the block: no barrier is skipped by only some threads */
+        if (tid == 0) { lse[n] = 0.0f; row_loss[n] = 0.0f; }
+        return;
+    }
+    const bf16 *xn = x + n * H; /* (H,) */
+    lce_lse_acc a = lce_lse_init();
+    /* 64-bit counters here and below: V (and N) may be up to 2^31 - 1, where v + LCE2_THREADS would wrap */
+    for (long long v = tid; v < V; v += LCE2_THREADS) {
+        a = lce_lse_add(a, lce_dot_bf16(xn, W + v * H, H));
+    }
+    float l = lce_lse_finish(lce2_block_lse(a));
+    if (tid == 0) { /* the target logit once more: the same dot in the same order, so the same float */
+        lse[n] = l;
+        row_loss[n] = lce_row_loss(l, lce_dot_bf16(xn, W + (long long)t * H, H));
+    }
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
+ * bank conflict).
+ * Today: loads 17% (the logits: each thread walks its own row of W, as in lce2_forward_kernel; cuda-v3's tiles fix
+ * it). */
+__global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
+                               const int32_t *target /* (N,) */, const float *lse /* (N,) */,
+                               const float *scale /* (1,) */, const float *dloss /* (1,) */, bf16 *dx /* (N, H) */)
+{
+    __shared__ float g[LCE2_THREADS]; /* this block of the row's gradient, g[j] for v = v0 + j */
+    DYNAMIC_SHARED(float, acc);       /* (H,) the row's dx in fp32; acc[h] is only touched by thread h % B */
+    long long n = blockIdx.x;
+    int t = target[n], tid = threadIdx.x;
+    bf16 *dxn = dx + n * H;
+    if (t == LCE_IGNORE) { /* uniform across the block */
+        for (int h = tid; h < H; h += LCE2_THREADS) dxn[h] = 0;
+        return;
+    }
+    const bf16 *xn = x + n * H;
+    float sc = scale[0] * dloss[0], ln = lse[n];
+    for (int h = tid; h < H; h += LCE2_THREADS) acc[h] = 0.0f;
+    for (long long v0 = 0; v0 < V; v0 += LCE2_THREADS) {
+        long long v = v0 + tid;
+        int nb = V - v0 < LCE2_THREADS ? (int)(V - v0) : LCE2_THREADS;
+        g[tid] = v < V ? lce_grad(lce_dot_bf16(xn, W + v * H, H), ln, v == t, sc) : 0.0f;
+        __syncthreads(); /* all nb gradients of this block are in g before any thread reads them all */
+        for (int h = tid; h < H; h += LCE2_THREADS) {
+            float s = acc[h];
+            for (int j = 0; j < nb; j++) s += g[j] * bf16_to_f32(W[(v0 + j) * H + h]);
+            acc[h] = s;
+        }
+        __syncthreads(); /* every thread is done reading g before the next block's gradients overwrite it */
+    }
+    for (int h = tid; h < H; h += LCE2_THREADS) dxn[h] = bf16_from_f32(acc[h]); /* rounded once */
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
+ * bank conflict).
+ * Today: loads 18% (the logits: each thread walks its own row of W, as in lce2_forward_kernel; cuda-v3's tiles fix
+ * it). */
+__global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
+                               const int32_t *target /* (N,) */, const float *lse /* (N,) */,
+                               const float *scale /* (1,) */, const float *dloss /* (1,) */, float *dW /* (V, H) */)
+{
+    __shared__ float g[LCE2_TILE_N][LCE2_TILE_V]; /* g[i][j] for row n0 + i, vocabulary row v0 + j */
+    int v0 = blockIdx.x * LCE2_TILE_V, tid = threadIdx.x;
+    int nv = V - v0 < LCE2_TILE_V ? V - v0 : LCE2_TILE_V;
+    float sc = scale[0] * dloss[0];
+    float *dWt = dW + (long long)v0 * H; /* (nv, H) rows owned by this block */
+    /* element e = j H + h of the tile always belongs to thread e % B, here and in the accumulation below, so the
+     * zeroing needs no barrier */
+    for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) dWt[e] = 0.0f;
+    for (long long n0 = 0; n0 < N; n0 += LCE2_TILE_N) { /* 64 bits: N + LCE2_TILE_N may pass 2^31 - 1 */
+        int nn = N - n0 < LCE2_TILE_N ? (int)(N - n0) : LCE2_TILE_N;
+        for (int e = tid; e < LCE2_TILE_N * LCE2_TILE_V; e += LCE2_THREADS) {
+            int i = e / LCE2_TILE_V, j = e % LCE2_TILE_V;
+            long long n = n0 + i;
+            float gv = 0.0f; /* rows past N, vocabulary rows past V and ignored rows add nothing */
+            if (i < nn && j < nv && target[n] != LCE_IGNORE) {
+                float z = lce_dot_bf16(x + n * H, W + (long long)(v0 + j) * H, H);
+                gv = lce_grad(z, lse[n], v0 + j == target[n], sc);
+            }
+            g[i][j] = gv;
+        }
+        __syncthreads(); /* the whole g tile is written before any thread reads a column of it */
+        for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) {
+            int j = (int)(e / H), h = (int)(e % H);
+            float s = 0.0f;
+            for (int i = 0; i < nn; i++) s += g[i][j] * bf16_to_f32(x[(n0 + i) * H + h]);
+            dWt[e] += s; /* beta = 1 style: this row tile added onto the earlier ones, in fp32 */
+        }
+        __syncthreads(); /* every thread is done reading g before the next row tile overwrites it */
+    }
+}
+
+void lce2_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *lse,
+                         float *row_loss)
+{
+    LAUNCH(lce2_forward_kernel, N, LCE2_THREADS, 0)(V, H, x, W, target, lse, row_loss);
+    CUDA_CHECK_LAST();
+}
+
+void lce2_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
+                    const float *scale, const float *dloss, bf16 *dx)
+{
+    LAUNCH(lce2_dx_kernel, N, LCE2_THREADS, LCE2_DX_SMEM_BYTES(H))(V, H, x, W, target, lse, scale, dloss, dx);
+    CUDA_CHECK_LAST();
+}
+
+void lce2_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
+                    const float *scale, const float *dloss, float *dW)
+{
+    unsigned tiles = (unsigned)(((long long)V + LCE2_TILE_V - 1) / LCE2_TILE_V); /* V + 63 may pass 2^31 - 1 */
+    LAUNCH(lce2_dw_kernel, tiles, LCE2_THREADS, 0)(N, V, H, x, W, target, lse, scale, dloss, dW);
+    CUDA_CHECK_LAST();
+}

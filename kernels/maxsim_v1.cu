@@ -1,0 +1,200 @@
+/* maxsim_v1.cu - lesson 3, cuda-v1: the fused forward in its simplest form, and the backward every version uses.
+ *
+ * One thread per (i, m) loops over j, n and k: it keeps a running (max, argmax) per j and sums the maxima, so the
+ * [I, J, M, N] scores never exist. No reuse: every row of a and b is read from global memory J*N times over.
+ * Backward: da by a gather (deterministic); db by atomicAdd, or (--deterministic) by a stable counting sort of
+ * the rows into buckets by argmax -- a histogram (integer atomics), a scan per m, a warp per m scattering 32
+ * rows at a time in row order -- then one block per (m, n) summing its bucket in row order: bitwise reproducible.
+ * The max rule (NaN wins, then the lowest n) and the per-term arithmetic are maxsim_math.h, shared with the CPU;
+ * every running argmax starts at a real column (n = 0), so arg is always a valid index.
+ * Rows: r = i*J + j of a [I*J, K], c = m*N + n of b [M*N, K]; arg is [I*J, M]. */
+#include "maxsim_math.h"
+#include "maxsim_problem.h"
+
+#include "runtime/cuda_check.h"
+#include "runtime/launch.h"
+
+#include <math.h>
+
+static_assert(MS_SCAN_THREADS % 32 == 0, "the scan adds whole warps' totals");
+
+static int blocks_for(long long n, int threads) { return (int)((n + threads - 1) / threads); }
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory.
+ * Today: loads 29% (a warp's lanes are consecutive m: each reads its own row of b[m], 32 sectors for 32 floats; only
+ * a's broadcast is cheap), stores 68% (a warp's 32 m span two i when M = 25: its arg stores fall in two runs, each
+ * starting mid-sector). */
+__global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
+{
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (long long)I * M) return;
+    int i = (int)(t / M), m = (int)(t % M);
+    float sum = 0.0f;
+    for (int j = 0; j < J; j++) {
+        const float *ar = a + ((long long)i * J + j) * K;          /* a[i, j, :], (K,) */
+        const float *bm = b + (long long)m * N * K;                /* b[m], (N, K) */
+        float best = ms_dot(ar, bm, K);
+        int bn = 0;
+        for (int n = 1; n < N; n++) {
+            float s = ms_dot(ar, bm + (long long)n * K, K);
+            if (ms_better_f(s, n, best, bn)) best = s, bn = n;
+        }
+        sum += best; /* j ascending, as the CPU sums */
+        if (arg) arg[((long long)i * J + j) * M + m] = bn;
+    }
+    if (out) out[t] = sum;
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used (a block's threads read consecutive k of one b row; arg and
+ * dout are broadcasts), stores >= 80%, no shared memory.
+ * Today: stores 78% (the profile's K = 25: each 100-byte row starts mid-sector and touches 4 sectors of da). */
+__global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const float *dout, const int *arg, float *da)
+{
+    long long r = blockIdx.x;
+    const float *w = dout + (r / J) * M; /* dout[i, :], (M,) */
+    for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        float s = 0.0f;                                /* the boundary ones */
+        for (int m = 0; m < M; m++) {
+            s += w[m] * b[((long long)m * N + arg[r * M + m]) * K + k];
+        }
+        da[r * K + k] = s;
+    }
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, no global stores (db is summed by atomicAdd, which the
+ * profile does not count), no shared memory. */
+__global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, const float *dout, const int *arg,
+                                    float *db)
+{
+    long long r = blockIdx.x;
+    const float *w = dout + (r / J) * M;
+    for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        for (int m = 0; m < M; m++) {
+            atomicAdd(&db[((long long)m * N + arg[r * M + m]) * K + k], w[m] * a[r * K + k]);
+        }
+    }
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, no global stores (the counts are atomicAdds, not counted),
+ * no shared memory. */
+__global__ void ms_bucket_count_kernel(long long RM, int M, int N, const int *arg, int *start)
+{
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; /* element (r, m) of arg [R, M]: coalesced */
+    if (e >= RM) return;
+    int m = (int)(e % M);
+    atomicAdd(&start[(long long)m * (N + 1) + arg[e] + 1], 1); /* integer counts: the same in any order */
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
+ * bank conflict: one total per warp, read by all as a broadcast).
+ * Today: loads 79%, stores 79% (the profile's N = 19: a row of 19 counts, 76 bytes, starts mid-sector and touches 3
+ * sectors). */
+__global__ void ms_bucket_scan_kernel(int N, int *start)
+{
+    __shared__ int warp_total[MS_SCAN_THREADS / 32];
+    int *c = start + (long long)blockIdx.x * (N + 1) + 1; /* counts of buckets 0 .. N-1, (N,) */
+    int lane = threadIdx.x % 32, w = threadIdx.x / 32, carry = 0;
+    for (int n0 = 0; n0 < N; n0 += MS_SCAN_THREADS) {
+        int n = n0 + threadIdx.x, x = n < N ? c[n] : 0, incl = x;
+        for (int off = 1; off < 32; off *= 2) { /* inclusive scan inside the warp */
+            int y = __shfl_up_sync(0xffffffffu, incl, off);
+            if (lane >= off) incl += y;
+        }
+        if (lane == 31) warp_total[w] = incl;
+        __syncthreads(); /* every warp's total is written before any thread adds them up */
+        int before = 0, total = 0;
+        for (int k = 0; k < MS_SCAN_THREADS / 32; k++) before += k < w ? warp_total[k] : 0, total += warp_total[k];
+        if (n < N) c[n] = carry + before + incl - x; /* exclusive: where bucket n begins */
+        carry += total;
+        __syncthreads(); /* every thread has read warp_total before the next chunk rewrites it */
+    }
+}
+
+/* Lanes before this one (and all lanes) of the warp whose bucket n equals this lane's: 32 shuffles. */
+__device__ static void same_bucket(int n, int lane, int *before, int *same)
+{
+    *before = 0, *same = 0;
+    for (int s = 0; s < 32; s++) {
+        int ns = __shfl_sync(0xffffffffu, n, s);
+        *same += ns == n;
+        *before += ns == n && s < lane;
+    }
+}
+
+/* Designed for: loads >= 20% (a warp per m reads arg[r, m] down a column: one int per sector, stride M; the cursors
+ * it reads share sectors), stores >= 25% (a scatter: each row lands in its argmax's bucket), no shared memory. */
+__global__ void ms_bucket_scatter_kernel(int R, int M, int N, const int *arg, int *start, int *list)
+{
+    int m = blockIdx.x * MS_SCATTER_WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (m >= M) return; /* whole warps: the block is MS_SCATTER_WARPS * 32 threads */
+    int *cur = start + (long long)m * (N + 1) + 1; /* (N,): bucket n's next free place */
+    int *li = list + (long long)m * R;             /* (R,) */
+    for (long long r0 = 0; r0 < R; r0 += 32) { /* 64 bits: R = I J may be 2^31 - 2, where r0 + 32 wraps */
+        long long r = r0 + lane;
+        int n = r < R ? arg[r * M + m] : -1, before, same;
+        same_bucket(n, lane, &before, &same);
+        int base = n >= 0 ? cur[n] : 0;
+        __syncwarp(); /* every lane has read its cursor before the last lane of its bucket moves it */
+        if (n >= 0) {
+            li[base + before] = (int)r; /* r ascending within the bucket: stable */
+            if (before == same - 1) cur[n] = base + same;
+        }
+        __syncwarp(); /* the cursors have moved before the next 32 rows read them */
+    }
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory.
+ * Today: stores 78% (the profile's K = 25: each 100-byte row starts mid-sector and touches 4 sectors of db). */
+__global__ void ms_db_bucket_kernel(int J, int M, int N, int K, int R, const float *a, const float *dout,
+                                    const int *start, const int *list, float *db)
+{
+    int m = blockIdx.x / N, n = blockIdx.x % N;
+    const int *st = start + (long long)m * (N + 1), *li = list + (long long)m * R;
+    for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        float s = 0.0f;
+        for (int p = st[n]; p < st[n + 1]; p++) s += dout[(long long)(li[p] / J) * M + m] * a[(long long)li[p] * K + k];
+        db[(long long)blockIdx.x * K + k] = s;
+    }
+}
+
+/* ---- launchers -------------------------------------------------------------------------------------------- */
+
+void ms1_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
+{
+    int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
+    LAUNCH(ms_forward_v1, blocks_for((long long)I * M, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(I, J, M, N, K, a, b,
+                                                                                               out, arg);
+    CUDA_CHECK_LAST();
+}
+
+void ms_backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da)
+{
+    int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
+    LAUNCH(ms_da_kernel, R, MS_SIMPLE_THREADS, 0)(J, M, N, K, b, dout, arg, da);
+    CUDA_CHECK_LAST();
+}
+
+void ms_backward_db_atomic(const ms_dims *d, const float *a, const float *dout, const int *arg, float *db)
+{
+    int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
+    CUDA_CHECK(cudaMemset(db, 0, ms_b_count(d) * sizeof(float)));
+    LAUNCH(ms_db_atomic_kernel, R, MS_SIMPLE_THREADS, 0)(J, M, N, K, a, dout, arg, db);
+    CUDA_CHECK_LAST();
+}
+
+void ms_backward_db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg, int *start,
+                            int *list, float *db)
+{
+    int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
+    long long RM = (long long)ms_arg_count(d);
+    CUDA_CHECK(cudaMemset(start, 0, size_mul(d->M, d->N + 1) * sizeof(int)));
+    LAUNCH(ms_bucket_count_kernel, blocks_for(RM, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(RM, M, N, arg, start);
+    CUDA_CHECK_LAST();
+    LAUNCH(ms_bucket_scan_kernel, M, MS_SCAN_THREADS, 0)(N, start);
+    CUDA_CHECK_LAST();
+    LAUNCH(ms_bucket_scatter_kernel, blocks_for(M, MS_SCATTER_WARPS), MS_SCATTER_WARPS * 32, 0)(R, M, N, arg, start,
+                                                                                                list);
+    CUDA_CHECK_LAST();
+    LAUNCH(ms_db_bucket_kernel, M * N, MS_SIMPLE_THREADS, 0)(J, M, N, K, R, a, dout, start, list, db);
+    CUDA_CHECK_LAST();
+}

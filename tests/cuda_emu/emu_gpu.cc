@@ -1,0 +1,208 @@
+/* emu_gpu.cc - TEST-ONLY: the GPUs the time model knows, and the time of one launch from its observed counts
+ * (emu_model.cc). tests/cuda_emu/README.md explains the formula; in short, for a launch of B blocks on a GPU
+ * with S SMs, R resident blocks per SM (registers, shared memory, threads, block slots), the busiest SM runs
+ * n = ceil(B / S) blocks and
+ *
+ *   SM throughput  = n x max over pipes p of (warp instructions of a block on p / p's rate per SM and clock),
+ *                    the issue slots (4 schedulers per SM) derated by the fitted issue efficiency, and the MIO
+ *                    (shared-memory bank wavefronts + L1 wavefronts, one per clock per SM)
+ *   SM latency     = ceil(n / R) x (a warp's own path: its instructions, one per clock, plus its global-load
+ *                    waits x the latency of where the data is (L1 / L2 / DRAM hit rates from the simulated
+ *                    caches), plus the block's barriers x the barrier cost)
+ *   L2, DRAM       = sectors x 32 bytes / bandwidth (device-wide)
+ *   time           = max(SM throughput, SM latency, L2, DRAM) / clock + launch overhead.
+ * The limiter is the largest term; each term's share is printed beside it. */
+#include "emu_model.h"
+
+#include <algorithm>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+namespace emu {
+
+struct gpu_spec {
+    const char *name, *arch;
+    double sms, ghz;                   /* boost clock */
+    double fp32_lanes, fp64_lanes, int_lanes, sfu_lanes; /* results per clock per SM */
+    double mma16_tflops, tf32_tflops;  /* dense tensor-core peaks */
+    double dram_gbs, l2_bytes, l2_bytes_per_clk;
+    double l1_smem_bytes, smem_per_sm, threads_per_sm, blocks_per_sm, regs_per_sm;
+    const char *source;
+};
+
+/* Lanes per SM per clock: CUDA C++ Programming Guide, "Arithmetic Instructions", throughput table (8.0: FP32 64,
+ * FP64 32; 8.6: FP32 128, FP64 2; 9.0: FP32 128, FP64 64; 32-bit integer add/logic/multiply-add 64; special
+ * functions 16). Residency: the Guide's "Technical Specifications per Compute Capability". L2 bandwidth: the A100
+ * whitepaper's 5120 bytes/clock; not published for GA102 or GH100, taken as the same per SM and clock (47.4). */
+static const gpu_spec GPUS[] = {
+    {"A6000", "sm_86", 84, 1.80, 128, 2, 64, 16, 154.8, 77.4, 768, 6e6, 84 * 47.4, 128 << 10, 100 << 10, 1536, 16,
+     65536,
+     "NVIDIA RTX A6000 datasheet (84 SMs, 1.80 GHz boost, 38.7 TFLOP/s FP32, 309.7 TFLOP/s f16 tensor with "
+     "sparsity = 154.8 dense, 768 GB/s GDDR6, 6 MB L2) and the GA102 whitepaper (128 KB L1/shared per SM)"},
+    {"A100", "sm_80", 108, 1.41, 64, 32, 64, 16, 312, 156, 2039, 40e6, 5120, 192 << 10, 164 << 10, 2048, 32, 65536,
+     "NVIDIA A100 Tensor Core GPU Architecture whitepaper and A100 80GB SXM datasheet (108 SMs, 1.41 GHz, 19.5 "
+     "TFLOP/s FP32, 312 bf16 / 156 TF32 dense, 2039 GB/s, 40 MB L2, 192 KB L1/shared per SM, L2 5120 B/clk)"},
+    {"H100", "sm_90", 132, 1.98, 128, 64, 64, 16, 989, 495, 3350, 50e6, 132 * 47.4, 256 << 10, 228 << 10, 2048, 32,
+     65536,
+     "NVIDIA H100 Tensor Core GPU datasheet and Hopper whitepaper, SXM5 (132 SMs, 1.98 GHz boost, 67 TFLOP/s FP32, "
+     "989 bf16 / 495 TF32 dense, 3.35 TB/s HBM3, 50 MB L2, 256 KB L1/shared per SM, 228 KB shared)"},
+};
+static const int NGPUS = sizeof GPUS / sizeof GPUS[0];
+
+/* The fitted constants (tests/cuda_emu/README.md: how, on which figures). */
+struct constant {
+    const char *name;
+    double value;
+};
+static const constant K[] = {
+    {"issue_efficiency", 0.70},     /* fraction of 4 warp instructions per SM per clock reached */
+    {"l1_hit_latency_clk", 30.0},   /* a global load that hits L1; DRAM = 2 x the L2 figure */
+    {"l2_hit_latency_clk", 250.0},
+    {"barrier_clk", 40.0},          /* a __syncthreads on a warp's path */
+    {"cublas_efficiency", 0.66},    /* cuBLAS SGEMM's fraction of the FP32 peak (fitted on the cuBLAS row) */
+    {"global_request_clk", 2.0},    /* least L1/LSU cycles a global load or store request takes */
+    {"launch_overhead_us", 3.0},    /* not fitted: the calibration at side 4096 cannot see it */
+};
+enum { K_ISSUE, K_L1, K_L2, K_BAR, K_BLAS, K_GREQ, K_LAUNCH };
+
+int gpu_index(const char *name)
+{
+    for (int i = 0; i < NGPUS; i++)
+        if (!strcasecmp(name, GPUS[i].name)) return i;
+    return -1;
+}
+
+void gpu_caches(int g, double *sms, double *l1_smem_bytes, double *l2_bytes)
+{
+    *sms = GPUS[g].sms, *l1_smem_bytes = GPUS[g].l1_smem_bytes, *l2_bytes = GPUS[g].l2_bytes;
+}
+
+/* Blocks resident per SM: threads, block slots, registers (allocated per warp in units of 256), shared memory
+ * (1 KB per block reserved by the system). */
+double gpu_resident_blocks(int g, double threads, double regs, double smem)
+{
+    const gpu_spec &s = GPUS[g];
+    double warps = ceil(threads / 32.0);
+    double by_threads = floor(s.threads_per_sm / (warps * 32.0));
+    double reg_warp = ceil(std::max(regs, 1.0) * 32.0 / 256.0) * 256.0;
+    double by_regs = floor(s.regs_per_sm / (warps * reg_warp));
+    double by_smem = smem > 0 ? floor(s.smem_per_sm / (smem + 1024.0)) : s.blocks_per_sm;
+    return std::max(0.0, std::min(std::min(by_threads, s.blocks_per_sm), std::min(by_regs, by_smem)));
+}
+
+enum { B_ISSUE, B_FP32, B_FP64, B_INT, B_SFU, B_TENSOR, B_MIO, B_LATENCY, B_L2, B_DRAM, B_LAUNCH, NB };
+static const char *BOUND_NAMES[NB] = {"issue", "fp32", "fp64", "int", "sfu", "tensor", "shared+L1 (MIO)",
+                                      "latency", "L2", "DRAM", "launch"};
+
+} /* namespace emu */
+
+using namespace emu;
+
+extern "C" const char *emu_model_bound_name(int i) { return i >= 0 && i < NB ? BOUND_NAMES[i] : NULL; }
+extern "C" const char *emu_model_gpu_name(int i) { return i >= 0 && i < NGPUS ? GPUS[i].name : NULL; }
+extern "C" const char *emu_model_gpu_source(int i) { return i >= 0 && i < NGPUS ? GPUS[i].source : NULL; }
+extern "C" const char *emu_model_constant(int i, double *v)
+{
+    if (i < 0 || i >= (int)(sizeof K / sizeof K[0])) return NULL;
+    *v = K[i].value;
+    return K[i].name;
+}
+
+static void finish(emu_model_prediction *out, double *b, double launch_s, double flops, double dram_bytes,
+                   const gpu_spec &s)
+{
+    b[B_LAUNCH] = launch_s;
+    int lim = 0;
+    for (int i = 0; i < NB - 1; i++)
+        if (b[i] > b[lim]) lim = i;
+    out->seconds = b[lim] + launch_s;
+    out->limiter = BOUND_NAMES[lim];
+    out->nbounds = NB;
+    for (int i = 0; i < NB; i++) out->bound_s[i] = b[i];
+    double ideal = std::max(flops / (2.0 * s.fp32_lanes * s.sms * s.ghz * 1e9), dram_bytes / (s.dram_gbs * 1e9));
+    out->roofline_fraction = out->seconds > 0 ? ideal / out->seconds : 0.0;
+}
+
+extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, double flops, emu_model_prediction *out)
+{
+    int g = gpu_index(gpu);
+    if (g < 0) return 0;
+    const gpu_spec &s = GPUS[g];
+    memset(out, 0, sizeof *out);
+    double R = std::max(1.0, gpu_resident_blocks(g, c->threads_per_block, c->regs, c->static_smem + c->dynamic_smem));
+    double nb = std::max(1.0, c->blocks), n = ceil(nb / s.sms);
+    out->resident_blocks = R, out->waves = ceil(nb / (s.sms * R));
+    const double *I = c->inst;
+    double total = 0.0;
+    for (int p = 0; p < EMU_PIPES; p++) total += I[p];
+    double per_block = n / nb; /* the busiest SM's share of the grid's work */
+    double b[NB] = {0};
+    b[B_ISSUE] = per_block * total / (4.0 * K[K_ISSUE].value);
+    b[B_FP32] = per_block * I[EMU_PIPE_FP32] / (s.fp32_lanes / 32.0 * K[K_ISSUE].value);
+    b[B_FP64] = per_block * I[EMU_PIPE_FP64] / (s.fp64_lanes / 32.0);
+    b[B_INT] = per_block * (I[EMU_PIPE_IMAD] + I[EMU_PIPE_ALU]) / (s.int_lanes / 32.0);
+    b[B_SFU] = per_block * I[EMU_PIPE_SFU] / (s.sfu_lanes / 32.0);
+    /* an HMMA.16816 (f16/bf16) is 4096 FLOP, an HMMA.1688 on tf32 2048 */
+    double clk_flops16 = s.mma16_tflops * 1e12 / (s.sms * s.ghz * 1e9), clk_flops32 = s.tf32_tflops * 1e12 / (s.sms * s.ghz * 1e9);
+    b[B_TENSOR] = per_block * (I[EMU_PIPE_MMA16] * 4096.0 / clk_flops16 + I[EMU_PIPE_MMA_TF32] * 2048.0 / clk_flops32);
+    /* MIO: shared-memory bank wavefronts, and per global request its L1 wavefronts (128-byte lines), at least
+     * the fitted cycles per global request */
+    b[B_MIO] = per_block * std::max(I[EMU_PIPE_LSU], c->shared_wavefronts + c->l1_wavefronts +
+                                                         std::max(0.0, K[K_GREQ].value - 1.0) * c->global_requests);
+    /* one block's own path, not hidden inside the block (its warps meet at barriers): its global-load waits at the
+     * latency of where the data is (L1 / L2 / DRAM rates from the simulated caches), and its barriers */
+    double loads = c->l1_hit_sectors + c->l2_read_sectors;
+    double h1 = loads > 0 ? c->l1_hit_sectors / loads : 1.0;
+    double l2_loads = c->l2_read_sectors;
+    double dram_share = l2_loads > 0 ? std::min(1.0, std::max(0.0, 1.0 - c->l2_hit_sectors / l2_loads)) : 0.0;
+    double lat = h1 * K[K_L1].value + (1.0 - h1) * K[K_L2].value * (1.0 + dram_share);
+    double block_wait = (c->global_waits / std::max(1.0, c->warps)) * lat + (c->barriers / nb) * K[K_BAR].value;
+    /* the busiest SM runs n blocks, R at a time: a wave of r blocks takes the longer of r blocks' work on the
+     * pipes and one block's work plus its waits */
+    int lim = B_ISSUE;
+    for (int i = B_ISSUE; i <= B_MIO; i++)
+        if (b[i] > b[lim]) lim = i;
+    double thr_block = b[lim] / n; /* per block */
+    double full = floor(n / R), rest = n - full * R;
+    double sm = full * std::max(R * thr_block, thr_block + block_wait) +
+                (rest > 0 ? std::max(rest * thr_block, thr_block + block_wait) : 0.0);
+    b[B_LATENCY] = sm > b[lim] * 1.000001 ? sm : n * block_wait / R; /* shown: the waits' share when not the limit */
+    double clk = s.ghz * 1e9;
+    for (int i = 0; i <= B_LATENCY; i++) b[i] /= clk;
+    b[B_L2] = (c->l2_read_sectors + c->l2_write_sectors) * 32.0 / (s.l2_bytes_per_clk * clk);
+    b[B_DRAM] = c->dram_sectors * 32.0 / (s.dram_gbs * 1e9);
+    finish(out, b, K[K_LAUNCH].value * 1e-6, flops, c->dram_sectors * 32.0, s);
+    /* the waits decide only in part when a block's pipe work outweighs them: name both, the pipe first */
+    static char both[NB][48];
+    if (out->limiter == BOUND_NAMES[B_LATENCY] && block_wait < thr_block) {
+        snprintf(both[lim], sizeof both[lim], "%s+latency", BOUND_NAMES[lim]);
+        out->limiter = both[lim];
+    }
+    return 1;
+}
+
+/* cuBLAS: its kernels are not run here (OpenBLAS computes the result), so its time is a stated model: the FP32
+ * (or tensor-core) peak times the fitted cuBLAS efficiency, on tiles of 128 x 128 spread in waves over the SMs
+ * (one tile per SM at a time: the last wave's idle SMs are lost), or DRAM (A, B read once, C written) if slower. */
+extern "C" int emu_model_predict_gemm(const char *gpu, double m, double n, double k, double batch, int elem_bytes,
+                                      int tensor, emu_model_prediction *out)
+{
+    int g = gpu_index(gpu);
+    if (g < 0) return 0;
+    const gpu_spec &s = GPUS[g];
+    memset(out, 0, sizeof *out);
+    double flops = 2.0 * m * n * k * batch;
+    double tiles = ceil(m / 128.0) * ceil(n / 128.0) * batch;
+    double waves = ceil(tiles / s.sms);
+    double peak = tensor ? (elem_bytes == 2 ? s.mma16_tflops : s.tf32_tflops) * 1e12 : 2.0 * s.fp32_lanes * s.sms * s.ghz * 1e9;
+    double tile_flops = 2.0 * std::min(m, 128.0) * std::min(n, 128.0) * k;
+    double b[NB] = {0};
+    b[B_FP32] = waves * tile_flops / (peak / s.sms * K[K_BLAS].value);
+    double bytes = (m * k + k * n) * elem_bytes * batch + m * n * 4.0 * batch;
+    b[B_DRAM] = bytes / (s.dram_gbs * 1e9);
+    out->resident_blocks = 1, out->waves = waves;
+    finish(out, b, K[K_LAUNCH].value * 1e-6, flops, bytes, s);
+    if (tensor) out->limiter = out->limiter == BOUND_NAMES[B_FP32] ? "tensor" : out->limiter;
+    return 1;
+}

@@ -1,0 +1,450 @@
+/* emu_model.cc - TEST-ONLY: what a launch does, observed for the GPU time model (EMU_GPU_MODEL=A6000|A100|H100
+ * or emu_model_enable; the formula is emu_gpu.cc's, the SASS mapping emu_sass.cc's).
+ *
+ * Every load and store the eyes see (emu_access.cc) is grouped into warp requests as the profile does (the k-th
+ * execution of one source line's accesses of one kind by the lanes of a warp). Per request: the bytes one lane
+ * moved, global memory's 32-byte sectors and 128-byte lines (L1 wavefronts: one per line), shared memory's bank
+ * wavefronts and distinct words. Per block, its global requests in program order (a request's place: its
+ * lanes' earliest access ordinal, warps interleaved) run through an L1 of the SM's L1 capacity shared by the
+ * resident blocks (LRU over 128-byte lines with 32-byte sectors, stores written through), and what misses goes
+ * on to the L2. The blocks of the first wave (SMs x resident blocks) are resident together: their L2 streams,
+ * interleaved by progress, run through an L2 of the GPU's size, cold at the start of the wave; its misses are
+ * the DRAM traffic of a wave, scaled to the grid by blocks.
+ *
+ * Sampling (EMU_MODEL_SAMPLE=1 / emu_model_enable(gpu, 1)): the blocks run are the first wave, the first block
+ * of each edge role (last along x, y or z, and their combinations) and the last block. Each block's figures are
+ * weighted by (blocks of its role in the grid) / (blocks of its role run), so every total is extrapolated to
+ * the grid; the first wave carries the interior role. The kernel's output is then incomplete. */
+#include "emu_model.h"
+#include "emu_sched.h"
+
+#include <algorithm>
+#include <list>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unordered_map>
+
+namespace emu {
+
+int gpu_index(const char *name);                                           /* emu_gpu.cc */
+double gpu_resident_blocks(int gpu, double threads, double regs, double smem); /* emu_gpu.cc */
+void gpu_caches(int gpu, double *sms, double *l1_smem_bytes, double *l2_bytes); /* emu_gpu.cc */
+
+struct rec {
+    uint32_t warp, lane, k, ord, line;
+    uintptr_t addr;
+    uint32_t size;
+    int kind; /* mem_kind, or MK_KINDS for an atomic */
+};
+
+static int model_gpu = -1, sampling;
+static std::vector<rec> &recs = *new std::vector<rec>;
+static std::vector<uint32_t> &ordinal = *new std::vector<uint32_t>;
+static std::unordered_map<void *, uint32_t> &line_id = *new std::unordered_map<void *, uint32_t>;
+static std::vector<std::string> &line_names = *new std::vector<std::string>;
+static std::map<std::string, line_use> &use = *new std::map<std::string, line_use>;
+static std::vector<std::vector<uint64_t>> &wave_streams = *new std::vector<std::vector<uint64_t>>;
+static std::unordered_map<size_t, double> &weight_of = *new std::unordered_map<size_t, double>;
+static emu_model_counts cur, last;
+static int have_last;
+static double resident, wave_blocks, l1_cap, l2_cap, block_barriers;
+static const launch_cfg *running;
+
+static void read_env(void)
+{
+    static int done;
+    if (done++) return;
+    const char *g = getenv("EMU_GPU_MODEL");
+    if (g && *g) {
+        model_gpu = gpu_index(g);
+        if (model_gpu < 0) fprintf(stderr, "cuda-emu: EMU_GPU_MODEL=%s: unknown GPU (A6000, A100, H100)\n", g);
+    }
+    const char *s = getenv("EMU_MODEL_SAMPLE");
+    sampling = s && atoi(s);
+}
+
+int model_on(void) { return read_env(), model_gpu >= 0; }
+
+static size_t block_linear(void) { return blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z); }
+
+/* 0..7: last along x (1), y (2), z (4) -- edges are where bounds checks bite */
+static int role_of(size_t b, dim3 g)
+{
+    size_t x = b % g.x, y = b / g.x % g.y, z = b / ((size_t)g.x * g.y);
+    return (x == g.x - 1) | (y == g.y - 1) << 1 | (z == g.z - 1) << 2;
+}
+
+static double role_count(int r, dim3 g)
+{
+    return (double)(r & 1 ? 1 : g.x - 1) * (r & 2 ? 1 : g.y - 1) * (r & 4 ? 1 : g.z - 1);
+}
+
+/* The blocks a launch runs under the model (all of them without sampling), with their weights. */
+std::vector<size_t> model_blocks(const launch_cfg &cfg)
+{
+    std::vector<size_t> order;
+    size_t nb = (size_t)cfg.grid.x * cfg.grid.y * cfg.grid.z;
+    weight_of.clear();
+    if (!sampling) {
+        for (size_t i = 0; i < nb; i++) order.push_back(i), weight_of[i] = 1.0;
+        return order;
+    }
+    std::vector<int> taken(8, 0);
+    auto take = [&](size_t b) {
+        if (weight_of.count(b)) return;
+        order.push_back(b), weight_of[b] = 0.0, taken[role_of(b, cfg.grid)]++;
+    };
+    for (size_t i = 0; i < nb && i < (size_t)wave_blocks; i++) take(i);
+    for (int r = 1; r < 8; r++) { /* the first block of each edge role */
+        size_t x0 = r & 1 ? cfg.grid.x - 1 : 0, y0 = r & 2 ? cfg.grid.y - 1 : 0, z0 = r & 4 ? cfg.grid.z - 1 : 0;
+        if (role_count(r, cfg.grid) > 0) take(x0 + cfg.grid.x * (y0 + (size_t)cfg.grid.y * z0));
+    }
+    take(nb - 1);
+    for (size_t b : order) weight_of[b] = role_count(role_of(b, cfg.grid), cfg.grid) / taken[role_of(b, cfg.grid)];
+    return order;
+}
+
+void model_new_launch(const launch_cfg &cfg)
+{
+    running = &cfg;
+    memset(&cur, 0, sizeof cur);
+    snprintf(cur.kernel, sizeof cur.kernel, "%s", cfg.name);
+    use.clear(), wave_streams.clear();
+    double threads = (double)cfg.block.x * cfg.block.y * cfg.block.z;
+    const sass_kernel *k = sass_find(function_symbol(cfg.kernel));
+    cur.found_sass = k != NULL;
+    cur.regs = k ? k->regs : 32;
+    cur.static_smem = k ? (double)k->static_smem : 0.0;
+    cur.dynamic_smem = (double)cfg.smem;
+    cur.threads_per_block = threads;
+    cur.blocks = (double)cfg.grid.x * cfg.grid.y * cfg.grid.z;
+    cur.warps = cur.blocks * ceil(threads / 32.0);
+    double sms, l1_smem;
+    gpu_caches(model_gpu, &sms, &l1_smem, &l2_cap);
+    resident = gpu_resident_blocks(model_gpu, threads, cur.regs, cur.static_smem + cur.dynamic_smem);
+    if (resident < 1) resident = 1;
+    wave_blocks = sms * resident;
+    double smem_used = resident * (cur.static_smem + cur.dynamic_smem);
+    l1_cap = std::max(16384.0, l1_smem - smem_used) / resident;
+}
+
+void model_access(const access &a, int shared)
+{
+    if (a.tid >= ordinal.size()) ordinal.resize(a.tid + 1, 0);
+    auto it = line_id.find(a.pc);
+    uint32_t id;
+    if (it == line_id.end()) {
+        id = (uint32_t)line_names.size();
+        line_id[a.pc] = id;
+        line_names.push_back(""); /* resolved at block end, in one addr2line */
+    } else id = it->second;
+    int kind = a.kind == ACC_ATOMIC ? MK_KINDS : shared ? (a.kind == ACC_WRITE ? MK_SST : MK_SLD)
+                                                        : (a.kind == ACC_WRITE ? MK_GST : MK_GLD);
+    if (a.kind == ACC_ATOMIC && shared) return;
+    recs.push_back(rec{a.tid / 32, a.tid % 32, 0, ordinal[a.tid]++, id, a.addr, a.size, kind});
+}
+
+void model_barrier(void) { block_barriers++; }
+
+static std::vector<std::string> &names_by_id = *new std::vector<std::string>;
+static const std::string &name_string(uint32_t id) { return names_by_id[id]; }
+
+static void resolve_names(void)
+{
+    std::vector<void *> fresh;
+    for (auto &kv : line_id)
+        if (line_names[kv.second].empty()) fresh.push_back(kv.first);
+    if (fresh.empty()) return;
+    resolve_lines(fresh);
+    for (void *pc : fresh) line_names[line_id[pc]] = line_key_of(source_line(pc));
+}
+
+/* An LRU cache of 128-byte lines holding 32-byte sectors; access() answers hit or miss per sector. */
+struct sector_cache {
+    double cap_lines;
+    std::list<uint64_t> lru;
+    struct entry {
+        std::list<uint64_t>::iterator pos;
+        unsigned valid, dirty;
+    };
+    std::unordered_map<uint64_t, entry> map;
+    unsigned long long evicted_dirty = 0;
+    explicit sector_cache(double bytes) : cap_lines(std::max(1.0, bytes / 128.0)) {}
+    /* sector: address >> 5; returns 1 on a hit */
+    int touch(uint64_t sector, int store)
+    {
+        uint64_t line = sector >> 2;
+        unsigned bit = 1u << (sector & 3);
+        auto it = map.find(line);
+        if (it != map.end()) {
+            lru.splice(lru.begin(), lru, it->second.pos);
+            int hit = (it->second.valid & bit) != 0;
+            it->second.valid |= bit;
+            if (store) it->second.dirty |= bit;
+            return hit;
+        }
+        if ((double)map.size() >= cap_lines) {
+            uint64_t old = lru.back();
+            evicted_dirty += __builtin_popcount(map[old].dirty);
+            map.erase(old), lru.pop_back();
+        }
+        lru.push_front(line);
+        map[line] = entry{lru.begin(), bit, store ? bit : 0u};
+        return 0;
+    }
+    unsigned long long dirty_left(void) const
+    {
+        unsigned long long n = 0;
+        for (auto &kv : map) n += __builtin_popcount(kv.second.dirty);
+        return n;
+    }
+};
+
+static bool same_group(const rec &x, const rec &y) { return x.warp == y.warp && x.line == y.line && x.kind == y.kind; }
+
+struct request {
+    uint32_t ord, warp;
+    size_t first, n; /* into recs */
+    int kind;
+};
+
+void model_block_end(void)
+{
+    size_t b = block_linear();
+    double w = weight_of.count(b) ? weight_of[b] : 1.0;
+    resolve_names();
+    /* each access's source line (a line id shared by every pc on it), then k: the lane's how-many-th access of
+     * this kind on this line, counted in its program order (recs holds each thread's accesses in order) */
+    static std::vector<uint32_t> name_of_pc, counters;
+    static std::map<std::string, uint32_t> name_ids;
+    for (size_t i = name_of_pc.size(); i < line_names.size(); i++) name_of_pc.push_back(0);
+    for (size_t i = 0; i < line_names.size(); i++)
+        name_of_pc[i] = name_ids.emplace(line_names[i], (uint32_t)name_ids.size()).first->second;
+    names_by_id.resize(name_ids.size());
+    for (auto &kv : name_ids) names_by_id[kv.second] = kv.first;
+    size_t nthreads = ordinal.size(), nnames = name_ids.size();
+    counters.assign(nthreads * nnames * (MK_KINDS + 1), 0);
+    struct keyed {
+        uint64_t key;
+        uint32_t idx;
+        bool operator<(const keyed &o) const { return key < o.key; }
+    };
+    std::vector<keyed> keys(recs.size());
+    for (size_t i = 0; i < recs.size(); i++) {
+        rec &r = recs[i];
+        r.line = name_of_pc[r.line];
+        r.k = counters[((size_t)(r.warp * 32 + r.lane) * nnames + r.line) * (MK_KINDS + 1) + (size_t)r.kind]++;
+        /* warp 6 bits, line 16, kind 3, k 34, lane 5 */
+        keys[i] = keyed{(uint64_t)r.warp << 58 | (uint64_t)(r.line & 0xffff) << 42 | (uint64_t)r.kind << 39 |
+                            (uint64_t)(r.k & 0x3ffffffffull) << 5 | r.lane,
+                        (uint32_t)i};
+    }
+    std::sort(keys.begin(), keys.end());
+    {
+        std::vector<rec> sorted(recs.size());
+        for (size_t i = 0; i < keys.size(); i++) sorted[i] = recs[keys[i].idx];
+        recs.swap(sorted);
+    }
+    std::vector<request> global;
+    std::vector<uint64_t> tmp;
+    for (size_t i = 0, j; i < recs.size(); i = j) {
+        for (j = i + 1; j < recs.size() && same_group(recs[j], recs[i]) && recs[j].k == recs[i].k;) j++;
+        const rec *r = &recs[i];
+        size_t n = j - i;
+        int kind = r->kind;
+        uint32_t ord = r->ord;
+        double bytes = 0.0;
+        unsigned lanes = 0, prev_lane = 99;
+        for (size_t q = 0; q < n; q++) {
+            bytes += r[q].size, ord = std::min(ord, r[q].ord);
+            if (r[q].lane != prev_lane) lanes++, prev_lane = r[q].lane;
+        }
+        if (kind == MK_KINDS) { /* an atomic: L2 traffic only */
+            global.push_back(request{ord, r->warp, i, n, kind});
+            continue;
+        }
+        line_use &u = use[name_string(r->line)];
+        u.lane_bytes[kind] += w * bytes / lanes;
+        u.requests[kind] += w;
+        if (kind == MK_SLD || kind == MK_SST) {
+            /* per phase (whole, half or quarter warp): the most distinct words in one bank; no heap here */
+            unsigned per_phase = r->size > 8 ? 8 : r->size > 4 ? 16 : 32;
+            double wf = 0.0;
+            uint64_t words[32 * 4 + 4]; /* bank << 58 | word, at most 32 lanes x 4 words */
+            uint64_t all[32 * 4 + 4];
+            size_t na = 0;
+            for (unsigned ph = 0; ph < 32 / per_phase; ph++) {
+                size_t nw = 0;
+                for (size_t q = 0; q < n; q++) {
+                    if (r[q].lane / per_phase != ph) continue;
+                    for (uintptr_t a = r[q].addr >> 2; a <= (r[q].addr + r[q].size - 1) >> 2 && nw < 128; a++)
+                        words[nw++] = (uint64_t)(a % 32) << 58 | (a & ((1ull << 58) - 1)), all[na < 128 ? na++ : na] = a;
+                }
+                std::sort(words, words + nw);
+                size_t most = 0, run = 0;
+                for (size_t q = 0; q < nw; q++) {
+                    if (q && words[q] == words[q - 1]) continue;
+                    run = q && (words[q] >> 58) == (words[q - 1] >> 58) ? run + 1 : 1;
+                    most = std::max(most, run);
+                }
+                wf += (double)most;
+            }
+            std::sort(all, all + na);
+            double uniq = 4.0 * (double)(std::unique(all, all + na) - all);
+            u.wavefronts[kind] += w * wf, u.unique_bytes[kind] += w * uniq;
+        } else {
+            tmp.clear();
+            for (size_t q = 0; q < n; q++)
+                for (uintptr_t s = r[q].addr >> 7; s <= (r[q].addr + r[q].size - 1) >> 7; s++) tmp.push_back(s);
+            std::sort(tmp.begin(), tmp.end());
+            double lines = (double)(std::unique(tmp.begin(), tmp.end()) - tmp.begin());
+            u.wavefronts[kind] += w * lines;
+            global.push_back(request{ord, r->warp, i, n, kind});
+        }
+    }
+    /* L1 per block, requests in program order, warps interleaved */
+    std::sort(global.begin(), global.end(), [](const request &x, const request &y) {
+        return x.ord != y.ord ? x.ord < y.ord : x.warp < y.warp;
+    });
+    sector_cache l1(l1_cap);
+    std::vector<uint64_t> stream;
+    double hits = 0, l2r = 0, l2w = 0;
+    for (const request &q : global) {
+        tmp.clear();
+        for (size_t x = q.first; x < q.first + q.n; x++)
+            for (uintptr_t s = recs[x].addr >> 5; s <= (recs[x].addr + recs[x].size - 1) >> 5; s++) tmp.push_back(s);
+        std::sort(tmp.begin(), tmp.end());
+        tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
+        for (uint64_t s : tmp) {
+            if (q.kind == MK_GLD) {
+                if (l1.touch(s, 0)) { hits++; continue; }
+                l2r++, stream.push_back(s << 1);
+            } else l2w++, stream.push_back(s << 1 | 1);
+        }
+    }
+    cur.l1_hit_sectors += w * hits, cur.l2_read_sectors += w * l2r, cur.l2_write_sectors += w * l2w;
+    cur.barriers += w * block_barriers;
+    cur.blocks_run++;
+    if ((double)b < wave_blocks) wave_streams.push_back(std::move(stream));
+    recs.clear(), ordinal.assign(ordinal.size(), 0), block_barriers = 0;
+}
+
+/* The first wave's L2 streams, interleaved by progress, through the L2: DRAM sectors of a wave, to the grid. */
+static void l2_wave(void)
+{
+    sector_cache l2(l2_cap);
+    size_t longest = 0;
+    double total = 0;
+    for (auto &s : wave_streams) longest = std::max(longest, s.size()), total += (double)s.size();
+    if (!longest) return;
+    std::vector<size_t> at(wave_streams.size(), 0);
+    double misses = 0, hits = 0;
+    for (size_t step = 1; step <= longest; step++)
+        for (size_t i = 0; i < wave_streams.size(); i++) {
+            std::vector<uint64_t> &s = wave_streams[i];
+            size_t upto = (size_t)((double)s.size() * step / longest);
+            for (; at[i] < upto; at[i]++) {
+                uint64_t e = s[at[i]];
+                int hit = l2.touch(e >> 1, (int)(e & 1));
+                if (!(e & 1)) (hit ? hits : misses)++;
+            }
+        }
+    double written = (double)(l2.evicted_dirty + l2.dirty_left());
+    double wave_traffic = cur.l2_read_sectors + cur.l2_write_sectors; /* of the grid */
+    double scale = total > 0 ? wave_traffic / total : 0.0;
+    cur.dram_sectors = (misses + written) * scale;
+    cur.l2_hit_sectors = hits * scale;
+}
+
+/* at exit, with EMU_GPU_MODEL set: per kernel, its launches' predicted time on the GPU (a model) */
+struct kernel_total {
+    unsigned long long launches;
+    double seconds, flops;
+    std::map<std::string, double> by_limiter;
+};
+static std::map<std::string, kernel_total> &totals = *new std::map<std::string, kernel_total>;
+
+static void print_totals(void)
+{
+    if (totals.empty() || model_gpu < 0) return;
+    const char *gpu = emu_model_gpu_name(model_gpu);
+    fprintf(stderr, "cuda-emu time model on %s (a MODEL, not a measurement; README \"The time model\"):\n", gpu);
+    for (auto &kv : totals) {
+        const kernel_total &t = kv.second;
+        std::string lim;
+        double most = -1.0;
+        for (auto &l : t.by_limiter)
+            if (l.second > most) most = l.second, lim = l.first;
+        fprintf(stderr, "  %-40s %6llu launches  %10.3f us predicted  limiter %s  %.1f GFLOP/s (FP32 lanes x 2)\n",
+                kv.first.c_str(), t.launches, t.seconds * 1e6, lim.c_str(), t.seconds > 0 ? t.flops / t.seconds / 1e9 : 0.0);
+    }
+}
+
+void model_grid_end(void)
+{
+    if (!running) return;
+    l2_wave();
+    double l1w = 0.0, smw = 0.0;
+    const sass_kernel *k = sass_find(function_symbol(running->kernel));
+    for (auto &u : use) {
+        l1w += u.second.wavefronts[MK_GLD] + u.second.wavefronts[MK_GST];
+        smw += u.second.wavefronts[MK_SLD] + u.second.wavefronts[MK_SST];
+    }
+    cur.l1_wavefronts = l1w;
+    for (auto &u : use) cur.global_requests += u.second.requests[MK_GLD] + u.second.requests[MK_GST];
+    if (k) {
+        cur.fit_residual = sass_map(*k, use, cur.warps, cur.inst, &cur.global_waits);
+        /* shared wavefronts per SASS instruction: where nvcc merged several requests into one wider
+         * instruction (4 LDS.32 -> 1 LDS.128), the wider one needs at least its distinct bytes / 128 */
+        double merged = 0.0;
+        for (auto &u : use)
+            for (int kd : {MK_SLD, MK_SST}) {
+                const line_use &x = u.second;
+                if (x.requests[kd] <= 0) continue;
+                double per_req = x.wavefronts[kd] / x.requests[kd], uniq = x.unique_bytes[kd] / x.requests[kd];
+                double lane_per_req = x.lane_bytes[kd] / x.requests[kd];
+                double sass_lane = sass_bytes_per_inst(*k, u.first, kd), merge = 1.0;
+                if (sass_lane > lane_per_req && lane_per_req > 0) merge = sass_lane / lane_per_req;
+                /* NVIDIA's rule for wide accesses: 64-bit ones are processed per half-warp, 128-bit ones per
+                 * quarter-warp, one wavefront at least per phase */
+                double phases = sass_lane > 8 ? 4.0 : sass_lane > 4 ? 2.0 : 1.0;
+                merged += x.requests[kd] / merge * std::max(std::max(per_req, phases), merge * uniq / 128.0);
+            }
+        smw = merged;
+    } else {
+        for (auto &u : use)
+            for (int kd = 0; kd < MK_KINDS; kd++) cur.inst[EMU_PIPE_LSU] += u.second.requests[kd];
+    }
+    cur.shared_wavefronts = smw;
+    last = cur, have_last = 1;
+    if (!sampling && getenv("EMU_GPU_MODEL")) { /* a whole program under the model: sum its launches */
+        static int registered;
+        if (!registered++) atexit(print_totals);
+        emu_model_prediction p;
+        double flops = 64.0 * cur.inst[EMU_PIPE_FP32];
+        if (emu_model_predict(&cur, emu_model_gpu_name(model_gpu), flops, &p)) {
+            kernel_total &t = totals[running->name];
+            t.launches++, t.seconds += p.seconds, t.flops += flops, t.by_limiter[p.limiter] += p.seconds;
+        }
+    }
+    running = NULL;
+}
+
+} /* namespace emu */
+
+extern "C" int emu_model_enable(const char *gpu, int sample)
+{
+    emu::read_env();
+    emu::model_gpu = gpu ? emu::gpu_index(gpu) : -1;
+    emu::sampling = sample;
+    return emu::model_gpu >= 0 || !gpu;
+}
+
+extern "C" int emu_model_last(emu_model_counts *out)
+{
+    if (!emu::have_last) return 0;
+    *out = emu::last;
+    return 1;
+}

@@ -1,0 +1,64 @@
+/* emu_model.h - TEST-ONLY: the GPU time model's parts, shared by emu_model.cc (what a launch does, observed),
+ * emu_sass.cc (nvcc's SASS for the target and its line table) and emu_gpu.cc (the GPUs and the time formula). */
+#ifndef CUDA_EMU_MODEL_H
+#define CUDA_EMU_MODEL_H
+
+#include "emu_eyes.h"
+#include "include/emu_api.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace emu {
+
+/* What one source line did in a launch, per kind of access (global/shared x load/store), summed over the warps:
+ * lane_bytes = sum over warp requests of (bytes / active lanes), i.e. what one lane moved per warp execution. */
+enum mem_kind { MK_GLD, MK_GST, MK_SLD, MK_SST, MK_KINDS };
+struct line_use {
+    double lane_bytes[MK_KINDS], requests[MK_KINDS], wavefronts[MK_KINDS], unique_bytes[MK_KINDS];
+};
+
+/* The SASS of one kernel for one architecture (emu_sass.cc). */
+struct sass_block {
+    double inst[EMU_PIPES];                /* instructions per pipe in this basic block */
+    std::map<std::string, double> lane_bytes[MK_KINDS]; /* per "file.cu:line": bytes one lane moves per execution */
+    double mem_inst[MK_KINDS];
+    std::map<std::string, double> line_inst[MK_KINDS];   /* per line: memory instructions */
+    int global_loads;                      /* LDG-like instructions: a wait for global memory follows */
+    int loop_lo, loop_hi;                  /* the innermost loop holding it: blocks [lo, hi]; -1 if none */
+};
+struct sass_kernel {
+    std::vector<sass_block> blocks;
+    int regs = 0;
+    size_t static_smem = 0;
+};
+/* The kernel with this mangled name in the SASS files of EMU_SASS ("a.sass b.sass"), or NULL. */
+const sass_kernel *sass_find(const std::string &mangled);
+
+/* Dynamic warp instructions by pipe and global-load waits per warp from a launch's per-line use: the warp
+ * executions of each basic block are fitted so that its memory instructions move the bytes the emulator saw
+ * on each line (emu_sass.cc). Returns the relative residual of that fit. */
+double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use, double warps, double *inst,
+                double *global_waits);
+
+/* the bytes one lane moves per SASS memory instruction of this line and kind (0 if none) */
+double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int kind);
+
+/* "file.cu:123" with the directory dropped: the key both line tables share */
+std::string line_key_of(const std::string &file_line);
+void resolve_lines(const std::vector<void *> &pcs); /* emu_symbols.cc: one addr2line for all */
+/* the collection's hooks (emu_access.cc, emu_hazard.cc, emu_launch.cc) */
+int model_on(void);
+std::vector<size_t> model_blocks(const launch_cfg &cfg);
+void model_new_launch(const launch_cfg &cfg);
+void model_access(const access &a, int shared);
+void model_barrier(void);
+void model_block_end(void);
+void model_grid_end(void);
+/* the mangled name of a kernel function (nm), "" if unknown (emu_symbols.cc) */
+std::string function_symbol(const void *fn);
+
+} /* namespace emu */
+
+#endif

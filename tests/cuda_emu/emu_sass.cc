@@ -1,0 +1,329 @@
+/* emu_sass.cc - TEST-ONLY: nvcc's SASS for the modelled GPU, read from `nvdisasm -g -c` listings (EMU_SASS, with
+ * `nvcc -Xptxas -v` appended for static shared memory), and mapped onto what the emulator saw.
+ *
+ * The emulator runs g++'s code, whose instructions say nothing about a GPU's; what it does observe exactly is the
+ * bytes every source line moves, per lane, in each kind of access. nvcc's line table gives each SASS instruction
+ * its source line. So each SASS basic block's warp executions x_b are fitted (least squares, x >= 0, relative
+ * to each line's bytes) so that the memory instructions of the blocks move what the emulator saw per line and
+ * kind; unrolling, vectorisation (four LDS.32 merged into one LDS.128) and remainder loops are then accounted
+ * for by nvcc's own code. A block that moves no memory takes the count of the nearest block that does in the
+ * same innermost loop (a loop: a backward branch), or once per warp outside loops. Dynamic instructions per
+ * pipe = sum over blocks of x_b times the block's instructions. */
+#include "emu_model.h"
+
+#include <algorithm>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace emu {
+
+std::string line_key_of(const std::string &file_line)
+{
+    size_t slash = file_line.rfind('/');
+    return slash == std::string::npos ? file_line : file_line.substr(slash + 1);
+}
+
+static int pipe_of(const std::string &op, const std::string &full)
+{
+    static const char *fp32[] = {"FFMA", "FMUL", "FADD", "FFMA32I", "FMUL32I", "FADD32I", "HFMA2", "HMUL2", "HADD2", NULL};
+    static const char *fp64[] = {"DFMA", "DMUL", "DADD", "DSETP", NULL};
+    static const char *sfu[] = {"MUFU", "F2F", "F2I", "I2F", "FRND", "I2I", "F2FP", NULL};
+    static const char *lsu[] = {"LDG", "STG", "LDS", "STS", "LD", "ST", "LDL", "STL", "LDSM", "LDGSTS", "ATOM", "ATOMS",
+                                "ATOMG", "RED", "SHFL", "VOTE", "MATCH", "REDUX", "LDGDEPBAR", "DEPBAR", "ARRIVES",
+                                "MEMBAR", "CCTL", "LDC", NULL};
+    static const char *ctrl[] = {"BRA", "BRX", "EXIT", "RET", "CALL", "BAR", "BSSY", "BSYNC", "WARPSYNC", "NOP", "S2R",
+                                 "CS2R", "S2UR", "YIELD", "BPT", "LEPC", "KILL", "NANOSLEEP", NULL};
+    for (const char **p = fp32; *p; p++) if (op == *p) return EMU_PIPE_FP32;
+    for (const char **p = fp64; *p; p++) if (op == *p) return EMU_PIPE_FP64;
+    for (const char **p = sfu; *p; p++) if (op == *p) return EMU_PIPE_SFU;
+    for (const char **p = lsu; *p; p++) if (op == *p) return EMU_PIPE_LSU;
+    for (const char **p = ctrl; *p; p++) if (op == *p) return EMU_PIPE_CTRL;
+    if (op == "HMMA" || op == "HGMMA") return full.find("TF32") != std::string::npos ? EMU_PIPE_MMA_TF32 : EMU_PIPE_MMA16;
+    if (op == "IMAD" || op == "IMUL") return full.find(".MOV") != std::string::npos ? EMU_PIPE_ALU : EMU_PIPE_IMAD;
+    if (op[0] == 'U') return EMU_PIPE_CTRL; /* the uniform datapath: an issue slot, no vector pipe */
+    return EMU_PIPE_ALU;
+}
+
+static int lane_bytes_of(const std::string &full)
+{
+    if (full.find(".128") != std::string::npos) return 16;
+    if (full.find(".64") != std::string::npos) return 8;
+    if (full.find(".U8") != std::string::npos || full.find(".S8") != std::string::npos) return 1;
+    if (full.find(".U16") != std::string::npos || full.find(".S16") != std::string::npos) return 2;
+    return 4;
+}
+
+struct raw_inst {
+    std::string op, full, line;
+    std::string target; /* a branch's label */
+    int ends_block;
+};
+
+static std::map<std::string, sass_kernel> &kernels = *new std::map<std::string, sass_kernel>;
+
+static void finish(const std::string &name, std::vector<std::pair<std::string, raw_inst>> &code, int regs)
+{
+    if (name.empty()) return;
+    sass_kernel &k = kernels[name];
+    k.regs = regs;
+    /* basic blocks: a label some branch jumps to starts one (nvdisasm also prints labels nothing jumps to), a
+     * branch or exit ends one */
+    std::map<std::string, int> targeted;
+    for (auto &c : code)
+        if (!c.second.target.empty()) targeted[c.second.target] = 1;
+    std::vector<int> start_of; /* instruction index -> block */
+    std::map<std::string, int> label_block;
+    int b = -1;
+    int open = 0;
+    for (size_t i = 0; i < code.size(); i++) {
+        if ((!code[i].first.empty() && targeted.count(code[i].first)) || !open) b++, open = 1;
+        if (!code[i].first.empty()) label_block[code[i].first] = b;
+        start_of.push_back(b);
+        if (code[i].second.ends_block) open = 0;
+    }
+    k.blocks.assign((size_t)b + 1, sass_block{});
+    for (sass_block &sb : k.blocks) sb.loop_lo = sb.loop_hi = -1;
+    for (size_t i = 0; i < code.size(); i++) {
+        const raw_inst &r = code[i].second;
+        if (r.op.empty()) continue; /* a label alone */
+        sass_block &sb = k.blocks[(size_t)start_of[i]];
+        if (r.op == "NOP") continue;
+        sb.inst[pipe_of(r.op, r.full)]++;
+        int kinds[2] = {-1, -1};
+        if (r.op == "LDG" || r.op == "LD") kinds[0] = MK_GLD;
+        else if (r.op == "STG" || r.op == "ST") kinds[0] = MK_GST;
+        else if (r.op == "LDS" || r.op == "LDSM") kinds[0] = MK_SLD;
+        else if (r.op == "STS") kinds[0] = MK_SST;
+        else if (r.op == "LDGSTS") kinds[0] = MK_GLD, kinds[1] = MK_SST;
+        for (int kd : kinds) {
+            if (kd < 0) continue;
+            sb.lane_bytes[kd][r.line] += lane_bytes_of(r.full);
+            sb.mem_inst[kd]++;
+            sb.line_inst[kd][r.line]++;
+        }
+        if (r.op == "LDG" || r.op == "LD" || r.op == "LDGSTS") sb.global_loads++;
+        /* a backward branch closes a loop: blocks [target, this] */
+        if (!r.target.empty() && label_block.count(r.target) && label_block[r.target] <= start_of[i]) {
+            int lo = label_block[r.target], hi = start_of[i];
+            for (int j = lo; j <= hi; j++) {
+                sass_block &in = k.blocks[(size_t)j];
+                if (in.loop_lo < 0 || (in.loop_hi - in.loop_lo) > hi - lo) in.loop_lo = lo, in.loop_hi = hi;
+            }
+        }
+    }
+}
+
+static void load(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "cuda-emu: EMU_SASS: cannot read %s\n", path);
+        return;
+    }
+    char buf[4096];
+    std::string name, line, label, ptxas_fn;
+    std::vector<std::pair<std::string, raw_inst>> code;
+    int regs = 0, next_regs = 0; /* SHI_REGISTERS comes in a function's section header, before its label */
+    while (fgets(buf, sizeof buf, f)) {
+        char *s = buf;
+        while (*s == ' ' || *s == '\t') s++;
+        s[strcspn(s, "\n")] = 0;
+        const char *q;
+        if (!strncmp(s, ".text._Z", 8) && s[strlen(s) - 1] == ':') {
+            finish(name, code, regs);
+            code.clear(), label.clear();
+            name.assign(s + 6, strlen(s) - 7);
+            regs = next_regs;
+        } else if ((q = strstr(s, "SHI_REGISTERS="))) {
+            next_regs = atoi(q + 14);
+        } else if (!strncmp(s, "//## File \"", 11)) {
+            const char *e = strchr(s + 11, '"');
+            const char *ln = e ? strstr(e, ", line ") : NULL;
+            if (e && ln) line = line_key_of(std::string(s + 11, (size_t)(e - s - 11))) + ":" + std::to_string(atoi(ln + 7));
+        } else if (!strncmp(s, ".L_x_", 5) && s[strlen(s) - 1] == ':') {
+            label.assign(s, strlen(s) - 1);
+            code.push_back({label, raw_inst{"", "", line, "", 0}});
+            label.clear();
+        } else if (!strncmp(s, "/*", 2) && strstr(s, "*/") && !name.empty()) {
+            char *t = strstr(s, "*/") + 2;
+            while (*t == ' ') t++;
+            if (*t == '@') t += strcspn(t, " "); /* the predicate */
+            while (*t == ' ') t++;
+            std::string full(t, strcspn(t, " ;"));
+            std::string op = full.substr(0, full.find('.'));
+            raw_inst r{op, full, line, "", 0};
+            const char *tg = strstr(t, "`(");
+            if (tg) r.target.assign(tg + 2, strcspn(tg + 2, ")"));
+            r.ends_block = op == "BRA" || op == "BRX" || op == "EXIT" || op == "RET" || op == "CALL";
+            code.push_back({"", r});
+        } else if ((q = strstr(s, "Compiling entry function '"))) {
+            ptxas_fn.assign(q + 26, strcspn(q + 26, "'"));
+        } else if ((q = strstr(s, "registers, ")) && !ptxas_fn.empty()) {
+            const char *sm = strstr(q, " bytes smem");
+            if (sm) {
+                const char *n = sm;
+                while (n > q && n[-1] >= '0' && n[-1] <= '9') n--;
+                finish(name, code, regs), code.clear(), name.clear();
+                kernels[ptxas_fn].static_smem = (size_t)atol(n);
+            }
+        }
+    }
+    finish(name, code, regs);
+    fclose(f);
+}
+
+const sass_kernel *sass_find(const std::string &mangled)
+{
+    static int loaded;
+    if (!loaded++) {
+        const char *e = getenv("EMU_SASS");
+        std::string all = e ? e : "";
+        size_t i = 0;
+        while (i < all.size()) {
+            size_t j = all.find(' ', i);
+            if (j == std::string::npos) j = all.size();
+            if (j > i) load(all.substr(i, j - i).c_str());
+            i = j + 1;
+        }
+    }
+    auto it = kernels.find(mangled);
+    return it == kernels.end() || it->second.blocks.empty() ? NULL : &it->second;
+}
+
+double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int kind)
+{
+    double bytes = 0.0, n = 0.0;
+    for (const sass_block &b : k.blocks) {
+        auto it = b.lane_bytes[kind].find(line);
+        if (it == b.lane_bytes[kind].end()) continue;
+        bytes += it->second, n += b.line_inst[kind].at(line);
+    }
+    return n > 0 ? bytes / n : 0.0;
+}
+
+double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use, double warps, double *inst,
+                double *global_waits)
+{
+    size_t nb = k.blocks.size();
+    /* the equations: one per (line, kind) that either side saw */
+    struct eq {
+        double target;
+        std::vector<std::pair<size_t, double>> terms; /* block, lane bytes per execution */
+    };
+    std::map<std::pair<std::string, int>, eq> eqs;
+    for (auto &u : use)
+        for (int kd = 0; kd < MK_KINDS; kd++)
+            if (u.second.lane_bytes[kd] > 0) eqs[{u.first, kd}].target = u.second.lane_bytes[kd];
+    std::vector<int> has_mem(nb, 0);
+    for (size_t b = 0; b < nb; b++)
+        for (int kd = 0; kd < MK_KINDS; kd++)
+            for (auto &lb : k.blocks[b].lane_bytes[kd]) {
+                eqs[{lb.first, kd}].terms.push_back({b, lb.second});
+                has_mem[b] = 1;
+            }
+    /* one statement over several lines: g++ may give its accesses the first line, nvcc a later one. A line the
+     * emulator saw with no SASS of that kind joins the nearest line after it (up to 4; else before it, up to 2)
+     * with SASS of that kind that the emulator did not see. */
+    auto split = [](const std::string &key, std::string *file) {
+        size_t c = key.rfind(':');
+        *file = key.substr(0, c);
+        return atoi(key.c_str() + c + 1);
+    };
+    std::vector<std::pair<std::string, int>> orphans;
+    for (auto &e : eqs)
+        if (e.second.target > 0 && e.second.terms.empty()) orphans.push_back(e.first);
+    for (auto &o : orphans) {
+        std::string file;
+        int ln = split(o.first, &file);
+        int done = 0;
+        for (int d : {1, 2, 3, 4, -1, -2}) {
+            auto it = eqs.find({file + ":" + std::to_string(ln + d), o.second});
+            if (it == eqs.end() || it->second.terms.empty() || it->second.target > 0) continue;
+            it->second.target = eqs[o].target;
+            eqs.erase(o);
+            done = 1;
+            break;
+        }
+        /* g++'s line table may name the including file for a function of a header it included first: the same
+         * line number in another file, if only one line of SASS has it */
+        std::vector<std::pair<std::string, int>> same;
+        for (auto &e : eqs) {
+            std::string f2;
+            if (!done && e.first.second == o.second && !e.second.terms.empty() && e.second.target <= 0 &&
+                split(e.first.first, &f2) == ln && f2 != file)
+                same.push_back(e.first);
+        }
+        if (same.size() == 1) eqs[same[0]].target = eqs[o].target, eqs.erase(o);
+    }
+    /* projected coordinate descent on sum of ((seen - sass) / seen)^2; an equation nothing was seen for weighs
+     * as if relative to the launch's mean line */
+    double mean = 0.0;
+    int n = 0;
+    for (auto &e : eqs)
+        if (e.second.target > 0) mean += e.second.target, n++;
+    mean = n ? mean / n : 1.0;
+    std::vector<double> x(nb, 0.0);
+    /* visited widest first: where the bytes leave the split open (an unrolled loop and its remainder loop on the
+     * same lines), the unrolled body takes them, as it does on the GPU for all but the last few iterations */
+    std::vector<std::pair<double, size_t>> order;
+    for (size_t b = 0; b < nb; b++) {
+        double bytes = 0.0;
+        for (int kd = 0; kd < MK_KINDS; kd++)
+            for (auto &lb : k.blocks[b].lane_bytes[kd]) bytes += lb.second;
+        if (has_mem[b]) order.push_back({-bytes, b});
+    }
+    std::sort(order.begin(), order.end());
+    for (int it = 0; it < 300; it++) {
+        for (auto &ob : order) {
+            size_t b = ob.second;
+            double num = 0.0, den = 0.0;
+            for (auto &e : eqs) {
+                double s = 0.0, mine = 0.0;
+                for (auto &t : e.second.terms) {
+                    s += x[t.first] * t.second;
+                    if (t.first == b) mine += t.second;
+                }
+                if (mine == 0.0) continue;
+                double w = 1.0 / pow(e.second.target > 0 ? e.second.target : mean, 2);
+                num += w * mine * (e.second.target - s);
+                den += w * mine * mine;
+            }
+            if (den > 0) x[b] = std::max(0.0, x[b] + num / den);
+        }
+    }
+    double res = 0.0, tot = 0.0;
+    static int debug = getenv("EMU_MODEL_DEBUG") && atoi(getenv("EMU_MODEL_DEBUG"));
+    for (auto &e : eqs) {
+        double s = 0.0;
+        for (auto &t : e.second.terms) s += x[t.first] * t.second;
+        res += fabs(e.second.target - s), tot += e.second.target;
+        if (debug)
+            fprintf(stderr, "model: line %s kind %d: seen %.4g lane-bytes, SASS %.4g (%zu blocks)\n",
+                    e.first.first.c_str(), e.first.second, e.second.target, s, e.second.terms.size());
+    }
+    /* blocks without memory: the nearest block with memory in the same innermost loop, else once per warp */
+    std::vector<double> xf(x);
+    for (size_t b = 0; b < nb; b++) {
+        if (has_mem[b]) continue;
+        const sass_block &sb = k.blocks[b];
+        double best = -1.0;
+        size_t dist = (size_t)-1;
+        for (size_t c = 0; c < nb; c++) {
+            if (!has_mem[c] || k.blocks[c].loop_lo != sb.loop_lo || k.blocks[c].loop_hi != sb.loop_hi) continue;
+            size_t d = c > b ? c - b : b - c;
+            if (d < dist) dist = d, best = x[c];
+        }
+        xf[b] = best >= 0.0 ? best : warps;
+    }
+    for (int p = 0; p < EMU_PIPES; p++) inst[p] = 0.0;
+    *global_waits = 0.0;
+    for (size_t b = 0; b < nb; b++) {
+        for (int p = 0; p < EMU_PIPES; p++) inst[p] += xf[b] * k.blocks[b].inst[p];
+        if (k.blocks[b].global_loads) *global_waits += xf[b];
+    }
+    return tot > 0 ? res / tot : 0.0;
+}
+
+} /* namespace emu */

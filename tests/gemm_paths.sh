@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# gemm_paths.sh - every lesson's CPU versions, validated against float64, on each CPU GEMM path a machine may
+# take (kernels/runtime/gemm_cpu.c), and each run saying which one it took. The first setting is a CPU without
+# AVX-512, emulated by capping both libraries (DNNL_MAX_CPU_ISA=AVX2: oneDNN's kernels and no bf16 instructions;
+# OPENBLAS_CORETYPE=Haswell: OpenBLAS's AVX2 kernels); then each provider forced, then lesson 5's float32 path
+# by choice. Size small, one thread. Usage: tests/gemm_paths.sh [BIN] (default build); LESSONS="1 2 ..."
+# (default: the Makefile's list).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build}
+lessons=${LESSONS:-1 2 3 4 5}
+avx2="DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell"
+# setting # what the "CPU GEMMs:" line must say (grep) # what lesson 5's bf16 line must say
+settings=(
+  "$avx2#^[^(]*(\(avx2\|[^)]*, avx2\|Haswell kernels\))#float32 copies, then the float32 GEMM (oneDNN at avx2"
+  "$avx2 GEMM_CPU_PROVIDER=openblas#^OpenBLAS .*(Haswell kernels), .* forced#float32 copies"
+  "$avx2 GEMM_CPU_PROVIDER=onednn#^oneDNN .* sgemm (avx2), .* forced#float32 copies"
+  "$avx2 GEMM_CPU_PROVIDER=onednn-matmul#^oneDNN .* matmul (.*, avx2), .* forced#float32 copies"
+  "GEMM_CPU_BF16=0#GFLOP/s at 256^3#float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)"
+)
+status=0
+t0=$(date +%s)
+for s in "${settings[@]}"; do
+  IFS='#' read -r envs want_gemm want_bf16 <<<"$s"
+  for l in $lessons; do
+    out=$(env $envs OPENBLAS_NUM_THREADS=1 "$bin/lesson$l" --size small --impl naive,cpu 2>&1)
+    rc=$?
+    line=$(grep -m1 '^CPU GEMMs:' <<<"$out" | sed 's/^CPU GEMMs: //')
+    bad=""
+    [ $rc -eq 0 ] || bad="exit status $rc"
+    grep -q "$want_gemm" <<<"$line" || bad="${bad:+$bad; }the GEMM line does not say '$want_gemm'"
+    [ "$l" != 5 ] || grep -qF "bf16 products: $want_bf16" <<<"$out" ||
+      bad="${bad:+$bad; }no 'bf16 products: $want_bf16' line"
+    if [ -n "$bad" ]; then
+      status=1
+      echo "gemm_paths: FAIL lesson $l under $envs: $bad"
+      echo "$out" | tail -20
+    else
+      echo "gemm_paths: lesson $l under $envs: validated; $line"
+    fi
+  done
+done
+echo "gemm_paths: $([ $status = 0 ] && echo "every lesson validated on every path" || echo FAILED) in $(( $(date +%s) - t0 )) s"
+exit $status
