@@ -19,6 +19,7 @@
 7. Times: a millisecond figure in the prose (outside code blocks) has its spread on the same line ("[lo-hi]",
    "(lo-hi)" or "±"); a generated block whose table shows timed rows shows the program's "times on <machine>: the
    median of N runs [fastest-slowest]" line with N >= 3 (its docs/generated.txt line runs with --repeat 5).
+   A section whose heading says it is "estimated" holds a model's times, not measurements: no spread to give.
 8. Figures shown: every docs/img/*.png is shown (![...](...)) by some doc: README.md or docs/*.md.
 """
 import glob
@@ -50,6 +51,7 @@ SPREAD = re.compile(r"\[\d[\d.,]*\s?[-–]\s?\d|\(\d[\d.,]*\s?[-–]\s?\d|±")
 TIMED_ROW = re.compile(r"^\S+ +[\d,]+ \([^)]*\) +[\d,]+ \([^)]*\) +\d+ +\d[\d.]* +\d[\d.]*.*$", re.M)
 ONE_RUN = re.compile(r"^times on .+: one run each", re.M)
 MEDIAN = re.compile(r"^times on .+: the median of (\d+) runs \[fastest-slowest\]", re.M)
+HEADING = re.compile(r"^(#+) (.*)$")
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.png)\)")
 
 
@@ -181,10 +183,21 @@ def check_links(doc, text):
     return errors
 
 
+def measured_prose(prose):
+    """The prose's lines but those of a section whose heading says "estimated" (a model's times, not a run's)."""
+    skip_below = None  # the heading level of the estimated section being skipped
+    for line in prose.split("\n"):
+        heading = HEADING.match(line)
+        if heading and (skip_below is None or len(heading.group(1)) <= skip_below):
+            skip_below = len(heading.group(1)) if re.search(r"\bestimated\b", heading.group(2)) else None
+        if skip_below is None:
+            yield line
+
+
 def check_times(text):
     """Rule 7: a time in the prose carries its spread; a pasted table of timed rows is the median of >= 3 runs."""
     errors = []
-    for line in FENCE.sub("", GENERATED.sub("", text)).split("\n"):
+    for line in measured_prose(FENCE.sub("", GENERATED.sub("", text))):
         if MS.search(line) and not SPREAD.search(line):
             errors.append(f"a time without its spread (median [fastest-slowest], from a --repeat run): "
                           f"{line.strip()[:120]}")
