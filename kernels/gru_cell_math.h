@@ -63,5 +63,8 @@ HD float gru_gate_backward(float g, float h, gru_gates s, gru_gate_grads *o)
 /* ---- launch geometry, read by the kernels and by the C fit check (cuda_gru_unfit) */
 #define GRU_THREADS 256 /* one thread per (row, hidden unit) element; 8 warps per block */
 /* grid = ceil(B*H / GRU_THREADS) blocks in x: B*H must stay below 2^31 (cuda_gru_unfit checks int range) */
+/* v3: one persistent cooperative block per slice of hidden units, up to GRU3_MAX_PER_SM blocks per SM */
+#define GRU3_THREADS 256
+#define GRU3_MAX_PER_SM 8
 
 #endif

@@ -45,6 +45,17 @@ HD float lc_transition_term(float alpha_j, float g_k, float logz) { return expf(
 #define LC2_BLOCK (32 * LC2_ROWS)
 #define LC2_DP0_BLOCK 128 /* dp0: grid (ceil(c / LC2_DP0_BLOCK), t) */
 
+/* v4: one persistent block per LC4_ROWS rows (b, s) walks the whole chain; grid (ceil(n / LC4_ROWS), t). A lane
+ * owns the states k = lane + 32 q, q < LC4_KQ, so c <= LC4_MAX_C; the block's LC4_WARPS warps split each step's
+ * sum over j (forward) or its outputs j (backward). */
+#define LC4_ROWS 4
+#define LC4_WARPS 8
+#define LC4_BLOCK (32 * LC4_WARPS)
+#define LC4_KQ 8
+#define LC4_JU 4 /* forward: rows of P_i a warp loads before it uses them */
+#define LC4_MAX_C (32 * LC4_KQ)
+#define LC4_DP0_BLOCK 128
+
 #define LC_MAX_GRID_X 2147483647LL
 #define LC_MAX_GRID_YZ 65535LL
 

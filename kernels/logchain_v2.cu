@@ -142,6 +142,15 @@ static unsigned blocks_for(long long count, int per_block) { return (unsigned)((
 
 static dim3 lc2_grid(const lc_dims *d) { return dim3(blocks_for((long long)d->n, LC2_ROWS), (unsigned)d->t); }
 
+/* dp0 (1, t, c) from dx (n, t, v, c): one launch (cuda-v4 calls it too) */
+void lc2_dp0(const lc_dims *d, const float *dx, const float *p0, float *dp0)
+{
+    int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v;
+    LAUNCH(lc2_dp0_kernel, dim3(blocks_for(c, LC2_DP0_BLOCK), (unsigned)t), LC2_DP0_BLOCK, 0)(n, c, t, v, dx, p0,
+                                                                                              dp0);
+    CUDA_CHECK_LAST();
+}
+
 /* Every buffer already allocated: 1 + 2 (v-1) launches (cuda-v3 captures them into one graph). */
 void lc2_forward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                               float *out, float *W, float *S, float *m)
@@ -181,7 +190,5 @@ void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, con
     }
     LAUNCH(lc2_dx0_kernel, lc2_grid(d), LC2_BLOCK, 0)(n, c, t, v, dout, out, mb, SU, alpha);
     CUDA_CHECK_LAST();
-    LAUNCH(lc2_dp0_kernel, dim3(blocks_for(c, LC2_DP0_BLOCK), (unsigned)t), LC2_DP0_BLOCK, 0)(n, c, t, v, dx, p0,
-                                                                                              dp0);
-    CUDA_CHECK_LAST();
+    lc2_dp0(d, dx, p0, dp0);
 }

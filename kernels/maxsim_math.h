@@ -71,6 +71,29 @@ HD void ms_axpy(float w, const float *x, float *g, long long K)
 #define MS3_PAD 4
 #define MS3_THREADS 128
 
+/* CUDA pipelined kernel (kernels/maxsim_v4.cu): one block of 4 warps per (i, m). MS4_TJ rows of a[i] stay in
+ * shared memory (all of K, padded to a multiple of MS4_TK, rows padded by MS4_PAD floats) while b[m] streams
+ * through MS4_STAGES buffers of MS4_TN rows x MS4_TK columns (rows padded by MS4_PAD); each warp owns a 64 x 64
+ * quarter of the MS4_TJ x MS4_TN score tile as 4 x 4 WMMA m16n16k8 fragments. */
+#define MS4_TJ 128
+#define MS4_TN 128
+#define MS4_TK 16
+#define MS4_PAD 4
+#define MS4_STAGES 3
+#define MS4_THREADS 128
+/* The opt-in limit of dynamic shared memory per block on sm_80, the smaller of the two targets (163 KB; sm_90:
+ * 227 KB): v4's a[i] rows must fit beside the pipeline there. */
+#define MS4_SMEM_LIMIT 166912
+
+/* K rounded up to whole k steps of the pipeline: the columns a[i]'s resident rows hold (zeros past K). */
+HD long long ms4_k_padded(long long K) { return (K + MS4_TK - 1) / MS4_TK * MS4_TK; }
+/* v4's dynamic shared memory in bytes: the resident rows of a[i], then the pipeline's stages (reused for the
+ * final merge of the warps' row maxima). */
+HD long long ms4_smem_bytes(long long K)
+{
+    return 4 * (MS4_TJ * (ms4_k_padded(K) + MS4_PAD) + (long long)MS4_STAGES * MS4_TN * (MS4_TK + MS4_PAD));
+}
+
 /* cuda-v1 and the backward kernels: threads per block. */
 #define MS_SIMPLE_THREADS 128
 /* --deterministic's scan: threads per block (one block per m). The scatter: one warp per m, 8 warps per block,

@@ -104,7 +104,7 @@ static void cpu_backward(lesson_run *r)
 }
 #ifdef HAVE_CUDA
 /* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel, v3 v2's
- * loops as one CUDA Graph, captured once per shape and replayed). A version without a case leaves out unset, and
+ * loops as one CUDA Graph, captured once per shape and replayed, v4 one persistent kernel per pass). A version without a case leaves out unset, and
  * the session stops there. */
 static void cuda_forward(lesson_run *r)
 {
@@ -113,6 +113,7 @@ static void cuda_forward(lesson_run *r)
     case 1: r->t[OUT] = cuda_lc_forward_v1(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 2: r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 3: r->t[OUT] = cuda_lc_forward_graph(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 4: r->t[OUT] = cuda_lc_forward_v4(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -129,6 +130,9 @@ static void cuda_backward(lesson_run *r)
     case 3:
         cuda_lc_backward_graph(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk,
                                dp0);
+        break;
+    case 4:
+        cuda_lc_backward_v4(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
         break;
     }
 }
@@ -158,6 +162,13 @@ static const char *cuda_unfit(const void *p)
     return cuda_lc_dims_fit(dims_of(p)) ? NULL : "n, t or c exceeds the kernels' int indexing or grid limits";
 }
 static mem_formula cuda_v1_memory(const void *p) { return cuda_lc_memory_v1(dims_of(p)); }
+static mem_formula cuda_v4_memory(const void *p) { return cuda_lc_memory_v4(dims_of(p)); }
+static const char *cuda_v4_unfit(const void *p)
+{
+    return cuda_lc_dims_fit_v4(dims_of(p)) ? NULL
+                                           : "c > 256 (a lane keeps 8 of a row's c states) or n, t, v past the kernels' "
+                                             "int indexing or grid limits";
+}
 static const char *cuda_v1_unfit(const void *p)
 {
     return cuda_lc_dims_fit_v1(dims_of(p)) ? NULL : "n or c exceeds the kernels' int indexing or grid limits";
@@ -304,6 +315,11 @@ const lesson lesson2_def = {
                .about = "v2's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
                         "launches per pass instead of 5v-2 (same kernels, GEMMs and memory)",
                .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(4),
+               .about = "one persistent kernel per pass: a block owns 4 rows and walks the whole chain, P_i streamed "
+                        "from L2; backward's dbulk one batched GEMM over every step (1 + 3 launches)",
+               .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
     .cuda_alias = 2, /* v3's gain is unmeasured (no GPU yet): make gpu-report times both */
     .preamble = preamble,

@@ -107,6 +107,7 @@ static mem_formula cuda_memory(const void *p)
     return cuda_ms_memory(dims_of(p), prob_of(p)->recompute, prob_of(p)->deterministic);
 }
 static const char *cuda_unfit(const void *p) { return cuda_ms_unfit(dims_of(p)); }
+static const char *cuda4_unfit(const void *p) { return cuda_ms4_unfit(dims_of(p)); }
 
 /* cpu is fused, so memory never stops it; time does: the session skips it, with an estimate, beyond
  * --time-limit. naive's work is one GEMM forward and two backward (its memory stops it first anyway). */
@@ -250,7 +251,12 @@ const lesson lesson3_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
                         "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+               .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(4),
+               .about = "pipelined kernel: a[i]'s 128 rows resident in shared memory (> 48 KB opt-in), b streamed in "
+                        "128-row tiles by a 3-stage cp.async pipeline, TF32 WMMA 64x64 per warp, max/argmax in "
+                        "registers; K <= 256; same backward as v1",
+               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_alias = 3,
     .preamble = preamble,
     .epilogue = epilogue,

@@ -193,14 +193,15 @@ static void cpu_backward(lesson_run *r)
 }
 #ifdef HAVE_CUDA
 /* The one CUDA adapter: version 1 launches the step loops, version 2 replays them as one CUDA Graph captured once
- * per shape (the same kernels and GEMMs); a version without a case leaves out unset, and the session stops there. */
+ * per shape (the same kernels and GEMMs), version 3 runs the forward loop as one persistent cooperative kernel
+ * (backward: version 2's graph); a version without a case leaves out unset, and the session stops there. */
 static void cuda_forward(lesson_run *r)
 {
     const gru_problem *p = r->prob;
     cpu_saved *s = (cpu_saved *)r->saved.bytes;
-    if (r->version > 2) return;
+    if (r->version > 3) return;
     r->t[OUT] = cuda_gru_forward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH],
-                                 &s->arena, &s->ws, r->version == 2);
+                                 &s->arena, &s->ws, r->version);
 }
 static void cuda_backward(lesson_run *r)
 {
@@ -208,7 +209,7 @@ static void cuda_backward(lesson_run *r)
     cpu_saved *s = (cpu_saved *)r->saved.bytes;
     gru_grads g;
     cuda_gru_backward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH], r->t[OUT],
-                      r->t[DOUT], s->arena, &s->ws, &g, r->version == 2);
+                      r->t[DOUT], s->arena, &s->ws, &g, r->version);
     store_grads(r, &g);
 }
 #else
@@ -227,6 +228,15 @@ static mem_formula naive_memory(const void *p) { return naive_gru_memory(dims_of
 static mem_formula cpu_memory(const void *p) { return cpu_gru_memory(dims_of(p), &prob_of(p)->o); }
 static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(dims_of(p), &prob_of(p)->o); }
 static const char *cuda_unfit(const void *p) { return cuda_gru_unfit(dims_of(p), &prob_of(p)->o); }
+#ifdef HAVE_CUDA
+static const char *cuda_v3_unfit(const void *p)
+{
+    const char *why = cuda_gru_unfit(dims_of(p), &prob_of(p)->o);
+    return why ? why : gru3_unfit(dims_of(p), &prob_of(p)->o);
+}
+#else
+#define cuda_v3_unfit cuda_unfit
+#endif
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 /* The forum's "2x more memory than with LSTMs", per step: PyTorch's fused LSTM cell saves its 4H gate activations
@@ -380,6 +390,11 @@ const lesson lesson4_def = {
                .about = "v1's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
                         "launches per pass instead of 9T + T/P + 7 (same kernels, GEMMs and memory)",
                .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+               .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(3),
+               .about = "forward as one persistent cooperative kernel: each block keeps its hidden units' weight "
+                        "columns in shared memory, 2 grid.syncs per step; backward v2's graph",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_v3_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
     .cuda_alias = 1, /* v2's gain is unmeasured (no GPU yet): make gpu-report times both */
     .preamble = preamble,

@@ -11,6 +11,7 @@
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_cce_v3.h"
+#include "../optimized/linear_ce_cce_v4.h"
 #include "../optimized/linear_ce_fused.h"
 #include "lesson_defs.h"
 #include "linear_ce_reference.h"
@@ -121,6 +122,7 @@ static void cuda_forward(lesson_run *r)
     case 1: r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes); break;
     case 2: r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
     case 3: r->t[LOSS] = cuda_cce3_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
+    case 4: r->t[LOSS] = cuda_cce4_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -132,6 +134,8 @@ static void cuda_backward(lesson_run *r)
     case 1: cuda_lce_backward(d, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
     case 2: cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
     case 3: cuda_cce3_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
+            break;
+    case 4: cuda_cce4_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
             break;
     }
 }
@@ -165,6 +169,8 @@ static mem_formula cce_memory(const void *p) { return cuda_cce_memory(dims_of(p)
 static const char *cce_unfit(const void *p) { return cuda_cce_unfit(dims_of(p)); }
 static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(dims_of(p)); }
 static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(dims_of(p)); }
+static mem_formula cce4_memory(const void *p) { return cuda_cce4_memory(dims_of(p)); }
+static const char *cce4_unfit(const void *p) { return cuda_cce4_unfit(dims_of(p)); }
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
@@ -204,29 +210,35 @@ static void print_errors(const lesson_report *rep, FILE *f)
     }
 }
 
-/* --filter: what Cut Cross-Entropy's gradient filter skipped in cuda-v3's run and what it cost in accuracy, against
- * the same implementation run once more here without it */
-static void print_filter(const lesson_report *rep, FILE *f)
+/* --filter: what Cut Cross-Entropy's gradient filter skipped in a CUDA version's run (cuda-v3's [32,64] tiles,
+ * cuda-v4's [128,128]) and what it cost in accuracy, against the same implementation run once more without it */
+static void print_filter_of(const lesson_report *rep, const char *impl, FILE *f)
 {
     const lce_problem *p = prob_of(rep->prob);
-    const lesson_result *v3 = lesson_report_find(rep, "cuda-v3");
-    if (!p->filter || !v3 || !v3->row.ran || !rep->ref[LOSS]) return;
+    const lesson_result *v = lesson_report_find(rep, impl);
+    if (!p->filter || !v || !v->row.ran || !rep->ref[LOSS]) return;
 #ifdef HAVE_CUDA
-    cce3_filter_stats st = cuda_cce3_last_filter();
+    int v4 = !strcmp(impl, "cuda-v4");
+    cce3_filter_stats st = v4 ? cuda_cce4_last_filter() : cuda_cce3_last_filter();
     lce_problem off = *p;
     off.filter = 0;
     lesson_result r;
-    lesson_run_impl(rep->L, &off, v3->impl, rep->inputs, &r);
-    fprintf(f, "cuda-v3 --filter: a [32,64] gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
+    lesson_run_impl(rep->L, &off, v->impl, rep->inputs, &r);
+    fprintf(f, "%s --filter: a %s gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
                "default,\nbf16's eps / 32); skipped %u of %llu tiles in dx, %u of %llu in dW. Error against float64:\n",
-            st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
+            impl, v4 ? "[128,128]" : "[32,64]", st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
     fprintf(f, "  filtered    dx (bf16) %.2e   dW (f32) %.2e\n  unfiltered  dx (bf16) %.2e   dW (f32) %.2e\n",
-            tensor_err(rep, v3, DX, DT_BF16), tensor_err(rep, v3, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
+            tensor_err(rep, v, DX, DT_BF16), tensor_err(rep, v, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
             tensor_err(rep, &r, DW, DT_F32));
     lesson_result_free(rep->L, &r);
 #else
     (void)f;
 #endif
+}
+static void print_filter(const lesson_report *rep, FILE *f)
+{
+    print_filter_of(rep, "cuda-v3", f);
+    print_filter_of(rep, "cuda-v4", f);
 }
 
 /* The seed's figure: "For V = 128k and H = 4096, this would save 3GB of memory." */
@@ -290,8 +302,9 @@ const lesson lesson5_def = {
     .opts = {[OPT_CHUNK] = {.flag = "--chunk", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
                             .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
              [OPT_FILTER] = {.flag = "--filter", .takes_value = 0, .def = 0, .min = 0, .max = 1,
-                             .help = "cuda-v3: skip every 32x64 gradient tile whose |softmax - onehot| < 2^-12 "
-                                     "(Cut Cross-Entropy's filter) and print its error beside the unfiltered run's"},
+                             .help = "cuda-v3, cuda-v4: skip every gradient tile (32x64, 128x128) whose |softmax - "
+                                     "onehot| < 2^-12 (Cut Cross-Entropy's filter) and print its error beside the "
+                                     "unfiltered run's"},
              [OPT_PEAKED] = {.flag = "--peaked", .takes_value = 0, .def = 0, .min = 0, .max = 1,
                              .help = "inputs of a model that predicts its data: x times 32, each target its row's "
                                      "argmax (a sharp softmax: where --filter skips tiles)"}},
@@ -325,7 +338,8 @@ const lesson lesson5_def = {
               {LESSON_CUDA_VERSION(1),
                .about = "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
                         "(cuda names this one: v2 and v3 keep no logits buffer, but v2's FP32 loops stay far from the "
-                        "tensor cores cuBLAS uses, and v3's backward is designed for ~15% of them, unmeasured)",
+                        "tensor cores cuBLAS uses, v3 measured far slower on an H200 (docs/results/nvidia-h200), and v4 "
+                        "is neither predicted at the forum size nor measured yet)",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(2),
@@ -335,7 +349,12 @@ const lesson lesson5_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
                         "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
-               .memory = cce3_memory, .unfit = cce3_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+               .memory = cce3_memory, .unfit = cce3_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(4),
+               .about = "Cut Cross-Entropy's shape: [128,128] WMMA tiles fed by a 3-stage cp.async pipeline, grouped "
+                        "block order, lse merged from per-tile partials; backward recomputes each tile once into a "
+                        "bf16 G chunk [N,8192], then dx += G W and dW = G^T x with one writer per tile",
+               .memory = cce4_memory, .unfit = cce4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_alias = 1,
     .preamble = preamble,
     .epilogue = epilogue,

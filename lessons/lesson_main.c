@@ -21,6 +21,8 @@
 #include "../kernels/runtime/cuda_track.h"
 #endif
 
+#include "gpu_model.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,7 @@ typedef struct {
     double fwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT], bwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT];
     int unstable; /* repeated runs whose memory differed from the first run's */
     int no_device[LESSON_MAX_IMPLS]; /* skipped for want of a CUDA device (one stderr line names them all) */
+    gpu_model_result model[LESSON_MAX_IMPLS]; /* --gpu-model: each device row's prediction */
 } driver;
 
 /* The driver holds the inputs, one result set per implementation and the float64 reference: refuse before
@@ -214,6 +217,33 @@ static void say_device_skips(const driver *dv)
     fprintf(stderr, "%s: skipped %s: %s; the rest ran\n", dv->L->program, names, why);
 }
 
+/* --gpu-model: one more run of a device implementation, under the emulator's time model (gpu_model.h); its
+ * results are discarded (a sample of each launch's blocks ran). */
+static void predict_row(driver *dv, int k)
+{
+    lesson_result tmp;
+    gpu_model_begin(dv->o.gpu_model);
+    lesson_run_impl(dv->L, dv->prob, dv->res[k].impl, dv->t, &tmp);
+    gpu_model_end(&dv->model[k]);
+    lesson_result_free(dv->L, &tmp);
+}
+
+static void print_model(const driver *dv)
+{
+    int any = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) any |= dv->model[k].done;
+    if (!any) return;
+    printf("\nTime model on %s: a MODEL of that GPU, not a measurement (tests/cuda_emu/README.md; its error on "
+           "the calibration set: make predict-peers):\n", dv->o.gpu_model);
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const gpu_model_result *m = &dv->model[k];
+        if (!m->done) continue;
+        printf("  %-8s predicted %10.3f ms forward + backward  limiter %s (%.0f%% of the time)  %.1f%% of the "
+               "roofline  [%llu launches (%llu predicted again), %llu cuBLAS calls]\n", dv->res[k].row.impl, m->ms,
+               m->limiter, 100.0 * m->limiter_share, 100.0 * m->roofline, m->launches, m->reused, m->gemms);
+    }
+}
+
 static void run_all(driver *dv)
 {
     const lesson *L = dv->L;
@@ -244,6 +274,7 @@ static void run_all(driver *dv)
         res->row.impl = dv->o.impl_name[k]; /* the name asked for: "cuda" stays "cuda" */
         lesson_timeline_end();
         repeat_runs(dv, k);
+        if (dv->o.gpu_model && im->device) predict_row(dv, k);
         res->row.gemm_share = gemm_share(dv, im, &res->row, im->device ? 0.0 : gemm_cpu_peak_seconds(im->name));
     }
     say_device_skips(dv);
@@ -384,6 +415,7 @@ static int print_summary(const driver *dv, int failures)
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
     printf("\n");
     report_table(stdout, rows, dv->o.nimpl);
+    print_model(dv);
     print_ratios(dv);
     return print_verdict(dv, failures, report_predictions(NULL, rows, dv->o.nimpl));
 }

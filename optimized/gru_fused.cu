@@ -1,7 +1,8 @@
 /* gru_fused.cu - lesson 4 on the GPU: device memory and the choice of version. Every device buffer of the step
  * loop comes from one dev_alloc'ed arena carved before it (gru_fused_carve, the CPU's own carving code): no
- * cudaMalloc inside the loop. The launches are kernels/gru_v1.cu (cuda-v1) and kernels/gru_v2.cu (cuda-v2, the
- * same loop as one CUDA Graph, captured once per shape and buffers and replayed). */
+ * cudaMalloc inside the loop. The launches are kernels/gru_v1.cu (cuda-v1), kernels/gru_v2.cu (cuda-v2, the
+ * same loop as one CUDA Graph, captured once per shape and buffers and replayed) and kernels/gru_v3.cu (cuda-v3, the
+ * forward loop as one persistent cooperative kernel over the same arena; backward cuda-v2's). */
 extern "C" {
 #include "gru_fused.h"
 
@@ -22,10 +23,12 @@ void gru2_forward(const gru_dims *d, const float *x, const float *h0, const floa
 void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                          const float *W_ih, const float *W_zh, const float *out, const float *dout,
                          gru_fused_ws *ws, gru_grads *g);
+void gru3_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                  const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);
 
 extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
                                    const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
-                                   void **arena_out, gru_fused_ws *ws, int graph)
+                                   void **arena_out, gru_fused_ws *ws, int version)
 {
     size_t bytes = gru_fused_arena_bytes(d, o);
     void *mem = dev_alloc(bytes, "arena: saved rows (cap,B,6H) + xp block + scratch");
@@ -33,7 +36,9 @@ extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const f
     arena_init(&a, mem, bytes);
     gru_fused_carve(d, o, &a, ws);
     float *out = (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
-    if (graph)
+    if (version == 3)
+        gru3_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
+    else if (version == 2)
         gru2_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
     else
         gru1_forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, out, 0, 0, d->T, ws);
@@ -44,7 +49,7 @@ extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const f
 extern "C" void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
                                   const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
                                   const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
-                                  gru_grads *g, int graph)
+                                  gru_grads *g, int version)
 {
     (void)o;
     size_t BH = gru_h0_count(d);
@@ -53,6 +58,6 @@ extern "C" void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const fl
     g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
     g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
     g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
-    (graph ? gru2_backward_steps : gru1_backward_steps)(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
+    (version >= 2 ? gru2_backward_steps : gru1_backward_steps)(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
     dev_free(arena_mem);
 }

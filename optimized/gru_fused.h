@@ -55,12 +55,17 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
  * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_v1.cu, kernels/gru_v2.cu). */
 float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                         const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
-                        gru_fused_ws *ws, int graph);
+                        gru_fused_ws *ws, int version);
 void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                        const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
-                       const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, int graph);
-/* graph = 1 (cuda-v2): the step loop captured into one CUDA Graph once per shape and buffers and replayed
- * (cuda_track.h): the same kernels, GEMMs, order, results and memory, 1 launch per forward and per backward. */
+                       const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, int version);
+/* version 1 (cuda-v1) launches the step loops; 2 (cuda-v2): the step loop captured into one CUDA Graph once per
+ * shape and buffers and replayed (cuda_track.h): the same kernels, GEMMs, order, results and memory, 1 launch per
+ * forward and per backward; 3 (cuda-v3): forward as one persistent cooperative kernel writing the same saved rows
+ * (kernels/gru_v3.cu), backward version 2's. */
+/* NULL when cuda-v3's cooperative grid fits the device (every block resident, each block's weight slices in its
+ * shared memory) and --checkpoint is 0, else why not */
+const char *gru3_unfit(const gru_dims *d, const gru_opts *o);
 #endif
 /* NULL when cuBLAS's int dimensions and the kernels' grids hold this problem, else why not */
 const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o);

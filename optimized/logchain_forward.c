@@ -243,6 +243,19 @@ lc_memory cuda_lc_memory(const lc_dims *d)
     return m;
 }
 
+/* CUDA v4: v2's forward (the workspace is attached for backward's GEMM); backward's scratch is every step's GEMM
+ * operands U and W, (t,v-1,n,c) each, allocated after dbulk and dp0. */
+lc_memory cuda_lc_memory_v4(const lc_dims *d)
+{
+    size_t F = 4, steps = size_mul(size_mul(d->t, d->v - 1), size_mul(d->n, d->c));
+    size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
+    size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha */
+    lc_memory m = {0, 0, 0};
+    m.forward_live = size_add(size_add(size_add(inputs_bytes(d), xb), ob), CUBLAS_WORKSPACE_BYTES);
+    m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, size_mul(F, size_mul(2, steps)))); /* + dout */
+    return m;
+}
+
 /* Kernels index rows and columns with int. v1 launches ceil(c/LC1_TILE) x ceil(n/LC1_ROWS) blocks and 1-D
  * grids of ceil(n*c/LC1_EW_BLOCK) and ceil(n*32/LC1_EW_BLOCK); v2 launches ceil(n/LC2_ROWS) x t blocks and
  * passes n*c, c*c, (v-1)*c*c as cuBLAS strides and t as the batch count (int). */
@@ -251,6 +264,14 @@ int cuda_lc_dims_fit_v1(const lc_dims *d)
     return d->n <= INT_MAX && d->c <= INT_MAX && (d->n + LC1_ROWS - 1) / LC1_ROWS <= LC_MAX_GRID_YZ &&
            (d->c + LC1_TILE - 1) / LC1_TILE <= LC_MAX_GRID_YZ && lc_x_count(d) < ((size_t)1 << 62) &&
            size_mul(d->n, d->c) / LC1_EW_BLOCK < LC_MAX_GRID_X && size_mul(d->n, 32) / LC1_EW_BLOCK < LC_MAX_GRID_X;
+}
+
+/* v4: a lane keeps LC4_KQ states (c <= LC4_MAX_C); grid ceil(n/LC4_ROWS) x t; the GEMM's batch t (v-1) is an int */
+int cuda_lc_dims_fit_v4(const lc_dims *d)
+{
+    return d->c <= LC4_MAX_C && d->n <= INT_MAX && d->v <= INT_MAX && d->t <= LC_MAX_GRID_YZ &&
+           size_mul(d->t, d->v - 1) <= INT_MAX && lc_x_count(d) < ((size_t)1 << 62) &&
+           size_mul(size_mul(d->t, d->v), size_mul(d->n, d->c)) < ((size_t)1 << 62);
 }
 
 int cuda_lc_dims_fit(const lc_dims *d)

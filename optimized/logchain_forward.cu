@@ -3,7 +3,8 @@
  * (logchain_forward.c) count them, and freed.
  *   v1  cuda_lc_forward_v1 / cuda_lc_backward_v1        log-space kernels only (kernels/logchain_v1.cu)
  *   v2  cuda_lc_forward / cuda_lc_backward              row kernels around cuBLAS GEMMs (kernels/logchain_v2.cu)
- *   v3  cuda_lc_forward_graph / cuda_lc_backward_graph  v2's steps as one CUDA Graph (kernels/logchain_v3.cu) */
+ *   v3  cuda_lc_forward_graph / cuda_lc_backward_graph  v2's steps as one CUDA Graph (kernels/logchain_v3.cu)
+ *   v4  cuda_lc_forward_v4 / cuda_lc_backward_v4        one persistent kernel per pass (kernels/logchain_v4.cu) */
 #include "logchain_forward.h"
 
 #include "../kernels/logchain_math.h"
@@ -24,6 +25,10 @@ void lc3_forward(const lc_dims *d, const float *x, const float *bulk, const floa
                  float *W, float *S, float *m);
 void lc3_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                   const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU, float *mb);
+/* U, W: (t, v-1, n, c), every step's dbulk operands */
+void lc4_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out);
+void lc4_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                  const float *out, const float *dout, float *dbulk, float *dp0, float *U, float *W);
 
 extern "C" float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
                                      float **alpha_out)
@@ -114,4 +119,33 @@ extern "C" void cuda_lc_backward_graph(const lc_dims *d, const float *x, const f
                                        float **dp0)
 {
     lc2_backward(d, x, bulk, p0, alpha, out, dout, dx, dbulk, dp0, 1);
+}
+
+extern "C" float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                     float **alpha_out)
+{
+    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
+    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
+    lc4_forward(d, x, bulk, p0, alpha, out);
+    *alpha_out = alpha;
+    return out;
+}
+
+extern "C" void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                    float *alpha, const float *out, const float *dout, float **dx_out,
+                                    float **dbulk_out, float **dp0_out)
+{
+    float *dx = alpha; /* written over alpha, step by step, as on the CPU */
+    track_relabel(MEM_DEVICE, dx, "dx (n,t,v,c) written over alpha");
+    size_t steps = size_mul(size_mul(d->t, d->v - 1), size_mul(d->n, d->c));
+    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
+    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
+    float *U = (float *)dev_alloc_array(steps, DT_F32, "bwd: U = dout exp(alpha_i + mw - log Z) (t,v-1,n,c)");
+    float *W = (float *)dev_alloc_array(steps, DT_F32, "bwd: W = exp(x_{i+1} + beta_{i+1} - mw) (t,v-1,n,c)");
+    lc4_backward(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, U, W);
+    dev_free(U);
+    dev_free(W);
+    *dx_out = dx;
+    *dbulk_out = dbulk;
+    *dp0_out = dp0;
 }

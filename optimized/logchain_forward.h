@@ -52,6 +52,11 @@ void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const
 float *cuda_lc_forward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                             const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
+/*   v4: one persistent kernel per pass, a block per LC4_ROWS rows walking the whole chain (c <= LC4_MAX_C); backward
+ *       writes every step's dbulk operands U, W (t,v-1,n,c) and reduces them with one strided-batched GEMM. */
+float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                          const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
@@ -64,11 +69,14 @@ void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, co
  *     peak         = forward_live + dout + dbulk + dp0 + beta ping-pong 2 (n,c)   (no cuBLAS) */
 lc_memory cuda_lc_memory(const lc_dims *d);
 lc_memory cuda_lc_memory_v1(const lc_dims *d);
+/* v4: forward_live = v2's; peak = forward_live + dout + dbulk + dp0 + U, W 2 t (v-1) n c */
+lc_memory cuda_lc_memory_v4(const lc_dims *d);
 
 /* 1 if n, t, v, c and the grid dimensions fit the kernels' int arithmetic and launch limits
  * (kernels/logchain_math.h). */
 int cuda_lc_dims_fit(const lc_dims *d);
 int cuda_lc_dims_fit_v1(const lc_dims *d);
+int cuda_lc_dims_fit_v4(const lc_dims *d);
 
 #ifdef __cplusplus
 }

@@ -237,3 +237,13 @@ const char *cuda_ms_unfit(const ms_dims *d)
         return "M*N above 2^31-1 rows of b does not fit int row indices (--deterministic: one block per (m, n))";
     return NULL;
 }
+
+const char *cuda_ms4_unfit(const ms_dims *d)
+{
+    const char *why = cuda_ms_unfit(d);
+    if (why) return why;
+    if (d->K > 256 || ms4_smem_bytes((long long)d->K) > MS4_SMEM_LIMIT)
+        return "K above 256: a[i]'s 128 rows of K floats and the pipeline exceed sm_80's 163 KB of shared memory "
+               "per block (cuda-v3 runs any K)";
+    return NULL;
+}

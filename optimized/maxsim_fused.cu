@@ -1,7 +1,7 @@
 /* maxsim_fused.cu - lesson 3 on the GPU: device memory and the choice of version. The kernels and their launches
- * are kernels/maxsim_v1.cu (v1 and the backward every version uses), maxsim_v2.cu and maxsim_v3.cu.
+ * are kernels/maxsim_v1.cu (v1 and the backward every version uses), maxsim_v2.cu, maxsim_v3.cu and maxsim_v4.cu.
  *
- * Forward: v1, v2 or v3 writes out [I, M] and, unless --recompute, the int32 argmax [I, J, M]. Backward: with
+ * Forward: v1, v2, v3 or v4 writes out [I, M] and, unless --recompute, the int32 argmax [I, J, M]. Backward: with
  * --recompute the forward kernel runs again into a transient argmax (out not written); then da by gather, db
  * by atomics or (--deterministic) by buckets (a stable counting sort of the rows by argmax). No cuBLAS.
  */
@@ -14,6 +14,7 @@
 void ms1_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
 void ms2_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
 void ms3_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
+void ms4_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
 /* backward, every version (kernels/maxsim_v1.cu): da [I,J,K]; db [M,N,K] by atomics, or by buckets with
  * start [M,N+1] and list [M,I*J] int32 scratch. */
 void ms_backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da);
@@ -28,8 +29,10 @@ static void launch_forward(const ms_dims *d, const float *a, const float *b, ms_
         ms1_forward(d, a, b, out, arg);
     else if (v == MS_CUDA_V2)
         ms2_forward(d, a, b, out, arg);
-    else
+    else if (v == MS_CUDA_V3)
         ms3_forward(d, a, b, out, arg);
+    else
+        ms4_forward(d, a, b, out, arg);
 }
 
 extern "C" float *cuda_ms_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int recompute,

@@ -13,7 +13,7 @@
  * Both modes walk the tiles in the same order and add the same terms in the same order, so recompute and
  * saved give bitwise-equal gradients (a test asserts it).
  *
- * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_v1.cu .. maxsim_v3.cu): the same dataflow, one block per (i, m).
+ * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_v1.cu .. maxsim_v4.cu): the same dataflow, one block per (i, m).
  */
 #ifndef OPTIMIZED_MAXSIM_FUSED_H
 #define OPTIMIZED_MAXSIM_FUSED_H
@@ -43,7 +43,7 @@ size_t cpu_ms_scratch_bytes(const ms_dims *d);
 double cpu_ms_work(const ms_dims *d, int recompute);
 
 /* --- CUDA (maxsim_fused.cu); pointers are device memory ------------------------------------------------- */
-typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3 } ms_cuda_version;
+typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3, MS_CUDA_V4 = 4 } ms_cuda_version;
 typedef struct {
     int32_t *arg;  /* [I, J, M] on the device, or NULL when recompute */
     int recompute, deterministic;
@@ -58,6 +58,8 @@ void cuda_ms_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_
 mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic);
 /* NULL when the problem fits the kernels' int32 argmax and grid limits, else why not. */
 const char *cuda_ms_unfit(const ms_dims *d);
+/* cuda-v4: cuda_ms_unfit, and a[i]'s 128 resident rows of K floats must fit shared memory beside the pipeline. */
+const char *cuda_ms4_unfit(const ms_dims *d);
 
 #ifdef __cplusplus
 }

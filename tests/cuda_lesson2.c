@@ -21,6 +21,7 @@
 #include "../kernels/runtime/track.h"
 #include "../lessons/logchain_reference.h"
 #include "lc_testing.h"
+#include "../kernels/logchain_math.h"
 #include "../optimized/logchain_forward.h"
 #include "../lessons/lesson.h"
 #include "graph_twin.h"
@@ -43,7 +44,7 @@ static size_t outside(const float *x, const double *ref, const double *scale, si
 
 static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
 {
-    ck_assert(impl == LC_CUDA ? cuda_lc_dims_fit(&d) : cuda_lc_dims_fit_v1(&d));
+    ck_assert(impl == LC_CUDA ? cuda_lc_dims_fit(&d) : impl == LC_CUDA_V4 ? cuda_lc_dims_fit_v4(&d) : cuda_lc_dims_fit_v1(&d));
     rng r;
     rng_seed(&r, seed);
     float *x = host_alloc_array(lc_x_count(&d), DT_F32, "test x");
@@ -70,8 +71,9 @@ static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
     ck_assert_uint_eq(row.peak_bytes, m.peak);
     ck_assert_uint_eq(row.forward_live_bytes, m.forward_live);
     /* v2: x, bulk, p0, workspace, alpha, out, W, S, m | dout, dbulk, dp0, W, U/S, mb  (dx reuses alpha)
-     * v1: x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2 */
-    ck_assert_uint_eq(row.allocs, impl == LC_CUDA ? 15 : 10);
+     * v1: x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2
+     * v4: x, bulk, p0, workspace, alpha, out | dout, dbulk, dp0, U, W */
+    ck_assert_uint_eq(row.allocs, impl == LC_CUDA ? 15 : impl == LC_CUDA_V4 ? 11 : 10);
 
     lc_ref_result ref, aref;
     lc_reference(&d, x, bulk, p0, dout, &ref);
@@ -125,6 +127,24 @@ END_TEST
 START_TEST(cuda_lc_v1_medium) { run_case_impl((lc_dims){100, 1, 40, 100}, 204, LC_CUDA_V1); }
 END_TEST
 
+/* cuda-v4 (one persistent kernel per pass): rows past n in the last block, c past a lane's first state, t > 1, and c
+ * at its largest (every lane's 8 states). Its arithmetic over a long chain is v2's (the medium and forum cases). */
+START_TEST(cuda_lc_v4_tiny) { run_case_impl((lc_dims){2, 1, 5, 3}, 201, LC_CUDA_V4); }
+END_TEST
+START_TEST(cuda_lc_v4_odd_sizes) { run_case_impl((lc_dims){37, 2, 9, 45}, 203, LC_CUDA_V4); }
+END_TEST
+START_TEST(cuda_lc_v4_max_c) { run_case_impl((lc_dims){5, 1, 3, LC4_MAX_C}, 208, LC_CUDA_V4); }
+END_TEST
+/* one state past a lane's 8: refused by the fit check, never launched */
+START_TEST(cuda_lc_v4_unfit)
+{
+    lc_dims d = {5, 1, 3, LC4_MAX_C + 1};
+    ck_assert(!cuda_lc_dims_fit_v4(&d));
+    d.c = LC4_MAX_C;
+    ck_assert(cuda_lc_dims_fit_v4(&d));
+}
+END_TEST
+
 /* cuda-v3 (v2's step loops as CUDA Graphs) against cuda (v2), which launches 2v - 1 times in forward (a row
  * kernel, then a GEMM and a row kernel per step) and 3v - 1 in backward (a kernel and two GEMMs per step, then
  * the dx0 and dp0 kernels). */
@@ -145,6 +165,10 @@ START_TEST(nan_rule_cuda_v1_nan) { ck_assert_uint_eq(nan_lesson2("cuda-v1", NAN)
 END_TEST
 START_TEST(nan_rule_cuda_v1_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda-v1", -INFINITY), 0); }
 END_TEST
+START_TEST(nan_rule_cuda_v4_nan) { ck_assert_uint_eq(nan_lesson2("cuda-v4", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v4_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda-v4", -INFINITY), 0); }
+END_TEST
 
 Suite *cuda_lesson2_suite(void)
 {
@@ -158,6 +182,10 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_v1_tiny);
     tcase_add_test(t, cuda_lc_v1_odd_sizes);
     tcase_add_test(t, cuda_lc_v1_medium);
+    tcase_add_test(t, cuda_lc_v4_tiny);
+    tcase_add_test(t, cuda_lc_v4_odd_sizes);
+    tcase_add_test(t, cuda_lc_v4_max_c);
+    tcase_add_test(t, cuda_lc_v4_unfit);
     tcase_add_test(t, cuda_lc_graph_tiny);
     tcase_add_test(t, cuda_lc_graph_odd_sizes);
     tcase_set_timeout(t, 120);
@@ -167,6 +195,8 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(nanc, nan_rule_cuda_neg_inf);
     tcase_add_test(nanc, nan_rule_cuda_v1_nan);
     tcase_add_test(nanc, nan_rule_cuda_v1_neg_inf);
+    tcase_add_test(nanc, nan_rule_cuda_v4_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v4_neg_inf);
     suite_add_tcase(s, nanc);
     return s;
 }

@@ -1,9 +1,10 @@
-/* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1, cuda-v2 and cuda-v3 (what `cuda`
- * runs) against the float64 reference, their device memory formulas against the tracker, in every mode (saved
- * argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in TF32 too --
- * summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small and odd
- * sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32 in v3;
- * K % 4 == 0 takes v3's float4 path), and NaN/Inf inputs for every version (maxsim_special.h). Small enough that
+/* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1, cuda-v2, cuda-v3 (what `cuda`
+ * runs) and cuda-v4 against the float64 reference, their device memory formulas against the tracker, in every
+ * mode (saved argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in
+ * TF32 too -- summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small
+ * and odd sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32
+ * in v3; v4's 128 rows and 16-column stages, and its largest K, 256; K % 4 == 0 takes v3's float4 path and v4's
+ * 16-byte copies), and NaN/Inf inputs for every version (maxsim_special.h). Small enough that
  * the emulation stays fast. Run by test_cuda without fork. */
 #include <check.h>
 #include <string.h>
@@ -20,6 +21,10 @@ static const ms_dims ODD = {3, 17, 5, 29, 11};
 static const ms_dims EDGE_LO = {1, 63, 2, 63, 31}, EDGE_AT = {1, 64, 1, 64, 32}, EDGE_HI = {2, 65, 1, 65, 33};
 /* --deterministic's sort: N around the scan's 256-thread chunk (513: argmaxes land in later chunks), R = I*J
  * around the scatter's 32-row chunk; K around v2's 16-step */
+/* v4: J and N one below, at and above its 128-row tiles, K around its 16-column stages (K % 4 != 0: the 4-byte
+ * copies) and at its largest, 256 (the whole shared memory of sm_80) */
+static const ms_dims EDGE4_LO = {1, 127, 2, 127, 15}, EDGE4_AT = {1, 128, 1, 128, 16}, EDGE4_HI = {2, 129, 1, 129, 17};
+static const ms_dims K4_MAX = {2, 5, 1, 7, 256};
 static const ms_dims SORT_AT = {1, 32, 2, 256, 16}, SORT_HI = {1, 33, 2, 513, 17}, SORT_LO = {1, 31, 1, 255, 15};
 
 #include "maxsim_special.h"
@@ -105,6 +110,19 @@ START_TEST(cuda_v3_tile_edges)
     gpu_case("cuda-v3", &EDGE_HI, 1, 0, 316);
 }
 END_TEST
+START_TEST(cuda_v4_tiny) { gpu_case("cuda-v4", &TINY, 0, 0, 360); }
+END_TEST
+START_TEST(cuda_v4_odd) { gpu_case("cuda-v4", &ODD, 1, 1, 362); } /* small (500 blocks of full 128 x 128 tiles, 19 s
+                                                                      here) runs in make emu-profile instead */
+END_TEST
+START_TEST(cuda_v4_tile_edges)
+{
+    gpu_case("cuda-v4", &EDGE4_LO, 0, 0, 363);
+    gpu_case("cuda-v4", &EDGE4_AT, 0, 1, 364);
+    gpu_case("cuda-v4", &EDGE4_HI, 1, 0, 365);
+    gpu_case("cuda-v4", &K4_MAX, 0, 0, 366);
+}
+END_TEST
 START_TEST(cuda_v2_odd_tile_edges)
 {
     gpu_case("cuda-v2", &ODD, 0, 1, 317);
@@ -131,6 +149,12 @@ static void special_all(const char *impl, uint64_t seed)
 START_TEST(cuda_v1_nan_inf) { special_all("cuda-v1", 330); }
 END_TEST
 START_TEST(cuda_v2_nan_inf) { special_all("cuda-v2", 340); }
+END_TEST
+START_TEST(cuda_v4_nan_inf)
+{
+    special_all("cuda-v4", 370);
+    ms_special_case("cuda-v4", &EDGE4_AT, MS_NAN_IN_B, 0, 1, 373); /* the 16-byte copies, NaN into the buckets */
+}
 END_TEST
 START_TEST(cuda_v3_nan_inf)
 {
@@ -163,6 +187,10 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_v1_nan_inf);
     tcase_add_test(t, cuda_v2_nan_inf);
     tcase_add_test(t, cuda_v3_nan_inf);
+    tcase_add_test(t, cuda_v4_tiny);
+    tcase_add_test(t, cuda_v4_odd);
+    tcase_add_test(t, cuda_v4_tile_edges);
+    tcase_add_test(t, cuda_v4_nan_inf);
     tcase_set_timeout(t, 300);
     suite_add_tcase(s, t);
     return s;

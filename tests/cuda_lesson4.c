@@ -6,10 +6,11 @@
 #include <check.h>
 
 #include "../lessons/lesson4.h"
+#include "../optimized/gru_fused.h"
 #include "graph_twin.h"
 #include "nan_testing.h"
 
-static void run_cuda(gru_dims d, size_t checkpoint, size_t block, uint64_t seed)
+static void run_version(const char *impl, gru_dims d, size_t checkpoint, size_t block, uint64_t seed)
 {
     long long dims[4] = {(long long)d.T, (long long)d.B, (long long)d.X, (long long)d.H};
     long long opts[2] = {(long long)checkpoint, (long long)block};
@@ -20,15 +21,20 @@ static void run_cuda(gru_dims d, size_t checkpoint, size_t block, uint64_t seed)
     lesson_make_inputs(&lesson4_def, &p, seed, t);
     ck_assert_ptr_null(lesson_make_reference(&lesson4_def, &p, t, ref));
     lesson_result res;
-    lesson_run_impl(&lesson4_def, &p, lesson_find_impl(&lesson4_def, "cuda"), t, &res);
+    lesson_run_impl(&lesson4_def, &p, lesson_find_impl(&lesson4_def, impl), t, &res);
     double e = lesson_max_rel_err(&lesson4_def, &p, &res, ref);
-    ck_assert_msg(e <= lesson4_def.tolerance, "cuda T=%zu ckpt=%zu: max rel err %g", d.T, checkpoint, e);
+    ck_assert_msg(e <= lesson4_def.tolerance, "%s T=%zu ckpt=%zu: max rel err %g", impl, d.T, checkpoint, e);
     ck_assert_uint_eq(res.row.peak_bytes, res.row.predicted_peak);
     ck_assert_uint_eq(res.row.forward_live_bytes, res.row.predicted_forward_live);
     ck_assert_uint_eq(res.row.allocs, 15);
     lesson_result_free(&lesson4_def, &res);
     lesson_free_ref(&lesson4_def, ref);
     lesson_free_slots(&lesson4_def, t);
+}
+
+static void run_cuda(gru_dims d, size_t checkpoint, size_t block, uint64_t seed)
+{
+    run_version("cuda", d, checkpoint, block, seed);
 }
 
 START_TEST(cuda4_tiny) { run_cuda((gru_dims){3, 2, 3, 4}, 0, 16, 91); }
@@ -38,6 +44,23 @@ END_TEST
 START_TEST(cuda4_odd_shape) { run_cuda((gru_dims){7, 3, 33, 20}, 3, 2, 93); }
 END_TEST
 START_TEST(cuda4_small) { run_cuda((gru_dims){16, 16, 32, 64}, 0, 16, 94); }
+END_TEST
+
+/* cuda-v3 (the forward loop as one cooperative kernel): H = 4 < the 8 blocks the emulated SM holds (so the grid is
+ * H blocks of one unit) and H = 20 over 8 blocks (slices of 2 and 3 units); make test-emu runs the small size. */
+START_TEST(cuda4_v3_tiny) { run_version("cuda-v3", (gru_dims){3, 2, 3, 4}, 0, 16, 91); }
+END_TEST
+START_TEST(cuda4_v3_odd_shape) { run_version("cuda-v3", (gru_dims){7, 3, 33, 20}, 0, 2, 93); }
+END_TEST
+/* checkpointing recomputes forward segments in backward, which v3's one-launch forward does not: refused */
+START_TEST(cuda4_v3_checkpoint_refused)
+{
+    gru_dims d = {7, 3, 33, 20};
+    gru_opts o = {3, 2};
+    ck_assert_ptr_nonnull(gru3_unfit(&d, &o));
+    o.checkpoint = 0;
+    ck_assert_ptr_null(gru3_unfit(&d, &o));
+}
 END_TEST
 
 /* cuda-v2 (the step loops as CUDA Graphs) against cuda. Without checkpointing cuda launches per step 4 in
@@ -76,6 +99,8 @@ END_TEST
  * is NaN, infinite or finite as the rule says. */
 START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson4("cuda"), 0); }
 END_TEST
+START_TEST(nan_rule_cuda_v3_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v3"), 0); }
+END_TEST
 
 Suite *cuda_lesson4_suite(void);
 Suite *cuda_lesson4_suite(void)
@@ -90,9 +115,13 @@ Suite *cuda_lesson4_suite(void)
     tcase_add_test(tc, cuda4_graph_tiny);
     tcase_add_test(tc, cuda4_graph_odd_shape);
     tcase_add_test(tc, cuda4_graph_checkpoint);
+    tcase_add_test(tc, cuda4_v3_tiny);
+    tcase_add_test(tc, cuda4_v3_odd_shape);
+    tcase_add_test(tc, cuda4_v3_checkpoint_refused);
     suite_add_tcase(s, tc);
     TCase *nanc = tcase_create("nan");
     tcase_add_test(nanc, nan_rule_cuda_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v3_nan);
     suite_add_tcase(s, nanc);
     return s;
 }

@@ -23,6 +23,7 @@
 #include "../lessons/lesson.h"
 #include "nan_testing.h"
 #include "../optimized/linear_ce_cce_v3.h"
+#include "../optimized/linear_ce_cce_v4.h"
 
 
 static void run_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
@@ -263,10 +264,11 @@ static double finite_rel_err(const lesson *L, const void *prob, const lesson_res
 
 /* runs cuda-v3 on prepared inputs; checks memory (formula == tracker, device memory returned) and the error
  * against float64 (NaN/Inf where the reference has them, 2u elsewhere) */
-static void v3_run_checked(const void *prob, void *const *t, double *const *ref, lesson_result *r)
+static void cce_run_checked(const char *impl, const void *prob, void *const *t, double *const *ref,
+                            lesson_result *r)
 {
     const lesson *L = &lesson5_def;
-    int i3 = lesson_find_impl(L, "cuda-v3");
+    int i3 = lesson_find_impl(L, impl);
     ck_assert_int_ge(i3, 0);
     ck_assert_int_eq(L->impls[i3].uses_cublas, 0);
     ck_assert_ptr_null(L->impls[i3].unfit(prob));
@@ -282,14 +284,18 @@ static void v3_run_checked(const void *prob, void *const *t, double *const *ref,
     double ex = finite_rel_err(L, prob, r, ref, DX, DT_BF16, &bad);
     double ew = finite_rel_err(L, prob, r, ref, DW, DT_F32, &bad);
     const lce_dims *d = prob;
-    ck_assert_msg(bad == 0, "cuda-v3 at N=%zu H=%zu V=%zu: %zu elements NaN/Inf where float64 is not, or the reverse",
-                  d->N, d->H, d->V, bad);
+    ck_assert_msg(bad == 0, "%s at N=%zu H=%zu V=%zu: %zu elements NaN/Inf where float64 is not, or the reverse",
+                  impl, d->N, d->H, d->V, bad);
     ck_assert_msg(el <= 2.0 / 256.0 && ex <= 2.0 / 256.0 && ew <= 2.0 / 256.0,
-                  "cuda-v3 at N=%zu H=%zu V=%zu: rel err loss %.3g dx %.3g dW %.3g (bound 2u = 7.8e-3)", d->N, d->H,
+                  "%s at N=%zu H=%zu V=%zu: rel err loss %.3g dx %.3g dW %.3g (bound 2u = 7.8e-3)", impl, d->N, d->H,
                   d->V, el, ex, ew);
 }
+static void v3_run_checked(const void *prob, void *const *t, double *const *ref, lesson_result *r)
+{
+    cce_run_checked("cuda-v3", prob, t, ref, r);
+}
 
-static void run_case_v3(long long N, long long H, long long V, uint64_t seed, v3_case c)
+static void run_case_cce(const char *impl, long long N, long long H, long long V, uint64_t seed, v3_case c)
 {
     const lesson *L = &lesson5_def;
     long long dims[3] = {N, H, V}, opts[3] = {0, c.filter, 0};
@@ -301,11 +307,15 @@ static void run_case_v3(long long N, long long H, long long V, uint64_t seed, v3
     v3_edit_inputs(t, N, H, V, &c);
     ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
     lesson_result r;
-    v3_run_checked(&prob, t, ref, &r);
+    cce_run_checked(impl, &prob, t, ref, &r);
     if (c.bad_rows) ck_assert(isnan(dtype_load(r.result[LOSS], DT_F32, 0)));
     lesson_result_free(L, &r);
     lesson_free_ref(L, ref);
     lesson_free_slots(L, t);
+}
+static void run_case_v3(long long N, long long H, long long V, uint64_t seed, v3_case c)
+{
+    run_case_cce("cuda-v3", N, H, V, seed, c);
 }
 
 static const v3_case V3_PLAIN = {0, 0, 0};
@@ -454,6 +464,107 @@ START_TEST(cuda_lce_v3_filter_plain)
 }
 END_TEST
 
+/* --- cuda-v4: Cut Cross-Entropy's shape, [128, 128] GEMM tiles through a cp.async pipeline -----------------------
+ * Tolerances: cuda-v3's (above), for the same reasons: G rounded to bf16 once, fp32 sums (dx's over vocabulary
+ * chunks in dx_acc, in chunk order), dx rounded once; the filter's bound is check_filter_bound's. Sizes: one below,
+ * at and above the tile (128 rows, 128 vocabulary rows, 128 columns of H per dx/dW tile), K steps of 64, H % 8 != 0
+ * (synchronous staging) and == 0 (cp.async, zero-filled past the edges), and V past one chunk of 8192 (dx_acc). */
+START_TEST(cuda_lce_v4_tiny) { run_case_cce("cuda-v4", 4, 3, 7, 541, V3_PLAIN); }
+END_TEST
+START_TEST(cuda_lce_v4_odd) { run_case_cce("cuda-v4", 37, 19, 301, 542, (v3_case){1, 0, 0}); }
+END_TEST
+START_TEST(cuda_lce_v4_edges)
+{
+    run_case_cce("cuda-v4", 127, 64, 129, 543, V3_PLAIN);
+    run_case_cce("cuda-v4", 129, 40, 128, 544, (v3_case){1, 0, 0});
+    run_case_cce("cuda-v4", 128, 136, 255, 545, V3_PLAIN);
+    run_case_cce("cuda-v4", 130, 33, 127, 546, V3_PLAIN);
+}
+END_TEST
+/* two vocabulary chunks (8192 + 108 rows): dx's first chunk goes through dx_acc, the second rounds it */
+START_TEST(cuda_lce_v4_chunks)
+{
+    lce_dims d = {20, 16, 8300, 1, 0};
+    ck_assert_uint_eq(cuda_cce4_chunks(&d), 2);
+    run_case_cce("cuda-v4", 20, 16, 8300, 547, V3_PLAIN);
+    run_case_cce("cuda-v4", 20, 16, 8300, 549, (v3_case){1, 0, 0});
+}
+END_TEST
+/* the small preset's formula; and at the seed's size no buffer of N x V: backward's workspace is G (N, 8192) bf16 + dx_acc
+ * (N, H) f32 + its flags, forward's the partials (V/128, N) of 8 bytes; both below a quarter of N * V * 2 bytes */
+START_TEST(cuda_lce_v4_small)
+{
+    ck_assert_uint_lt(small_memory("cuda-v4").peak, small_memory("cuda").peak); /* the run: test-emu's --size small */
+    lce_dims seed = {8192, 4096, 128256, 256, 0};
+    mem_formula m = cuda_cce4_memory(&seed);
+    size_t held = lce_input_bytes(&seed) + lce_grad_bytes(&seed), nv = seed.N * seed.V * 2;
+    ck_assert_uint_lt(m.peak - held, nv / 4);
+    ck_assert_ptr_null(cuda_cce4_unfit(&seed));
+}
+END_TEST
+START_TEST(cuda_lce_v4_nan_rows)
+{
+    run_case_cce("cuda-v4", 37, 19, 301, 548, (v3_case){0, 0, 1});
+    run_case_cce("cuda-v4", 37, 24, 301, 548, (v3_case){0, 1, 1});
+}
+END_TEST
+/* The filter where it pays (cuda_lce_v3_filter's reasoning), on --peaked inputs of 2 x 10 tiles of [128, 128]. A
+ * tile is skipped only if all its 128 rows are negligible there, and at H = 32 a third of the rows have a runner-up
+ * logit within ln(4096) of their maximum: so row tile 0 counts rows 0..9 only (the rest ignored) and row tile 1
+ * holds 20 rows. It must skip some tiles and not all, stay within 2u of float64 and within its bound of the
+ * unfiltered run; with a NaN in row 2, row tile 0 keeps all its tiles (a NaN is never negligible), row tile 1 still
+ * skips, and dW is NaN everywhere. */
+static void v4_filter_case(int nan_row, unsigned *skipped)
+{
+    const lesson *L = &lesson5_def;
+    long long N = 148, H = 32, V = 1280, dims[3] = {N, H, V}, on[3] = {0, 1, 1}, off[3] = {0, 0, 1};
+    lesson_problem pon, poff;
+    ck_assert_ptr_null(L->make_problem(dims, on, &pon));
+    ck_assert_ptr_null(L->make_problem(dims, off, &poff));
+    void *t[LESSON_MAX_TENSORS] = {0};
+    double *ref[LESSON_MAX_TENSORS] = {0};
+    lesson_make_inputs(L, &pon, 550, t);
+    for (long long n = 10; n < 128; n++) ((int32_t *)t[TARGET])[n] = LCE_IGNORE;
+    if (nan_row) {
+        ((bf16 *)t[X])[2 * H + H / 2] = bf16_from_f32(NAN);
+        ck_assert_int_ne(((const int32_t *)t[TARGET])[2], LCE_IGNORE);
+    }
+    ck_assert_ptr_null(lesson_make_reference(L, &pon, t, ref));
+    lesson_result rf, ru;
+    cce_run_checked("cuda-v4", &pon, t, ref, &rf);
+    cce3_filter_stats st = cuda_cce4_last_filter();
+    *skipped = st.skipped_dx;
+    ck_assert_int_eq(st.filter, 1);
+    ck_assert_uint_eq(st.tiles, 2 * 10);
+    ck_assert_msg(st.skipped_dx > 0 && st.skipped_dx < st.tiles, "filter skipped %u of %llu tiles", st.skipped_dx,
+                  st.tiles);
+    if (nan_row) {
+        for (size_t e = 0; e < (size_t)(V * H); e++)
+            ck_assert_msg(isnan(((const float *)rf.result[DW])[e]), "dW[%zu] = %g: row 2's NaN was filtered away",
+                          e, ((const float *)rf.result[DW])[e]);
+    } else {
+        cce_run_checked("cuda-v4", &poff, t, ref, &ru);
+        ck_assert_uint_eq(cuda_cce4_last_filter().skipped_dx, 0);
+        size_t nv = 0;
+        for (long long n = 0; n < N; n++) nv += ((const int32_t *)t[TARGET])[n] != LCE_IGNORE;
+        double sc = ((const float *)t[DLOSS])[0] / (double)nv;
+        check_filter_bound(rf.result[DX], ru.result[DX], DT_BF16, t[W], V, N, H, sc, "dx");
+        check_filter_bound(rf.result[DW], ru.result[DW], DT_F32, t[X], N, V, H, sc, "dW");
+        lesson_result_free(L, &ru);
+    }
+    lesson_result_free(L, &rf);
+    lesson_free_ref(L, ref);
+    lesson_free_slots(L, t);
+}
+START_TEST(cuda_lce_v4_filter)
+{
+    unsigned clean, with_nan;
+    v4_filter_case(0, &clean);
+    v4_filter_case(1, &with_nan);
+    ck_assert_msg(with_nan < clean, "with a NaN row the filter skipped %u tiles, without it %u", with_nan, clean);
+}
+END_TEST
+
 Suite *cuda_lesson5_suite(void); /* tests/test_cuda.c runs it */
 Suite *cuda_lesson5_suite(void)
 {
@@ -489,5 +600,15 @@ END_TEST
     tcase_add_test(t3, cuda_lce_v3_filter_nan_row);
     tcase_set_timeout(t3, 120);
     suite_add_tcase(s, t3);
+    TCase *t4 = tcase_create("cce-v4");
+    tcase_add_test(t4, cuda_lce_v4_tiny);
+    tcase_add_test(t4, cuda_lce_v4_odd);
+    tcase_add_test(t4, cuda_lce_v4_edges);
+    tcase_add_test(t4, cuda_lce_v4_chunks);
+    tcase_add_test(t4, cuda_lce_v4_small);
+    tcase_add_test(t4, cuda_lce_v4_nan_rows);
+    tcase_add_test(t4, cuda_lce_v4_filter);
+    tcase_set_timeout(t4, 120);
+    suite_add_tcase(s, t4);
     return s;
 }

@@ -7,12 +7,12 @@
 
 extern const lesson lesson2_def;
 
-typedef enum { LC_NAIVE, LC_CPU, LC_CUDA, LC_CUDA_V1 } lc_impl; /* LC_CUDA: cuda-v2, the one "cuda" names */
+typedef enum { LC_NAIVE, LC_CPU, LC_CUDA, LC_CUDA_V1, LC_CUDA_V4 } lc_impl; /* LC_CUDA: cuda-v2, the one "cuda" names */
 
 /* The row of lesson2_def.impls, found by name: the table's order is the lesson's, not the tests'. */
 static inline int lc_impl_index(lc_impl impl)
 {
-    static const char *const names[] = {"naive", "cpu", "cuda-v2", "cuda-v1"};
+    static const char *const names[] = {"naive", "cpu", "cuda-v2", "cuda-v1", "cuda-v4"};
     return lesson_find_impl(&lesson2_def, names[impl]);
 }
 

@@ -97,6 +97,20 @@ START_TEST(cuda_unfit_histogram_grid)
 }
 END_TEST
 
+/* cuda-v4 keeps a[i]'s 128 rows of K floats in shared memory beside its pipeline: K = 256 fits sm_80's 163 KB
+ * (163,840 bytes), K = 257 (rounded up to 272 columns: 172,032 bytes) does not and is refused with the reason. */
+START_TEST(cuda4_unfit_shared_memory)
+{
+    ms_dims at = {2, 3, 2, 4, 256}, over = {2, 3, 2, 4, 257};
+    ck_assert_int_eq(ms4_smem_bytes(256), 163840);
+    ck_assert_int_eq(ms4_smem_bytes(257), 172032);
+    ck_assert_ptr_null(cuda_ms4_unfit(&at));
+    const char *why = cuda_ms4_unfit(&over);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_ptr_nonnull(strstr(why, "shared memory"));
+}
+END_TEST
+
 /* --- helpers -------------------------------------------------------------------------------------------- */
 typedef struct {
     float *a, *b, *dout;
@@ -411,6 +425,7 @@ static Suite *lesson3_suite(void)
     tcase_add_test(num, nan_inf_naive);
     tcase_add_test(num, nan_inf_cpu);
     tcase_add_test(num, cuda_unfit_histogram_grid);
+    tcase_add_test(num, cuda4_unfit_shared_memory);
     tcase_set_timeout(num, 60);
     suite_add_tcase(s, num);
 

@@ -14,4 +14,13 @@
 #define HD static inline
 #endif
 
+/* UNROLL before a loop of constant trip count whose body indexes register arrays (WMMA fragments, per-lane
+ * running maxima): nvcc's heuristics may leave such a loop rolled, and the arrays then live in local memory.
+ * A plain C/C++ compiler ignores it. */
+#ifdef __CUDACC__
+#define UNROLL _Pragma("unroll")
+#else
+#define UNROLL
+#endif
+
 #endif

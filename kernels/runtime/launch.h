@@ -10,6 +10,12 @@
  * found first on its include path; no source is rewritten for either build.
  *
  *   DYNAMIC_SHARED(float, buf);   // inside a kernel: float *buf, smem_bytes long, 16-byte aligned
+ *
+ *   CUDA_CHECK(LAUNCH_COOPERATIVE(kernel, grid, block, smem_bytes)(arg0, arg1, ...));
+ *
+ * is cudaLaunchCooperativeKernel(kernel, grid, block, {&arg0, &arg1, ...}, smem_bytes, cuda_launch_stream()):
+ * every block resident at once, so the kernel may call cooperative_groups::this_grid().sync(). It returns the
+ * launch's error (a grid larger than the device holds at once: cudaErrorCooperativeLaunchTooLarge).
  */
 #ifndef KERNELS_LAUNCH_H
 #define KERNELS_LAUNCH_H
@@ -18,6 +24,23 @@ extern "C" cudaStream_t cuda_launch_stream(void);
 
 #ifndef LAUNCH
 #define LAUNCH(kernel, grid, block, smem) kernel<<<(grid), (block), (smem), cuda_launch_stream()>>>
+/* the arguments converted to the kernel's parameter types (as <<<>>> does), then passed by address */
+template <class... P> struct cooperative_launch {
+    void (*kernel)(P...);
+    dim3 grid, block;
+    size_t smem;
+    cudaError_t operator()(P... a) const
+    {
+        void *args[] = {(void *)&a..., nullptr};
+        return cudaLaunchCooperativeKernel((const void *)kernel, grid, block, args, smem, cuda_launch_stream());
+    }
+};
+template <class... P>
+static inline cooperative_launch<P...> make_cooperative_launch(void (*k)(P...), dim3 grid, dim3 block, size_t smem)
+{
+    return cooperative_launch<P...>{k, grid, block, smem};
+}
+#define LAUNCH_COOPERATIVE(kernel, grid, block, smem) make_cooperative_launch((kernel), dim3(grid), dim3(block), (smem))
 #define DYNAMIC_SHARED(T, name)                                  \
     extern __shared__ __align__(16) unsigned char name##_raw_[]; \
     T *name = (T *)name##_raw_

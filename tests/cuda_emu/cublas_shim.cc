@@ -11,6 +11,7 @@
 #include "emu_dry.h"
 #include "emu_eyes.h"
 #include "emu_internal.h"
+#include "emu_model.h"
 #include "include/emu_launch.h" /* emu::capturing, emu::capture_record */
 
 #include <stddef.h>
@@ -115,6 +116,15 @@ static const float *widen(std::vector<float> &buf, const uint16_t *p, int rows, 
     return buf.data();
 }
 
+/* EMU_CUBLAS_WRONG=1: every product's first element is off by one, so each version that calls cuBLAS must fail its
+ * validation (tests/gpu/rehearse.sh checks that the GPU report says so) */
+static int wrong_results(void)
+{
+    static int wrong = -1;
+    if (wrong < 0) wrong = getenv("EMU_CUBLAS_WRONG") && !strcmp(getenv("EMU_CUBLAS_WRONG"), "1");
+    return wrong;
+}
+
 /* op(A) (m x k) . op(B) (k x n) -> C (m x n), for each of batch problems; A and B are f32 or bf16. */
 static cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                            int n, int k, const float *alpha, const void *A, cudaDataType at, int lda, long long sA,
@@ -142,6 +152,9 @@ static cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t t
         return CUBLAS_STATUS_EXECUTION_FAILED;
     emu::stats.gemm_calls++;
     emu::stats.gemm_flops += 2ull * m * n * k * batch;
+    /* the time model (a stated efficiency, emu_gpu.cc): bf16 operands on tensor cores, f32 ones on the FP32 lanes
+     * unless the handle allows TF32 */
+    emu::model_gemm(m, n, k, batch, (int)ea, at == CUDA_R_16BF || h->math == CUBLAS_TF32_TENSOR_OP_MATH);
     if (emu::dry()) return CUBLAS_STATUS_SUCCESS; /* EMU_DRY=1: every argument and extent checked, nothing computed */
     std::vector<float> fa, fb; /* bf16 operands widened to f32 (exact) */
     for (int b = 0; b < batch; b++) {
@@ -155,6 +168,7 @@ static cublasStatus_t gemm(const char *fn, cublasHandle_t h, cublasOperation_t t
         if (bt == CUDA_R_16BF) pb = widen(fb, (const uint16_t *)B + b * sB, rb, cb, ldb);
         /* column-major C (m, n) is row-major C^T (n, m) = op(B)^T op(A)^T: the project's CPU GEMM, operands swapped */
         sgemm_cpu(is_trans(tb), is_trans(ta), n, m, k, *alpha, pb, ldb, pa, lda, 1.0f, c, ldc);
+        if (wrong_results()) c[0] += 1.0f; /* EMU_CUBLAS_WRONG=1: a broken library, for the GPU route's rehearsal */
     }
     return CUBLAS_STATUS_SUCCESS;
 }

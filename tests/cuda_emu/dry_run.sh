@@ -25,11 +25,11 @@ unchecked=0
 # lesson | versions (each run alone) | its forum size (or the largest preset) | dimension names | extra flags
 table=(
   "1|cuda-v1|forum|B G K N|"
-  "2|cuda-v1 cuda-v2 cuda-v3|forum|n t v c|"
-  "3|cuda-v1 cuda-v2 cuda-v3|forum|I J M N K|"
+  "2|cuda-v1 cuda-v2 cuda-v3 cuda-v4|forum|n t v c|"
+  "3|cuda-v1 cuda-v2 cuda-v3 cuda-v4|forum|I J M N K|"
   "3|cuda-v3|forum|I J M N K|--deterministic"
-  "4|cuda-v1 cuda-v2|medium|T Bt X H|"
-  "5|cuda-v1 cuda-v2 cuda-v3|forum|N H V|"
+  "4|cuda-v1 cuda-v2 cuda-v3|medium|T Bt X H|"
+  "5|cuda-v1 cuda-v2 cuda-v3 cuda-v4|forum|N H V|"
 )
 maxima=${DRY_MAXIMA:-1} # 0: the forum sizes only (CI's run; the maxima's bisection takes minutes)
 

@@ -41,7 +41,7 @@ void eyes_pass(const launch_cfg &cfg, int pass)
     W.on = 0; /* the ASan build is not instrumented (tsan and asan do not combine): nothing to watch */
 #else
     /* a dry run's memory is address space only: no shadow to watch; the time model watches with the detectors off */
-    W.on = pass == 0 && (!off || model_on()) && !dry();
+    W.on = pass == 0 && (!off || model_on()) && (!dry() || (dry() == 3 && model_on())); /* 3: the model's dry run */
 #endif
     W.detect = W.on && !off && !model_on(); /* the model's runs are for counting (validate without it) */
     W.cfg = &cfg;
@@ -88,9 +88,9 @@ static const alloc_info *alloc_of(uintptr_t p, unsigned n)
     return recent[0] = a;
 }
 
-static void on_access(uintptr_t p, unsigned n, int kind, void *pc)
+static void on_access_by(uintptr_t p, unsigned n, int kind, void *pc, unsigned tid)
 {
-    access a{p, n, kind, pc, linear_tid()};
+    access a{p, n, kind, pc, tid};
     for (int r = 0; r < SM_REGIONS; r++)
         if (p >= sm_lo[r] && p < sm_hi[r] && (r != SM_TEMPLATE || template_smem_contains(p))) {
             if (W.detect) hazard_shared(a, r, p - sm_lo[r], sm_hi[r] - sm_lo[r]);
@@ -104,6 +104,33 @@ static void on_access(uintptr_t p, unsigned n, int kind, void *pc)
     if (W.detect) hazard_global(a, al);
     if (W.profile) profile_access(a, 0);
     if (W.model) model_access(a, 0);
+}
+
+static void on_access(uintptr_t p, unsigned n, int kind, void *pc) { on_access_by(p, n, kind, pc, linear_tid()); }
+
+static int shared_region(uintptr_t p, size_t bytes)
+{
+    for (int r = 0; r < SM_REGIONS; r++)
+        if (p >= sm_lo[r] && p + bytes <= sm_hi[r] && (r != SM_TEMPLATE || template_smem_contains(p))) return r;
+    return -1;
+}
+
+int eyes_shared_span(uintptr_t p, size_t bytes) { return shared_region(p, bytes) >= 0; }
+
+void eyes_async_issue(uintptr_t dst, uintptr_t src, unsigned bytes, unsigned src_bytes, void *pc)
+{
+    if (!W.on) return;
+    if (src_bytes) on_access(src, src_bytes, ACC_READ, pc);
+    on_access(dst, bytes, ACC_WRITE, pc);
+    int r = shared_region(dst, bytes);
+    if (W.detect && r >= 0) hazard_shared_unwritten(r, dst - sm_lo[r], bytes);
+}
+
+void eyes_async_land(uintptr_t dst, unsigned bytes, void *pc, unsigned tid)
+{
+    if (!W.detect) return; /* the profile and the model counted the copy at its issue */
+    int r = shared_region(dst, bytes);
+    if (r >= 0) hazard_shared(access{dst, bytes, ACC_WRITE, pc, tid}, r, dst - sm_lo[r], sm_hi[r] - sm_lo[r]);
 }
 
 } /* namespace emu */

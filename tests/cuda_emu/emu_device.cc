@@ -1,6 +1,7 @@
 /* emu_device.cc - TEST-ONLY: device discovery, properties, versions, events, streams and error names under the
  * CPU emulator (NVIDIA's prototypes from cuda_runtime_api.h). The one device is named "emulated (CPU)":
  * the session (lessons/session.c) sees the name and marks the row's timings as meaningless. */
+#include "emu_dry.h"
 #include "emu_internal.h"
 
 #include <stdio.h>
@@ -43,7 +44,45 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
     p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
     p->major = 9;
-    p->multiProcessorCount = 1;
+    /* one SM: a cooperative launch's every block runs as fibers at once; a dry run (boundary iterations only) has an
+     * H200's 132, so a persistent kernel's grid is planned there as on the GPU */
+    p->multiProcessorCount = emu::dry() ? 132 : 1;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->sharedMemPerMultiprocessor = 233472; /* sm_90: 228 KiB */
+    p->sharedMemPerBlockOptin = 166912; /* the opt-in limit the launch checks (sm_80's, emu_dry.cc) */
+    p->cooperativeLaunch = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    if (device != 0) return cudaErrorInvalidDevice;
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; return cudaSuccess;
+    case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; return cudaSuccess;
+    default: return emu::fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: attribute %d is not emulated", (int)attr);
+    }
+}
+
+/* The blocks of blockSize threads and dynSmem bytes one SM holds at once: the thread, block and shared-memory
+ * limits of the emulated SM (registers and static shared memory are not known here: emu_resources.cc checks
+ * them at launch when EMU_PTXAS names ptxas's report). */
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num, const void *func, int blockSize, size_t dynSmem)
+{
+    (void)func;
+    if (!num || blockSize <= 0 || blockSize > 1024) return cudaErrorInvalidValue;
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    size_t warps = ((size_t)blockSize + 31) / 32, b = (size_t)p.maxBlocksPerMultiProcessor;
+    size_t by_threads = (size_t)p.maxThreadsPerMultiProcessor / (warps * 32);
+    size_t by_smem = p.sharedMemPerMultiprocessor / (dynSmem + 1024); /* 1 KiB per block reserved (sm_80+) */
+    if (by_threads < b) b = by_threads;
+    if (by_smem < b) b = by_smem;
+    *num = (int)b;
     return cudaSuccess;
 }
 

@@ -56,6 +56,20 @@ void eyes_dynamic_smem(void *p, size_t bytes);
 void eyes_block_end(void);
 void eyes_barrier(void);
 void eyes_warp_sync(size_t warp);
+/* A cooperative launch (emu_launch.cc): each resident block's shared-memory shadow kept while it waits at a
+ * grid.sync, and the grid.sync itself, after which every access is ordered against every access before it. */
+void eyes_coop_begin(size_t nblocks);
+void eyes_block_park(size_t slot);
+void eyes_block_resume(size_t slot, void *dynamic_smem, size_t bytes);
+void eyes_grid_sync(void);
+
+/* --- cp.async (emu_async.cc) --- */
+int eyes_shared_span(uintptr_t p, size_t bytes); /* [p, p + bytes) lies in the running block's shared memory */
+/* issued: the source read and the destination written by the calling thread, the destination unwritten until
+ * it lands (initcheck); landed: the destination written by thread tid (the issuer) */
+void eyes_async_issue(uintptr_t dst, uintptr_t src, unsigned bytes, unsigned src_bytes, void *pc);
+void eyes_async_land(uintptr_t dst, unsigned bytes, void *pc, unsigned tid);
+void hazard_shared_unwritten(int region, size_t off, size_t bytes);
 
 /* --- device memory events (emu_runtime.cc, cublas_shim.cc) --- */
 void eyes_alloc(alloc_info &a); /* every byte uninitialised */

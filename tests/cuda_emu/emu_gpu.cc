@@ -47,6 +47,10 @@ static const gpu_spec GPUS[] = {
      65536,
      "NVIDIA H100 Tensor Core GPU datasheet and Hopper whitepaper, SXM5 (132 SMs, 1.98 GHz boost, 67 TFLOP/s FP32, "
      "989 bf16 / 495 TF32 dense, 3.35 TB/s HBM3, 50 MB L2, 256 KB L1/shared per SM, 228 KB shared)"},
+    {"H200", "sm_90", 132, 1.98, 128, 64, 64, 16, 989, 495, 4800, 50e6, 132 * 47.4, 256 << 10, 228 << 10, 2048, 32,
+     65536,
+     "NVIDIA H200 Tensor Core GPU datasheet, SXM (141 GB HBM3e at 4.8 TB/s; the same GH100 compute as H100 SXM: "
+     "67 TFLOP/s FP32, 989 bf16 / 495 TF32 dense); L2 not in the datasheet: H100 SXM's 50 MB (the same die)"},
 };
 static const int NGPUS = sizeof GPUS / sizeof GPUS[0];
 
@@ -109,7 +113,8 @@ extern "C" const char *emu_model_constant(int i, double *v)
     return K[i].name;
 }
 
-static void finish(emu_model_prediction *out, double *b, double launch_s, double flops, double dram_bytes,
+/* compute_s: the launch's arithmetic at the peaks (FP32 lanes, tensor cores), for the roofline fraction */
+static void finish(emu_model_prediction *out, double *b, double launch_s, double compute_s, double dram_bytes,
                    const gpu_spec &s)
 {
     b[B_LAUNCH] = launch_s;
@@ -120,7 +125,7 @@ static void finish(emu_model_prediction *out, double *b, double launch_s, double
     out->limiter = BOUND_NAMES[lim];
     out->nbounds = NB;
     for (int i = 0; i < NB; i++) out->bound_s[i] = b[i];
-    double ideal = std::max(flops / (2.0 * s.fp32_lanes * s.sms * s.ghz * 1e9), dram_bytes / (s.dram_gbs * 1e9));
+    double ideal = std::max(compute_s, dram_bytes / (s.dram_gbs * 1e9));
     out->roofline_fraction = out->seconds > 0 ? ideal / out->seconds : 0.0;
 }
 
@@ -172,7 +177,9 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     for (int i = 0; i <= B_LATENCY; i++) b[i] /= clk;
     b[B_L2] = (c->l2_read_sectors + c->l2_write_sectors) * 32.0 / (s.l2_bytes_per_clk * clk);
     b[B_DRAM] = c->dram_sectors * 32.0 / (s.dram_gbs * 1e9);
-    finish(out, b, K[K_LAUNCH].value * 1e-6, flops, c->dram_sectors * 32.0, s);
+    double compute_s = flops / (2.0 * s.fp32_lanes * s.sms * s.ghz * 1e9) +
+                       I[EMU_PIPE_MMA16] * 4096.0 / (s.mma16_tflops * 1e12) + I[EMU_PIPE_MMA_TF32] * 2048.0 / (s.tf32_tflops * 1e12);
+    finish(out, b, K[K_LAUNCH].value * 1e-6, compute_s, c->dram_sectors * 32.0, s);
     /* the waits decide only in part when a block's pipe work outweighs them: name both, the pipe first */
     static char both[NB][48];
     if (out->limiter == BOUND_NAMES[B_LATENCY] && block_wait < thr_block) {
@@ -202,7 +209,7 @@ extern "C" int emu_model_predict_gemm(const char *gpu, double m, double n, doubl
     double bytes = (m * k + k * n) * elem_bytes * batch + m * n * 4.0 * batch;
     b[B_DRAM] = bytes / (s.dram_gbs * 1e9);
     out->resident_blocks = 1, out->waves = waves;
-    finish(out, b, K[K_LAUNCH].value * 1e-6, flops, bytes, s);
+    finish(out, b, K[K_LAUNCH].value * 1e-6, flops / peak, bytes, s);
     if (tensor) out->limiter = out->limiter == BOUND_NAMES[B_FP32] ? "tensor" : out->limiter;
     return 1;
 }

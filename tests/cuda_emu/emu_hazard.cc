@@ -103,6 +103,40 @@ void eyes_block_begin(size_t nthreads)
     eyes_dynamic_smem(dynamic_smem(), W.cfg ? W.cfg->smem : 0);
 }
 
+/* A cooperative launch's blocks that wait at a grid.sync: their shared-memory shadows, swapped out and in */
+struct block_shadow {
+    std::vector<shared_cell> cells[SM_REGIONS];
+    std::vector<shared_site> sites[SM_REGIONS];
+    std::vector<uint16_t> warp_syncs;
+    uint32_t serial;
+};
+static std::vector<block_shadow> shadows;
+
+void eyes_coop_begin(size_t nblocks) { shadows.assign(nblocks, block_shadow()); }
+
+static void swap_shadow(block_shadow &b)
+{
+    for (int r = 0; r < SM_REGIONS; r++) scells[r].swap(b.cells[r]), ssites[r].swap(b.sites[r]);
+    warp_syncs.swap(b.warp_syncs);
+}
+
+void eyes_block_park(size_t slot)
+{
+    swap_shadow(shadows[slot]);
+    shadows[slot].serial = W.block_serial;
+}
+
+void eyes_block_resume(size_t slot, void *dyn, size_t bytes)
+{
+    swap_shadow(shadows[slot]);
+    W.block_serial = shadows[slot].serial, W.phase++;
+    W.block_linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    eyes_dynamic_smem(dyn, bytes);
+}
+
+/* Global cells stamped with an older serial read as empty: what blocks did before the grid.sync is ordered */
+void eyes_grid_sync(void) { W.launch_serial++, W.phase++; }
+
 void eyes_barrier(void)
 {
     W.phase++;
@@ -169,8 +203,21 @@ static void shared_uninit(const access &a, int region, size_t off)
     char where[200], me[48];
     shared_name(region, a.addr, off, where, sizeof where);
     thread_name(a.tid, me, sizeof me);
-    report("uninitialised shared memory read (initcheck): thread %s reads %u bytes of %s at %s, which no thread "
-           "of this block wrote", me, a.size, where, source_line(a.pc));
+    void *copy = async_pending_site(a.addr);
+    if (copy)
+        report("shared memory read before its cp.async landed: thread %s reads %u bytes of %s at %s, which the "
+               "asynchronous copy issued at %s has not written yet (no wait for its batch or barrier phase before "
+               "this read, or no __syncthreads after that wait)", me, a.size, where, source_line(a.pc),
+               source_line(copy));
+    else
+        report("uninitialised shared memory read (initcheck): thread %s reads %u bytes of %s at %s, which no "
+               "thread of this block wrote", me, a.size, where, source_line(a.pc));
+}
+
+void hazard_shared_unwritten(int region, size_t off, size_t bytes)
+{
+    std::vector<shared_cell> &cells = scells[region];
+    for (size_t i = off; i < off + bytes && i < cells.size(); i++) cells[i].written = 0;
 }
 
 /* One byte of a shared access; 0 once something was reported. */

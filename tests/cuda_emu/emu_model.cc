@@ -1,4 +1,4 @@
-/* emu_model.cc - TEST-ONLY: what a launch does, observed for the GPU time model (EMU_GPU_MODEL=A6000|A100|H100
+/* emu_model.cc - TEST-ONLY: what a launch does, observed for the GPU time model (EMU_GPU_MODEL=A6000|A100|H100|H200
  * or emu_model_enable; the formula is emu_gpu.cc's, the SASS mapping emu_sass.cc's).
  *
  * Every load and store the eyes see (emu_access.cc) is grouped into warp requests as the profile does (the k-th
@@ -39,7 +39,9 @@ struct rec {
     int kind; /* mem_kind, or MK_KINDS for an atomic */
 };
 
-static int model_gpu = -1, sampling;
+static int model_gpu = -1, sampling; /* sampling: 0 every block, 1 the first wave and the edges, 2 as 1 with
+                                        * at most WAVE_SAMPLE blocks of the first wave */
+static const int WAVE_SAMPLE = 32;
 static std::vector<rec> &recs = *new std::vector<rec>;
 static std::vector<uint32_t> &ordinal = *new std::vector<uint32_t>;
 static std::unordered_map<void *, uint32_t> &line_id = *new std::unordered_map<void *, uint32_t>;
@@ -59,7 +61,7 @@ static void read_env(void)
     const char *g = getenv("EMU_GPU_MODEL");
     if (g && *g) {
         model_gpu = gpu_index(g);
-        if (model_gpu < 0) fprintf(stderr, "cuda-emu: EMU_GPU_MODEL=%s: unknown GPU (A6000, A100, H100)\n", g);
+        if (model_gpu < 0) fprintf(stderr, "cuda-emu: EMU_GPU_MODEL=%s: unknown GPU (A6000, A100, H100, H200)\n", g);
     }
     const char *s = getenv("EMU_MODEL_SAMPLE");
     sampling = s && atoi(s);
@@ -96,7 +98,10 @@ std::vector<size_t> model_blocks(const launch_cfg &cfg)
         if (weight_of.count(b)) return;
         order.push_back(b), weight_of[b] = 0.0, taken[role_of(b, cfg.grid)]++;
     };
-    for (size_t i = 0; i < nb && i < (size_t)wave_blocks; i++) take(i);
+    /* sampling 2 (the lessons' --gpu-model): at most WAVE_SAMPLE blocks of the first wave, evenly spaced; the L2
+     * they see is their share of it (l2_wave) */
+    size_t wave = std::min(nb, (size_t)wave_blocks), step_n = sampling == 2 ? std::min(wave, (size_t)WAVE_SAMPLE) : wave;
+    for (size_t j = 0; j < step_n; j++) take(j * wave / step_n);
     for (int r = 1; r < 8; r++) { /* the first block of each edge role */
         size_t x0 = r & 1 ? cfg.grid.x - 1 : 0, y0 = r & 2 ? cfg.grid.y - 1 : 0, z0 = r & 4 ? cfg.grid.z - 1 : 0;
         if (role_count(r, cfg.grid) > 0) take(x0 + cfg.grid.x * (y0 + (size_t)cfg.grid.y * z0));
@@ -334,7 +339,8 @@ void model_block_end(void)
 /* The first wave's L2 streams, interleaved by progress, through the L2: DRAM sectors of a wave, to the grid. */
 static void l2_wave(void)
 {
-    sector_cache l2(l2_cap);
+    double wave = std::min(wave_blocks, cur.blocks);
+    sector_cache l2(wave_streams.size() < wave ? l2_cap * (double)wave_streams.size() / wave : l2_cap);
     size_t longest = 0;
     double total = 0;
     for (auto &s : wave_streams) longest = std::max(longest, s.size()), total += (double)s.size();
@@ -382,6 +388,57 @@ static void print_totals(void)
     }
 }
 
+/* emu_model_window_begin/end: the predictions of a stretch of host code, summed */
+struct window_state {
+    int on, gpu;
+    emu_model_window w;
+    std::map<std::string, double> by_limiter;
+    std::map<std::string, emu_model_prediction> seen; /* kernel and configuration -> its prediction */
+};
+static window_state &win = *new window_state;
+
+static std::string config_key(const launch_cfg &cfg)
+{
+    char k[96];
+    snprintf(k, sizeof k, "|%u,%u,%u|%u,%u,%u|%zu", cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x, cfg.block.y,
+             cfg.block.z, cfg.smem);
+    return std::string(cfg.name) + k;
+}
+
+static void window_add(const emu_model_prediction &p, int gemm)
+{
+    win.w.seconds += p.seconds, win.w.ideal_seconds += p.roofline_fraction * p.seconds;
+    win.by_limiter[p.limiter] += p.seconds;
+    (gemm ? win.w.gemms : win.w.launches)++;
+}
+
+int model_window_reuse(const launch_cfg &cfg)
+{
+    if (!win.on || !sampling) return 0;
+    auto it = win.seen.find(config_key(cfg));
+    if (it == win.seen.end()) return 0;
+    window_add(it->second, 0);
+    win.w.reused++;
+    return 1;
+}
+
+int model_window_one_pass(void) { return win.on && sampling; }
+int model_window_on(void) { return win.on; }
+
+void model_gemm(double m, double n, double k, double batch, int elem_bytes, int tensor)
+{
+    if (model_gpu < 0 || (!win.on && !getenv("EMU_GPU_MODEL"))) return;
+    emu_model_prediction p;
+    if (!emu_model_predict_gemm(emu_model_gpu_name(model_gpu), m, n, k, batch, elem_bytes, tensor, &p)) return;
+    if (win.on) window_add(p, 1);
+    else {
+        static int registered;
+        if (!registered++) atexit(print_totals);
+        kernel_total &t = totals[tensor ? "cuBLAS GEMM (tensor cores, stated efficiency)" : "cuBLAS GEMM (stated efficiency)"];
+        t.launches++, t.seconds += p.seconds, t.flops += 2.0 * m * n * k * batch, t.by_limiter[p.limiter] += p.seconds;
+    }
+}
+
 void model_grid_end(void)
 {
     if (!running) return;
@@ -419,7 +476,13 @@ void model_grid_end(void)
     }
     cur.shared_wavefronts = smw;
     last = cur, have_last = 1;
-    if (!sampling && getenv("EMU_GPU_MODEL")) { /* a whole program under the model: sum its launches */
+    if (win.on) {
+        emu_model_prediction p;
+        if (emu_model_predict(&cur, emu_model_gpu_name(model_gpu), 64.0 * cur.inst[EMU_PIPE_FP32], &p)) {
+            window_add(p, 0);
+            win.seen[config_key(*running)] = p;
+        }
+    } else if (!sampling && getenv("EMU_GPU_MODEL")) { /* a whole program under the model: sum its launches */
         static int registered;
         if (!registered++) atexit(print_totals);
         emu_model_prediction p;
@@ -446,5 +509,27 @@ extern "C" int emu_model_last(emu_model_counts *out)
 {
     if (!emu::have_last) return 0;
     *out = emu::last;
+    return 1;
+}
+
+extern "C" int emu_model_window_begin(const char *gpu, int sample)
+{
+    if (!emu_model_enable(gpu, sample) || !gpu) return 0;
+    emu::win.on = 1, emu::win.gpu = emu::model_gpu;
+    memset(&emu::win.w, 0, sizeof emu::win.w);
+    emu::win.by_limiter.clear(), emu::win.seen.clear();
+    return 1;
+}
+
+extern "C" int emu_model_window_end(emu_model_window *out)
+{
+    if (!emu::win.on) return 0;
+    emu::win.on = 0;
+    *out = emu::win.w;
+    double most = -1.0;
+    for (auto &l : emu::win.by_limiter)
+        if (l.second > most) most = l.second, snprintf(out->limiter, sizeof out->limiter, "%s", l.first.c_str());
+    out->limiter_share = out->seconds > 0 ? most / out->seconds : 0.0;
+    emu_model_enable(NULL, 0);
     return 1;
 }

@@ -56,6 +56,13 @@ void model_access(const access &a, int shared);
 void model_barrier(void);
 void model_block_end(void);
 void model_grid_end(void);
+/* A launch the model's window (emu_model_window_begin with sampling) has already seen with this configuration:
+ * its prediction is counted again and 1 returned (the launch is not run). */
+int model_window_reuse(const launch_cfg &cfg);
+int model_window_one_pass(void); /* a sampled window runs every launch once */
+int model_window_on(void);
+/* cuBLAS (cublas_shim.cc): m, n, k, batch, bytes per element of A and B, tensor cores */
+void model_gemm(double m, double n, double k, double batch, int elem_bytes, int tensor);
 /* the mangled name of a kernel function (nm), "" if unknown (emu_symbols.cc) */
 std::string function_symbol(const void *fn);
 

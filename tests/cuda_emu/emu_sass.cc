@@ -1,4 +1,4 @@
-/* emu_sass.cc - TEST-ONLY: nvcc's SASS for the modelled GPU, read from `nvdisasm -g -c` listings (EMU_SASS, with
+/* emu_sass.cc - TEST-ONLY: nvcc's SASS for the modelled GPU, read from `nvdisasm -gi -c` listings (EMU_SASS, with
  * `nvcc -Xptxas -v` appended for static shared memory), and mapped onto what the emulator saw.
  *
  * The emulator runs g++'s code, whose instructions say nothing about a GPU's; what it does observe exactly is the
@@ -61,6 +61,14 @@ struct raw_inst {
     int ends_block;
 };
 
+/* a header of the CUDA toolkit (CCCL, crt, the intrinsics): /usr/local/cuda[-13.0]/include/..., .../targets/... */
+static int toolkit_header(const std::string &path)
+{
+    return path.find("/include/") != std::string::npos &&
+           (path.find("/cuda/") != std::string::npos || path.find("/cuda-") != std::string::npos ||
+            path.find("/targets/") != std::string::npos);
+}
+
 static std::map<std::string, sass_kernel> &kernels = *new std::map<std::string, sass_kernel>;
 
 static void finish(const std::string &name, std::vector<std::pair<std::string, raw_inst>> &code, int regs)
@@ -103,7 +111,7 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
             sb.mem_inst[kd]++;
             sb.line_inst[kd][r.line]++;
         }
-        if (r.op == "LDG" || r.op == "LD" || r.op == "LDGSTS") sb.global_loads++;
+        if (r.op == "LDG" || r.op == "LD") sb.global_loads++; /* LDGSTS (cp.async) is asynchronous: no wait here */
         /* a backward branch closes a loop: blocks [target, this] */
         if (!r.target.empty() && label_block.count(r.target) && label_block[r.target] <= start_of[i]) {
             int lo = label_block[r.target], hi = start_of[i];
@@ -126,10 +134,12 @@ static void load(const char *path)
     std::string name, line, label, ptxas_fn;
     std::vector<std::pair<std::string, raw_inst>> code;
     int regs = 0, next_regs = 0; /* SHI_REGISTERS comes in a function's section header, before its label */
+    int chain_first = 1, in_toolkit = 0; /* the first location line of a chain; it is in the toolkit's headers */
     while (fgets(buf, sizeof buf, f)) {
         char *s = buf;
         while (*s == ' ' || *s == '\t') s++;
         s[strcspn(s, "\n")] = 0;
+        if (strncmp(s, "//## File \"", 11)) chain_first = 1;
         const char *q;
         if (!strncmp(s, ".text._Z", 8) && s[strlen(s) - 1] == ':') {
             finish(name, code, regs);
@@ -139,9 +149,19 @@ static void load(const char *path)
         } else if ((q = strstr(s, "SHI_REGISTERS="))) {
             next_regs = atoi(q + 14);
         } else if (!strncmp(s, "//## File \"", 11)) {
+            /* nvdisasm -gi: an instruction's location, then the chain of call sites it was inlined at, one line
+             * each (innermost first). A location inside the toolkit's headers (cuda::memcpy_async's cp.async,
+             * intrinsics) is taken at its first call site outside them: the line the emulator sees, where the
+             * shim's call returns to. */
             const char *e = strchr(s + 11, '"');
             const char *ln = e ? strstr(e, ", line ") : NULL;
-            if (e && ln) line = line_key_of(std::string(s + 11, (size_t)(e - s - 11))) + ":" + std::to_string(atoi(ln + 7));
+            if (e && ln && (chain_first || in_toolkit)) {
+                std::string file(s + 11, (size_t)(e - s - 11));
+                line = line_key_of(file) + ":" + std::to_string(atoi(ln + 7));
+                in_toolkit = toolkit_header(file);
+            }
+            chain_first = 0;
+            continue;
         } else if (!strncmp(s, ".L_x_", 5) && s[strlen(s) - 1] == ':') {
             label.assign(s, strlen(s) - 1);
             code.push_back({label, raw_inst{"", "", line, "", 0}});
@@ -149,6 +169,7 @@ static void load(const char *path)
         } else if (!strncmp(s, "/*", 2) && strstr(s, "*/") && !name.empty()) {
             char *t = strstr(s, "*/") + 2;
             while (*t == ' ') t++;
+            if (!strncmp(t, "@!PT ", 5)) continue; /* predicated on never: not executed (nvcc's padding) */
             if (*t == '@') t += strcspn(t, " "); /* the predicate */
             while (*t == ' ') t++;
             std::string full(t, strcspn(t, " ;"));

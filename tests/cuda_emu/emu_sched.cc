@@ -123,6 +123,20 @@ uint64_t warp_op(warp_kind k, unsigned mask, uint64_t value, int arg, int width,
     return fibers[cur].result;
 }
 
+void abandon_thread(void)
+{
+    fibers[cur].state = T_DONE;
+    to_scheduler(1);
+    abort(); /* never resumed */
+}
+
+void park_on_barrier(const void *bar, uint64_t token, void *pc)
+{
+    fiber &f = fibers[cur];
+    f.state = T_BARRIER, f.bar = bar, f.token = token, f.pc = pc, f.file = NULL, f.line = 0;
+    to_scheduler(0);
+}
+
 static void ensure_stacks(size_t n)
 {
     if (n <= stacks_count) return;
@@ -134,17 +148,17 @@ static void ensure_stacks(size_t n)
 
 static launch_state L;
 
-int run_block(int reversed)
+/* The running block's fibers, on the stacks of slot `slot` (a cooperative launch keeps every block's). */
+static void block_init(size_t slot)
 {
     size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
     fibers.assign(n, fiber());
-    ensure_stacks(n);
     for (size_t t = 0; t < n; t++) {
         fiber &f = fibers[t];
         f.tid.x = (unsigned)(t % blockDim.x);
         f.tid.y = (unsigned)(t / blockDim.x % blockDim.y);
         f.tid.z = (unsigned)(t / ((size_t)blockDim.x * blockDim.y));
-        f.stack = stacks + t * STACK;
+        f.stack = stacks + (slot * n + t) * STACK;
 #if EMU_ASAN
         ASAN_UNPOISON_MEMORY_REGION(f.stack, STACK);
 #endif
@@ -164,7 +178,12 @@ int run_block(int reversed)
         makecontext(&f.ctx, trampoline, 0);
 #endif
     }
-    eyes_block_begin(n);
+}
+
+/* Runs the block's threads until all have ended (1), all wait at a grid.sync (2), or the launch failed (0). */
+static int block_loop(int reversed)
+{
+    size_t n = fibers.size();
     for (;;) {
         for (size_t i = 0; i < n; i++) {
             int t = (int)(reversed ? n - 1 - i : i);
@@ -175,15 +194,20 @@ int run_block(int reversed)
             to_fiber(t);
             if (failed) return 0;
         }
-        size_t done = 0, sync = 0;
-        for (const fiber &f : fibers) done += f.state == T_DONE, sync += f.state == T_SYNC;
+        size_t done = 0, sync = 0, grid = 0;
+        for (const fiber &f : fibers) done += f.state == T_DONE, sync += f.state == T_SYNC, grid += f.state == T_GRID;
         if (done == n) {
             eyes_block_end();
             return 1;
         }
+        int released = 0;
+        for (fiber &f : fibers)
+            if (f.state == T_BARRIER && barrier_passed(f.bar, f.token)) f.state = T_READY, released = 1;
+        if (released) continue;
         int r = resolve_warps(fibers);
         if (r < 0) return 0;
         if (r > 0) continue;
+        if (grid == n) return 2; /* the whole block waits at grid.sync: the grid decides (emu_launch.cc) */
         int same_site = 1;
         const fiber *first = NULL;
         for (const fiber &f : fibers)
@@ -202,11 +226,81 @@ int run_block(int reversed)
         }
         char states[1200];
         describe_states(fibers, states, sizeof states);
+        size_t bars = 0;
+        for (const fiber &f : fibers) bars += f.state == T_BARRIER;
         block_fail(cudaErrorLaunchFailure, "%s: not every thread of the block reached it (divergent or skipped "
                    "barrier, or a deadlocked warp operation): %s",
-                   sync ? "__syncthreads" : "warp operation", states);
+                   grid ? "grid.sync" : sync ? "__syncthreads" : bars ? "cuda::barrier" : "warp operation", states);
         return 0;
     }
+}
+
+int run_block(int reversed)
+{
+    size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
+    ensure_stacks(n);
+    block_init(0);
+    eyes_block_begin(n);
+    async_block_begin(n);
+    int r = block_loop(reversed);
+    if (r == 2) {
+        block_fail(cudaErrorLaunchFailure, "grid.sync() in a launch that is not cooperative: only "
+                   "cudaLaunchCooperativeKernel makes every block of the grid resident at once (a <<<>>> launch "
+                   "that waits for the whole grid deadlocks)");
+        return 0;
+    }
+    return r;
+}
+
+/* ---- cooperative launches: every block's fibers kept, one block's swapped into `fibers` at a time ---- */
+static std::vector<std::vector<fiber>> parked; /* per slot */
+static char where_buf[300];
+
+void coop_begin(size_t nblocks)
+{
+    size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
+    ensure_stacks(n * nblocks);
+    parked.assign(nblocks, std::vector<fiber>());
+}
+
+int coop_run(size_t slot, int first, int reversed)
+{
+    size_t n = (size_t)blockDim.x * blockDim.y * blockDim.z;
+    if (first) {
+        block_init(slot);
+        eyes_block_begin(n);
+        async_block_begin(n); /* cp.async state is not kept per block across a grid.sync */
+    } else {
+        fibers.swap(parked[slot]);
+    }
+    int r = block_loop(reversed);
+    fibers.swap(parked[slot]);
+    return r;
+}
+
+void coop_release(void)
+{
+    for (std::vector<fiber> &b : parked)
+        for (fiber &f : b)
+            if (f.state == T_GRID) f.state = T_READY;
+}
+
+void coop_end(void) { parked.clear(); }
+
+const char *coop_where(size_t slot)
+{
+    const std::vector<fiber> &b = parked[slot];
+    if (b.empty()) return "not started";
+    if (b[0].state == T_DONE) return "exited";
+    snprintf(where_buf, sizeof where_buf, "waiting at grid.sync %s:%d", b[0].file, b[0].line);
+    return where_buf;
+}
+
+void grid_sync(const char *file, int line)
+{
+    fiber &f = fibers[cur];
+    f.state = T_GRID, f.file = file, f.line = line;
+    to_scheduler(0);
 }
 
 void set_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass)

@@ -11,7 +11,8 @@
 
 namespace emu {
 
-enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE };
+/* T_BARRIER: a cuda::barrier wait; T_GRID: at a grid.sync() */
+enum thread_state { T_READY, T_SYNC, T_WARP, T_DONE, T_BARRIER, T_GRID };
 
 struct fiber {
     ucontext_t ctx; /* the portable switch */
@@ -26,6 +27,9 @@ struct fiber {
     uint64_t value;       /* what this lane contributes */
     uint64_t result;      /* what it gets back */
     int arg, width;
+    const void *bar;      /* T_BARRIER: the barrier, the phase waited for, the wait's call site */
+    uint64_t token;
+    void *pc;
 };
 
 struct launch_state {
@@ -44,6 +48,24 @@ void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap);
 void set_launch(const launch_cfg &cfg, void (*body)(void *), void *ctx, int pass);
 /* Runs the block blockIdx with blockDim threads (reversed: resumed in reverse order); 0 if it failed. */
 int run_block(int reversed);
+/* cp.async and cuda::barrier (emu_async.cc): per-block state, the parked wait, its release */
+void async_block_begin(size_t nthreads);
+/* After block_fail from inside a thread: leaves it for good (the launch has failed; the scheduler stops). */
+void abandon_thread(void) __attribute__((noreturn));
+void park_on_barrier(const void *bar, uint64_t token, void *pc);
+int barrier_passed(const void *bar, uint64_t token);
+void *async_pending_site(uintptr_t p); /* the call site of a copy not landed that covers byte p, or NULL */
+
+/* A cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, each with its own threads,
+ * stacks and shared memory, parked at grid.sync() until every block of the grid has arrived (emu_launch.cc).
+ * coop_begin makes room for nblocks; coop_run starts (first) or resumes block slot and runs it until it ends
+ * (1), parks every thread at a grid.sync (2) or fails (0). coop_release readies every parked thread. */
+void coop_begin(size_t nblocks);
+int coop_run(size_t slot, int first, int reversed);
+void coop_release(void);
+void coop_end(void);
+/* "grid.sync at f.cu:12" of a parked slot, for messages */
+const char *coop_where(size_t slot);
 
 } /* namespace emu */
 

@@ -40,6 +40,8 @@ void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap)
         char what[200];
         if (a.state == T_DONE) snprintf(what, sizeof what, "exited");
         else if (a.state == T_SYNC) snprintf(what, sizeof what, "waiting at __syncthreads %s:%d", a.file, a.line);
+        else if (a.state == T_GRID) snprintf(what, sizeof what, "waiting at grid.sync %s:%d", a.file, a.line);
+        else if (a.state == T_BARRIER) snprintf(what, sizeof what, "waiting at cuda::barrier %s", source_line(a.pc));
         else if (a.state == T_WARP)
             snprintf(what, sizeof what, "waiting at %s %s:%d (mask 0x%08x)", kind_name(a.kind), a.file, a.line, a.mask);
         else snprintf(what, sizeof what, "runnable");

@@ -15,6 +15,12 @@ extern "C" {
  *      3 early return for i >= n before the __syncthreads (n not a multiple of 256) */
 int planted_reverse(int bug, const float *in, float *out, int n);
 
+/* A cooperative launch of `blocks` blocks of 64 threads: out[i] = in[i of the next block] + 1 + 3 in[i], through a
+ * global stage and each block's shared memory across a grid.sync (planted_grid.cu).
+ * bug: 0 correct; 1 no grid.sync between the stage's writes and the neighbour's reads; 2 block 0 returns before
+ *      the grid.sync; 3 the correct kernel in an ordinary (not cooperative) launch */
+int planted_grid_sync(int bug, const float *in, float *out, int blocks);
+
 /* Sums each warp's 32 values (n a multiple of 32) into sums[n / 32] with __shfl_down_sync.
  * bug: 0 correct; 1 the last halving step is skipped (offsets 16..2); 2 a 16-lane mask 0x0000ffff with
  *      offsets from 16, so lanes read lanes outside the mask; 3 the 16-lane sum with offsets from 8 (correct) */
@@ -92,6 +98,13 @@ int planted_accumulate(int bug, const float *in, float *out, int n);
  * round trip; 3 a 32-way bank conflict. Kernels load_coalesced, load_strided, smem_conflict_free,
  * smem_conflict32 (their profile is read with emu_profile_kernel). */
 int planted_pattern(int bug, const float *in, float *out);
+
+/* out[i] = 2 in[i] through shared tiles filled by cp.async (planted_async.cu). bug: 0 pipeline primitives,
+ * two stages, zero fill past n; 1 no __pipeline_wait_prior before the read; 2 wait_prior(2), one batch too few;
+ * 3 a 16-byte copy from a 4-byte aligned source; 4 a 12-byte copy; 5 cuda::memcpy_async bound to a cuda::barrier,
+ * arrive_and_wait; 6 the tile read before arrive_and_wait; 7 a thread-scope cuda::pipeline (5-7: n a multiple of
+ * 512). Returns the cudaError_t. */
+int planted_async(int bug, const float *in, float *out, int n);
 
 #ifdef __cplusplus
 }

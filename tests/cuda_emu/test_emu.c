@@ -330,5 +330,6 @@ int main(void)
     srunner_add_suite(sr, emu_graph_suite());
     srunner_add_suite(sr, emu_limits_suite());
     srunner_add_suite(sr, emu_eyes_suite());
+    srunner_add_suite(sr, emu_async_suite());
     return check_run_selected(sr, "test_emu"); /* CK_VERBOSITY=verbose names every test */
 }

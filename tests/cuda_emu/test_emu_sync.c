@@ -124,6 +124,57 @@ START_TEST(warp_operation_rules)
 }
 END_TEST
 
+/* cooperative launches (planted_grid.cu): 8 blocks of 64 threads fit the emulated SM (32 blocks, 2048 threads) */
+#define GRID_BLOCKS 8
+START_TEST(grid_sync_correct)
+{
+    fill();
+    ck_assert_int_eq(planted_grid_sync(0, in, out, GRID_BLOCKS), cudaSuccess);
+    for (int i = 0; i < GRID_BLOCKS * 64; i++)
+        ck_assert_float_eq(out[i], in[((i / 64 + 1) % GRID_BLOCKS) * 64 + i % 64] + 1.0f + 3.0f * in[i]);
+}
+END_TEST
+
+START_TEST(missing_grid_sync)
+{
+    fill();
+    ck_assert_int_eq(planted_grid_sync(1, in, out, GRID_BLOCKS), cudaErrorLaunchFailure);
+#ifdef __SANITIZE_ADDRESS__ /* no access hooks under ASan: the two-pass comparison sees it */
+    assert_message("depends on the order threads and blocks run in");
+#else /* block 0 reads block 1's stage before block 1 ran: initcheck, in the first pass */
+    assert_message("uninitialised device memory read (initcheck)");
+    assert_message("planted_grid.cu:34");
+#endif
+    assert_message("neighbour_no_grid_sync");
+}
+END_TEST
+
+START_TEST(grid_sync_block_exits)
+{
+    fill();
+    ck_assert_int_eq(planted_grid_sync(2, in, out, GRID_BLOCKS), cudaErrorLaunchFailure);
+    assert_message("grid.sync: this block ended while 7 of the grid's 8 blocks wait");
+    assert_message("block (0,0,0)");
+}
+END_TEST
+
+START_TEST(grid_sync_not_cooperative)
+{
+    fill();
+    ck_assert_int_eq(planted_grid_sync(3, in, out, GRID_BLOCKS), cudaErrorLaunchFailure);
+    assert_message("grid.sync() in a launch that is not cooperative");
+}
+END_TEST
+
+/* 33 blocks: the emulated SM holds 32 at most (the documented precondition: the whole grid resident at once) */
+START_TEST(grid_too_large)
+{
+    static float big_in[33 * 64], big_out[33 * 64];
+    ck_assert_int_eq(planted_grid_sync(0, big_in, big_out, 33), cudaErrorCooperativeLaunchTooLarge);
+    assert_message("cooperative launch of 33 blocks, but only 32 can be resident at once");
+}
+END_TEST
+
 Suite *emu_sync_suite(void)
 {
     Suite *s = suite_create("cuda-emu-planted-sync");
@@ -137,6 +188,11 @@ Suite *emu_sync_suite(void)
     tcase_add_test(t, shuffle_outside_mask);
     tcase_add_test(t, shuffle_half_warp_correct);
     tcase_add_test(t, warp_operation_rules);
+    tcase_add_test(t, grid_sync_correct);
+    tcase_add_test(t, missing_grid_sync);
+    tcase_add_test(t, grid_sync_block_exits);
+    tcase_add_test(t, grid_sync_not_cooperative);
+    tcase_add_test(t, grid_too_large);
     suite_add_tcase(s, t);
     return s;
 }

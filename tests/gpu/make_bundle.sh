@@ -43,7 +43,7 @@ for b; do
         if echo "$so" | grep -Eq "$SYSTEM"; then continue; fi
         case $(readlink -f "$path") in "$(readlink -f "$stage/lib")/"*) ;; *) echo "make_bundle: $b: $so resolves to $path, outside the bundle" >&2; bad=1 ;; esac
     done < <(ldd "$stage/bin/$b")
-    if ldd "$stage/bin/$b" | grep -q 'not found'; then
+    if ldd "$stage/bin/$b" | grep 'not found' >/dev/null; then
         echo "make_bundle: $b: $(ldd "$stage/bin/$b" | grep 'not found' | tr -s ' \t' ' ')" >&2; bad=1
     fi
 done
@@ -52,7 +52,7 @@ done
 cp docs/results/emu/*_profile.csv "$stage/inputs/docs/results/emu/"
 cp tests/gpu/profile_rows.py "$stage/"
 mode=native
-nm "$src/$1" 2>/dev/null | grep -q emu_mark_uninit && mode=emu
+nm "$src/$1" 2>/dev/null | grep emu_mark_uninit >/dev/null && mode=emu # not grep -q: nm killed by SIGPIPE would fail the pipe (pipefail)
 {
     echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
     echo "built: $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -n)"

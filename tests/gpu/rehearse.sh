@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/gpu/rehearse.sh BUNDLE_DIR - the GPU route rehearsed here (make gpu-rehearsal, CI): the emulation bundle
 # (make EMU=1 gpu-bundle) run by its own gpu-report.sh with GPU_REHEARSAL=1 must pass and write the eight files
-# a GPU run writes; then three broken routes must fail, each for its own reason, in preflight (seconds each):
-# a bundle with a binary removed, a bundle with a broken library, and a checkout with no build/ at all.
+# a GPU run writes; then four broken routes must fail, each for its own reason (seconds each):
+# a bundle with a binary removed, a bundle with a broken library, a checkout with no build/ at all, and (in the
+# preflight's probe run) a cuBLAS whose products are wrong, which lesson 1's validation must catch.
 set -uo pipefail
 [ $# = 1 ] || { echo "usage: $0 BUNDLE_DIR" >&2; exit 2; }
 bundle=$1
@@ -13,7 +14,7 @@ FILES="forum.log preflight.log profile.csv profile.log results.csv sanitize.log 
 
 echo "== rehearsal: GPU_REHEARSAL=1 bash $bundle/gpu-report.sh"
 rm -rf "$out"
-if ! GPU_REHEARSAL=1 GPU_REPORT_DIR=$out GPU_REPORT_JOBS=${GPU_REPORT_JOBS:-2} bash "$bundle/gpu-report.sh" >"$out.log" 2>&1; then
+if ! GPU_REHEARSAL=1 GPU_REPORT_DIR=$out GPU_REPORT_JOBS=${GPU_REPORT_JOBS:-2} GPU_REPORT_SCALE=${GPU_REPORT_SCALE:-2} bash "$bundle/gpu-report.sh" >"$out.log" 2>&1; then
     grep -E '^(FAIL|TIMEOUT)' "$out/summary.txt" 2>/dev/null || tail -20 "$out.log"
     echo "rehearse: the rehearsal failed (full output: $out.log)"
     status=1
@@ -51,6 +52,9 @@ echo "not a library" >"$copy/bad-lib/unpacked/lib/$lib"
 touch "$copy/bad-lib/unpacked/MANIFEST"
 broken "a bundle whose lib/$lib is broken" "$lib" \
     env GPU_REHEARSAL=1 GPU_REPORT_STEPS=preflight GPU_REPORT_DIR="$copy/r2" bash "$copy/bad-lib/gpu-report.sh"
+broken "lesson 1 with a cuBLAS that computes wrong products (EMU_CUBLAS_WRONG=1)" "FAILED validation against float64" \
+    env EMU_CUBLAS_WRONG=1 GPU_REHEARSAL=1 GPU_REPORT_STEPS="preflight small" GPU_REPORT_LESSONS=1 \
+    GPU_REPORT_DIR="$copy/r4" bash "$bundle/gpu-report.sh"
 broken "a checkout without build/" "missing binary" \
     env GPU_REHEARSAL=1 BIN="$copy/no-build" GPU_REPORT_STEPS=preflight GPU_REPORT_DIR="$copy/r3" tests/gpu/gpu_report.sh
 

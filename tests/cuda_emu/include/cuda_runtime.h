@@ -35,6 +35,11 @@ template <class T> static inline cudaError_t cudaFuncSetAttribute(T *func, enum 
 {
     return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(func), attr, value);
 }
+template <class T>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num, T *func, int block, size_t dyn)
+{
+    return ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(num, reinterpret_cast<const void *>(func), block, dyn);
+}
 
 /* The project's hooks (kernels/runtime/launch.h, cuda_track.cu use their own definitions when these are absent):
  * LAUNCH calls the emulator's launcher, which runs every thread of every block as a fiber and reports errors
@@ -47,6 +52,9 @@ extern "C" cudaStream_t cuda_launch_stream(void);
 #define LAUNCH(kernel, grid, block, smem)                                                                       \
     ((void)cuda_launch_stream(),                                                                               \
      ::emu::make_launcher((kernel), #kernel, dim3(grid), dim3(block), (size_t)(smem), __FILE__, __LINE__))
+#define LAUNCH_COOPERATIVE(kernel, grid, block, smem)                                                           \
+    ((void)cuda_launch_stream(),                                                                               \
+     ::emu::make_coop_launcher((kernel), #kernel, dim3(grid), dim3(block), (size_t)(smem), __FILE__, __LINE__))
 #define DYNAMIC_SHARED(T, name) T *name = (T *)::emu::dynamic_smem()
 #define DEVICE_ALLOC_NOTE(p, bytes, label) (emu_label_alloc((p), (label)), emu_mark_uninit((p), (bytes)))
 
@@ -64,7 +72,7 @@ namespace emu {
 int dry(void) __attribute__((pure));
 template <class T> inline void dry_skip(T &i, long long first, long long end, long long step)
 {
-    if (step == 0 || (long long)i != first + step) return;
+    if (step == 0 || (long long)i != first + step || ::emu::dry() == 3) return; /* 3: the model's run, every loop */
     long long n = (end - first + step - (step > 0 ? 1 : -1)) / step; /* iterations */
     if (n > 3) i = (T)(first + (n - 2) * step);
 }

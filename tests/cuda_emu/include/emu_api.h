@@ -36,7 +36,7 @@ void emu_profile_enable(int on);
 int emu_profile_kernel(const char *kernel, emu_kernel_profile *out);
 
 /* ---- the GPU time model (emu_model.cc, emu_sass.cc, emu_gpu.cc; tests/cuda_emu/README.md) ----
- * EMU_GPU_MODEL=A6000|A100|H100 (or emu_model_enable) makes every launch observed for the model: the warp
+ * EMU_GPU_MODEL=A6000|A100|H100|H200 (or emu_model_enable) makes every launch observed for the model: the warp
  * instructions of nvcc's SASS for that GPU's architecture (EMU_SASS: nvdisasm -g listings), fitted onto the bytes
  * each source line moved here; shared-memory wavefronts; L1 per block; an L2 over the first wave; barriers.
  * EMU_MODEL_SAMPLE=1 runs only a sample of the blocks (the first wave, one of each edge role, the last block) and
@@ -94,6 +94,20 @@ const char *emu_model_gpu_name(int i);
 const char *emu_model_gpu_source(int i);
 /* The fitted constants: name, value; NULL past the end. */
 const char *emu_model_constant(int i, double *value);
+
+/* The model over a stretch of host code (a lesson's forward + backward): every launch and cuBLAS call between
+ * begin and end is predicted on gpu and summed. sample: the launches run the model's sample of blocks (their
+ * results are then incomplete: predict only), one pass, and a launch of a kernel with a grid, block and shared
+ * memory already seen in the window is not run again: its prediction is counted again. 0 if gpu is unknown. */
+int emu_model_window_begin(const char *gpu, int sample);
+typedef struct {
+    double seconds;            /* the predicted time of every launch and cuBLAS call, launch overheads included */
+    double ideal_seconds;      /* the same work at the roofline: max(FLOP / peak, DRAM bytes / bandwidth), summed */
+    char limiter[48];          /* the bound that holds the most of the time, with its share in limiter_share */
+    double limiter_share;
+    unsigned long long launches, gemms, reused;
+} emu_model_window;
+int emu_model_window_end(emu_model_window *out);
 
 #ifdef __cplusplus
 }

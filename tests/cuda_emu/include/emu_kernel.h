@@ -34,6 +34,8 @@ struct warp_collective {
 };
 
 void syncthreads(const char *file, int line);
+/* cooperative_groups::this_grid().sync(): parks the thread until every thread of the grid has arrived */
+void grid_sync(const char *file, int line);
 /* Parks the calling lane until every lane of mask has arrived at the same operation; returns its result. */
 uint64_t warp_op(warp_kind k, unsigned mask, uint64_t value, int arg, int width, const char *file, int line);
 

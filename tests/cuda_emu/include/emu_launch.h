@@ -22,6 +22,7 @@ struct launch_cfg {
     const char *name, *file;
     int line;
     const void *kernel; /* the kernel function: its cudaFuncSetAttribute opt-ins (emu_dry.cc) */
+    int cooperative;    /* cudaLaunchCooperativeKernel: every block resident at once, grid.sync() allowed */
 };
 
 /* body(ctx) runs one thread: the scheduler sets threadIdx/blockIdx first. ptrs: the pointer arguments. */
@@ -68,11 +69,32 @@ template <class... P> struct launcher {
     }
 };
 
+/* LAUNCH_COOPERATIVE(k, grid, block, smem)(args...): cudaLaunchCooperativeKernel's contract, which returns the
+ * launch's error instead of leaving it for cudaGetLastError (the kernel's own faults are still sticky there). */
+template <class... P> struct coop_launcher {
+    launcher<P...> l;
+    cudaError_t operator()(P... a) const
+    {
+        if (capturing()) return cudaErrorStreamCaptureUnsupported;
+        typename launcher<P...>::closure c{l.kernel, std::tuple<typename std::decay<P>::type...>(a...)};
+        l.start(c);
+        return cudaGetLastError();
+    }
+};
+
+template <class... P>
+inline coop_launcher<P...> make_coop_launcher(void (*k)(P...), const char *name, dim3 grid, dim3 block, size_t smem,
+                                              const char *file, int line)
+{
+    return coop_launcher<P...>{
+        launcher<P...>{k, launch_cfg{grid, block, smem, name, file, line, reinterpret_cast<const void *>(k), 1}}};
+}
+
 template <class... P>
 inline launcher<P...> make_launcher(void (*k)(P...), const char *name, dim3 grid, dim3 block, size_t smem,
                                     const char *file, int line)
 {
-    return launcher<P...>{k, launch_cfg{grid, block, smem, name, file, line, reinterpret_cast<const void *>(k)}};
+    return launcher<P...>{k, launch_cfg{grid, block, smem, name, file, line, reinterpret_cast<const void *>(k), 0}};
 }
 
 } /* namespace emu */

@@ -1,4 +1,4 @@
-/* predict_peers.cc - TEST-ONLY: `make predict-peers`. SGEMM_CUDA's kernels 1-11 (sgemm_launch.cu) under the
+/* predict_peers.cc - TEST-ONLY: `make predict-peers`. SGEMM_CUDA's kernels 1-12 (sgemm_launch.cu) under the
  * emulator: each is first checked against a float64 CPU GEMM at a small size (every block, full K), then its time
  * at each side in --sizes is predicted on --gpu by the time model (emu_gpu.cc) and written to --csv beside the
  * figure the peer's README publishes (A6000, side 4096 only), with cuBLAS by its stated efficiency model.
@@ -31,7 +31,7 @@
         }                                                                                         \
     } while (0)
 
-static const int KERNELS = 11;
+static const int KERNELS = 12; /* 12: cp.async (no published figure) */
 
 struct operands {
     float *A, *B, *C; /* device: [M, K], [K, N], [M, N] */
@@ -180,6 +180,7 @@ int main(int argc, char **argv)
     const char *csv = NULL, *readme = NULL;
     double max_error = 0.0;
     int check_sampling = 0, validate_n = 256, only = 0;
+    std::vector<int> chosen(KERNELS + 1, 1); /* 0: cuBLAS */
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -191,14 +192,20 @@ int main(int argc, char **argv)
         else if (a == "--check-sampling" && v) check_sampling = atoi(v), i++;
         else if (a == "--validate" && v) validate_n = atoi(v), i++;
         else if (a == "--kernel" && v) only = atoi(v), i++;
+        else if (a == "--kernels" && v) { /* "1 2 ... 11": those predicted (every kernel is validated) */
+            chosen.assign(KERNELS + 1, 0);
+            for (char *t = strtok(argv[i + 1], " ,"); t; t = strtok(NULL, " ,"))
+                if (atoi(t) >= 0 && atoi(t) <= KERNELS) chosen[(size_t)atoi(t)] = 1;
+            i++;
+        }
         else {
-            fprintf(stderr, "usage: %s [--sizes \"512 4096\"] [--gpu A6000|A100|H100] [--csv path] [--readme path] "
-                    "[--max-error F] [--check-sampling S] [--validate N (0: skip)] [--kernel N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--sizes \"512 4096\"] [--gpu A6000|A100|H100|H200] [--csv path] [--readme path] "
+                    "[--max-error F] [--check-sampling S] [--validate N (0: skip)] [--kernel N] [--kernels \"0 1 ...\"]\n", argv[0]);
             return 2;
         }
     }
     if (!emu_model_enable(gpu.c_str(), 0)) {
-        fprintf(stderr, "predict_peers: unknown GPU '%s' (A6000, A100, H100)\n", gpu.c_str());
+        fprintf(stderr, "predict_peers: unknown GPU '%s' (A6000, A100, H100, H200)\n", gpu.c_str());
         return 2;
     }
     emu_model_enable(NULL, 0);
@@ -240,7 +247,7 @@ int main(int argc, char **argv)
         if (S <= 0) continue;
         double flops = 2.0 * pow(S, 3);
         for (int k = 0; k <= KERNELS; k++) {
-            if (only && k != only) continue;
+            if ((only && k != only) || !chosen[(size_t)k]) continue;
             emu_model_prediction p;
             emu_model_counts c;
             memset(&c, 0, sizeof c);

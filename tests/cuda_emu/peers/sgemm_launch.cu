@@ -1,4 +1,4 @@
-/* sgemm_launch.cu - TEST-ONLY: siboehm/SGEMM_CUDA's kernels 1-11 (../shared/peers/sgemm_cuda, MIT, compiled
+/* sgemm_launch.cu - TEST-ONLY: siboehm/SGEMM_CUDA's kernels 1-12 (../shared/peers/sgemm_cuda, MIT, compiled
  * from there at build time, never copied here), each launched with the grid, block and template parameters its
  * src/runner.cu gives for the RTX A6000. Compiled twice: by g++ into the emulation build (predict_peers runs them)
  * and by nvcc -cubin for sm_80/86/90, whose SASS and line table the time model reads (tests/cuda_emu/emu_sass.cc).
@@ -14,6 +14,7 @@
 #include "kernels/9_kernel_autotuned.cuh"
 #include "kernels/10_kernel_warptiling.cuh"
 #include "kernels/11_kernel_double_buffering.cuh"
+#include "kernels/12_kernel_double_buffering.cuh"
 
 #include "../../../kernels/runtime/launch.h"
 #include "sgemm_launch.h"
@@ -67,6 +68,11 @@ extern "C" void sgemm_peer_launch(int kernel, int M, int N, int K, float alpha, 
     case 11: /* A6000: 256 threads, BN 256, BM 128, BK 16, WN 32, WM 128, WNITER 1, TN = TM = 8 */
         LAUNCH((sgemmDoubleBuffering<128, 256, 16, 128, 32, 1, 8, 8, 256>), dim3(CEIL_DIV(N, 256), CEIL_DIV(M, 128)),
                dim3(256), 0)
+        (M, N, K, alpha, A, B, beta, C);
+        break;
+    case 12: /* A6000: 128 threads, BN = BM = 128, BK 16, WN = WM = 64, WNITER 4, TN 4, TM 8; cp.async by cuda::barrier */
+        LAUNCH((runSgemmDoubleBuffering2<128, 128, 16, 64, 64, 4, 8, 4, 128>), dim3(CEIL_DIV(N, 128), CEIL_DIV(M, 128)),
+               dim3(128), 0)
         (M, N, K, alpha, A, B, beta, C);
         break;
     }

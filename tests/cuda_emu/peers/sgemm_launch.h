@@ -1,4 +1,4 @@
-/* sgemm_launch.h - TEST-ONLY: launch SGEMM_CUDA's kernel 1-11 as its runner.cu does (sgemm_launch.cu). */
+/* sgemm_launch.h - TEST-ONLY: launch SGEMM_CUDA's kernel 1-12 as its runner.cu does (sgemm_launch.cu). */
 #ifndef SGEMM_LAUNCH_H
 #define SGEMM_LAUNCH_H
 #ifdef __cplusplus

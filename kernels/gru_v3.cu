@@ -1,0 +1,183 @@
+/* gru_v3.cu - lesson 4, cuda-v3: the forward step loop as one persistent kernel (a cooperative launch).
+ *
+ * v2 replays v1's 4 launches per step as a graph, but each step still runs as dependent GEMMs and kernels, every
+ * one a grid's launch latency on the serial path. Here one grid stays resident for all T steps: block g owns the
+ * hidden units j in [g H / G, (g+1) H / G) and keeps its columns of W_enc (mean and lv), W_zh and W_ih (r, u, n) in
+ * shared memory, loaded once. A step needs all of h for pd = h W_enc and all of z for z W_zh, so it has two
+ * grid-wide synchronisations (cooperative_groups::this_grid().sync(), valid because the launch is cooperative:
+ * every block resident at once, G <= blocks per SM x SMs, checked by gru3_plan):
+ *   phase 1  z[:, J], e[:, J] from h W_enc[:, J] and eps   (saved rows' z, e)      -> grid.sync
+ *   phase 2  x_t W_ih[:, J], z W_zh[:, J], the gates -> h_new[:, J] = out[t]       -> grid.sync
+ * The saved rows St (B, 6H) = [r u n zn z e] are v1's, in the same arena, so backward is v2's graph unchanged.
+ * The arithmetic is gru_cell_math.h's (gru_reparam, gru_gate_forward), the functions the CPU calls.
+ * Target (H100, the medium size T=256 Bt=32 X=128 H=256): within 3x of the bound for the same work. Not measured:
+ * the time model does not cover cooperative launches (blocks that wait for each other), the emulator's one SM
+ * cannot hold the medium grid (only a dry run, on 132 SMs, plans it), and no GPU run has been made of this
+ * version; its 2 T = 512 grid-wide synchronisations per forward are the cost a GPU run must measure. */
+#include <cooperative_groups.h>
+
+#include "gru_cell_math.h"
+
+extern "C" {
+#include "../optimized/gru_fused.h"
+}
+
+#include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
+#include "runtime/launch.h"
+
+static_assert(GRU3_THREADS % 32 == 0, "blocks are whole warps");
+
+#define SW GRU_SAVED_PER_ROW /* floats saved per (row, unit) and step */
+
+/* v2's backward (kernels/gru_v2.cu) */
+void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
+                         gru_fused_ws *ws, gru_grads *g);
+
+/* Block g of G: its hidden units [j0, j0 + nj) */
+__host__ __device__ static inline void gru3_slice(int H, int G, int g, int *j0, int *nj)
+{
+    *j0 = (int)((long long)g * H / G);
+    *nj = (int)((long long)(g + 1) * H / G) - *j0;
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (a warp's lanes are a few rows' consecutive
+ * units), shared memory <= 1 wavefront per request (no bank conflict: a weight word per unit, broadcast over rows). */
+__global__ void gru3_forward_kernel(int T, int B, int X, int H, const float *x, const float *h0, const float *eps,
+                                    const float *W_enc, const float *W_ih, const float *W_zh, float *out, float *S)
+{
+    /* x (T, B, X); h0 (B, H); eps (T, B, H); W_enc (H, 2H); W_ih (X, 3H); W_zh (H, 3H); out (T, B, H);
+     * S (T, B, 6H) the saved rows [r u n zn z e] */
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    int j0, nj;
+    gru3_slice(H, (int)gridDim.x, (int)blockIdx.x, &j0, &nj);
+    DYNAMIC_SHARED(float, smem);
+    float *sEnc = smem;                       /* (H, 2 nj): W_enc[k][j0 + c], then W_enc[k][H + j0 + c] */
+    float *sZh = sEnc + (size_t)H * 2 * nj;   /* (H, 3 nj): W_zh[k][p H + j0 + c], p = r, u, n */
+    float *sIh = sZh + (size_t)H * 3 * nj;    /* (X, 3 nj): W_ih[k][p H + j0 + c] */
+    int tid = threadIdx.x;
+    long long BH = (long long)B * H;
+    for (long long e = tid; e < (long long)H * 2 * nj; e += GRU3_THREADS) {
+        long long k = e / (2 * nj);
+        int c = (int)(e % (2 * nj));
+        sEnc[e] = W_enc[k * 2 * H + (c < nj ? j0 + c : H + j0 + c - nj)];
+    }
+    for (long long e = tid; e < (long long)H * 3 * nj; e += GRU3_THREADS) {
+        long long k = e / (3 * nj);
+        int p = (int)(e % (3 * nj)) / nj, c = (int)(e % nj);
+        sZh[e] = W_zh[k * 3 * H + p * H + j0 + c];
+    }
+    for (long long e = tid; e < (long long)X * 3 * nj; e += GRU3_THREADS) {
+        long long k = e / (3 * nj);
+        int p = (int)(e % (3 * nj)) / nj, c = (int)(e % nj);
+        sIh[e] = W_ih[k * 3 * H + p * H + j0 + c];
+    }
+    __syncthreads();
+
+    for (int t = 0; t < T; t++) {
+        const float *h = t ? out + (t - 1) * BH : h0; /* (B, H) */
+        float *St = S + (long long)t * B * SW * H;   /* (B, 6H) */
+        for (long long e = tid; e < (long long)B * nj; e += GRU3_THREADS) {
+            long long i = e / nj;
+            int c = (int)(e % nj), j = j0 + c;
+            float mean = 0.0f, lv = 0.0f;
+            for (int k = 0; k < H; k++) {
+                float hk = h[i * H + k];
+                mean += hk * sEnc[k * 2 * nj + c];
+                lv += hk * sEnc[k * 2 * nj + nj + c];
+            }
+            float *row = St + i * SW * H;
+            row[4 * H + j] = gru_reparam(mean, lv, eps[t * BH + i * H + j], &row[5 * H + j]);
+        }
+        grid.sync(); /* every unit's z is in St before any block reads a whole row of it */
+        for (long long e = tid; e < (long long)B * nj; e += GRU3_THREADS) {
+            long long i = e / nj;
+            int c = (int)(e % nj), j = j0 + c;
+            const float *xt = x + ((long long)t * B + i) * X, *z = St + i * SW * H + 4 * H;
+            float a[3] = {0.0f, 0.0f, 0.0f}, b[3] = {0.0f, 0.0f, 0.0f}; /* x_t W_ih and z W_zh at r, u, n */
+            for (int k = 0; k < X; k++)
+                for (int p = 0; p < 3; p++) a[p] += xt[k] * sIh[k * 3 * nj + p * nj + c];
+            for (int k = 0; k < H; k++)
+                for (int p = 0; p < 3; p++) b[p] += z[k] * sZh[k * 3 * nj + p * nj + c];
+            gru_gates s;
+            out[t * BH + i * H + j] = gru_gate_forward(a[0], a[1], a[2], b[0], b[1], b[2], h[i * H + j], &s);
+            float *row = St + i * SW * H;
+            row[j] = s.r;
+            row[H + j] = s.u;
+            row[2 * H + j] = s.n;
+            row[3 * H + j] = s.zn;
+        }
+        grid.sync(); /* out[t] complete before the next step reads all of it */
+    }
+}
+
+/* ---- launchers -------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int blocks;      /* G */
+    size_t smem;     /* dynamic shared memory per block: the weight slices */
+    const char *why; /* NULL, or why no grid fits */
+} gru3_plan;
+
+static size_t gru3_smem(const gru_dims *d, long long G)
+{
+    size_t nj = (size_t)((d->H + G - 1) / G);
+    return sizeof(float) * nj * (5 * d->H + 3 * d->X);
+}
+
+/* The largest grid, up to GRU3_MAX_PER_SM blocks per SM and H blocks, whose slices fit a block's shared memory
+ * and whose blocks are all resident at once (cudaLaunchCooperativeKernel's precondition). */
+static gru3_plan gru3_plan_for(const gru_dims *d)
+{
+    gru3_plan p = {0, 0, NULL};
+    int sms = 0, optin = 0, coop = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        p.why = "no CUDA device to plan the cooperative grid on";
+        return p;
+    }
+    if (!coop) {
+        p.why = "the device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
+        return p;
+    }
+    for (int per = GRU3_MAX_PER_SM; per >= 1; per--) {
+        long long G = (long long)sms * per < (long long)d->H ? (long long)sms * per : (long long)d->H;
+        size_t smem = gru3_smem(d, G);
+        if (smem > (size_t)optin) continue;
+        int occ = 0;
+        CUDA_CHECK(cudaFuncSetAttribute(gru3_forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gru3_forward_kernel, GRU3_THREADS, smem));
+        if ((long long)occ * sms >= G) {
+            p.blocks = (int)G, p.smem = smem;
+            return p;
+        }
+    }
+    p.why = "a block's slice of W_enc, W_zh and W_ih (4 ceil(H/G) (5H + 3X) bytes) does not fit its shared memory "
+            "for any grid the device holds at once";
+    return p;
+}
+
+extern "C" const char *gru3_unfit(const gru_dims *d, const gru_opts *o)
+{
+    if (o->checkpoint && o->checkpoint < d->T) return "cuda-v3 saves every step: --checkpoint 0 only";
+    if (d->H > INT_MAX || d->X > INT_MAX || d->B > INT_MAX || d->T > INT_MAX) return "T, Bt, X or H past int";
+    return gru3_plan_for(d).why;
+}
+
+void gru3_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                  const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws)
+{
+    gru3_plan p = gru3_plan_for(d);
+    CUDA_CHECK(LAUNCH_COOPERATIVE(gru3_forward_kernel, p.blocks, GRU3_THREADS, p.smem)(
+        (int)d->T, (int)d->B, (int)d->X, (int)d->H, x, h0, eps, W_enc, W_ih, W_zh, out, ws->S));
+}
+
+void gru3_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
+                         gru_fused_ws *ws, gru_grads *g)
+{
+    gru2_backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
+}

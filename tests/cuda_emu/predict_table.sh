@@ -1,0 +1,35 @@
+#!/bin/sh
+# predict_table.sh - the table a lesson doc's versions section shows (docs/generated.txt pastes it): each CUDA
+# version's predicted time at the forum size (lesson 4: its largest preset, medium) on the H100 and the H200 (make predict), the limiter and the share of
+# the roofline, the H200's measured time where the GPU report has one (docs/results/nvidia-h200/results.csv, then
+# new_versions/results.csv for the versions measured after it; a version with no prediction yet gets a row too), and
+# the model's error on its calibration set (docs/results/emu/peers_sgemm.csv, make predict-peers).
+#   usage: predict_table.sh LESSON [RESULTS_DIR]
+set -u
+l=$1 d=${2:-docs/results}
+h100=$d/emu/predicted_h100.csv h200=$d/emu/predicted_h200.csv meas=$d/nvidia-h200/results.csv meas2=$d/nvidia-h200/new_versions/results.csv peers=$d/emu/peers_sgemm.csv
+# the forum's size: the forum preset, or the largest a lesson has (lesson 4: medium)
+size=forum
+grep -q "^$l,[^,]*,forum," "$h100" 2>/dev/null || size=medium
+strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
+{
+  strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "A", $2, ($6 == "" ? "-" : $6), $8, $9, $7 }'
+  strip "$h200" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "B", $2, ($6 == "" ? "-" : $6) }'
+  for m in "$meas" "$meas2"; do
+    strip "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { print "C", $2, $8 + $9 }'
+  done
+  strip "$peers" | awk -F, 'NR > 1 && $5 != "" { r = $4 / $5; print "D", (r > 1 ? r : 1 / r), $1 }'
+} | awk '
+  $1 == "A" { n++; v[n] = $2; a[$2] = $3; sh[$2] = $4; rf[$2] = $5; lim[$2] = $6; for (i = 7; i <= NF; i++) lim[$2] = lim[$2] " " $i }
+  $1 == "B" { b[$2] = $3 }
+  $1 == "C" && !($2 in c) { c[$2] = sprintf("%.3f", $3); if (!($2 in a)) { n++; v[n] = $2; a[$2] = "-"; late[$2] = 1 } }
+  $1 == "D" { k++; if ($2 > worst) { worst = $2; wk = $3 } }
+  END {
+    if (!n) { print "no prediction at this size yet (make predict)"; exit 0 }
+    printf "%-8s %14s  %-40s %9s %14s %14s\n", "version", "H100 model ms", "limiter (share of the time)", "roofline", "H200 model ms", "H200 measured"
+    for (i = 1; i <= n; i++) { x = v[i]
+      printf "%-8s %14s  %-40s %9s %14s %14s\n", x, a[x], (x in late) ? "not predicted (newer than make predict)" : a[x] == "-" ? "not predicted (over the time limit)" : lim[x] " (" sprintf("%.0f%%", 100 * sh[x]) ")",
+             a[x] == "-" ? "-" : sprintf("%.1f%%", 100 * rf[x]), (x in b) ? b[x] : "-", (x in c) ? c[x] : "-" }
+    printf "a MODEL (tests/cuda_emu/README.md), not a measurement; its error on the calibration set: worst x%.2f (kernel %s)\n", worst, wk
+    printf "over the %d published RTX A6000 figures of SGEMM_CUDA at 4096 (make predict-peers)\n", k
+  }'
