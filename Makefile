@@ -36,7 +36,7 @@ CUDA := 0
 endif
 ifeq ($(EMU),1)
 CUDA := 1
-BIN  := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)
+BIN  := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(SANITIZE)),-san,)
 endif
 # TOY_LESSON=1: the test build of `make test-toy-lesson` (a sixth lesson from tests/toy_lesson.c), CPU only
 ifeq ($(TOY_LESSON),1)
@@ -54,6 +54,11 @@ endif
 
 MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
 OBJ      := build/obj/$(MODE)
+# [emu hook] EMU_FMA=1 changes the flags of the .cu objects only: every other object is the plain emulation build's
+CU_OBJ   := $(OBJ)
+ifeq ($(EMU)$(EMU_FMA),11)
+OBJ      := build/obj/$(subst -fma,,$(MODE))
+endif
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)
 CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP
@@ -83,7 +88,7 @@ SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c less
               lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
-       $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(OBJ)/%.cu.o,$(filter %.cu,$(1))))
+       $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(filter %.cu,$(1))))
 
 RUNTIME_OBJ := $(call objs,$(RUNTIME_C) $(RUNTIME_CU))
 SESSION_OBJ := $(call objs,$(SESSION_C))
@@ -183,8 +188,10 @@ debug:
 
 test: check-deps blas-deps
 	$(MAKE) test-build
-	@status=0; for t in $(TESTS); do echo "== $$t"; ./$$t || status=1; done; \
-	echo "== make test-toy-lesson"; $(MAKE) --no-print-directory test-toy-lesson || status=1; \
+	@status=0; for t in $(TESTS); do echo "== $$t"; t0=$$(date +%s); ./$$t || status=1; \
+	  echo "== $$t: $$(( $$(date +%s) - t0 )) s"; done; \
+	$(if $(filter 1,$(SANITIZE)),echo "== make test-toy-lesson: not under SANITIZE=1 (the lesson list's check: make test)";, \
+	echo "== make test-toy-lesson"; $(MAKE) --no-print-directory test-toy-lesson || status=1;) \
 	if [ $$status -ne 0 ]; then echo "make test: some suites FAILED"; else echo "make test: all suites passed"; fi; \
 	exit $$status
 
@@ -306,7 +313,7 @@ $(OBJ)/%.cu.o: %.cu
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
 endif
 
--include $(shell find build/obj/$(MODE) -name '*.d' 2>/dev/null)
+-include $(shell find $(sort $(OBJ) $(CU_OBJ)) -name '*.d' 2>/dev/null)
 
 
 # ---- PyTorch's true CPU peak (plots/torch_peak/peak_alloc.c, preloaded by plots/pytorch_baseline.py) -------
@@ -329,6 +336,13 @@ test-build: build/libpeak_alloc.so
 test-gemm-paths: all
 	LESSONS="$(LESSON_NS)" tests/gemm_paths.sh $(BIN)
 
+# Why a small GEMM reaches less of the provider's rate inside lesson 2 than alone (tests/gemm_in_context.c)
+.PHONY: gemm-in-context
+gemm-in-context: blas-deps $(BIN)/gemm_in_context
+	OPENBLAS_NUM_THREADS=1 ./$(BIN)/gemm_in_context
+$(BIN)/gemm_in_context: $(OBJ)/tests/gemm_in_context.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+
 # Each lesson's cpu against PyTorch's fixed formulations in one run each, one thread (docs/results/cpu/cpu_vs_pytorch.txt).
 .PHONY: compare-pytorch
 compare-pytorch: all
@@ -348,7 +362,7 @@ gpu-bundle:
 	$(MAKE) BUNDLE=1 EMU=$(EMU) gpu-bundle-bins
 	tests/gpu/make_bundle.sh build/bundle-$(if $(filter 1,$(EMU)),emu,native) $(GPU_BUNDLE_DIR) $(GPU_BUNDLE_BINS)
 gpu-bundle-bins: $(addprefix $(BIN)/,$(GPU_BUNDLE_BINS))
-$(BIN)/planted_initcheck: $(OBJ)/tests/gpu/planted_initcheck.cu.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+$(BIN)/planted_initcheck: $(CU_OBJ)/tests/gpu/planted_initcheck.cu.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 gpu-report: $(LESSONS) $(BIN)/test_cuda $(BIN)/planted_initcheck
 	BIN=$(BIN) tests/gpu/gpu_report.sh

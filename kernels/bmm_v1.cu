@@ -4,6 +4,7 @@
  * (K, N) at W + g*K*N, out_g is (B, N) at out + g*N with row stride G*N. cublasSgemmStridedBatched takes exactly
  * these (pointer, leading dimension, stride between groups) triples, so nothing is copied or expanded, and dW's
  * GEMM reduces over B itself. The same three calls as the CPU version (optimized/bmm_grouped.c). */
+#include "bmm_launch.h"
 #include "bmm_problem.h"
 
 #include "runtime/cublas_rowmajor.h"

@@ -10,9 +10,7 @@
  *   gru_fill_kernel          dh = 0 before the first backward step */
 #include "gru_cell_math.h"
 
-extern "C" {
-#include "../optimized/gru_fused.h"
-}
+#include "gru_launch.h"
 
 #include "runtime/cublas_rowmajor.h"
 #include "runtime/cuda_check.h"

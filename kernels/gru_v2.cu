@@ -6,18 +6,8 @@
  * same kernels and GEMMs in the same order, the same results and memory, 1 launch per forward and backward.
  * The graph is kept per call site (cuda_graph_cache, cuda_track.h) and replayed while the shape and every
  * buffer address repeat (the arena's carved buffers included); a pass with other buffers captures anew. */
-extern "C" {
-#include "../optimized/gru_fused.h"
-}
+#include "gru_launch.h"
 #include "runtime/cuda_track.h"
-
-/* v1's loops (kernels/gru_v1.cu) */
-void gru1_forward_range(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                        const float *W_ih, const float *W_zh, float *out, int recompute, size_t t0, size_t t1,
-                        gru_fused_ws *ws);
-void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
-                         gru_fused_ws *ws, gru_grads *g);
 
 #define NKEY(k) ((int)(sizeof(k) / sizeof *(k)))
 

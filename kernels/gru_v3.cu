@@ -17,6 +17,7 @@
 #include <cooperative_groups.h>
 
 #include "gru_cell_math.h"
+#include "gru_launch.h"
 
 extern "C" {
 #include "../optimized/gru_fused.h"

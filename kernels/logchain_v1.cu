@@ -7,6 +7,7 @@
  * Chain positions s are looped on the host: t (v + 1) launches forward, t (3v - 1) backward.
  * Kernels in data-flow order: alpha_init, log_vecmat, logz (forward); posterior, dbulk, dp0 (backward).
  * The arithmetic is logchain_math.h, the functions the CPU version calls. */
+#include "logchain_launch.h"
 #include "logchain_math.h"
 #include "logchain_problem.h"
 

@@ -8,6 +8,7 @@
  *   lc2_fwd_weights_kernel  alpha_{i+1} = x_{i+1} + m + log S; then m = max alpha, W = exp(alpha - m)
  *   lc2_bwd_weights_kernel  beta_{i+1}, dx_{i+1} over alpha_{i+1}; then W and U for step i's GEMMs
  *   lc2_dx0_kernel, lc2_dp0_kernel  step 0's finish, dp0 = sum_b dx_0 / p0 */
+#include "logchain_launch.h"
 #include "logchain_math.h"
 #include "logchain_problem.h"
 

@@ -6,17 +6,11 @@
  * GEMMs in the same order, the same results and memory (the graph has no memory nodes), 1 launch per pass.
  * The graph is kept per call site (cuda_graph_cache, cuda_track.h) and replayed while the shape and every
  * buffer address repeat; a pass with other buffers captures anew. */
+#include "logchain_launch.h"
 #include "logchain_math.h"
 
 #include "logchain_problem.h"
 #include "runtime/cuda_track.h"
-
-/* v2's steps (kernels/logchain_v2.cu) */
-void lc2_forward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                       float *out, float *W, float *S, float *m);
-void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                        const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU,
-                        float *mb);
 
 #define NKEY(k) ((int)(sizeof(k) / sizeof *(k)))
 

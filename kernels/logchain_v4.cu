@@ -17,6 +17,7 @@
  * latency: one block of 8 warps per SM, every warp waiting for its rows of P_i from L2 in the same phase of the
  * step, nothing left to hide the wait. P_i does not depend on the recursion, so prefetching P_{i+1} during step i
  * (a cp.async pipeline through shared memory) is the next step. The arithmetic is logchain_math.h's. */
+#include "logchain_launch.h"
 #include "logchain_math.h"
 #include "logchain_problem.h"
 
@@ -27,9 +28,6 @@
 
 static_assert(LC4_ROWS <= LC4_WARPS, "one warp per row computes a row's maximum");
 static_assert(LC4_MAX_C == 32 * LC4_KQ, "a lane owns LC4_KQ states, 32 lanes apart");
-
-/* v2's dp0 launch (kernels/logchain_v2.cu): dp0[s, j] = sum_b dx[b, s, 0, j] / p0[s, j] */
-void lc2_dp0(const lc_dims *d, const float *dx, const float *p0, float *dp0);
 
 __device__ static inline float lc4_warp_max(float v)
 {

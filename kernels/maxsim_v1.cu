@@ -8,6 +8,7 @@
  * The max rule (NaN wins, then the lowest n) and the per-term arithmetic are maxsim_math.h, shared with the CPU;
  * every running argmax starts at a real column (n = 0), so arg is always a valid index.
  * Rows: r = i*J + j of a [I*J, K], c = m*N + n of b [M*N, K]; arg is [I*J, M]. */
+#include "maxsim_launch.h"
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 

@@ -5,6 +5,7 @@
  * register tile per thread, so each staged value is used 64 times. The epilogue never stores the tile: each
  * thread folds its scores into a running (max, argmax) per row, the 16 threads sharing a row merge by warp
  * shuffles, and the block sums the row maxima over j in order. Nothing of size [J, N] leaves the block. */
+#include "maxsim_launch.h"
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 

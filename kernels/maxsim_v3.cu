@@ -10,6 +10,7 @@
  * an argmax can flip between columns whose scores differ by ~2^-11 of sum |a_k b_k| (lesson-3-appendix.md). */
 #include <mma.h>
 
+#include "maxsim_launch.h"
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 

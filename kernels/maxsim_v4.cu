@@ -16,6 +16,7 @@
 #include <cuda_pipeline_primitives.h>
 #include <mma.h>
 
+#include "maxsim_launch.h"
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 

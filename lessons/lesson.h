@@ -36,8 +36,8 @@
  * printed as such ("cuda = cuda-v2") by --help and the run. A version is one field of one row:
  *     {LESSON_CUDA_VERSION(3), .about = "what v3 adds over v2, and the efficiency it is designed for",
  *      .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
- * To add one: write kernels/<name>_vN.cu (its kernels and launcher; device memory in optimized/<name>.cu) and
- * put it in the doc's reading path; teach the lesson's one CUDA adapter
+ * To add one: write kernels/<name>_vN.cu (its kernels and launcher, declared in kernels/<name>_launch.h; device
+ * memory in optimized/<name>.cu) and put it in the doc's reading path; teach the lesson's one CUDA adapter
  * (cuda_forward/cuda_backward in lessonN.c, which read lesson_run.version: a `case 3:` in lessons 2 and 5, the
  * version number passed on in lesson 3) to call them; append the row above after the last version (reading
  * order; v is a literal, it is also the name), with its own .memory/.unfit where its bytes or limits differ and

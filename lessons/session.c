@@ -90,11 +90,12 @@ typedef struct {
     const char *(*name)(void); /* the row's device column */
     double (*graph_setup_ms)(void); /* CUDA Graph capture + instantiate so far */
     unsigned long long (*graph_captures)(void), (*graph_replays)(void);
-    void (*echo_record)(void), (*echo_replay)(void), (*echo_end)(void); /* cuda_track.h's cuda_echo_* */
+    void (*echo_record)(size_t), (*echo_replay)(void), (*echo_end)(void); /* cuda_track.h's cuda_echo_* */
 } place_ops;
 
 static void host_copy_out(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 static void host_nothing(void) {}
+static void host_no_echo(size_t peak) { (void)peak; }
 static double host_elapsed_ms(double host_ms) { return host_ms; }
 static void host_run_edge(const lesson_impl *im) { (void)im; }
 static unsigned long long host_launches(void) { return 0; }
@@ -106,7 +107,7 @@ static const place_ops host_place = {
     .sync = host_nothing, .timer_begin = host_nothing, .timer_end_ms = host_elapsed_ms,
     .run_begin = host_run_edge, .run_end = host_run_edge, .launches = host_launches, .name = host_name,
     .graph_setup_ms = host_zero_ms, .graph_captures = host_launches, .graph_replays = host_launches,
-    .echo_record = host_nothing, .echo_replay = host_nothing, .echo_end = host_nothing,
+    .echo_record = host_no_echo, .echo_replay = host_nothing, .echo_end = host_nothing,
 };
 
 /* The CPU emulation build (EMU=1, tests/cuda_emu): device runs are emulated, and EMU_DRY=1 makes them a dry run
@@ -254,7 +255,8 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
             replays0 = c.at->graph_replays();
             captures0 = c.at->graph_captures();
         }
-        if (im->graph) (timed_run ? c.at->echo_replay : c.at->echo_record)();
+        if (im->graph && timed_run) c.at->echo_replay();
+        else if (im->graph) c.at->echo_record(res->row.predicted_peak);
         if (k == c.at->runs - 1) gpu_model_timed_run(1); /* --gpu-model: the pass the table times */
         run_once(&c, im, t, res);
         if (k == c.at->runs - 1) gpu_model_timed_run(0);

@@ -1,11 +1,8 @@
 /* bmm_grouped.cu - lesson 1 on the GPU: device memory around cuda-v1's three GEMMs (kernels/bmm_v1.cu). */
 #include "bmm_grouped.h"
 
+#include "../kernels/bmm_launch.h"
 #include "../kernels/runtime/cuda_track.h"
-
-/* cuda-v1's launchers (kernels/bmm_v1.cu) */
-void bmm1_forward(const bmm_dims *d, const float *x, const float *W, float *out);
-void bmm1_backward(const bmm_dims *d, const float *x, const float *W, const float *dout, float *dx, float *dW);
 
 extern "C" float *cuda_bmm_forward(const bmm_dims *d, const float *x, const float *W)
 {

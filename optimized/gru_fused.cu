@@ -9,22 +9,7 @@ extern "C" {
 #include "../kernels/runtime/arena.h"
 #include "../kernels/runtime/cuda_track.h"
 }
-
-/* the versions' launchers (kernels/gru_vN.cu): ws carved from the arena, the gradients allocated */
-/* steps [t0, t1) of forward; recompute = 1: h goes to ws->hs (backward's checkpoint replay), else to out */
-void gru1_forward_range(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                        const float *W_ih, const float *W_zh, float *out, int recompute, size_t t0, size_t t1,
-                        gru_fused_ws *ws);
-void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
-                         gru_fused_ws *ws, gru_grads *g);
-void gru2_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                  const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);
-void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
-                         gru_fused_ws *ws, gru_grads *g);
-void gru3_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                  const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);
+#include "../kernels/gru_launch.h"
 
 extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
                                    const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,

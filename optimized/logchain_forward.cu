@@ -7,28 +7,10 @@
  *   v4  cuda_lc_forward_v4 / cuda_lc_backward_v4        one persistent kernel per pass (kernels/logchain_v4.cu) */
 #include "logchain_forward.h"
 
+#include "../kernels/logchain_launch.h"
 #include "../kernels/logchain_math.h"
 #include "../kernels/runtime/cuda_track.h"
 #include "../kernels/runtime/track.h"
-
-/* the versions' launchers (kernels/logchain_vN.cu); W, S (t, n, c) and m (t, n) are v2's scratch */
-void lc1_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out);
-void lc1_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                  const float *out, const float *dout, float *dbulk, float *dp0, float *bcur, float *bnext);
-/* W, S: (t, n, c) scratch, m: (t, n) row shifts; backward: W, SU (t, n, c), mb (t, n) */
-void lc2_forward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                       float *out, float *W, float *S, float *m);
-void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                        const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU,
-                        float *mb);
-void lc3_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out,
-                 float *W, float *S, float *m);
-void lc3_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                  const float *out, const float *dout, float *dbulk, float *dp0, float *W, float *SU, float *mb);
-/* U, W: (t, v-1, n, c), every step's dbulk operands */
-void lc4_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out);
-void lc4_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                  const float *out, const float *dout, float *dbulk, float *dp0, float *U, float *W);
 
 extern "C" float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
                                      float **alpha_out)

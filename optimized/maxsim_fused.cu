@@ -7,20 +7,9 @@
  */
 #include "maxsim_fused.h"
 
+#include "../kernels/maxsim_launch.h"
 #include "../kernels/maxsim_math.h"
 #include "../kernels/runtime/cuda_track.h"
-
-/* the versions' launchers (kernels/maxsim_vN.cu; the backward, every version's, in maxsim_v1.cu) */
-void ms1_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms2_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms3_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms4_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-/* backward, every version (kernels/maxsim_v1.cu): da [I,J,K]; db [M,N,K] by atomics, or by buckets with
- * start [M,N+1] and list [M,I*J] int32 scratch. */
-void ms_backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da);
-void ms_backward_db_atomic(const ms_dims *d, const float *a, const float *dout, const int *arg, float *db);
-void ms_backward_db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg, int *start,
-                            int *list, float *db);
 
 /* out may be NULL (recompute), arg may be NULL (--recompute forward). a [I,J,K], b [M,N,K] device. */
 static void launch_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, float *out, int *arg)

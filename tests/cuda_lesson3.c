@@ -25,6 +25,8 @@ static const ms_dims EDGE_LO = {1, 63, 2, 63, 31}, EDGE_AT = {1, 64, 1, 64, 32},
  * copies) and at its largest, 256 (the whole shared memory of sm_80) */
 static const ms_dims EDGE4_LO = {1, 127, 2, 127, 15}, EDGE4_AT = {1, 128, 1, 128, 16}, EDGE4_HI = {2, 129, 1, 129, 17};
 static const ms_dims K4_MAX = {2, 5, 1, 7, 256};
+/* MS_NAN_IN_B plants in b[1, 2, K-1]: M >= 2 */
+static const ms_dims EDGE4_AT_M2 = {1, 128, 2, 128, 16};
 static const ms_dims SORT_AT = {1, 32, 2, 256, 16}, SORT_HI = {1, 33, 2, 513, 17}, SORT_LO = {1, 31, 1, 255, 15};
 
 #include "maxsim_special.h"
@@ -153,7 +155,7 @@ END_TEST
 START_TEST(cuda_v4_nan_inf)
 {
     special_all("cuda-v4", 370);
-    ms_special_case("cuda-v4", &EDGE4_AT, MS_NAN_IN_B, 0, 1, 373); /* the 16-byte copies, NaN into the buckets */
+    ms_special_case("cuda-v4", &EDGE4_AT_M2, MS_NAN_IN_B, 0, 1, 373); /* the 16-byte copies, NaN into the buckets */
 }
 END_TEST
 START_TEST(cuda_v3_nan_inf)

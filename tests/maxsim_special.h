@@ -33,6 +33,9 @@ enum ms_special {
 static inline void ms_plant_special(const ms_dims *d, int which, float *a, float *b)
 {
     size_t K = d->K, N = d->N, M = d->M;
+    /* the planted elements must exist: a[1, ...] needs two rows of a, b[1, 2, ...] needs M >= 2 and N >= 3 */
+    ck_assert_msg(which != MS_NAN_IN_A || ms_a_count(d) > K, "MS_NAN_IN_A needs I*J >= 2");
+    ck_assert_msg(which != MS_NAN_IN_B || (M >= 2 && N >= 3), "MS_NAN_IN_B needs M >= 2 and N >= 3 (M=%zu, N=%zu)", M, N);
     if (which == MS_NAN_IN_A) a[1 * K] = NAN, a[ms_a_count(d) - 1] = NAN;
     if (which == MS_NAN_IN_B) b[(1 * N + 2) * K + K - 1] = NAN, b[((M - 1) * N + N - 1) * K] = NAN;
     if (which == MS_INF) b[(N - 1) * K] = INFINITY, a[ms_a_count(d) - 1] = -INFINITY;

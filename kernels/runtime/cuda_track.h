@@ -88,9 +88,11 @@ void cuda_graph_keep(cuda_graph_cache *c, const uintptr_t *key, int nkey);
  * rerun's buffers out in another order. Between cuda_echo_record and cuda_echo_replay dev_free parks its buffers
  * (at most CUDA_ECHO_MAX, the device memory kept); after cuda_echo_replay the k-th dev_alloc of the same size gets
  * the k-th recorded buffer, and cuda_echo_end frees what no dev_alloc took back. The tracker sees every dev_alloc
- * and dev_free as usual. The session uses it around a graph version's warm-up and timed runs. */
+ * and dev_free as usual. The session uses it around a graph version's warm-up and timed runs. The parked buffers
+ * stay allocated while the timed run starts, so a run may hold up to twice its peak: cuda_echo_record(peak) records
+ * only where twice the run's peak fits in the device's free memory; elsewhere the timed run captures again. */
 #define CUDA_ECHO_MAX 256
-void cuda_echo_record(void);
+void cuda_echo_record(size_t peak);
 void cuda_echo_replay(void);
 void cuda_echo_end(void);
 /* Since the process began: milliseconds spent capturing and instantiating (set-up a pass's time leaves out, like

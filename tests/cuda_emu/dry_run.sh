@@ -3,7 +3,7 @@
 # in the emulator's dry run (EMU_DRY=1, tests/cuda_emu/emu_dry.cc): launch configurations, cuBLAS extents and
 # the index arithmetic of the boundary blocks and, inside them and on the host, of the boundary iterations of
 # every loop with a data-sized range (the skip the emulation build adds: emu_loops.cc), at sizes no test can
-# afford, without doing the work. BIN: a directory of emulation-build lessons (build/emu; SANITIZE=1 builds add UBSan's signed-overflow
+# afford, without doing the work. BIN: a directory of emulation-build lessons (build/emu; build/emu-san, SANITIZE=1's, adds UBSan's signed-overflow
 # check to host and device).
 #
 # "The largest dimensions the CLI accepts", per dimension: the CLI takes 1 .. 2^31-1 for each; with the other
