@@ -64,9 +64,9 @@ END_TEST
 
 /* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN or +Inf in row b of x reaches out[b,g,:] and dW[g,k,:] only): every element of every output and gradient
  * is NaN, infinite or finite as the rule says. */
-START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson1("cuda", NAN), 0); }
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson1("cuda-v1", NAN), 0); }
 END_TEST
-START_TEST(nan_rule_cuda_inf) { ck_assert_uint_eq(nan_lesson1("cuda", INFINITY), 0); }
+START_TEST(nan_rule_cuda_inf) { ck_assert_uint_eq(nan_lesson1("cuda-v1", INFINITY), 0); }
 END_TEST
 
 Suite *cuda_lesson1_suite(void)

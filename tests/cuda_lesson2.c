@@ -1,9 +1,9 @@
 /* cuda_lesson2.c - lesson 2 on the GPU: the CUDA recursions within the float32 bound of the double reference,
  * and the device memory formula equal to the tracker. Run by test_cuda without fork.
  *
- * NOT YET RUN ON A GPU: written and compiled on a machine without one; run on the CPU emulator by make test-emu
- * (tests/cuda_emu). Both versions run: "cuda" (v2, cuBLAS GEMMs + row kernels) and "cuda-v1" (log-space
- * kernels).
+ * Run on the CPU emulator by make test-emu (tests/cuda_emu) and on an H200 by the GPU report
+ * (docs/results/nvidia-h200/). Each version is named: cuda-v1 (log-space kernels), cuda-v2 (cuBLAS GEMMs + row
+ * kernels), cuda-v3 (v2 as a graph) and cuda-v4 (one persistent kernel).
  *
  * Tolerances (the model of tests/test_lesson2.c): log Z within err_lz = 2 v eps (max|lz| + sqrt(c)); each
  * gradient element within delta = 3 err_lz relative to a per-element scale. For dx (one chain per element) the
@@ -44,7 +44,7 @@ static size_t outside(const float *x, const double *ref, const double *scale, si
 
 static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
 {
-    ck_assert(impl == LC_CUDA ? cuda_lc_dims_fit(&d) : impl == LC_CUDA_V4 ? cuda_lc_dims_fit_v4(&d) : cuda_lc_dims_fit_v1(&d));
+    ck_assert(impl == LC_CUDA_V2 ? cuda_lc_dims_fit(&d) : impl == LC_CUDA_V4 ? cuda_lc_dims_fit_v4(&d) : cuda_lc_dims_fit_v1(&d));
     rng r;
     rng_seed(&r, seed);
     float *x = host_alloc_array(lc_x_count(&d), DT_F32, "test x");
@@ -73,7 +73,7 @@ static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
     /* v2: x, bulk, p0, workspace, alpha, out, W, S, m | dout, dbulk, dp0, W, U/S, mb  (dx reuses alpha)
      * v1: x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2
      * v4: x, bulk, p0, workspace, alpha, out | dout, dbulk, dp0, U, W */
-    ck_assert_uint_eq(row.allocs, impl == LC_CUDA ? 15 : impl == LC_CUDA_V4 ? 11 : 10);
+    ck_assert_uint_eq(row.allocs, impl == LC_CUDA_V2 ? 15 : impl == LC_CUDA_V4 ? 11 : 10);
 
     lc_ref_result ref, aref;
     lc_reference(&d, x, bulk, p0, dout, &ref);
@@ -105,7 +105,7 @@ static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
     host_free(adout);
 }
 
-static void run_case(lc_dims d, uint64_t seed) { run_case_impl(d, seed, LC_CUDA); }
+static void run_case(lc_dims d, uint64_t seed) { run_case_impl(d, seed, LC_CUDA_V2); }
 
 START_TEST(cuda_lc_tiny) { run_case((lc_dims){2, 1, 5, 3}, 201); }
 END_TEST
@@ -149,7 +149,7 @@ END_TEST
  * kernel, then a GEMM and a row kernel per step) and 3v - 1 in backward (a kernel and two GEMMs per step, then
  * the dx0 and dp0 kernels). */
 /* the problem struct is lc_problem (lessons/lesson2.h), whose one member is lc_dims: &d is its address */
-static void graph_twin(lc_dims d, uint64_t seed) { run_graph_twin(&lesson2_def, &d, seed, "cuda", "cuda-v3", 5 * d.v - 2); }
+static void graph_twin(lc_dims d, uint64_t seed) { run_graph_twin(&lesson2_def, &d, seed, "cuda-v2", "cuda-v3", 5 * d.v - 2); }
 
 START_TEST(cuda_lc_graph_tiny) { graph_twin((lc_dims){2, 1, 5, 3}, 206); }
 END_TEST
@@ -157,9 +157,9 @@ START_TEST(cuda_lc_graph_odd_sizes) { graph_twin((lc_dims){37, 2, 9, 45}, 207); 
 END_TEST
 /* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in chain (n,t) reaches that chain and dbulk[t], dp0[t] only; -inf is log 0 and keeps everything finite): every element of every output and gradient
  * is NaN, infinite or finite as the rule says. */
-START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson2("cuda", NAN), 0); }
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson2("cuda-v2", NAN), 0); }
 END_TEST
-START_TEST(nan_rule_cuda_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda", -INFINITY), 0); }
+START_TEST(nan_rule_cuda_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda-v2", -INFINITY), 0); }
 END_TEST
 START_TEST(nan_rule_cuda_v1_nan) { ck_assert_uint_eq(nan_lesson2("cuda-v1", NAN), 0); }
 END_TEST

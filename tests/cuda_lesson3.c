@@ -79,17 +79,17 @@ static void gpu_case(const char *impl, const ms_dims *d, int recompute, int dete
     lesson_free_slots(L, t);
 }
 
-START_TEST(cuda_v2_tiny) { gpu_case("cuda", &TINY, 0, 0, 301); }
+START_TEST(cuda_v2_tiny) { gpu_case("cuda-v2", &TINY, 0, 0, 301); }
 END_TEST
-START_TEST(cuda_v2_small) { gpu_case("cuda", &SMALL, 0, 0, 302); }
+START_TEST(cuda_v2_small) { gpu_case("cuda-v2", &SMALL, 0, 0, 302); }
 END_TEST
-START_TEST(cuda_v2_tiled) { gpu_case("cuda", &TILED, 0, 0, 303); }
+START_TEST(cuda_v2_tiled) { gpu_case("cuda-v2", &TILED, 0, 0, 303); }
 END_TEST
-START_TEST(cuda_v2_recompute_small) { gpu_case("cuda", &SMALL, 1, 0, 304); }
+START_TEST(cuda_v2_recompute_small) { gpu_case("cuda-v2", &SMALL, 1, 0, 304); }
 END_TEST
-START_TEST(cuda_v2_deterministic_small) { gpu_case("cuda", &SMALL, 0, 1, 305); }
+START_TEST(cuda_v2_deterministic_small) { gpu_case("cuda-v2", &SMALL, 0, 1, 305); }
 END_TEST
-START_TEST(cuda_v2_recompute_deterministic_tiled) { gpu_case("cuda", &TILED, 1, 1, 306); }
+START_TEST(cuda_v2_recompute_deterministic_tiled) { gpu_case("cuda-v2", &TILED, 1, 1, 306); }
 END_TEST
 START_TEST(cuda_v1_tiny) { gpu_case("cuda-v1", &TINY, 0, 0, 307); }
 END_TEST

@@ -34,7 +34,7 @@ static void run_version(const char *impl, gru_dims d, size_t checkpoint, size_t 
 
 static void run_cuda(gru_dims d, size_t checkpoint, size_t block, uint64_t seed)
 {
-    run_version("cuda", d, checkpoint, block, seed);
+    run_version("cuda-v1", d, checkpoint, block, seed);
 }
 
 START_TEST(cuda4_tiny) { run_cuda((gru_dims){3, 2, 3, 4}, 0, 16, 91); }
@@ -72,7 +72,7 @@ static void graph_twin(gru_dims d, size_t block, uint64_t seed)
     long long opts[2] = {0, (long long)block};
     gru_problem p;
     ck_assert_ptr_null(gru_make_problem(dims, opts, &p));
-    run_graph_twin(&lesson4_def, &p, seed, "cuda", "cuda-v2", 9 * d.T + (d.T + block - 1) / block + 7);
+    run_graph_twin(&lesson4_def, &p, seed, "cuda-v1", "cuda-v2", 9 * d.T + (d.T + block - 1) / block + 7);
 }
 
 START_TEST(cuda4_graph_tiny) { graph_twin((gru_dims){3, 2, 3, 4}, 2, 95); }
@@ -97,7 +97,7 @@ START_TEST(cuda4_graph_checkpoint)
 END_TEST
 /* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in x[t,b] reaches row b from step t on, and the weight gradients): every element of every output and gradient
  * is NaN, infinite or finite as the rule says. */
-START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson4("cuda"), 0); }
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v1"), 0); }
 END_TEST
 START_TEST(nan_rule_cuda_v3_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v3"), 0); }
 END_TEST

@@ -1,10 +1,10 @@
-/* cuda_lesson5.c - lesson 5 on the GPU (or under the CPU emulation of CUDA): the cuda and cuda-v2 implementations
- * (cuda-v2's cases and tolerances are derived above them, at "cuda-v2"); the cuda implementation within the
+/* cuda_lesson5.c - lesson 5 on the GPU (or under the CPU emulation of CUDA): the cuda-v1 and cuda-v2 implementations
+ * (cuda-v2's cases and tolerances are derived above them, at "cuda-v2"); cuda-v1 within the
  * lesson's bound of the float64 reference, close to cpu (the same algorithm), no less accurate than naive, and
  * its device memory formula equal to the tracker. Run by test_cuda without fork; small sizes so the emulation
  * is quick.
  *
- * NOT YET RUN: written and compiled on a machine without a GPU (see docs/lesson-5.md).
+ * Run on the CPU emulator by make test-emu and on an H200 by the GPU report (docs/results/nvidia-h200/).
  *
  * Tolerances: against float64, the lesson's 2u (u = 2^-8, see lessons/lesson5.c and tests/test_lesson5.c).
  * Against cpu: both round the same float32 gradient to bf16 and the same float32 sums of dx to bf16; only the
@@ -36,7 +36,7 @@ static void run_case(long long N, long long H, long long V, long long chunk, uin
     double *ref[LESSON_MAX_TENSORS] = {0};
     lesson_make_inputs(L, &prob, seed, t);
     ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
-    int ic = lesson_find_impl(L, "cuda"), ip = lesson_find_impl(L, "cpu"), in = lesson_find_impl(L, "naive");
+    int ic = lesson_find_impl(L, "cuda-v1"), ip = lesson_find_impl(L, "cpu"), in = lesson_find_impl(L, "naive");
     lesson_result rc, rp, rn;
     size_t dev_live = track_counters(MEM_DEVICE).live_bytes;
     lesson_run_impl(L, &prob, ic, t, &rc);
@@ -113,7 +113,7 @@ static void run_case_v2(long long N, long long H, long long V, uint64_t seed, in
         tg[0] = (int32_t)(V - 1);
     }
     ck_assert_ptr_null(lesson_make_reference(L, &prob, t, ref));
-    int i2 = lesson_find_impl(L, "cuda-v2"), i1 = lesson_find_impl(L, "cuda");
+    int i2 = lesson_find_impl(L, "cuda-v2"), i1 = lesson_find_impl(L, "cuda-v1");
     ck_assert_int_ge(i2, 0);
     ck_assert_int_eq(L->impls[i2].uses_cublas, 0);
     ck_assert_ptr_null(L->impls[i2].unfit(&prob));
@@ -160,7 +160,7 @@ static mem_formula small_memory(const char *impl)
 START_TEST(cuda_lce_v2_small)
 {
     run_case_v2(256, 128, 4096, 514, 0);
-    ck_assert_uint_lt(small_memory("cuda-v2").peak, small_memory("cuda").peak - ((size_t)32 << 20));
+    ck_assert_uint_lt(small_memory("cuda-v2").peak, small_memory("cuda-v1").peak - ((size_t)32 << 20));
 }
 END_TEST
 
@@ -182,7 +182,7 @@ START_TEST(cuda_lce_chunk_choices)
     const lesson *L = &lesson5_def;
     long long dims[3] = {64, 16, 500}, chunks[] = {1, 0, 5, 64};
     size_t peak_one_row = 0;
-    int ic = lesson_find_impl(L, "cuda");
+    int ic = lesson_find_impl(L, "cuda-v1");
     for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
         lesson_problem prob;
         long long opts[LESSON_MAX_OPTS] = {chunks[k]}; /* --chunk; --filter and --peaked off */
@@ -207,7 +207,7 @@ START_TEST(cuda_lce_chunk_choices)
 END_TEST
 /* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in row i of x reaches the loss, dx[i,:] and dW, never dx of another row): every element of every output and gradient
  * is NaN, infinite or finite as the rule says. */
-START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson5("cuda"), 0); }
+START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson5("cuda-v1"), 0); }
 END_TEST
 START_TEST(nan_rule_cuda_v2_nan) { ck_assert_uint_eq(nan_lesson5("cuda-v2"), 0); }
 END_TEST
@@ -326,7 +326,7 @@ END_TEST
 START_TEST(cuda_lce_v3_small)
 {
     run_case_v3(256, 128, 4096, 531, V3_PLAIN);
-    mem_formula f3 = small_memory("cuda-v3"), f1 = small_memory("cuda");
+    mem_formula f3 = small_memory("cuda-v3"), f1 = small_memory("cuda-v1");
     ck_assert_uint_lt(f3.peak, f1.peak);
     ck_assert_uint_lt(f3.forward_live, f1.forward_live);
 }
@@ -494,7 +494,7 @@ END_TEST
  * (N, H) f32 + its flags, forward's the partials (V/128, N) of 8 bytes; both below a quarter of N * V * 2 bytes */
 START_TEST(cuda_lce_v4_small)
 {
-    ck_assert_uint_lt(small_memory("cuda-v4").peak, small_memory("cuda").peak); /* the run: test-emu's --size small */
+    ck_assert_uint_lt(small_memory("cuda-v4").peak, small_memory("cuda-v1").peak); /* the run: test-emu's --size small */
     lce_dims seed = {8192, 4096, 128256, 256, 0};
     mem_formula m = cuda_cce4_memory(&seed);
     size_t held = lce_input_bytes(&seed) + lce_grad_bytes(&seed), nv = seed.N * seed.V * 2;

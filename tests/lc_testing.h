@@ -7,7 +7,7 @@
 
 extern const lesson lesson2_def;
 
-typedef enum { LC_NAIVE, LC_CPU, LC_CUDA, LC_CUDA_V1, LC_CUDA_V4 } lc_impl; /* LC_CUDA: cuda-v2, the one "cuda" names */
+typedef enum { LC_NAIVE, LC_CPU, LC_CUDA_V2, LC_CUDA_V1, LC_CUDA_V4 } lc_impl; /* each a version by name: "cuda" is an alias that follows measurement */
 
 /* The row of lesson2_def.impls, found by name: the table's order is the lesson's, not the tests'. */
 static inline int lc_impl_index(lc_impl impl)
