@@ -20,6 +20,9 @@
    "(lo-hi)" or "±"); a generated block whose table shows timed rows shows the program's "times on <machine>: the
    median of N runs [fastest-slowest]" line with N >= 3 (its docs/generated.txt line runs with --repeat 5).
    A section whose heading says it is "estimated" holds a model's times, not measurements: no spread to give.
+   Nor has a paragraph (or table row) that names docs/results/ (the GPU report's files: each version run once, on
+   a GPU the reader may not have; the file is the evidence) or a model ("model", "predict"): its times are not
+   this machine's runs.
 8. Figures shown: every docs/img/*.png is shown (![...](...)) by some doc: README.md or docs/*.md.
 """
 import glob
@@ -194,13 +197,37 @@ def measured_prose(prose):
             yield line
 
 
+# a paragraph whose times are not this machine's runs: the GPU report's files, or a model's predictions
+NOT_A_RUN = re.compile(r"docs/results/|\(results/|\bmodel(?:'s|s|led)?\b|\bpredict", re.I)
+
+
+def paragraphs(lines):
+    """Runs of non-blank lines; each table row ('|' first) a paragraph of its own."""
+    para = []
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("|"):
+            if para:
+                yield para
+            para = [line] if line.strip() else []
+            if para:
+                yield para
+                para = []
+        else:
+            para.append(line)
+    if para:
+        yield para
+
+
 def check_times(text):
     """Rule 7: a time in the prose carries its spread; a pasted table of timed rows is the median of >= 3 runs."""
     errors = []
-    for line in measured_prose(FENCE.sub("", GENERATED.sub("", text))):
-        if MS.search(line) and not SPREAD.search(line):
-            errors.append(f"a time without its spread (median [fastest-slowest], from a --repeat run): "
-                          f"{line.strip()[:120]}")
+    for para in paragraphs(measured_prose(FENCE.sub("", GENERATED.sub("", text)))):
+        if NOT_A_RUN.search(" ".join(para)):
+            continue
+        for line in para:
+            if MS.search(line) and not SPREAD.search(line):
+                errors.append(f"a time without its spread (median [fastest-slowest], from a --repeat run): "
+                              f"{line.strip()[:120]}")
     for marker, body in GENERATED.findall(text):
         # timed rows in the table, or the program's own word that each was timed once
         timed = [r for r in TIMED_ROW.findall(body) if "emulated" not in r] or ONE_RUN.search(body)
