@@ -85,7 +85,7 @@ RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c
 RUNTIME_CU := kernels/runtime/cuda_track.cu
 SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
               lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c \
-              lessons/gpu_model.c
+              lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(filter %.cu,$(1))))

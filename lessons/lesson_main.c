@@ -16,6 +16,7 @@
 #include "lesson_output.h"
 #include "run_estimate.h"
 #include "snapshot.h"
+#include "time_spread.h"
 #ifdef HAVE_CUDA
 #include "../kernels/runtime/cuda_track.h"
 #endif
@@ -424,6 +425,8 @@ static void print_details(const driver *dv)
     const lesson *L = dv->L;
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
+    report_time_spread(stdout, rows, dv->o.nimpl, (const double(*)[CLI_MAX_REPEAT])dv->fwd_ms,
+                       (const double(*)[CLI_MAX_REPEAT])dv->bwd_ms, dv->o.repeat);
     print_about(dv);
     printf("\n");
     report_launches(stdout, rows, dv->o.nimpl);

@@ -4,6 +4,7 @@
  * lives in plain malloc'd memory on purpose: it is the tool's bookkeeping, not the lesson's, and an observer
  * that called host_alloc would re-enter the tracker it observes. */
 #include "snapshot.h"
+#include "snapshot_allocator.h"
 
 #include "../kernels/runtime/track.h"
 
@@ -15,9 +16,9 @@
 
 typedef struct {
     unsigned char domain;    /* MEM_HOST or MEM_DEVICE: device_traces[domain] */
-    char kind;               /* 'a' alloc, 'f' free */
-    size_t bytes;            /* the tracker's exact bytes */
-    uint64_t addr;           /* the viewer's address (below) */
+    char kind;               /* 'a' alloc, 'f' free, 's' segment_alloc, 'S' segment_free */
+    size_t bytes;            /* the tracker's exact bytes; a segment's size */
+    uint64_t addr;           /* the viewer's address (snapshot_allocator.h) */
     const char *label;       /* the tracker's label (it keeps every label for the program's life) */
     const char *impl;        /* the implementation that ran */
     size_t seq;              /* event number within the implementation's run */
@@ -27,16 +28,9 @@ typedef struct {
 
 typedef struct {
     const void *ptr;         /* the process's address, to pair a free with its allocation */
-    uint64_t addr;           /* the viewer's address given at allocation */
+    sa_block *block;         /* where the caching allocator put it */
     unsigned char domain;
-    const char *file;        /* the allocation's site, for the free's frame */
-    int line;
 } snap_live;
-
-/* One segment per domain; every block gets the next 512-byte-aligned range (PyTorch's smallest block) and no
- * range is reused, so each block keeps one place in the viewer's segment view. */
-static const uint64_t segment_base[MEM_DOMAINS] = {(uint64_t)1 << 32, (uint64_t)1 << 44};
-#define BLOCK_ALIGN 512u
 
 static FILE *out;
 static const char *out_path, *program_name, *run_impl;
@@ -44,10 +38,9 @@ static snap_event *events;
 static size_t nevents, cap_events, run_seq;
 static snap_live *live;
 static size_t nlive, cap_live;
-static uint64_t next_addr[MEM_DOMAINS];
 static track_observer chained;
 static void *chained_ctx;
-static int out_of_memory;
+static int out_of_memory, runs;
 
 static int grow(void **buf, size_t *cap, size_t need, size_t elem)
 {
@@ -60,29 +53,52 @@ static int grow(void **buf, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-static uint64_t take_addr(mem_domain d, const void *ptr, size_t bytes, const char *file, int line)
+static snap_event *add_event(snap_event e)
 {
-    uint64_t a = segment_base[d] + next_addr[d];
-    size_t span = bytes ? (bytes + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN : BLOCK_ALIGN;
-    next_addr[d] += span;
-    if (grow((void **)&live, &cap_live, nlive + 1, sizeof *live) == 0)
-        live[nlive++] = (snap_live){.ptr = ptr, .addr = a, .domain = (unsigned char)d, .file = file, .line = line};
-    return a;
+    if (grow((void **)&events, &cap_events, nevents + 1, sizeof *events) != 0) return NULL;
+    e.impl = run_impl;
+    e.seq = run_seq++;
+    events[nevents] = e;
+    return &events[nevents++];
 }
 
-/* The viewer's address of a live block (and its allocation's site), removed from the live list; the newest
- * first (a free usually follows its allocation closely). */
-static uint64_t give_addr(mem_domain d, const void *ptr, const char **file, int *line)
+static void record_alloc(mem_domain d, const void *ptr, size_t bytes, const char *label)
+{
+    int line = 0;
+    const char *file = track_event_site(&line);
+    size_t seg;
+    sa_block *b = sa_malloc((int)d, bytes, &seg);
+    if (!b || grow((void **)&live, &cap_live, nlive + 1, sizeof *live) != 0) {
+        out_of_memory = -1;
+        return;
+    }
+    if (seg != (size_t)-1) { /* PyTorch records the cudaMalloc before the block it was made for */
+        const sa_segment *g = &sa_segments(&(size_t){0})[seg];
+        add_event((snap_event){.domain = (unsigned char)d, .kind = 's', .bytes = g->size, .addr = g->addr,
+                               .label = label, .file = file, .line = line});
+    }
+    b->event = nevents;
+    add_event((snap_event){.domain = (unsigned char)d, .kind = 'a', .bytes = bytes, .addr = b->addr,
+                           .label = label, .file = file, .line = line});
+    live[nlive++] = (snap_live){.ptr = ptr, .block = b, .domain = (unsigned char)d};
+}
+
+/* A free of a live block (the newest first: a free usually follows its allocation closely); one allocated before
+ * the run began is not in this snapshot. */
+static void record_free(mem_domain d, const void *ptr, size_t bytes, const char *label)
 {
     for (size_t i = nlive; i-- > 0;) {
         if (live[i].ptr != ptr || live[i].domain != d) continue;
-        uint64_t a = live[i].addr;
-        *file = live[i].file;
-        *line = live[i].line;
+        sa_block *b = live[i].block;
         live[i] = live[--nlive];
-        return a;
+        if (b->event < nevents) {
+            const snap_event *a = &events[b->event];
+            add_event((snap_event){.domain = (unsigned char)d, .kind = 'f', .bytes = bytes, .addr = b->addr,
+                                   .label = label, .file = a->file, .line = a->line});
+        }
+        sa_free(b);
+        return;
     }
-    return 0; /* allocated before the run began: not in this snapshot */
 }
 
 static void observe(void *ctx, char kind, mem_domain d, const char *label, const char *from, size_t bytes,
@@ -91,14 +107,16 @@ static void observe(void *ctx, char kind, mem_domain d, const char *label, const
     (void)ctx;
     if (chained) chained(chained_ctx, kind, d, label, from, bytes, live_bytes);
     if (kind == 'r' || strncmp(label, "driver:", 7) == 0) return; /* no bytes move / not the run's memory */
-    const void *ptr = track_event_ptr();
-    int line = 0;
-    const char *file = kind == 'a' ? track_event_site(&line) : NULL;
-    uint64_t addr = kind == 'a' ? take_addr(d, ptr, bytes, file, line) : give_addr(d, ptr, &file, &line);
-    if (!addr || grow((void **)&events, &cap_events, nevents + 1, sizeof *events) != 0) return;
-    events[nevents++] = (snap_event){.domain = (unsigned char)d, .kind = kind, .bytes = bytes, .addr = addr,
-                                     .label = label, .impl = run_impl, .seq = run_seq++, .file = file,
-                                     .line = line};
+    if (kind == 'a') record_alloc(d, track_event_ptr(), bytes, label);
+    else record_free(d, track_event_ptr(), bytes, label);
+}
+
+static void segment_released(void *ctx, size_t s)
+{
+    const sa_segment *g = &sa_segments(&(size_t){0})[s];
+    (void)ctx;
+    add_event((snap_event){.domain = (unsigned char)g->domain, .kind = 'S', .bytes = g->size, .addr = g->addr,
+                           .label = "torch.cuda.empty_cache()"});
 }
 
 int snapshot_open(const char *program, const char *path)
@@ -119,6 +137,10 @@ void snapshot_begin(const char *program, const char *impl)
     if (!out) return;
     run_impl = impl;
     run_seq = 0;
+    /* each implementation starts from an empty cache, as after torch.cuda.empty_cache(): its segments are its own;
+     * the last one's stay reserved, as PyTorch keeps them, and are the snapshot's segments */
+    if (runs++)
+        for (int d = 0; d < MEM_DOMAINS; d++) sa_empty_cache(d, segment_released, NULL);
     chained = track_get_observer(&chained_ctx);
     track_set_observer(observe, NULL);
 }
@@ -187,25 +209,32 @@ static void frame(const char *name, const char *filename, int64_t line)
 /* frames, innermost first as PyTorch writes them: the allocating call (the tracker's label as the function, its
  * source file and line), then the run (the implementation, the event number as the line). The viewer shows them
  * as a stack: "optimized/maxsim_fused.c:125 out (I,M) f32" over "build/lesson3 --impl cpu:4". */
-static void trace_entry(const snap_event *e, const char *action)
+static void frames(const snap_event *e)
 {
     char run[256];
     snprintf(run, sizeof run, "%s --impl %s", program_name, e->impl);
+    pk_str("frames");
+    fputs("](", out);
+    if (e->kind != 'S') frame(e->label, e->file ? e->file : "(registered without a site)", e->line);
+    frame(e->impl, run, (int64_t)e->seq);
+    pk_list_end();
+}
+
+static void trace_entry(const snap_event *e, const char *action)
+{
     pk_dict_begin();
     pk_key_str("action", action);
     pk_key_int("addr", (int64_t)e->addr);
     pk_key_int("size", (int64_t)e->bytes);
     pk_key_int("stream", 0);
-    pk_str("frames");
-    fputs("](", out);
-    frame(e->label, e->file ? e->file : "(registered without a site)", e->line);
-    frame(e->impl, run, (int64_t)e->seq);
-    pk_list_end();
+    frames(e);
     pk_dict_end();
 }
 
 /* device_traces[d]: an allocation is one entry, a free two (free_requested, then free_completed), as PyTorch
- * records a free; the viewer folds the pair into one 'free'. */
+ * records a free; the viewer folds the pair into one 'free'. A segment's reservation (segment_alloc, just before
+ * the allocation that needed it) and release (segment_free, empty_cache before the next implementation) are one
+ * entry each. */
 static void device_trace(mem_domain d)
 {
     size_t batch;
@@ -217,35 +246,48 @@ static void device_trace(mem_domain d)
             trace_entry(e, "free_requested");
             pk_item_done(&batch);
         }
-        trace_entry(e, e->kind == 'a' ? "alloc" : "free_completed");
+        trace_entry(e, e->kind == 'a' ? "alloc" : e->kind == 'f' ? "free_completed"
+                       : e->kind == 's' ? "segment_alloc" : "segment_free");
         pk_item_done(&batch);
     }
     pk_list_end();
 }
 
-/* The segment of a domain that allocated anything: all of it free at the end (every block was freed), so it
- * holds one inactive block as long as itself. */
-static void segment(mem_domain d)
+/* A segment the caching allocator still holds at the end, block by block as torch.cuda.memory._snapshot()
+ * lists it: an allocated block is 'active_allocated' with its request and its allocation's frames, a free one
+ * 'inactive'. The segment's allocated_size and active_size add up its allocated blocks, requested_size their
+ * requests. */
+static void segment(const sa_segment *g)
 {
-    int64_t span = (int64_t)next_addr[d];
+    size_t allocated = 0, requested = 0, batch;
+    for (const sa_block *b = g->first; b; b = b->next)
+        if (b->allocated) allocated += b->size, requested += b->requested;
     pk_dict_begin();
-    pk_key_int("device", d);
-    pk_key_int("address", (int64_t)segment_base[d]);
-    pk_key_int("total_size", span);
-    pk_key_int("allocated_size", 0);
-    pk_key_int("active_size", 0);
-    pk_key_int("requested_size", 0);
+    pk_key_int("device", g->domain);
+    pk_key_int("address", (int64_t)g->addr);
+    pk_key_int("total_size", (int64_t)g->size);
+    pk_key_int("allocated_size", (int64_t)allocated);
+    pk_key_int("active_size", (int64_t)allocated);
+    pk_key_int("requested_size", (int64_t)requested);
     pk_key_int("stream", 0);
-    pk_key_str("segment_type", "large");
+    pk_key_str("segment_type", g->small ? "small" : "large");
     pk_str("blocks");
-    fputs("](", out);
-    pk_dict_begin();
-    pk_key_int("size", span);
-    pk_key_int("requested_size", 0);
-    pk_key_str("state", "inactive");
-    pk_str("frames");
-    fputc(']', out);
-    pk_dict_end();
+    pk_list_begin(&batch);
+    for (const sa_block *b = g->first; b; b = b->next) {
+        pk_dict_begin();
+        pk_key_int("address", (int64_t)b->addr);
+        pk_key_int("size", (int64_t)b->size);
+        pk_key_int("requested_size", (int64_t)b->requested);
+        pk_key_str("state", b->allocated ? "active_allocated" : "inactive");
+        if (b->allocated && b->event < nevents) {
+            frames(&events[b->event]);
+        } else {
+            pk_str("frames");
+            fputc(']', out); /* EMPTY_LIST */
+        }
+        pk_dict_end();
+        pk_item_done(&batch);
+    }
     pk_list_end();
     pk_dict_end();
 }
@@ -257,8 +299,13 @@ static void write_snapshot(void)
     pk_dict_begin();
     pk_str("segments");
     pk_list_begin(&batch);
-    for (int d = 0; d < MEM_DOMAINS; d++)
-        if (next_addr[d]) segment((mem_domain)d);
+    size_t nseg;
+    const sa_segment *segs = sa_segments(&nseg);
+    for (size_t i = 0; i < nseg; i++) {
+        if (segs[i].released) continue;
+        segment(&segs[i]);
+        pk_item_done(&batch);
+    }
     pk_list_end();
     pk_str("device_traces");
     pk_list_begin(&batch);
@@ -280,6 +327,7 @@ int snapshot_close(void)
     free(live);
     events = NULL, live = NULL;
     nevents = cap_events = nlive = cap_live = 0;
-    memset(next_addr, 0, sizeof next_addr);
+    sa_reset();
+    runs = 0;
     return failed ? -1 : 0;
 }

@@ -4,12 +4,17 @@
  *
  * The file is a dict {'segments': [...], 'device_traces': [host trace, device trace]}; device 0 in the viewer is
  * the host domain, device 1 the GPU's. Each trace entry is {'action', 'addr', 'size', 'stream', 'frames'} with
- * action 'alloc', or 'free_requested' then 'free_completed' (PyTorch's pair for one free); frames are
- * [{'name': the tracker's label, 'filename': "<program> --impl <impl>", 'line': the event's number}]. Every
- * implementation that runs is appended to the same trace, one after the other. Addresses are the viewer's, not
- * the process's: each allocation gets the next free range of one segment per domain (never reused, so the
- * "Allocator State History" view shows each block where it was born). Relabels change no bytes and are not
- * written; the "driver: ..." copies are left out, as in --timeline.
+ * action 'alloc', 'free_requested' then 'free_completed' (PyTorch's pair for one free), 'segment_alloc' (a
+ * segment reserved, just before the allocation that needed it) or 'segment_free'; frames are the allocating call
+ * ({'name': the tracker's label, 'filename': its source file, 'line'}) then the run ("<program> --impl <impl>",
+ * the event's number). Every implementation that runs is appended to the same trace, one after the other.
+ * Addresses are the viewer's, not the process's: each block is placed where PyTorch's CUDA caching allocator would
+ * place it (snapshot_allocator.h: 512-byte rounding, 2 MiB small-pool and 20 MiB large-pool segments, best fit,
+ * splitting, freed blocks reused), and each implementation starts from an empty cache (torch.cuda.empty_cache()
+ * before it: segment_free of every segment the previous one left empty). 'segments' is the cache at the end, as
+ * torch.cuda.memory._snapshot() lists it: each block 'active_allocated' (its requested_size, its frames) or
+ * 'inactive', allocated_size / requested_size their sums. Relabels change no bytes and are not written; the
+ * "driver: ..." copies are left out, as in --timeline.
  *
  * open fails with one message (and -1) if the file cannot be written; begin/end bracket one implementation and
  * chain to any other observer (--timeline); close writes the pickle (protocol 2: dict, list, str and int opcodes,

@@ -6,17 +6,19 @@
 
 From whatever CSVs exist under --results (lessonN.csv, lessonN_runs.csv, lessonN_timeline.csv, written by
 plots/bench.sh) it draws, per lesson:
-  lessonN_memory.png    peak bytes against each sweep's axis (one panel per sweep), log scales; measured points
+  lessonN_memory.png    peak bytes against the sweep's axis, log scales (MiB below half a GiB); measured points
                         filled, predicted ones (device "predicted": the memory formula, not run) hollow; the
-                        memory of real GPUs (16, 24, 80 GiB) and the forum's size marked; PyTorch rows overlaid
-                        (their true peak, every tensor counted: plots/torch_peak on the CPU, max_memory_allocated
-                        on a GPU)
+                        memory of real GPUs (16, 24, 80 GiB) where the data comes within a decade of it; the
+                        forum's size as a star where its other dimensions are the sweep's (else said in the
+                        title); PyTorch rows overlaid (their true peak, every tensor counted: plots/torch_peak on
+                        the CPU, max_memory_allocated on a GPU); legends under the axes
   lessonN_time.png      forward + backward ms: the median of the timed runs, the bar from the fastest to the
                         slowest run; slope guides where plots/sweeps.txt names a doc's growth rate, the measured
                         slope fitted and printed beside it
-  lessonN_memory_S.png, lessonN_time_S.png   the same for sweep S alone, when a lesson has more than one sweep
-  lessonN_timeline.png  live bytes over one forward and backward, stacked by buffer label, naive beside cpu,
-                        the forward/backward boundary and the peak marked
+  lessonN_memory_S.png, lessonN_time_S.png   instead, one pair per sweep S, when a lesson has more than one
+  lessonN_timeline.png  live bytes over one forward and backward, stacked by buffer label (the 15 with the most
+                        area, the rest gray "other"; a label in both panels one color), naive beside cpu in one
+                        unit, the forward/backward boundary and the peak marked
 and overview_memory_saved.png (naive peak / cpu peak per lesson), the table between <!-- results:begin --> and
 <!-- results:end --> in --readme, and each sweep's table in its lesson doc (doc= in plots/sweeps.txt).
 Nothing here computes a measurement: every number is read from the CSVs the lesson binaries and
@@ -29,6 +31,7 @@ import os
 import re
 import statistics
 import sys
+import textwrap
 from collections import defaultdict
 
 import matplotlib
@@ -178,13 +181,33 @@ def log_x(ax, values):
 
 
 # --- memory and time panels -----------------------------------------------------------------------------------
+def gib_ticks(ax):
+    """Plain tick labels (0.01, 0.5, 2) on a log axis instead of 10^k or 6x10^1."""
+    fmt = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.4g}")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    lo, hi = ax.get_ylim()
+    if hi / lo < 100:  # within two decades a log axis has one or two major ticks: label 1, 2 and 5 of each
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 2, 5)))
+
+
+def legend_below(ax, ncol=2):
+    """The legend under the axes, where it covers no data."""
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=ncol, frameon=False)
+
+
 def memory_panel(ax, lesson, name, sweep, pts, forum_rows, notes):
     ser = series_of(pts)
-    ymax = 0
+    ymax, ymin = 0, float("inf")
+    # GiB where the sweep reaches half a GiB (the GPUs' memory is drawn then), MiB below: no 0.005 GiB ticks
+    on_axis = [(impl, r) for impl, r in forum_rows if sweep["axis"] in r["dims"]
+               and all(r["dims"].get(k) == v for k, v in sweep["base"].items())]
+    most = max([r["peak_bytes"] for _, r in pts] + [r["peak_bytes"] for _, r in on_axis])
+    scale, unit = (GIB, "GiB") if most >= GIB / 2 else (2 ** 20, "MiB")
     for k, (impl, sp) in enumerate(ser.items()):
         color, marker, ls = style(impl, k)
-        meas = [(x, r["peak_bytes"] / GIB) for x, r in sp if not r["predicted"]]
-        pred = [(x, r["peak_bytes"] / GIB) for x, r in sp if r["predicted"]]
+        meas = [(x, r["peak_bytes"] / scale) for x, r in sp if not r["predicted"]]
+        pred = [(x, r["peak_bytes"] / scale) for x, r in sp if r["predicted"]]
         lab = series_label(impl, sp)
         if meas:
             ax.plot(*zip(*meas), color=color, marker=marker, linestyle=ls, label=lab)
@@ -193,44 +216,56 @@ def memory_panel(ax, lesson, name, sweep, pts, forum_rows, notes):
             ax.plot(*zip(*line), color=color, linestyle=":", linewidth=1)
             ax.plot(*zip(*pred), color=color, marker=marker, linestyle="none", markerfacecolor="none",
                     label=None if meas else lab)
-        ymax = max([ymax] + [y for _, y in meas + pred])
+        ys = [y for _, y in meas + pred]
+        ymax, ymin = max([ymax] + ys), min([ymin] + ys)
         for si, what, k_doc in sweep["slopes"]:
             if si == impl and what == "peak":
                 slope_guide(ax, meas, k_doc, color, f"lesson {lesson} {name}: {impl} peak", notes)
     axis = sweep["axis"].lstrip("-")
-    for impl, r in forum_rows:
-        fx = r["dims"].get(sweep["axis"])
-        if fx is None:
-            continue
+    # the forum's point belongs on this axis only where its other dimensions are the sweep's held ones (on_axis)
+    for impl, r in on_axis:
         color, marker, _ = style(impl, 0)
-        ax.plot([fx], [r["peak_bytes"] / GIB], marker="*", markersize=13, color=color, markerfacecolor="none",
-                linestyle="none", label=f"forum's size ({fmt_dims(r['dims'])}), {impl}: {r['peak_bytes'] / GIB:,.2f} GiB, predicted")
-        ymax = max(ymax, r["peak_bytes"] / GIB)
-    forum_x = {r["dims"].get(sweep["axis"]) for _, r in forum_rows} - {None}
+        ax.plot([r["dims"][sweep["axis"]]], [r["peak_bytes"] / scale], marker="*", markersize=13, color=color,
+                markerfacecolor="none", linestyle="none",
+                label=f"forum's size, {impl}: {r['peak_bytes'] / GIB:,.2f} GiB, predicted")
+        ymax = max(ymax, r["peak_bytes"] / scale)
+    forum_x = {r["dims"][sweep["axis"]] for _, r in on_axis}
     for fx in forum_x:
         ax.axvline(fx, color="black", linestyle="-.", linewidth=0.8)
         ax.annotate(f"forum {axis}={fx}", (fx, 1), xycoords=("data", "axes fraction"), xytext=(3, -12),
                     textcoords="offset points", fontsize=7)
-    for gib, text in GPU_LINES:
-        ax.axhline(gib, color="gray", linewidth=0.8, linestyle="--")
-        ax.annotate(text, (0, gib), xycoords=("axes fraction", "data"), xytext=(3, 2), textcoords="offset points",
-                    fontsize=7, color="dimgray")
     ax.set_yscale("log")
-    ax.set_ylim(top=max(ymax, 80) * 3)
+    top = ymax * 3
+    # the GPUs' memory where the data reaches within a decade of it; otherwise the lines would only add empty decades
+    shown = [(gib * GIB / scale, text) for gib, text in GPU_LINES if ymax * scale * 10 >= gib * GIB]
+    if shown:
+        top = max(top, shown[-1][0] * 2)
+    for i, (gib, text) in enumerate(shown):
+        ax.axhline(gib, color="gray", linewidth=0.8, linestyle="--")
+        below = i == 0 and len(shown) > 1  # 16 and 24 GiB are close on a log axis: 16's label under its line
+        ax.annotate(text, (0, gib), xycoords=("axes fraction", "data"), xytext=(3, -9 if below else 2),
+                    textcoords="offset points", fontsize=7, color="dimgray")
+    bottom = ymin / 3 if ymax / ymin > 3 else ymin / 2
+    ax.set_ylim(bottom=bottom, top=top if ymax / ymin > 3 else ymax * 2)
+    gib_ticks(ax)
     log_x(ax, sweep["values"] + list(forum_x))
     held = ", ".join(f"{k}={v}" for k, v in sweep["base"].items())
     ax.set_xlabel(f"{axis}   ({held})")
-    ax.set_ylabel("peak GiB (tracked bytes; hollow = predicted, not run)")
+    ax.set_ylabel(f"peak {unit} (tracked bytes; hollow = predicted, not run)")
     ax.set_title(f"lesson {lesson}: peak memory vs {axis}", fontsize=10)
     if not forum_rows:
-        ax.annotate("no forum size: the thread gives no dimensions", (0.5, 0.02), xycoords="axes fraction",
-                    ha="center", fontsize=7, color="dimgray")
-    elif not forum_x:
+        note = "no forum size: the thread gives no dimensions"
+    elif not on_axis:
         r = forum_rows[0][1]
-        ax.annotate(f"the forum's size ({fmt_dims(r['dims'])}) has no {axis} of its own: it uses the default",
-                    (0.5, 0.02), xycoords="axes fraction", ha="center", fontsize=7, color="dimgray")
+        peaks = ", ".join(f"{impl} {rr['peak_bytes'] / GIB:,.2f} GiB" for impl, rr in forum_rows)
+        note = (f"the forum's size ({fmt_dims(r['dims'])}; predicted: {peaks}) is not on this sweep: "
+                "its other dimensions differ")
+    else:
+        note = None
+    if note:
+        ax.set_title(f"lesson {lesson}: peak memory vs {axis}\n" + textwrap.fill(note, 95), fontsize=8)
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=6, loc="best")
+    legend_below(ax)
 
 
 def slope_guide(ax, meas, k_doc, color, what, notes):
@@ -240,12 +275,11 @@ def slope_guide(ax, meas, k_doc, color, what, notes):
         return
     x1, y1 = meas[-1]
     x0 = meas[0][0]
-    ax.plot([x0, x1], [y1 * (x0 / x1) ** k_doc, y1], color=color, linestyle=(0, (1, 3)), linewidth=1.2)
     differs = abs(m - k_doc) > 0.2
+    ax.plot([x0, x1], [y1 * (x0 / x1) ** k_doc, y1], color=color, linestyle=(0, (1, 3)), linewidth=1.2,
+            label=f"x^{k_doc:g} guide (the doc's rate); measured fit x^{m:.2f}" + (" (differs)" if differs else ""))
     text = f"{what}: measured slope {m:.2f}, doc says {k_doc:g}" + (" - they DIFFER" if differs else "")
     notes.append((what, m, k_doc, differs, text))
-    ax.annotate(f"x^{k_doc:g} guide; fit x^{m:.2f}" + (" (differs)" if differs else ""), (x1, y1),
-                xytext=(-8, 8), textcoords="offset points", fontsize=7, color=color, ha="right")
 
 
 def time_panel(ax, lesson, name, sweep, pts, notes):
@@ -272,7 +306,8 @@ def time_panel(ax, lesson, name, sweep, pts, notes):
     ax.set_ylabel("forward + backward ms (bar: fastest to slowest run)")
     ax.set_title(f"lesson {lesson}: time vs {axis}", fontsize=10)
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=6)
+    gib_ticks(ax)
+    legend_below(ax)
 
 
 def save(fig, path, written):
@@ -293,28 +328,23 @@ def lesson_figures(lesson, spec, rows, out, written, notes):
     sweeps = [t for t in sweeps if t[2]]
     if not sweeps:
         return
+    # one figure per sweep, as the docs show them (lessonN_KIND.png for a lesson of one sweep,
+    # lessonN_KIND_S.png for each sweep S of a lesson with several)
     for kind in ("memory", "time"):
-        fig, axes = plt.subplots(1, len(sweeps), figsize=(7.5 * len(sweeps), 5), squeeze=False)
-        for ax, (name, s, pts) in zip(axes[0], sweeps):
+        for name, s, pts in sweeps:
+            fig, ax = plt.subplots(figsize=(7.5, 6))
             if kind == "memory":
                 memory_panel(ax, lesson, name, s, pts, forum_rows, notes)
             else:
                 time_panel(ax, lesson, name, s, pts, notes)
-        save(fig, os.path.join(out, f"lesson{lesson}_{kind}.png"), written)
-        if len(sweeps) > 1:  # one file per sweep too: the lesson docs show them one at a time
-            for name, s, pts in sweeps:
-                fig, ax = plt.subplots(figsize=(7.5, 5))
-                if kind == "memory":
-                    memory_panel(ax, lesson, name, s, pts, forum_rows, [])
-                else:
-                    time_panel(ax, lesson, name, s, pts, [])
-                save(fig, os.path.join(out, f"lesson{lesson}_{kind}_{name.lower()}.png"), written)
+            suffix = f"_{name.lower()}" if len(sweeps) > 1 else ""
+            save(fig, os.path.join(out, f"lesson{lesson}_{kind}{suffix}.png"), written)
 
 
 # --- timeline -------------------------------------------------------------------------------------------------
-def timeline_series(events, top=8):
-    """Per event index, live bytes by label (host or device, whichever the run used); the labels that peak
-    highest kept, the rest summed as "other". Returns xs, {label: ys}, mark_x, totals."""
+def timeline_series(events, top=15):
+    """Per event index, live bytes by label (host or device, whichever the run used); the labels with the most
+    area (bytes x events) kept, the rest summed as "other". Returns xs, {label: ys}, mark_x, totals."""
     live = defaultdict(int)
     frames, mark_x, peak_by = [], None, defaultdict(int)
     for e in events:
@@ -332,7 +362,7 @@ def timeline_series(events, top=8):
             live[new] += b
         frames.append(dict(live))
         for k, v in live.items():
-            peak_by[k] = max(peak_by[k], v)
+            peak_by[k] += v  # area: what the eye sees of a label
     keep = sorted(peak_by, key=lambda k: -peak_by[k])[:top]
     ys = {k: [f.get(k, 0) for f in frames] for k in keep}
     ys["other"] = [sum(v for k, v in f.items() if k not in keep) for f in frames]
@@ -350,30 +380,51 @@ def timeline_figure(lesson, path, out, written):
         return
     fig, axes = plt.subplots(1, len(impls), figsize=(7.5 * len(impls), 6.5), squeeze=False)
     data = {impl: timeline_series([e for e in events if e["impl"] == impl]) for impl in impls}
-    # one color per label across the panels, so an input or a gradient looks the same in naive and cpu
-    names = list(dict.fromkeys(k for d in data.values() for k in d[1] if k != "other"))
-    palette = plt.get_cmap("tab20").colors
-    color_of = {k: palette[i % len(palette)] for i, k in enumerate(names)}
-    color_of["other"] = "lightgray"
+    # a label in several panels (an input, a gradient) keeps one color in all of them and takes the palette's first
+    # colors; each panel's own labels take the next ones, so no two labels of one panel share a color (tab10
+    # without its gray, then Dark2: 17 hues for the 15 labels a panel shows); gray is "other"
+    palette = [c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 7] + list(plt.get_cmap("Dark2").colors)
+    seen = defaultdict(int)
+    for d in data.values():
+        for k in d[1]:
+            seen[k] += 1
+    shared = [k for k in dict.fromkeys(k for d in data.values() for k in d[1]) if seen[k] > 1 and k != "other"]
+    panel_colors = {}
+    for impl in impls:
+        own = [k for k in data[impl][1] if k not in shared and k != "other"]
+        panel_colors[impl] = {k: palette[i % len(palette)] for i, k in enumerate(shared + own)}
+        panel_colors[impl]["other"] = "lightgray"
+    # one unit for every panel of the figure: the largest run's
+    most = max(max(d[3]) for d in data.values() if d[3])
+    scale, unit = (2 ** 20, "MiB") if most >= 2 ** 20 else (2 ** 10, "KiB")
     for ax, impl in zip(axes[0], impls):
         xs, ys, mark_x, totals = data[impl]
         if not xs:
             continue
-        scale, unit = (2 ** 20, "MiB") if max(totals) >= 2 ** 20 else (2 ** 10, "KiB")
         ax.stackplot(xs, *[[v / scale for v in y] for y in ys.values()], labels=list(ys), step="post", alpha=0.9,
-                     colors=[color_of[k] for k in ys])
+                     colors=[panel_colors[impl][k] for k in ys])
         if mark_x is not None:
             ax.axvline(mark_x, color="black", linestyle="--", linewidth=1)
-            ax.annotate("forward | backward", (mark_x, 1), xycoords=("data", "axes fraction"),
-                        xytext=(4, -12), textcoords="offset points", fontsize=8)
+            # each word over its own part of the run; a part too narrow for its word gets it beside the line
+            for text, lo, hi, side in (("forward", 0, mark_x, "right"), ("backward", mark_x, len(xs), "left")):
+                narrow = (hi - lo) < 0.15 * len(xs)
+                if narrow:  # "backward ->" ending at the line, "<- forward" starting at it
+                    text = f"{text} \u2192" if side == "left" else f"\u2190 {text}"
+                ax.annotate(text, (mark_x if narrow else (lo + hi) / 2, 1), xycoords=("data", "axes fraction"),
+                            xytext=((-4 if side == "left" else 4) if narrow else 0, -12),
+                            textcoords="offset points", fontsize=8,
+                            ha=("right" if side == "left" else "left") if narrow else "center")
         p = max(range(len(totals)), key=lambda i: totals[i])
-        ax.annotate(f"peak {totals[p]:,} B", (p, totals[p] / scale), xytext=(10, 10), textcoords="offset points",
-                    fontsize=8, arrowprops={"arrowstyle": "->"})
-        ax.set_ylim(top=max(totals) / scale * 1.2)
+        right = p > 0.6 * len(xs)
+        ax.annotate(f"peak {totals[p] / scale:,.2f} {unit} ({totals[p]:,} bytes)", (p, totals[p] / scale),
+                    xytext=(-10 if right else 10, 10), textcoords="offset points", fontsize=8,
+                    ha="right" if right else "left", arrowprops={"arrowstyle": "->"})
+        ax.set_ylim(top=max(totals) / scale * 1.25)
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.set_xlabel("allocation event (alloc, free, relabel) in order")
         ax.set_ylabel(f"live {unit} (the run's own buffers; each panel its own scale)")
         ax.set_title(f"lesson {lesson} {impl}: live memory by buffer over forward + backward", fontsize=10)
-        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
         ax.grid(True, alpha=0.25)
     save(fig, os.path.join(out, f"lesson{lesson}_timeline.png"), written)
 
@@ -424,6 +475,7 @@ def overview(lessons, data, out, written):
         labels.append(f"lesson {lesson}\n{best[1]['axis'].lstrip('-')}={best[2]}")
         measured.append(best[3]["peak_bytes"] / best[4]["peak_bytes"])
         forum.append(fr["naive"]["peak_bytes"] / fr["cpu"]["peak_bytes"] if "naive" in fr and "cpu" in fr else None)
+        labels[-1] += "" if forum[-1] else "\n(no forum size:\nthe thread gives none)"
     if not labels:
         return
     fig, ax = plt.subplots(figsize=(8, 4.8))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python checks `make test` runs beside the Check suites (BIN: the lesson binaries' directory, default build):
-#   tests/test_snapshot.py     every lesson's --snapshot replays to its --timeline and peak (needs python3 only)
+#   tests/test_snapshot.py     every lesson's --snapshot replays to its --timeline, peak and the caching allocator's
+#                              rules (python3 only); PyTorch >= 2.1's _memory_viz reads them where one has it
 #   tests/test_peak_alloc.py   the preloaded CPU peak counter sees every tensor (needs torch; skipped without)
 # The torch python: TORCH_PYTHON, else /usr/bin/python3 (Debian's python3-torch, on the system OpenBLAS like the
 # C code), else python3, the first that imports torch. Exits non-zero when a check fails.

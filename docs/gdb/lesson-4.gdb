@@ -1,5 +1,4 @@
-# The gdb walk of docs/lesson-4.md, checked by `make check-docs` (gdb -batch against build/debug, the -O0 -g3 CPU build
-# of `make DEBUG=1 CUDA=0 BIN=build/debug build/debug/lesson4`).
+# The gdb walk of docs/lesson-4.md, checked by `make check-docs` (gdb -batch against `make debug`'s build).
 # program: lesson4
 # args: --size tiny --impl naive,cpu
 # naive: the forum's eager loop. Every step allocates its own tensors; autograd keeps their pointers.

@@ -16,6 +16,14 @@
 5. Pasted commands: a block listed in docs/generated.txt shows that line's command (else run `make docs`).
 6. Links: every relative link in the docs, README.md and docs/README.md names a file that exists and, after `#`,
    a heading of that file (GitHub's anchors: `## 5. Measured` is `#5-measured`).
+7. Times: a millisecond figure in the prose (outside code blocks) has its spread on the same line ("[lo-hi]",
+   "(lo-hi)" or "±"); a generated block whose table shows timed rows shows the program's "times on <machine>: the
+   median of N runs [fastest-slowest]" line with N >= 3 (its docs/generated.txt line runs with --repeat 5).
+   A section whose heading says it is "estimated" holds a model's times, not measurements: no spread to give.
+   Nor has a paragraph (or table row) that names docs/results/ (the GPU report's files: each version run once, on
+   a GPU the reader may not have; the file is the evidence) or a model ("model", "predict"): its times are not
+   this machine's runs.
+8. Figures shown: every docs/img/*.png is shown (![...](...)) by some doc: README.md or docs/*.md.
 """
 import glob
 import os
@@ -41,6 +49,13 @@ FENCE = re.compile(r"```.*?```", re.S)
 APPENDIX = re.compile(r"lesson-(\d+)-appendix\.md$")
 TABLE = "docs/generated.txt"
 LINK = re.compile(r"\]\(([^)\s]+)\)")
+MS = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?ms\b")
+SPREAD = re.compile(r"\[\d[\d.,]*\s?[-–]\s?\d|\(\d[\d.,]*\s?[-–]\s?\d|±")
+TIMED_ROW = re.compile(r"^\S+ +[\d,]+ \([^)]*\) +[\d,]+ \([^)]*\) +\d+ +\d[\d.]* +\d[\d.]*.*$", re.M)
+ONE_RUN = re.compile(r"^times on .+: one run each", re.M)
+MEDIAN = re.compile(r"^times on .+: the median of (\d+) runs \[fastest-slowest\]", re.M)
+HEADING = re.compile(r"^(#+) (.*)$")
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.png)\)")
 
 
 def check_shape(text):
@@ -171,11 +186,75 @@ def check_links(doc, text):
     return errors
 
 
+def measured_prose(prose):
+    """The prose's lines but those of a section whose heading says "estimated" (a model's times, not a run's)."""
+    skip_below = None  # the heading level of the estimated section being skipped
+    for line in prose.split("\n"):
+        heading = HEADING.match(line)
+        if heading and (skip_below is None or len(heading.group(1)) <= skip_below):
+            skip_below = len(heading.group(1)) if re.search(r"\bestimated\b", heading.group(2)) else None
+        if skip_below is None:
+            yield line
+
+
+# a paragraph whose times are not this machine's runs: the GPU report's files, or a model's predictions
+NOT_A_RUN = re.compile(r"docs/results/|\(results/|\bmodel(?:'s|s|led)?\b|\bpredict", re.I)
+
+
+def paragraphs(lines):
+    """Runs of non-blank lines; each table row ('|' first) a paragraph of its own."""
+    para = []
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("|"):
+            if para:
+                yield para
+            para = [line] if line.strip() else []
+            if para:
+                yield para
+                para = []
+        else:
+            para.append(line)
+    if para:
+        yield para
+
+
+def check_times(text):
+    """Rule 7: a time in the prose carries its spread; a pasted table of timed rows is the median of >= 3 runs."""
+    errors = []
+    for para in paragraphs(measured_prose(FENCE.sub("", GENERATED.sub("", text)))):
+        if NOT_A_RUN.search(" ".join(para)):
+            continue
+        for line in para:
+            if MS.search(line) and not SPREAD.search(line):
+                errors.append(f"a time without its spread (median [fastest-slowest], from a --repeat run): "
+                              f"{line.strip()[:120]}")
+    for marker, body in GENERATED.findall(text):
+        # timed rows in the table, or the program's own word that each was timed once
+        timed = [r for r in TIMED_ROW.findall(body) if "emulated" not in r] or ONE_RUN.search(body)
+        median = MEDIAN.search(body)
+        if timed and (not median or int(median.group(1)) < 3):
+            errors.append(f"block '{marker}' shows times of {'one run' if not median else median.group(1) + ' runs'}"
+                          ", not the median of >= 3 with the spread and machine: add --repeat 5 to its "
+                          f"{TABLE} line and run `make docs`")
+    return errors
+
+
+def check_images_shown(docs):
+    """Rule 8: every figure in docs/img is shown by some doc (README.md, docs/*.md)."""
+    shown = set()
+    for doc in docs:
+        for target in IMAGE.findall(FENCE.sub("", open(doc).read())):
+            shown.add(os.path.normpath(os.path.join(os.path.dirname(doc), target)))
+    return [f"docs/img/{os.path.basename(p)} is shown by no doc: show it where it is discussed or stop drawing it"
+            for p in sorted(glob.glob("docs/img/*.png")) if os.path.normpath(p) not in shown]
+
+
 def check(doc, text):
     if APPENDIX.search(doc):
-        return check_pasted(doc, text, True) + check_figures(text) + check_linked(doc) + check_links(doc, text)
+        return check_pasted(doc, text, True) + check_figures(text) + check_linked(doc) + check_links(doc, text) + \
+            check_times(text)
     return check_shape(text) + check_walk(doc, text) + check_pasted(doc, text, False) + check_figures(text) + \
-        check_links(doc, text)
+        check_links(doc, text) + check_times(text)
 
 
 def main():
@@ -190,12 +269,21 @@ def main():
         failed += bool(errors)
     others = [] if sys.argv[1:] else ["README.md", "docs/README.md", "docs/sweeps.md"]
     for doc in others:
-        errors = check_links(doc, open(doc).read())
-        print(f"{'FAIL' if errors else 'ok  '} {doc} (links)")
+        text = open(doc).read()
+        errors = check_links(doc, text) + check_times(text)
+        print(f"{'FAIL' if errors else 'ok  '} {doc} (links, times)")
         for e in errors:
             print("     " + e)
         failed += bool(errors)
-    print(f"{len(docs) + len(others) - failed} passed, {failed} failed")
+    checks = len(docs) + len(others)
+    if not sys.argv[1:]:
+        errors = check_images_shown(["README.md"] + sorted(glob.glob("docs/*.md")))
+        print(f"{'FAIL' if errors else 'ok  '} docs/img (every figure shown by a doc)")
+        for e in errors:
+            print("     " + e)
+        failed += bool(errors)
+        checks += 1
+    print(f"{checks - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 

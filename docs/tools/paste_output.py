@@ -8,7 +8,8 @@
 
 replaces everything between <!-- marker:begin --> and <!-- marker:end --> with the command line and its standard
 output in a code block (or the file, as a gdb block). Standard error (e.g. "no CUDA device") is passed through.
---grep REGEX keeps only the lines matching REGEX (said on the block's first line). --tensors IMPL,IMPL (or none) keeps only those implementations' "memory by tensor" lists, to keep a doc short; the
+--grep REGEX keeps only the lines matching REGEX (said on the block's first line), and, where those show times, the
+times' lines (machine, median, spread). A command the table lists twice (a doc's excerpt, its appendix's whole output) runs once. --tensors IMPL,IMPL (or none) keeps only those implementations' "memory by tensor" lists, to keep a doc short; the
 block's first line says which were left out (run the command for all of them). --table runs every line
 "doc marker [--tensors ...] command..." of a table (the `make docs` list; $BIN is the build directory, $EMU the
 CUDA emulator's, build/emu, where `make docs` builds what the table names).
@@ -19,8 +20,13 @@ import subprocess
 import sys
 
 import doc_markers as pc  # beside this file
+from check_docs import TIMED_ROW  # a table row with its times, as check-docs finds them
 
 EMU_BIN = "build/emu"   # where `make EMU=1` puts the lessons compiled against the CUDA emulator
+# The times' own lines (lessons/time_spread.h): "times ..." and each row's "  impl  forward M [lo-hi] ...". --grep
+# keeps them whenever the lines it keeps show times, so a pasted millisecond figure comes with its machine and spread.
+TIME_LINES = re.compile(r"^(times\b|  \S+ +forward [0-9.]+ \[)")
+RUNS = {}  # command -> its output: the table pastes one run's output into a doc and its appendix
 
 
 def keep_tensor_lists(text, keep):
@@ -38,16 +44,26 @@ def keep_tensor_lists(text, keep):
     return "\n".join(out), dropped
 
 
+def run_once(cmd):
+    key = tuple(cmd)
+    if key not in RUNS:
+        run = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+        if run.returncode != 0:
+            sys.exit(f"paste_output: {' '.join(cmd)} exited {run.returncode}")
+        RUNS[key] = run.stdout.rstrip("\n")
+    return RUNS[key]
+
+
 def paste_command(doc, marker, cmd, keep=None, grep=None):
-    run = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-    if run.returncode != 0:
-        sys.exit(f"paste_output: {' '.join(cmd)} exited {run.returncode}")
-    text, dropped = run.stdout.rstrip("\n"), []
+    text, dropped = run_once(cmd), []
     if keep is not None:
         text, dropped = keep_tensor_lists(text, keep)
     note = f"(memory-by-tensor lists of {', '.join(dropped)} left out here)\n" if dropped else ""
     if grep:
-        text = "\n".join(line for line in text.split("\n") if re.search(grep, line))
+        kept = [line for line in text.split("\n") if re.search(grep, line)]
+        shows_times = any(re.search(r"\bms\b", line) or TIMED_ROW.match(line) for line in kept)
+        text = "\n".join(line for line in text.split("\n")
+                         if re.search(grep, line) or (shows_times and TIME_LINES.match(line)))
         note = f"(only the lines matching /{grep}/)\n"
     block = "```\n$ " + " ".join(cmd) + "\n" + note + text + "\n```"
     pc.update_doc(doc, marker, block, " ".join(cmd))
