@@ -10,11 +10,10 @@
  *   phase 2  x_t W_ih[:, J], z W_zh[:, J], the gates -> h_new[:, J] = out[t]       -> grid.sync
  * The saved rows St (B, 6H) = [r u n zn z e] are v1's, in the same arena, so backward is v2's graph unchanged.
  * The arithmetic is gru_cell_math.h's (gru_reparam, gru_gate_forward), the functions the CPU calls.
- * Target (H100, the medium size T=256 Bt=32 X=128 H=256): within 3x of the bound for the same work. Not met: on
- * an H200 this forward took 10.14 ms against v2's graph 4.11 ms (docs/results/nvidia-h200/new_versions/): its
- * 2 T = 512 grid-wide synchronisations, each a round trip through L2 for every block, cost more than the graph's
- * launches. The time model does not cover cooperative launches (blocks that wait for each other), and the
- * emulator's one SM cannot hold the medium grid (only a dry run, on 132 SMs, plans it). */
+ * Target (H100, the medium size T=256 Bt=32 X=128 H=256): within 3x of the bound for the same work. Not met on a
+ * GPU (docs/lesson-4.md, section 4): the 2 T = 512 grid-wide synchronisations cost more than v2's graph launches.
+ * The time model does not cover cooperative launches (blocks that wait for each other), and the emulator's one SM
+ * cannot hold the medium grid (only a dry run, on 132 SMs, plans it). */
 #include <cooperative_groups.h>
 
 #include "gru_cell_math.h"

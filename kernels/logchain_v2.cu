@@ -16,21 +16,9 @@
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
+#include "runtime/warp_reduce.h"
 
 static_assert(LC2_BLOCK == 32 * LC2_ROWS, "one warp per row: the block is LC2_ROWS whole warps");
-
-/* max over the warp's 32 values, in every lane */
-__device__ static inline float warp_max(float v)
-{
-    for (int off = 16; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-    return v;
-}
-
-__device__ static inline float warp_sum(float v)
-{
-    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
-}
 
 /* The row this warp owns: b (batch), s (chain position); whole warps leave together when b >= n. */
 struct lc2_row {

@@ -25,21 +25,11 @@
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
+#include "runtime/warp_reduce.h"
 
 static_assert(LC4_ROWS <= LC4_WARPS, "one warp per row computes a row's maximum");
 static_assert(LC4_MAX_C == 32 * LC4_KQ, "a lane owns LC4_KQ states, 32 lanes apart");
 
-__device__ static inline float lc4_warp_max(float v)
-{
-    for (int off = 16; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-    return v;
-}
-
-__device__ static inline float lc4_warp_sum(float v)
-{
-    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-    return v;
-}
 
 __device__ static inline int lc4_clamp(int i, int last) { return i < last ? i : last; }
 
@@ -48,7 +38,7 @@ __device__ static inline void lc4_row_weights(float *row, int c, int lane, float
 {
     float mx = -INFINITY;
     for (int k = lane; k < c; k += 32) mx = fmaxf(mx, row[k]);
-    mx = lc4_warp_max(mx);
+    mx = warp_max(mx);
     for (int k = lane; k < c; k += 32) row[k] = lc_weight(row[k], mx);
     if (lane == 0) *m = mx;
 }
@@ -142,7 +132,7 @@ __global__ void lc4_forward_kernel(int n, int c, int t, int v, const float *x, c
     if (warp < LC4_ROWS && b0 + warp < n) {
         float sum = 0.0f;
         for (int k = lane; k < c; k += 32) sum += sW[warp * c + k];
-        sum = lc4_warp_sum(sum);
+        sum = warp_sum(sum);
         if (lane == 0) out[(b0 + warp) * t + s] = lc_finish(0.0f, sM[warp], sum);
     }
 }

@@ -321,8 +321,7 @@ const lesson lesson2_def = {
                         "from L2; backward's dbulk one batched GEMM over every step (1 + 3 launches)",
                .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
-    .cuda_alias = 4, /* the fastest measured: forum size on an H200, v4 1.396 ms per pass, v3 1.453 and 1.496
-                     * (two runs), v2 1.733 (docs/results/nvidia-h200/: results.csv, new_versions/results.csv) */
+    .cuda_alias = 4, /* the fastest measured on a GPU (docs/lesson-2.md, section 4) */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"

@@ -396,8 +396,7 @@ const lesson lesson4_def = {
                         "columns in shared memory, 2 grid.syncs per step; backward v2's graph",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_v3_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
-    .cuda_alias = 2, /* the fastest measured: medium size on an H200, v2 9.75 and 9.77 ms per pass (two runs),
-                     * v1 14.98, v3 15.82 (docs/results/nvidia-h200/: results.csv, new_versions/results.csv) */
+    .cuda_alias = 2, /* the fastest measured on a GPU (docs/lesson-4.md, section 4) */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes the inputs, dout and the gradients; the arena is one tracked allocation.)",

@@ -12,14 +12,24 @@
 #include "../kernels/runtime/cuda_track.h"
 #include "../kernels/runtime/track.h"
 
-extern "C" float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
-                                     float **alpha_out)
+typedef void lc_forward_fn(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                           float *out);
+
+/* v1 and v4: the forward needs no scratch, only alpha (saved for backward) and out */
+static float *forward_into_alpha(lc_forward_fn *forward, const lc_dims *d, const float *x, const float *bulk,
+                                 const float *p0, float **alpha_out)
 {
     float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
     float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
-    lc1_forward(d, x, bulk, p0, alpha, out);
+    forward(d, x, bulk, p0, alpha, out);
     *alpha_out = alpha;
     return out;
+}
+
+extern "C" float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                     float **alpha_out)
+{
+    return forward_into_alpha(lc1_forward, d, x, bulk, p0, alpha_out);
 }
 
 extern "C" void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
@@ -106,11 +116,7 @@ extern "C" void cuda_lc_backward_graph(const lc_dims *d, const float *x, const f
 extern "C" float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
                                      float **alpha_out)
 {
-    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
-    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
-    lc4_forward(d, x, bulk, p0, alpha, out);
-    *alpha_out = alpha;
-    return out;
+    return forward_into_alpha(lc4_forward, d, x, bulk, p0, alpha_out);
 }
 
 extern "C" void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
