@@ -182,8 +182,8 @@ __device__ static void v4_merge(float (&best)[4][8], int (&bn)[4][8], const unsi
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (arg[i, :, m] is a column, stride M, as
  * in v3), shared memory <= 2 wavefronts per request (fragment loads conflict-free; a stage's 16-byte copies put
  * rows 20 floats apart, two rows per quarter-warp: 2-way; the merge by lane: conflict-free).
- * Today: loads 70% (the profile's K = 25: K % 4 != 0 takes the 4-byte copies, and each row's 16-column stage starts
- * mid-sector). */
+ * Today: loads 70% (K = 25 here: the 4-byte copies, each row's stage mid-sector), shared memory <= 4 wavefronts per
+ * request (v4_fragment_positions' one load of an unpadded 16 x 16 tile per block: 4-way; the pipeline's: 1). */
 __global__ void ms_forward_v4(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
     DYNAMIC_SHARED(float, smem);

@@ -9,7 +9,7 @@ EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_la
                 $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc $(EMU_DIR)/emu_dry.cc \
                 $(EMU_DIR)/emu_resources.cc $(EMU_DIR)/emu_access.cc $(EMU_DIR)/emu_hazard.cc \
                 $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc \
-                $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc \
+                $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_model_record.cc $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc \
                 $(EMU_DIR)/emu_async.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 EMU_FMA      ?= 0
@@ -77,6 +77,9 @@ $(CU_OBJ)/$(EMU_DIR)/peers/sgemm_launch.cu.o: EMU_CXXFLAGS += -I$(PEERS)/src -Wn
 $(BIN)/predict_peers: $(OBJ)/$(EMU_DIR)/peers/predict_peers.o $(CU_OBJ)/$(EMU_DIR)/peers/sgemm_launch.cu.o $(RUNTIME_OBJ) \
                       $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+# a prediction at a size too long to emulate, from records of reduced runs (make predict)
+$(BIN)/predict_extrapolate: $(OBJ)/$(EMU_DIR)/predict_extrapolate.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 endif
 
 # ---- the GPU time model (emu_model.cc, emu_sass.cc, emu_gpu.cc; README "The time model") ----------------
@@ -134,11 +137,22 @@ predict-peers: check-deps
 PREDICT_GPU ?= H100
 .PHONY: predict
 predict: check-deps
-	$(MAKE) EMU=1 emu-build
+	$(MAKE) EMU=1 emu-build build/emu/predict_extrapolate
 	$(MAKE) sass-kernels GPU=$(PREDICT_GPU)
 	@mkdir -p docs/results/emu
 	tests/cuda_emu/predict_lessons.sh build/emu $(PREDICT_GPU) build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass \
 	  docs/results/emu/predicted_$(shell echo $(PREDICT_GPU) | tr A-Z a-z).csv
+
+# The route make predict takes for sizes too long to emulate (reduced runs, extrapolated) against a direct run at
+# sizes where both run: fails when one differs by more than 5% (tests/cuda_emu/predict_extrapolation.sh).
+PREDICT_CHECKS ?= 3:small::cuda-v1:J=4:8,N=4:8 3:medium::cuda-v2,cuda-v3:J=64:128 3:medium:J=512:cuda-v4:J=128:256 \
+                  5:small::cuda-v2:V=1024:2048 5:small:H=512:cuda-v3,cuda-v4:V=1024:2048,H=128:256
+.PHONY: predict-check
+predict-check: check-deps
+	$(MAKE) EMU=1 emu-build build/emu/predict_extrapolate
+	$(MAKE) sass-kernels GPU=$(PREDICT_GPU)
+	tests/cuda_emu/predict_extrapolation.sh build/emu $(PREDICT_GPU) \
+	  build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass "$(PREDICT_CHECKS)"
 
 # The model against the GPU report's measurements (docs/results/<gpu>/results.csv): every (lesson, version, size) in
 # both, predicted / measured, as docs/results/emu/predicted_vs_<gpu>.csv. make predict PREDICT_GPU=H200 first.

@@ -106,7 +106,21 @@ static void on_access_by(uintptr_t p, unsigned n, int kind, void *pc, unsigned t
     if (W.model) model_access(a, 0);
 }
 
-static void on_access(uintptr_t p, unsigned n, int kind, void *pc) { on_access_by(p, n, kind, pc, linear_tid()); }
+static struct {
+    int on;
+    unsigned first_tid, lane;
+    void *pc;
+} collective;
+
+void eyes_collective_begin(unsigned first_tid, void *pc) { collective.on = 1, collective.first_tid = first_tid, collective.lane = 0, collective.pc = pc; }
+void eyes_collective_end(void) { collective.on = 0; }
+void collective_lane(int lane) { collective.lane = (unsigned)lane; }
+
+static void on_access(uintptr_t p, unsigned n, int kind, void *pc)
+{
+    if (collective.on) on_access_by(p, n, kind, collective.pc, collective.first_tid + collective.lane);
+    else on_access_by(p, n, kind, pc, linear_tid());
+}
 
 static int shared_region(uintptr_t p, size_t bytes)
 {

@@ -89,6 +89,12 @@ void profile_block_end(void);
 /* --- naming things in messages (emu_symbols.cc) --- */
 /* "kernels/maxsim_v1.cu:123" for a return address (resolved by addr2line, cached); "?" if unknown. */
 const char *source_line(void *pc);
+/* a stand-in pc for a call site known by file and line (a warp-collective operation's), named by source_line */
+void *site_pc(const char *file, int line);
+/* Between begin and end, a warp-collective operation of the warp whose lane 0 is first_tid runs: its accesses
+ * are the lane collective_lane names and are at the operation's call site (pc, from site_pc). */
+void eyes_collective_begin(unsigned first_tid, void *pc);
+void eyes_collective_end(void);
 /* "tile+12" (a static __shared__ variable and the offset in it), or "" if no symbol covers the address. */
 void static_symbol(uintptr_t addr, char *out, size_t cap);
 /* "(x,y,z)" of linear thread index t in the running block */

@@ -397,6 +397,11 @@ struct window_state {
 };
 static window_state &win = *new window_state;
 
+/* EMU_MODEL_RECORD=file: the window's events in order -- each launch's counts, each launch predicted again, each
+ * cuBLAS call -- written at the window's end (emu_model_record.cc), for predict_extrapolate */
+static std::vector<std::string> &recorded = *new std::vector<std::string>;
+static std::map<std::string, size_t> &recorded_at = *new std::map<std::string, size_t>; /* config -> event */
+
 static std::string config_key(const launch_cfg &cfg)
 {
     char k[96];
@@ -419,6 +424,7 @@ int model_window_reuse(const launch_cfg &cfg)
     if (it == win.seen.end()) return 0;
     window_add(it->second, 0);
     win.w.reused++;
+    recorded.push_back(record_again(recorded_at[config_key(cfg)]));
     return 1;
 }
 
@@ -430,7 +436,7 @@ void model_gemm(double m, double n, double k, double batch, int elem_bytes, int 
     if (model_gpu < 0 || (!win.on && !getenv("EMU_GPU_MODEL"))) return;
     emu_model_prediction p;
     if (!emu_model_predict_gemm(emu_model_gpu_name(model_gpu), m, n, k, batch, elem_bytes, tensor, &p)) return;
-    if (win.on) window_add(p, 1);
+    if (win.on) window_add(p, 1), recorded.push_back(record_gemm(m, n, k, batch, elem_bytes, tensor));
     else {
         static int registered;
         if (!registered++) atexit(print_totals);
@@ -444,7 +450,10 @@ void model_grid_end(void)
     if (!running) return;
     l2_wave();
     double l1w = 0.0, smw = 0.0;
-    const sass_kernel *k = sass_find(function_symbol(running->kernel));
+    const sass_kernel *found = sass_find(function_symbol(running->kernel));
+    sass_kernel resolved;
+    if (found) resolved = sass_resolve_generic(*found, use);
+    const sass_kernel *k = found ? &resolved : NULL;
     for (auto &u : use) {
         l1w += u.second.wavefronts[MK_GLD] + u.second.wavefronts[MK_GST];
         smw += u.second.wavefronts[MK_SLD] + u.second.wavefronts[MK_SST];
@@ -481,6 +490,8 @@ void model_grid_end(void)
         if (emu_model_predict(&cur, emu_model_gpu_name(model_gpu), 64.0 * cur.inst[EMU_PIPE_FP32], &p)) {
             window_add(p, 0);
             win.seen[config_key(*running)] = p;
+            recorded_at[config_key(*running)] = recorded.size();
+            recorded.push_back(record_launch(cur));
         }
     } else if (!sampling && getenv("EMU_GPU_MODEL")) { /* a whole program under the model: sum its launches */
         static int registered;
@@ -518,6 +529,7 @@ extern "C" int emu_model_window_begin(const char *gpu, int sample)
     emu::win.on = 1, emu::win.gpu = emu::model_gpu;
     memset(&emu::win.w, 0, sizeof emu::win.w);
     emu::win.by_limiter.clear(), emu::win.seen.clear();
+    emu::recorded.clear(), emu::recorded_at.clear();
     return 1;
 }
 
@@ -530,6 +542,9 @@ extern "C" int emu_model_window_end(emu_model_window *out)
     for (auto &l : emu::win.by_limiter)
         if (l.second > most) most = l.second, snprintf(out->limiter, sizeof out->limiter, "%s", l.first.c_str());
     out->limiter_share = out->seconds > 0 ? most / out->seconds : 0.0;
+    const char *path = getenv("EMU_MODEL_RECORD");
+    if (path && *path && !emu::record_write(path, emu::win.gpu, emu::recorded))
+        fprintf(stderr, "cuda-emu: EMU_MODEL_RECORD=%s: cannot write it\n", path);
     emu_model_enable(NULL, 0);
     return 1;
 }

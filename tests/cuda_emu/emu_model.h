@@ -26,6 +26,8 @@ struct sass_block {
     double mem_inst[MK_KINDS];
     std::map<std::string, double> line_inst[MK_KINDS];   /* per line: memory instructions */
     int global_loads;                      /* LDG-like instructions: a wait for global memory follows */
+    /* generic LD (0) and ST (1) per line: global or shared is what the emulator saw there (sass_resolve_generic) */
+    std::map<std::string, double> generic_bytes[2], generic_inst[2];
     int loop_lo, loop_hi;                  /* the innermost loop holding it: blocks [lo, hi]; -1 if none */
 };
 struct sass_kernel {
@@ -36,6 +38,10 @@ struct sass_kernel {
 /* The kernel with this mangled name in the SASS files of EMU_SASS ("a.sass b.sass"), or NULL. */
 const sass_kernel *sass_find(const std::string &mangled);
 
+/* k with its generic loads and stores (LD, ST: nvcc emits them where it cannot prove a pointer's space, e.g.
+ * a shared tile passed to wmma::load_matrix_sync through a function's parameter) given the space the emulator saw
+ * on their line: shared if only shared memory was accessed there, else global. */
+sass_kernel sass_resolve_generic(const sass_kernel &k, const std::map<std::string, line_use> &use);
 /* Dynamic warp instructions by pipe and global-load waits per warp from a launch's per-line use: the warp
  * executions of each basic block are fitted so that its memory instructions move the bytes the emulator saw
  * on each line (emu_sass.cc). Returns the relative residual of that fit. */
@@ -63,6 +69,14 @@ int model_window_one_pass(void); /* a sampled window runs every launch once */
 int model_window_on(void);
 /* cuBLAS (cublas_shim.cc): m, n, k, batch, bytes per element of A and B, tensor cores */
 void model_gemm(double m, double n, double k, double batch, int elem_bytes, int tensor);
+/* A window's record (EMU_MODEL_RECORD; emu_model_record.cc): one text line per event. A launch carries its counts,
+ * "again" the index of the launch it repeats, "gemm" a cuBLAS call's shape. */
+std::string record_launch(const emu_model_counts &c);
+std::string record_again(size_t launch_event);
+std::string record_gemm(double m, double n, double k, double batch, int elem_bytes, int tensor);
+int record_write(const char *path, int gpu, const std::vector<std::string> &events); /* 0 if it cannot */
+/* the count fields of a launch line, in their order: name[i] and a pointer into c; returns how many */
+int record_fields(emu_model_counts *c, const char **name, double **field, int max);
 /* the mangled name of a kernel function (nm), "" if unknown (emu_symbols.cc) */
 std::string function_symbol(const void *fn);
 

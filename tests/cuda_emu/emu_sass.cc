@@ -100,8 +100,12 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
         if (r.op == "NOP") continue;
         sb.inst[pipe_of(r.op, r.full)]++;
         int kinds[2] = {-1, -1};
-        if (r.op == "LDG" || r.op == "LD") kinds[0] = MK_GLD;
-        else if (r.op == "STG" || r.op == "ST") kinds[0] = MK_GST;
+        if (r.op == "LD" || r.op == "ST") { /* generic: its space is known only once the emulator has run it */
+            sb.generic_bytes[r.op == "ST"][r.line] += lane_bytes_of(r.full);
+            sb.generic_inst[r.op == "ST"][r.line]++;
+        }
+        if (r.op == "LDG") kinds[0] = MK_GLD;
+        else if (r.op == "STG") kinds[0] = MK_GST;
         else if (r.op == "LDS" || r.op == "LDSM") kinds[0] = MK_SLD;
         else if (r.op == "STS") kinds[0] = MK_SST;
         else if (r.op == "LDGSTS") kinds[0] = MK_GLD, kinds[1] = MK_SST;
@@ -111,7 +115,7 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
             sb.mem_inst[kd]++;
             sb.line_inst[kd][r.line]++;
         }
-        if (r.op == "LDG" || r.op == "LD") sb.global_loads++; /* LDGSTS (cp.async) is asynchronous: no wait here */
+        if (r.op == "LDG") sb.global_loads++; /* LDGSTS (cp.async) is asynchronous: no wait here */
         /* a backward branch closes a loop: blocks [target, this] */
         if (!r.target.empty() && label_block.count(r.target) && label_block[r.target] <= start_of[i]) {
             int lo = label_block[r.target], hi = start_of[i];
@@ -211,6 +215,22 @@ const sass_kernel *sass_find(const std::string &mangled)
     }
     auto it = kernels.find(mangled);
     return it == kernels.end() || it->second.blocks.empty() ? NULL : &it->second;
+}
+
+sass_kernel sass_resolve_generic(const sass_kernel &k, const std::map<std::string, line_use> &use)
+{
+    sass_kernel r = k;
+    for (sass_block &b : r.blocks)
+        for (int st = 0; st < 2; st++)
+            for (auto &g : b.generic_bytes[st]) {
+                auto u = use.find(g.first);
+                int global = st ? MK_GST : MK_GLD, shared = st ? MK_SST : MK_SLD, kd = global;
+                if (u != use.end() && u->second.lane_bytes[shared] > 0 && u->second.lane_bytes[global] <= 0) kd = shared;
+                double n = b.generic_inst[st].at(g.first);
+                b.lane_bytes[kd][g.first] += g.second, b.mem_inst[kd] += n, b.line_inst[kd][g.first] += n;
+                if (kd == MK_GLD) b.global_loads += (int)n;
+            }
+    return r;
 }
 
 double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int kind)

@@ -74,6 +74,19 @@ void resolve_lines(const std::vector<void *> &pcs)
     unlink(tmp);
 }
 
+void *site_pc(const char *file, int line)
+{
+    static std::map<std::pair<const char *, int>, std::string *> &sites = *new std::map<std::pair<const char *, int>, std::string *>;
+    std::string *&s = sites[{file, line}]; /* by the literal's address: __builtin_FILE's, one per source file */
+    if (!s) { /* the string's own address is the stand-in: never a code address */
+        s = new std::string(std::string(file) + ":" + std::to_string(line));
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s", s->c_str());
+        lines[(void *)s] = clean_line(buf);
+    }
+    return (void *)s;
+}
+
 const char *source_line(void *pc)
 {
     if (!lines.count(pc)) resolve_lines(std::vector<void *>{pc});

@@ -110,7 +110,9 @@ static int release_wmma(std::vector<fiber> &f, size_t w)
                    a.ldm, a.mem);
         return -1;
     }
+    eyes_collective_begin((unsigned)(w * 32), site_pc(f0.file, f0.line));
     a.run(lanes);
+    eyes_collective_end();
     return 1;
 }
 

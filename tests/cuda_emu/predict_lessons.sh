@@ -6,12 +6,46 @@
 # PREDICT_TIMEOUT seconds is
 # written with an empty prediction and its note, never left out. PREDICT_SIZES: the presets (default all three);
 # PREDICT_LESSONS: the lessons (default 1-5).
+# A size whose blocks' own loops are too long to emulate (lesson 3's J x N per (i, m), lesson 5's V x H) runs
+# with those dimensions at two reduced values each, every count recorded (EMU_MODEL_RECORD) and extrapolated to
+# the size's (build/emu/predict_extrapolate; tests/cuda_emu/README.md "Sizes too long to run"); the CSV's note
+# says so. If the reduced runs launch different sequences, the size runs directly.
 #   usage: predict_lessons.sh BIN_DIR GPU SASS_FILE OUT_CSV
 set -u
 bin=$1 gpu=$2 sass=$3 out=$4
 timeout_s=${PREDICT_TIMEOUT:-120}
 tmp=$(mktemp) || exit 1
-trap 'rm -f "$tmp"' EXIT
+rec=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp" "$rec"' EXIT
+. "$(dirname "$0")/predict_reduce.sh"
+
+# the reduced dimensions of (lesson, size, version): DIM=LOW:HIGH[,DIM=LOW:HIGH], whole tiles of the version (J:
+# 64 for v2 and v3, 128 for v4; V: 128, H: 64), so its counts are affine between the two values and beyond
+# (tests/cuda_emu/predict_extrapolation.sh checks each against a direct run: make predict-check)
+reduce_of() {
+  case "$1:$2:$3" in
+    3:medium:cuda-v1|3:forum:cuda-v1) echo "J=4:8,N=4:8" ;; # one thread per (i, m) loops J x N x K
+    3:forum:cuda-v4) echo "J=128:256" ;;                    # a[i]'s 128 rows resident
+    3:forum:*) echo "J=64:128" ;;
+    5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
+    5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays
+    5:medium:*|5:forum:*) echo "V=1024:2048,H=256:512" ;;
+  esac
+}
+
+# predict LESSON SIZE VERSION: the version's --gpu-model line in $tmp, extrapolated where reduce_of says; sets note
+predict() {
+  spec=$(reduce_of "$1" "$2" "$3") note=""
+  if [ -n "$spec" ]; then
+    full=$("$bin/lesson$1" --help | sed -n "s/^ *$2  *\([A-Za-z]*=[^ ]*\).*/\1/p" | head -n 1)
+    if extrapolate "$1" "$2" "$3" "$spec" "$(full_of "$spec" "$full")" > "$tmp" 2>&1; then
+      note="extrapolated: $(sed -n 's/.*extrapolated (\(.*\)): a MODEL.*/\1/p' "$tmp")"
+      echo "size $2: $full (predicted from reduced runs)" >> "$tmp"
+      return 0
+    fi
+  fi
+  EMU_DRY=3 EMU_SASS=$sass timeout "$timeout_s" "$bin/lesson$1" --size "$2" --impl "$3" --gpu-model "$gpu" > "$tmp" 2>&1
+}
 echo "lesson,impl,size,dims,gpu,predicted_ms,limiter,limiter_share,roofline_fraction,launches,cublas_calls,note" > "$out.tmp"
 status=0
 for l in ${PREDICT_LESSONS:-1 2 3 4 5}; do
@@ -20,8 +54,7 @@ for l in ${PREDICT_LESSONS:-1 2 3 4 5}; do
     "$bin/lesson$l" --help | grep -q "^ *$size " || continue
     for v in $(echo "$impl" | tr , ' '); do
       start=$(date +%s)
-      EMU_DRY=3 EMU_SASS=$sass timeout "$timeout_s" "$bin/lesson$l" --size "$size" --impl "$v" --gpu-model "$gpu" \
-        > "$tmp" 2>&1
+      predict "$l" "$size" "$v"
       rc=$? took=$(( $(date +%s) - start ))
       dims=$(sed -n "s/^size $size: \([^ ]*\) .*/\1/p" "$tmp" | head -n 1)
       line=$(grep "^  $v  *predicted " "$tmp")
@@ -34,7 +67,8 @@ for l in ${PREDICT_LESSONS:-1 2 3 4 5}; do
       echo "lesson$l --size $size ($dims) ${took} s: $line" | sed 's/:   */: /'
       echo "$line" | sed -n 's/^ *\([^ ]*\)  *predicted  *\([0-9.]*\) ms forward + backward  limiter \(.*\) (\([0-9]*\)% of the time)  \([0-9.]*\)% of the roofline  \[\([0-9]*\) launches .*, \([0-9]*\) cuBLAS calls\]$/\1 \2 \4 \5 \6 \7 \3/p' |
         awk -v l="$l" -v s="$size" -v d="$dims" -v g="$gpu" '{ lim = $7; for (i = 8; i <= NF; i++) lim = lim " " $i
-          printf "%s,%s,%s,\"%s\",%s,%s,%s,%.2f,%.4f,%s,%s,\n", l, $1, s, d, g, $2, lim, $3 / 100, $4 / 100, $5, $6 }' >> "$out.tmp"
+          printf "%s,%s,%s,\"%s\",%s,%s,%s,%.2f,%.4f,%s,%s,%s\n", l, $1, s, d, g, $2, lim, $3 / 100, $4 / 100, $5, $6, n }' \
+        n="$note" >> "$out.tmp"
     done
   done
 done

@@ -38,6 +38,9 @@ void syncthreads(const char *file, int line);
 void grid_sync(const char *file, int line);
 /* Parks the calling lane until every lane of mask has arrived at the same operation; returns its result. */
 uint64_t warp_op(warp_kind k, unsigned mask, uint64_t value, int arg, int width, const char *file, int line);
+/* A warp-collective operation's run (wmma load/store) moves every lane's data from one fiber: it names the lane
+ * whose elements follow, so the eyes count them as that lane's accesses (warp requests, races) */
+void collective_lane(int lane);
 
 template <class T> inline T shfl(warp_kind k, const char *file, int line, unsigned mask, T var, int arg, int width)
 {

@@ -76,6 +76,38 @@ template <class F> const int *frag_perm(void)
     return p;
 }
 
+/* The inverse of frag_perm: element q of the tile is x[inv[q] % E] of lane inv[q] / E. */
+template <class F> const int *frag_inv(void)
+{
+    enum { n = 32 * F::num_elements };
+    static int inv[n];
+    static bool ready = false;
+    if (!ready) {
+        const int *p = frag_perm<F>();
+        for (int i = 0; i < n; i++) inv[p[i]] = i;
+        ready = true;
+    }
+    return inv;
+}
+
+/* The order in which a warp's fragment load or store touches memory, for the eyes' accounting (requests, bank
+ * wavefronts): the fragments of PTX's mma.m16n8k8 (tf32) and m16n8k16 (bf16) that nvcc lowers WMMA to on sm_80 and
+ * later (PTX ISA, "Matrix Fragments for mma.m16n8k*"). In memory coordinates (row = the strided dimension), each
+ * step covers 8 rows x 4 lanes per row, each lane `vec` consecutive elements (a tf32: 1; two bf16 or two float
+ * accumulators: 2), lane = (row % 8) * 4 + column / vec % 4. fn(q, lane): q the element's row-major tile index.
+ * Which register of the (scrambled, frag_perm) fragment receives the element is not this order's concern. */
+template <class Fn> void hw_order(int rows, int cols, int row_major, int vec, Fn fn)
+{
+    int mr = row_major ? rows : cols, mc = row_major ? cols : rows; /* rows and columns in memory */
+    for (int r0 = 0; r0 < mr; r0 += 8)
+        for (int c0 = 0; c0 < mc; c0 += 4 * vec)
+            for (int j = 0; j < vec; j++)
+                for (int lane = 0; lane < 32; lane++) {
+                    int r = r0 + lane / 4, c = c0 + lane % 4 * vec + j;
+                    fn(row_major ? r * cols + c : c * cols + r, lane);
+                }
+}
+
 inline float tf32_truncate(float v)
 {
     uint32_t u;
@@ -146,32 +178,36 @@ template <> struct is_row<col_major> { enum { value = 0 }; };
 
 namespace detail {
 
+/* elements per lane per step of hw_order: two bf16 (a 32-bit word), two float accumulators, one tf32 */
+template <class F> int run_vec(void)
+{
+    return sizeof(typename F::storage_element_type) == 2 || F::num_elements == 8 ? 2 : 1;
+}
+
 template <class F, int cols> void load_run(emu::warp_collective *const lanes[32])
 {
     typedef typename F::storage_element_type S;
     const S *p = (const S *)lanes[0]->mem;
-    const int *perm = emu::frag_perm<F>();
-    for (int l = 0; l < 32; l++) {
-        F &f = *(F *)((emu::wmma_lane *)lanes[l])->d;
-        for (int i = 0; i < F::num_elements; i++) {
-            int q = perm[l * F::num_elements + i];
-            f.x[i] = p[emu::tile_offset(q / cols, q % cols, lanes[0]->ldm, lanes[0]->layout == mem_row_major)];
-        }
-    }
+    const int *inv = emu::frag_inv<F>();
+    int row_major = lanes[0]->layout == mem_row_major, rows = 32 * F::num_elements / cols;
+    emu::hw_order(rows, cols, row_major, run_vec<F>(), [&](int q, int lane) {
+        F &f = *(F *)((emu::wmma_lane *)lanes[inv[q] / F::num_elements])->d;
+        emu::collective_lane(lane);
+        f.x[inv[q] % F::num_elements] = p[emu::tile_offset(q / cols, q % cols, lanes[0]->ldm, row_major)];
+    });
 }
 
 template <class F, int cols> void store_run(emu::warp_collective *const lanes[32])
 {
     typedef typename F::storage_element_type S;
     S *p = (S *)lanes[0]->mem;
-    const int *perm = emu::frag_perm<F>();
-    for (int l = 0; l < 32; l++) {
-        const F &f = *(const F *)((emu::wmma_lane *)lanes[l])->a;
-        for (int i = 0; i < F::num_elements; i++) {
-            int q = perm[l * F::num_elements + i];
-            p[emu::tile_offset(q / cols, q % cols, lanes[0]->ldm, lanes[0]->layout == mem_row_major)] = f.x[i];
-        }
-    }
+    const int *inv = emu::frag_inv<F>();
+    int row_major = lanes[0]->layout == mem_row_major, rows = 32 * F::num_elements / cols;
+    emu::hw_order(rows, cols, row_major, run_vec<F>(), [&](int q, int lane) {
+        const F &f = *(const F *)((emu::wmma_lane *)lanes[inv[q] / F::num_elements])->a;
+        emu::collective_lane(lane);
+        p[emu::tile_offset(q / cols, q % cols, lanes[0]->ldm, row_major)] = f.x[inv[q] % F::num_elements];
+    });
 }
 
 /* the operand value the tensor core multiplies */

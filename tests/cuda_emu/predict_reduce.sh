@@ -1,0 +1,44 @@
+# predict_reduce.sh - sourced by predict_lessons.sh and predict_extrapolation.sh: a prediction from runs at
+# reduced sizes (tests/cuda_emu/README.md "Sizes too long to run"). Needs bin, gpu, sass, timeout_s, rec (a
+# scratch directory) set by the caller; its own variables are cmb, nxt, name, vals, v, o, d, c, f, args, keep, want, n.
+
+# every combination of a spec's values as --dims arguments: "J=1:2,N=1:2" -> "J=1,N=1 J=2,N=1 J=1,N=2 J=2,N=2"
+combos() {
+  cmb=""
+  for d in $(echo "$1" | tr , ' '); do
+    name=${d%%=*} vals=${d#*=} nxt=""
+    for v in ${vals%%:*} ${vals#*:}; do
+      if [ -z "$cmb" ]; then nxt="$nxt $name=$v"; else for o in $cmb; do nxt="$nxt $o,$name=$v"; done; fi
+    done
+    cmb=$nxt
+  done
+  echo "$cmb"
+}
+
+# extrapolate LESSON SIZE VERSION SPEC FULL [DIMS]: the reduced runs of SPEC at --size SIZE (--dims DIMS added to
+# each), each count extrapolated to FULL (DIM=VALUE,...); the --gpu-model line on stdout. Non-zero if a run
+# fails or the runs are not extrapolable (different launch sequences).
+extrapolate() {
+  args="" keep=""
+  for d in $(echo "${6:-}" | tr , ' '); do # DIMS less the reduced ones
+    echo ",$4" | grep -q ",${d%%=*}=" || keep="$keep${keep:+,}$d"
+  done
+  for c in $(combos "$4"); do
+    f="$rec/$(echo "$1-$3-$c" | tr ,= _-)"
+    EMU_DRY=3 EMU_SASS=$sass EMU_MODEL_RECORD=$f timeout "$timeout_s" "$bin/lesson$1" --size "$2" \
+      --dims "${keep:+$keep,}$c" --impl "$3" --gpu-model "$gpu" > /dev/null 2>&1 || return 1
+    args="$args $c:$f"
+  done
+  # shellcheck disable=SC2086
+  "$bin/predict_extrapolate" --impl "$3" --at "$5" $args
+}
+
+# the value of each of SPEC's dimensions in a preset's dims: "J=64:128" "I=300,J=2000,..." -> "J=2000"
+full_of() {
+  want=""
+  for d in $(echo "$1" | tr , ' '); do
+    n=${d%%=*}
+    want="$want${want:+,}$n=$(echo "$2" | tr , '\n' | sed -n "s/^$n=//p")"
+  done
+  echo "$want"
+}
