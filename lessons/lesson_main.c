@@ -192,7 +192,7 @@ static void announce_long(const driver *dv, int k)
 
 /* The share of the GEMM provider's peak a host implementation reached: the time its GEMMs take when each of its
  * shapes runs alone at the provider's best (replayed after its run, gemm_cpu.h), over its forward + backward
- * time. An implementation without GEMMs (the toy lesson) is held to its multiply-adds at the 256^3 rate. */
+ * time. An implementation without GEMMs (the toy lesson) is held to its multiply-adds at the calibration rate. */
 static double gemm_share(const driver *dv, const lesson_impl *im, const impl_row *row, double peak_s)
 {
     double s = (row->forward_ms + row->backward_ms) * 1e-3;

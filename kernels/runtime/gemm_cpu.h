@@ -10,7 +10,7 @@
  *
  * The provider is chosen at run time, once per process (gemm_cpu.c): each candidate this CPU can run - oneDNN's
  * sgemm, oneDNN's matmul primitives, OpenBLAS's cblas_sgemm with the core type it detected - is checked on an
- * exactly representable product and timed on a 256^3 one, and the fastest correct one runs every float32 GEMM
+ * exactly representable product and timed on a 256^3 one (512^3 above four threads), and the fastest correct one runs every float32 GEMM
  * (a near tie goes to oneDNN's sgemm, with OpenBLAS for skinny products: gemm_cpu.c says why).
  * GEMM_CPU_PROVIDER=openblas|onednn|onednn-matmul forces one. Threads: OPENBLAS_NUM_THREADS, else
  * OMP_NUM_THREADS, sets both libraries' count.
@@ -59,8 +59,8 @@ int gemm_cpu_use(const char *provider);
 /* The choice, and one small GEMM, so the library's thread start-up and buffer mapping happen before anything
  * is timed. */
 void gemm_cpu_warm_up(void);
-/* Multiply-adds per second of the chosen provider on a 256^3 GEMM, measured once: what the lessons' time
- * estimates divide by. */
+/* Multiply-adds per second of the chosen provider on the timing GEMM (256^3, 512^3 above four threads), measured
+ * once: what the lessons' time estimates divide by. */
 double gemm_cpu_fmas_per_second(void);
 
 /* The share of the provider's peak an implementation reaches on its own GEMM shapes: record_begin, run it once,
