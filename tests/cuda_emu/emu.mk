@@ -9,7 +9,8 @@ EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_la
                 $(EMU_DIR)/emu_device.cc $(EMU_DIR)/cublas_shim.cc $(EMU_DIR)/emu_graph.cc $(EMU_DIR)/emu_dry.cc \
                 $(EMU_DIR)/emu_resources.cc $(EMU_DIR)/emu_access.cc $(EMU_DIR)/emu_hazard.cc \
                 $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc \
-                $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_model_record.cc $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc \
+                $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_model_record.cc \
+                $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc \
                 $(EMU_DIR)/emu_async.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 EMU_FMA      ?= 0
@@ -145,8 +146,9 @@ predict: check-deps
 
 # The route make predict takes for sizes too long to emulate (reduced runs, extrapolated) against a direct run at
 # sizes where both run: fails when one differs by more than 5% (tests/cuda_emu/predict_extrapolation.sh).
-PREDICT_CHECKS ?= 3:small::cuda-v1:J=4:8,N=4:8 3:medium::cuda-v2,cuda-v3:J=64:128 3:medium:J=512:cuda-v4:J=128:256 \
-                  5:small::cuda-v2:V=1024:2048 5:small:H=512:cuda-v3,cuda-v4:V=1024:2048,H=128:256
+PREDICT_CHECKS ?= 3:small::cuda-v1:J=4:8,N=4:8 3:medium::cuda-v2:J=64:128,N=64:128 3:medium::cuda-v3:J=64:128 \
+                  3:medium:J=512:cuda-v4:J=128:256 \
+                  5:small::cuda-v2:V=1024:2048 5:small:H=512:cuda-v3,cuda-v4:V=512:1024,H=128:256
 .PHONY: predict-check
 predict-check: check-deps
 	$(MAKE) EMU=1 emu-build build/emu/predict_extrapolate
@@ -154,13 +156,15 @@ predict-check: check-deps
 	tests/cuda_emu/predict_extrapolation.sh build/emu $(PREDICT_GPU) \
 	  build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass "$(PREDICT_CHECKS)"
 
-# The model against the GPU report's measurements (docs/results/<gpu>/results.csv): every (lesson, version, size) in
-# both, predicted / measured, as docs/results/emu/predicted_vs_<gpu>.csv. make predict PREDICT_GPU=H200 first.
+# The model against the GPU report's measurements (docs/results/<gpu>/results.csv, then new_versions/): every
+# (lesson, version, size) in both, predicted / measured, as docs/results/emu/predicted_vs_<gpu>.csv. make predict
+# PREDICT_GPU=H200 first.
 GPU_RESULTS ?= docs/results/nvidia-h200
 .PHONY: predict-compare
 predict-compare:
 	tests/cuda_emu/predict_compare.sh docs/results/emu/predicted_$(shell echo $(PREDICT_GPU) | tr A-Z a-z).csv \
-	  $(GPU_RESULTS)/results.csv docs/results/emu/predicted_vs_$(notdir $(GPU_RESULTS)).csv
+	  "$(wildcard $(GPU_RESULTS)/results.csv $(GPU_RESULTS)/new_versions/results.csv)" \
+	  docs/results/emu/predicted_vs_$(notdir $(GPU_RESULTS)).csv
 
 # Every CUDA test, the planted-bug suite, and every CUDA version of each lesson (cuda-v1, cuda-v2, ...: read from
 # its --help, so a new version row joins) at tiny and small, on the CPU.

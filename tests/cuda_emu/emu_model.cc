@@ -42,8 +42,19 @@ struct rec {
 static int model_gpu = -1, sampling; /* sampling: 0 every block, 1 the first wave and the edges, 2 as 1 with
                                         * at most WAVE_SAMPLE blocks of the first wave */
 static const int WAVE_SAMPLE = 32;
-static std::vector<rec> &recs = *new std::vector<rec>;
+static std::vector<rec> &recs = *new std::vector<rec>;          /* the ending block's, in model_block_end */
 static std::vector<uint32_t> &ordinal = *new std::vector<uint32_t>;
+/* Each running block's accesses and barriers until it ends: blocks run one after another, except a cooperative
+ * launch's, which are all resident and interleave at grid.sync() (thread ids repeat between blocks). A block the
+ * sample leaves out (a cooperative launch runs every block) is not recorded. */
+struct block_state {
+    std::vector<rec> recs;
+    std::vector<uint32_t> ordinal;
+    double barriers = 0.0;
+};
+static std::unordered_map<size_t, block_state> &live = *new std::unordered_map<size_t, block_state>;
+static size_t live_b = (size_t)-1;
+static block_state *live_bs;
 static std::unordered_map<void *, uint32_t> &line_id = *new std::unordered_map<void *, uint32_t>;
 static std::vector<std::string> &line_names = *new std::vector<std::string>;
 static std::map<std::string, line_use> &use = *new std::map<std::string, line_use>;
@@ -116,7 +127,7 @@ void model_new_launch(const launch_cfg &cfg)
     running = &cfg;
     memset(&cur, 0, sizeof cur);
     snprintf(cur.kernel, sizeof cur.kernel, "%s", cfg.name);
-    use.clear(), wave_streams.clear();
+    use.clear(), wave_streams.clear(), live.clear(), live_b = (size_t)-1;
     double threads = (double)cfg.block.x * cfg.block.y * cfg.block.z;
     const sass_kernel *k = sass_find(function_symbol(cfg.kernel));
     cur.found_sass = k != NULL;
@@ -137,7 +148,13 @@ void model_new_launch(const launch_cfg &cfg)
 
 void model_access(const access &a, int shared)
 {
-    if (a.tid >= ordinal.size()) ordinal.resize(a.tid + 1, 0);
+    size_t b = block_linear();
+    if (b != live_b) {
+        if (sampling && !weight_of.count(b)) return;
+        live_b = b, live_bs = &live[b];
+    }
+    std::vector<uint32_t> &ord = live_bs->ordinal;
+    if (a.tid >= ord.size()) ord.resize(a.tid + 1, 0);
     auto it = line_id.find(a.pc);
     uint32_t id;
     if (it == line_id.end()) {
@@ -148,10 +165,16 @@ void model_access(const access &a, int shared)
     int kind = a.kind == ACC_ATOMIC ? MK_KINDS : shared ? (a.kind == ACC_WRITE ? MK_SST : MK_SLD)
                                                         : (a.kind == ACC_WRITE ? MK_GST : MK_GLD);
     if (a.kind == ACC_ATOMIC && shared) return;
-    recs.push_back(rec{a.tid / 32, a.tid % 32, 0, ordinal[a.tid]++, id, a.addr, a.size, kind});
+    live_bs->recs.push_back(rec{a.tid / 32, a.tid % 32, 0, ord[a.tid]++, id, a.addr, a.size, kind});
 }
 
-void model_barrier(void) { block_barriers++; }
+void model_barrier(void)
+{
+    size_t b = block_linear();
+    if (sampling && !weight_of.count(b)) return;
+    live[b].barriers++;
+    live_b = (size_t)-1; /* live may have grown */
+}
 
 static std::vector<std::string> &names_by_id = *new std::vector<std::string>;
 static const std::string &name_string(uint32_t id) { return names_by_id[id]; }
@@ -218,6 +241,13 @@ struct request {
 void model_block_end(void)
 {
     size_t b = block_linear();
+    live_b = (size_t)-1;
+    if (sampling && !weight_of.count(b)) return;
+    {
+        block_state &bs = live[b];
+        recs.swap(bs.recs), ordinal.swap(bs.ordinal), block_barriers = bs.barriers;
+        live.erase(b);
+    }
     double w = weight_of.count(b) ? weight_of[b] : 1.0;
     resolve_names();
     /* each access's source line (a line id shared by every pc on it), then k: the lane's how-many-th access of
@@ -333,7 +363,7 @@ void model_block_end(void)
     cur.barriers += w * block_barriers;
     cur.blocks_run++;
     if ((double)b < wave_blocks) wave_streams.push_back(std::move(stream));
-    recs.clear(), ordinal.assign(ordinal.size(), 0), block_barriers = 0;
+    recs.clear(), ordinal.clear(), block_barriers = 0;
 }
 
 /* The first wave's L2 streams, interleaved by progress, through the L2: DRAM sectors of a wave, to the grid. */

@@ -1,17 +1,20 @@
 #!/bin/sh
 # predict_compare.sh - the time model against a GPU's measurements: every (lesson, version, size) that both the
 # GPU report's results.csv (docs/results/<gpu>/, forward_ms + backward_ms) and the model's predicted CSV (make
-# predict) hold, printed side by side with predicted / measured; then the worst and the median factor.
+# predict) hold, printed side by side with predicted / measured; then the worst and the median factor. MEASURED_CSV
+# may be several files in one argument ("a.csv b.csv"): a (lesson, version, size) takes the first file's figure.
 #   usage: predict_compare.sh PREDICTED_CSV MEASURED_CSV [OUT_CSV]
 set -u
 pred=$1 meas=$2 out=${3:-}
 # the dims column is quoted and holds commas: blank it out before splitting on commas
 strip() { sed 's/"[^"]*"/dims/' "$1"; }
 strip "$pred" | awk -F, 'NR > 1 && $6 != "" { print "P", $1, $2, $3, $6, $7 }' > /tmp/predict_compare.$$
-strip "$meas" | awk -F, 'NR > 1 && $8 != "" { print "M", $1, $2, $3, $8 + $9, $11 }' >> /tmp/predict_compare.$$
+for f in $meas; do
+  strip "$f" | awk -F, 'NR > 1 && $8 != "" { print "M", $1, $2, $3, $8 + $9, $11 }' >> /tmp/predict_compare.$$
+done
 awk -v out="$out" '
   $1 == "P" { p[$2 " " $3 " " $4] = $5; lim[$2 " " $3 " " $4] = $6; next }
-  $1 == "M" { m[$2 " " $3 " " $4] = $5 }
+  $1 == "M" && !(($2 " " $3 " " $4) in m) { m[$2 " " $3 " " $4] = $5 }
   END {
     if (out != "") print "lesson,impl,size,measured_ms,predicted_ms,predicted_over_measured" > out
     printf "%-8s %-8s %-7s %12s %12s %10s\n", "lesson", "impl", "size", "measured ms", "model ms", "model/meas"

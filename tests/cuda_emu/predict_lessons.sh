@@ -5,7 +5,7 @@
 # kind (EMU_DRY=3: address-only memory, only the model's sampled pass runs), one version at a time; one over
 # PREDICT_TIMEOUT seconds is
 # written with an empty prediction and its note, never left out. PREDICT_SIZES: the presets (default all three);
-# PREDICT_LESSONS: the lessons (default 1-5).
+# PREDICT_LESSONS: the lessons (default 1-5); the rows of the other lessons in an existing OUT_CSV are kept.
 # A size whose blocks' own loops are too long to emulate (lesson 3's J x N per (i, m), lesson 5's V x H) runs
 # with those dimensions at two reduced values each, every count recorded (EMU_MODEL_RECORD) and extrapolated to
 # the size's (build/emu/predict_extrapolate; tests/cuda_emu/README.md "Sizes too long to run"); the CSV's note
@@ -20,16 +20,17 @@ trap 'rm -rf "$tmp" "$rec"' EXIT
 . "$(dirname "$0")/predict_reduce.sh"
 
 # the reduced dimensions of (lesson, size, version): DIM=LOW:HIGH[,DIM=LOW:HIGH], whole tiles of the version (J:
-# 64 for v2 and v3, 128 for v4; V: 128, H: 64), so its counts are affine between the two values and beyond
+# 64 for v2 and v3, 128 for v4; V: 128; H: 64 for v3, 128 for v4), so its counts are affine between the two values and beyond
 # (tests/cuda_emu/predict_extrapolation.sh checks each against a direct run: make predict-check)
 reduce_of() {
   case "$1:$2:$3" in
     3:medium:cuda-v1|3:forum:cuda-v1) echo "J=4:8,N=4:8" ;; # one thread per (i, m) loops J x N x K
+    3:forum:cuda-v2) echo "J=64:128,N=64:128" ;;            # FP32 tiles: N too, or a run takes 8 minutes
     3:forum:cuda-v4) echo "J=128:256" ;;                    # a[i]'s 128 rows resident
     3:forum:*) echo "J=64:128" ;;
     5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
     5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays
-    5:medium:*|5:forum:*) echo "V=1024:2048,H=256:512" ;;
+    5:medium:*|5:forum:*) echo "V=512:1024,H=128:256" ;;
   esac
 }
 
@@ -47,8 +48,10 @@ predict() {
   EMU_DRY=3 EMU_SASS=$sass timeout "$timeout_s" "$bin/lesson$1" --size "$2" --impl "$3" --gpu-model "$gpu" > "$tmp" 2>&1
 }
 echo "lesson,impl,size,dims,gpu,predicted_ms,limiter,limiter_share,roofline_fraction,launches,cublas_calls,note" > "$out.tmp"
+lessons=${PREDICT_LESSONS:-1 2 3 4 5}
+[ -f "$out" ] && awk -F, -v keep=" $lessons " 'NR > 1 && index(keep, " " $1 " ") == 0' "$out" >> "$out.tmp"
 status=0
-for l in ${PREDICT_LESSONS:-1 2 3 4 5}; do
+for l in $lessons; do
   impl=$("$bin/lesson$l" --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd, -)
   for size in ${PREDICT_SIZES:-small medium forum}; do
     "$bin/lesson$l" --help | grep -q "^ *$size " || continue
