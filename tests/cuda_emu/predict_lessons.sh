@@ -62,7 +62,9 @@ for l in $lessons; do
       dims=$(sed -n "s/^size $size: \([^ ]*\) .*/\1/p" "$tmp" | head -n 1)
       line=$(grep "^  $v  *predicted " "$tmp")
       if [ -z "$line" ]; then
-        note="not predicted: exit $rc after ${took} s (PREDICT_TIMEOUT=$timeout_s)"
+        why="PREDICT_TIMEOUT=$timeout_s"
+        [ $rc = 134 ] || [ $rc = 137 ] && why="out of memory: a block's own accesses at this size"
+        note="not predicted: exit $rc after ${took} s ($why)"
         echo "lesson$l --size $size ($dims) $v: $note"
         echo "$l,$v,$size,\"$dims\",$gpu,,,,,,,$note" >> "$out.tmp"
         continue

@@ -17,6 +17,7 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
 {
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "A", $2, ($6 == "" ? "-" : $6), $8, $9, $7 }'
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $12 ~ /^extrapolated/ { print "E", $2, $12 }'
+  strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $12 ~ /exit (134|137)/ { print "O", $2 }'
   strip "$h200" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "B", $2, ($6 == "" ? "-" : $6) }'
   for m in "$meas" "$meas2"; do
     strip "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { print "C", $2, $8 + $9 }'
@@ -27,13 +28,14 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
   $1 == "B" { b[$2] = $3 }
   $1 == "C" && !($2 in c) { c[$2] = sprintf("%.3f", $3); if (!($2 in a)) { n++; v[n] = $2; a[$2] = "-"; late[$2] = 1 } }
   $1 == "D" { k++; if ($2 > worst) { worst = $2; wk = $3 } }
+  $1 == "O" { oom[$2] = 1 }
   $1 == "E" { x = $2; $1 = ""; $2 = ""; sub(/^ *extrapolated: */, ""); ex[x] = $0 }
   END {
     if (!n) { print "no prediction at this size yet (make predict)"; exit 0 }
     printf "%-8s %14s %13s  %-40s %9s %14s %14s\n", "version", "H100 model ms", "vs previous", "limiter (share of the time)", "roofline", "H200 model ms", "H200 measured"
     for (i = 1; i <= n; i++) { x = v[i]; p = i > 1 ? v[i - 1] : ""
       eff = (p == "" || a[x] == "-" || a[p] == "-" || a[x] + 0 <= 0) ? "-" : (a[p] / a[x] > 0.995 && a[p] / a[x] < 1.005) ? "same" : a[p] / a[x] >= 1 ? sprintf("%.2fx faster", a[p] / a[x]) : sprintf("%.2fx slower", a[x] / a[p])
-      printf "%-8s %14s %13s  %-40s %9s %14s %14s\n", x, a[x] ((x in ex) ? "*" : ""), eff, (x in late) ? "not predicted (newer than make predict)" : a[x] == "-" ? "not predicted (over the time limit)" : lim[x] " (" sprintf("%.0f%%", 100 * sh[x]) ")",
+      printf "%-8s %14s %13s  %-40s %9s %14s %14s\n", x, a[x] ((x in ex) ? "*" : ""), eff, (x in late) ? "not predicted (newer than make predict)" : a[x] == "-" ? ((x in oom) ? "not predicted (out of memory)" : "not predicted (over the time limit)") : lim[x] " (" sprintf("%.0f%%", 100 * sh[x]) ")",
              a[x] == "-" ? "-" : sprintf("%.1f%%", 100 * rf[x]), (x in b) ? b[x] : "-", (x in c) ? c[x] : "-" }
     for (i = 1; i <= n; i++) if (v[i] in ex) printf "* %s: predicted from runs with %s (README \"Sizes too long to run\")\n", v[i], ex[v[i]]
     printf "a MODEL (tests/cuda_emu/README.md), not a measurement; its error on the calibration set: worst x%.2f (kernel %s)\n", worst, wk
