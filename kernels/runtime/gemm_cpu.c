@@ -168,9 +168,10 @@ static double time_one_ms(sgemm_fn *run)
 }
 
 /* Each candidate checked, then timed on S^3 products, the candidates taking turns so that a load spike on this
- * shared machine hits them alike; the best time of each (the rate its cores reach). In each turn a candidate runs
- * once untimed first: the previous candidate's threads still hold the cores (OpenMP's workers spin a while before
- * they sleep), which timed right after oneDNN charged OpenBLAS on 2 threads with 12 GFLOP/s. Forced, only that one. */
+ * shared machine hits them alike; the best time of each (the rate its cores reach). Forced, only that one. With
+ * more than one thread, OpenBLAS timed between oneDNN's calls is slow (8 GFLOP/s on 2 threads here, 132 alone):
+ * oneDNN's OpenMP workers spin on the cores after each call. That is what a lesson mixing the two would see, so it
+ * is measured so, and no tie sends the skinny products to OpenBLAS then. */
 static void measure(provider **list, int n)
 {
     S = timing_side();
@@ -181,10 +182,9 @@ static void measure(provider **list, int n)
         if (list[i]->correct) time_one_ms(list[i]->run); /* JIT, buffers, threads */
     }
     double t_start = host_time_ms();
-    for (int rep = 0; rep < 8 && (rep < 3 || host_time_ms() - t_start < 30.0); rep++)
+    for (int rep = 0; rep < 12 && (rep < 4 || host_time_ms() - t_start < 20.0); rep++)
         for (int i = 0; i < n; i++) {
             if (!list[i]->correct) continue;
-            time_one_ms(list[i]->run); /* the cores back from the previous candidate's threads */
             double ms = time_one_ms(list[i]->run);
             if (best[i] == 0.0 || ms < best[i]) best[i] = ms;
         }
