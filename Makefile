@@ -36,7 +36,7 @@ CUDA := 0
 endif
 ifeq ($(EMU),1)
 CUDA := 1
-BIN  := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(SANITIZE)),-san,)
+BIN  := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(EMU_COUNT)),-count,)$(if $(filter 1,$(SANITIZE)),-san,)
 endif
 # TOY_LESSON=1: the test build of `make test-toy-lesson` (a sixth lesson from tests/toy_lesson.c), CPU only
 ifeq ($(TOY_LESSON),1)
@@ -52,12 +52,13 @@ STATIC_CHECK := 1
 LDFLAGS += -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
 endif
 
-MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
+MODE     := $(if $(filter 1,$(DEBUG)),debug,release)$(if $(filter 1,$(SANITIZE)),-san,)$(if $(filter 1,$(CUDA)),-cuda,)$(if $(filter 1,$(EMU)),-emu,)$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(EMU_COUNT)),-count,)$(if $(filter 1,$(TOY_LESSON)),-toy,)
 OBJ      := build/obj/$(MODE)
-# [emu hook] EMU_FMA=1 changes the flags of the .cu objects only: every other object is the plain emulation build's
+# [emu hook] EMU_FMA=1 and EMU_COUNT=1 change the flags of the .cu objects only: every other object is the plain
+# emulation build's
 CU_OBJ   := $(OBJ)
-ifeq ($(EMU)$(EMU_FMA),11)
-OBJ      := build/obj/$(subst -fma,,$(MODE))
+ifeq ($(EMU),1)
+OBJ      := build/obj/$(subst -count,,$(subst -fma,,$(MODE)))
 endif
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)

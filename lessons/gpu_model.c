@@ -53,7 +53,7 @@ void gpu_model_end(gpu_model_result *out)
     out->roofline = w.seconds > 0 ? w.ideal_seconds / w.seconds : 0.0;
     snprintf(out->limiter, sizeof out->limiter, "%s", w.limiter);
     out->limiter_share = w.limiter_share;
-    out->launches = w.launches, out->gemms = w.gemms, out->reused = w.reused;
+    out->launches = w.launches, out->gemms = w.gemms, out->reused = w.reused, out->counted = w.counted;
 }
 
 int gpu_model_only(void) { return emu_dry() == 3; }

@@ -18,6 +18,7 @@ typedef struct {
     char limiter[48];         /* the bound that holds most of the time */
     double limiter_share;
     unsigned long long launches, gemms, reused;
+    int counted;              /* the build counted basic-block executions (make predict's build/emu-count) */
 } gpu_model_result;
 
 /* 0 if name is a GPU of the model's table; else -1 with why filled (unknown, or not the emulation build). */

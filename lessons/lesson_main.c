@@ -230,8 +230,8 @@ static void predict_row(driver *dv, int k)
 
 static void print_model(const driver *dv)
 {
-    int any = 0;
-    for (int k = 0; k < dv->o.nimpl; k++) any |= dv->model[k].done;
+    int any = 0, counted = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) any |= dv->model[k].done, counted |= dv->model[k].counted;
     if (!any) return;
     printf("\nTime model on %s: a MODEL of that GPU, not a measurement (tests/cuda_emu/README.md; its error on "
            "the calibration set: make predict-peers):\n", dv->o.gpu_model);
@@ -242,6 +242,9 @@ static void print_model(const driver *dv)
                "roofline  [%llu launches (%llu predicted again), %llu cuBLAS calls]\n", dv->res[k].row.impl, m->ms,
                m->limiter, 100.0 * m->limiter_share, 100.0 * m->roofline, m->launches, m->reused, m->gemms);
     }
+    if (!counted)
+        printf("  (this build does not count basic blocks: code that moves no memory is taken to run as often as its\n"
+               "  loop, an upper bound; make predict's build, make EMU=1 EMU_COUNT=1 -> build/emu-count, counts it)\n");
 }
 
 static void run_all(driver *dv)

@@ -14,7 +14,8 @@ EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_la
                 $(EMU_DIR)/emu_async.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 EMU_FMA      ?= 0
-EMU_BIN      := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(SANITIZE)),-san,)
+EMU_COUNT    ?= 0
+EMU_BIN      := build/emu$(if $(filter 1,$(EMU_FMA)),-fma,)$(if $(filter 1,$(EMU_COUNT)),-count,)$(if $(filter 1,$(SANITIZE)),-san,)
 
 ifeq ($(EMU),1)
 ifeq ($(EMU_CUDA_INC),)
@@ -30,6 +31,10 @@ endif
 # emu_access.cc answers (libtsan is never linked). tsan and asan do not combine: under SANITIZE=1 the .cu
 # objects keep ASan and the detectors and the profile see nothing (README).
 EMU_WATCH    := $(if $(filter 1,$(SANITIZE)),,-fsanitize=thread --param tsan-instrument-func-entry-exit=0)
+# EMU_COUNT=1 (make predict's build, build/emu-count): the .cu objects also call __sanitizer_cov_trace_pc at the
+# start of every basic block, which the time model counts while it observes a launch (emu_model.cc): how often code
+# that moves no memory runs. Its own build because the calls cost the emulator about a third of its speed.
+EMU_COUNT_FLAGS := -fsanitize-coverage=trace-pc
 # EMU_FMA=1: the .cu objects contract a*b+c into FMA as nvcc does (its own build: build/emu-fma)
 EMU_FMA_FLAGS := $(if $(filter 1,$(EMU_FMA)),-ffp-contract=fast -mfma,)
 EMU_CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
@@ -53,13 +58,14 @@ $(EMU_LOOPS_DIR)/.stamp: $(EMU_LOOPS_SRC) $(OBJ)/emu_loops $(EMU_DIR)/emu.mk
 # nvcc includes cuda_runtime.h in every .cu before its first line; -include does the same with the shim
 $(CU_OBJ)/%.cu.o: %.cu $(EMU_LOOPS_DIR)/.stamp
 	@mkdir -p $(dir $@)
-	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -fdebug-prefix-map=$(EMU_LOOPS_DIR)/= \
+	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) $(if $(filter 1,$(EMU_COUNT)),$(EMU_COUNT_FLAGS),) \
+	  -fdebug-prefix-map=$(EMU_LOOPS_DIR)/= \
 	  -include cuda_runtime.h -c -o $@ $(EMU_LOOPS_DIR)/$<
 
 # the peer kernels (predict-peers) are compiled as they are: the dry run's loop rewriting is for the lessons' sources
 $(CU_OBJ)/$(EMU_DIR)/peers/%.cu.o: $(EMU_DIR)/peers/%.cu
 	@mkdir -p $(dir $@)
-	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) -include cuda_runtime.h -c -o $@ $<
+	$(CXX) -x c++ $(EMU_CXXFLAGS) $(EMU_WATCH) $(EMU_FMA_FLAGS) $(EMU_COUNT_FLAGS) -include cuda_runtime.h -c -o $@ $<
 
 $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
@@ -138,10 +144,10 @@ predict-peers: check-deps
 PREDICT_GPU ?= H100
 .PHONY: predict
 predict: check-deps
-	$(MAKE) EMU=1 emu-build build/emu/predict_extrapolate
+	$(MAKE) EMU=1 EMU_COUNT=1 emu-build build/emu-count/predict_extrapolate
 	$(MAKE) sass-kernels GPU=$(PREDICT_GPU)
 	@mkdir -p docs/results/emu
-	tests/cuda_emu/predict_lessons.sh build/emu $(PREDICT_GPU) build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass \
+	tests/cuda_emu/predict_lessons.sh build/emu-count $(PREDICT_GPU) build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass \
 	  docs/results/emu/predicted_$(shell echo $(PREDICT_GPU) | tr A-Z a-z).csv
 
 # The route make predict takes for sizes too long to emulate (reduced runs, extrapolated) against a direct run at
@@ -151,9 +157,9 @@ PREDICT_CHECKS ?= 3:small::cuda-v1:J=4:8,N=4:8 3:medium::cuda-v2:J=64:128,N=64:1
                   5:small::cuda-v2:V=1024:2048 5:small:H=512:cuda-v3,cuda-v4:V=512:1024,H=128:256
 .PHONY: predict-check
 predict-check: check-deps
-	$(MAKE) EMU=1 emu-build build/emu/predict_extrapolate
+	$(MAKE) EMU=1 EMU_COUNT=1 emu-build build/emu-count/predict_extrapolate
 	$(MAKE) sass-kernels GPU=$(PREDICT_GPU)
-	tests/cuda_emu/predict_extrapolation.sh build/emu $(PREDICT_GPU) \
+	tests/cuda_emu/predict_extrapolation.sh build/emu-count $(PREDICT_GPU) \
 	  build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass "$(PREDICT_CHECKS)"
 
 # The model against the GPU report's measurements (docs/results/<gpu>/results.csv, then new_versions/): every

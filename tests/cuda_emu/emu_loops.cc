@@ -14,7 +14,8 @@
  *   (::emu::dry() ? ::emu::dry_skip(i, FIRST, END', STEP) : (void)0), condition
  * with [FIRST, END') the values the condition sees, and in a dry run (EMU_DRY=1) the loop runs its first
  * iteration and its last two (cuda_runtime.h's dry_skip). Loops over a tile (END a macro such as TILE) or a
- * literal are left alone. Comments, strings and preprocessor lines are copied untouched. */
+ * literal are left alone, and so is a loop after UNROLL (a constant trip count, by that macro's contract).
+ * Comments, strings and preprocessor lines are copied untouched. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -171,7 +172,12 @@ static std::string rewrite(const std::string &src)
                     if (src[k] == ')' && --depth == 0) break;
                 }
                 std::string header = src.substr(j + 1, k - j - 1);
-                std::string cond = header.find("//") == std::string::npos && header.find("/*") == std::string::npos
+                /* a loop after UNROLL has a constant trip count (runtime/hd.h), which the skip would hide from the
+                 * compiler's unrolling */
+                size_t before = out.find_last_not_of(" \t");
+                bool unrolled = before != std::string::npos && before >= 5 && out.compare(before - 5, 6, "UNROLL") == 0;
+                std::string cond = !unrolled && header.find("//") == std::string::npos &&
+                                           header.find("/*") == std::string::npos
                                        ? instrumented_condition(header) : "";
                 if (!cond.empty()) {
                     std::vector<std::string> p = split_header(header);

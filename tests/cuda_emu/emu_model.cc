@@ -65,6 +65,14 @@ static int have_last;
 static double resident, wave_blocks, l1_cap, l2_cap, block_barriers;
 static const launch_cfg *running;
 
+/* Thread executions of each basic block of the kernels' code during the launch the model observes, weighted as
+ * its block's accesses are (a sampled block stands for its role): -fsanitize-coverage=trace-pc makes GCC call
+ * __sanitizer_cov_trace_pc at the start of every basic block of the .cu objects. The SASS fit (sass_map) sees
+ * only code that moves memory; these counts bound the code that does not (emu_sass.cc). */
+static std::unordered_map<void *, double> &block_runs = *new std::unordered_map<void *, double>;
+static size_t runs_b = (size_t)-1;
+static double runs_w;
+
 static void read_env(void)
 {
     static int done;
@@ -125,6 +133,7 @@ std::vector<size_t> model_blocks(const launch_cfg &cfg)
 void model_new_launch(const launch_cfg &cfg)
 {
     running = &cfg;
+    block_runs.clear(), runs_b = (size_t)-1;
     memset(&cur, 0, sizeof cur);
     snprintf(cur.kernel, sizeof cur.kernel, "%s", cfg.name);
     use.clear(), wave_streams.clear(), live.clear(), live_b = (size_t)-1;
@@ -475,6 +484,37 @@ void model_gemm(double m, double n, double k, double batch, int elem_bytes, int 
     }
 }
 
+/* Per source line, the warp executions of the most-run of GCC's basic blocks that start on it (block_runs) */
+static std::map<std::string, double> line_runs(double threads_per_block)
+{
+    std::vector<void *> pcs;
+    for (auto &kv : block_runs) pcs.push_back(kv.first);
+    resolve_lines(pcs);
+    std::map<std::string, double> runs;
+    double lanes = std::min(32.0, std::max(1.0, threads_per_block));
+    for (auto &kv : block_runs) {
+        double &r = runs[line_key_of(source_line(kv.first))];
+        r = std::max(r, kv.second / lanes);
+    }
+    return runs;
+}
+
+/* EMU_MODEL_DEBUG=2: each launch's counts (per warp of the grid) and every bound, to see what a kernel spends */
+static void debug_launch(const emu_model_counts &c, const emu_model_prediction &p)
+{
+    static int level = getenv("EMU_MODEL_DEBUG") ? atoi(getenv("EMU_MODEL_DEBUG")) : 0;
+    if (level < 2) return;
+    static const char *pipes[EMU_PIPES] = {"fp32", "fp64", "imad", "alu", "sfu", "mma16", "tf32", "lsu", "ctrl"};
+    double w = std::max(1.0, c.warps);
+    fprintf(stderr, "model: %s %.0f blocks x %.0f threads, %.0f regs, %.0f B smem, %.0f resident; per warp:",
+            c.kernel, c.blocks, c.threads_per_block, c.regs, c.static_smem + c.dynamic_smem, p.resident_blocks);
+    for (int i = 0; i < EMU_PIPES; i++) fprintf(stderr, " %s %.0f", pipes[i], c.inst[i] / w);
+    fprintf(stderr, "; waits %.1f, shared wavefronts %.0f, L1 wavefronts %.0f, barriers per block %.0f\nmodel:   bounds us:",
+            c.global_waits / w, c.shared_wavefronts / w, c.l1_wavefronts / w, c.barriers / std::max(1.0, c.blocks));
+    for (int i = 0; i < p.nbounds; i++) fprintf(stderr, " %s %.3f", emu_model_bound_name(i), p.bound_s[i] * 1e6);
+    fprintf(stderr, "\n");
+}
+
 void model_grid_end(void)
 {
     if (!running) return;
@@ -491,7 +531,9 @@ void model_grid_end(void)
     cur.l1_wavefronts = l1w;
     for (auto &u : use) cur.global_requests += u.second.requests[MK_GLD] + u.second.requests[MK_GST];
     if (k) {
-        cur.fit_residual = sass_map(*k, use, cur.warps, cur.inst, &cur.global_waits);
+        std::map<std::string, double> runs = line_runs(running->block.x * running->block.y * running->block.z);
+        if (!runs.empty()) win.w.counted = 1;
+        cur.fit_residual = sass_map(*k, use, cur.warps, cur.inst, &cur.global_waits, &runs);
         /* shared wavefronts per SASS instruction: where nvcc merged several requests into one wider
          * instruction (4 LDS.32 -> 1 LDS.128), the wider one needs at least its distinct bytes / 128 */
         double merged = 0.0;
@@ -529,6 +571,7 @@ void model_grid_end(void)
         emu_model_prediction p;
         double flops = 64.0 * cur.inst[EMU_PIPE_FP32];
         if (emu_model_predict(&cur, emu_model_gpu_name(model_gpu), flops, &p)) {
+            debug_launch(cur, p);
             kernel_total &t = totals[running->name];
             t.launches++, t.seconds += p.seconds, t.flops += flops, t.by_limiter[p.limiter] += p.seconds;
         }
@@ -577,4 +620,15 @@ extern "C" int emu_model_window_end(emu_model_window *out)
         fprintf(stderr, "cuda-emu: EMU_MODEL_RECORD=%s: cannot write it\n", path);
     emu_model_enable(NULL, 0);
     return 1;
+}
+
+extern "C" void __sanitizer_cov_trace_pc(void)
+{
+    if (!emu::running) return;
+    size_t b = emu::block_linear();
+    if (b != emu::runs_b) {
+        auto it = emu::weight_of.find(b);
+        emu::runs_b = b, emu::runs_w = it != emu::weight_of.end() ? it->second : emu::sampling ? 0.0 : 1.0;
+    }
+    if (emu::runs_w > 0.0) emu::block_runs[__builtin_return_address(0)] += emu::runs_w;
 }

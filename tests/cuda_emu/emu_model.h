@@ -29,6 +29,7 @@ struct sass_block {
     /* generic LD (0) and ST (1) per line: global or shared is what the emulator saw there (sass_resolve_generic) */
     std::map<std::string, double> generic_bytes[2], generic_inst[2];
     int loop_lo, loop_hi;                  /* the innermost loop holding it: blocks [lo, hi]; -1 if none */
+    std::string first_line;                /* "file:line" of its first instruction (EMU_MODEL_DEBUG=3) */
 };
 struct sass_kernel {
     std::vector<sass_block> blocks;
@@ -46,7 +47,7 @@ sass_kernel sass_resolve_generic(const sass_kernel &k, const std::map<std::strin
  * executions of each basic block are fitted so that its memory instructions move the bytes the emulator saw
  * on each line (emu_sass.cc). Returns the relative residual of that fit. */
 double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use, double warps, double *inst,
-                double *global_waits);
+                double *global_waits, const std::map<std::string, double> *line_runs = nullptr);
 
 /* the bytes one lane moves per SASS memory instruction of this line and kind (0 if none) */
 double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int kind);

@@ -98,6 +98,7 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
         if (r.op.empty()) continue; /* a label alone */
         sass_block &sb = k.blocks[(size_t)start_of[i]];
         if (r.op == "NOP") continue;
+        if (sb.first_line.empty()) sb.first_line = r.line;
         sb.inst[pipe_of(r.op, r.full)]++;
         int kinds[2] = {-1, -1};
         if (r.op == "LD" || r.op == "ST") { /* generic: its space is known only once the emulator has run it */
@@ -245,7 +246,7 @@ double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int ki
 }
 
 double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use, double warps, double *inst,
-                double *global_waits)
+                double *global_waits, const std::map<std::string, double> *line_runs)
 {
     size_t nb = k.blocks.size();
     /* the equations: one per (line, kind) that either side saw */
@@ -335,7 +336,7 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
         }
     }
     double res = 0.0, tot = 0.0;
-    static int debug = getenv("EMU_MODEL_DEBUG") && atoi(getenv("EMU_MODEL_DEBUG"));
+    static int debug = getenv("EMU_MODEL_DEBUG") ? atoi(getenv("EMU_MODEL_DEBUG")) : 0;
     for (auto &e : eqs) {
         double s = 0.0;
         for (auto &t : e.second.terms) s += x[t.first] * t.second;
@@ -344,7 +345,11 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
             fprintf(stderr, "model: line %s kind %d: seen %.4g lane-bytes, SASS %.4g (%zu blocks)\n",
                     e.first.first.c_str(), e.first.second, e.second.target, s, e.second.terms.size());
     }
-    /* blocks without memory: the nearest block with memory in the same innermost loop, else once per warp */
+    /* blocks without memory: the nearest block with memory in the same innermost loop, else once per warp; and
+     * no more than the most-run of GCC's basic blocks that start on their first source line (line_runs, counted by
+     * the emulator). The bound is what sees a block that runs less often than its loop (an epilogue under
+     * `if (t % 16 == 15)`); it is a bound, not a count, because nvcc splits and unrolls a line's code its own way
+     * (UNROLL loops are unrolled by both compilers: runtime/hd.h). */
     std::vector<double> xf(x);
     for (size_t b = 0; b < nb; b++) {
         if (has_mem[b]) continue;
@@ -357,12 +362,27 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
             if (d < dist) dist = d, best = x[c];
         }
         xf[b] = best >= 0.0 ? best : warps;
+        const char *why = best >= 0.0 ? "its loop's nearest block with memory" : "once per warp";
+        if (line_runs && line_runs->count(sb.first_line) && line_runs->at(sb.first_line) < xf[b])
+            xf[b] = line_runs->at(sb.first_line), why = "its line's most-run block, as counted";
+        if (debug >= 3) {
+            double count = 0.0;
+            for (int p = 0; p < EMU_PIPES; p++) count += sb.inst[p];
+            fprintf(stderr, "model: block %zu at %s, no memory: %.0f instructions x %.4g executions (%s)\n", b,
+                    sb.first_line.c_str(), count, xf[b], why);
+        }
     }
     for (int p = 0; p < EMU_PIPES; p++) inst[p] = 0.0;
     *global_waits = 0.0;
     for (size_t b = 0; b < nb; b++) {
         for (int p = 0; p < EMU_PIPES; p++) inst[p] += xf[b] * k.blocks[b].inst[p];
         if (k.blocks[b].global_loads) *global_waits += xf[b];
+        if (debug >= 3 && has_mem[b]) {
+            double count = 0.0;
+            for (int p = 0; p < EMU_PIPES; p++) count += k.blocks[b].inst[p];
+            fprintf(stderr, "model: block %zu at %s, memory: %.0f instructions x %.4g executions (fitted)\n", b,
+                    k.blocks[b].first_line.c_str(), count, xf[b]);
+        }
     }
     return tot > 0 ? res / tot : 0.0;
 }

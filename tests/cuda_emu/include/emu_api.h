@@ -106,6 +106,7 @@ typedef struct {
     char limiter[48];          /* the bound that holds the most of the time, with its share in limiter_share */
     double limiter_share;
     unsigned long long launches, gemms, reused;
+    int counted;               /* 1: basic-block executions were counted (EMU_COUNT=1 build; emu_sass.cc) */
 } emu_model_window;
 int emu_model_window_end(emu_model_window *out);
 
