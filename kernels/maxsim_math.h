@@ -30,6 +30,11 @@ HD int ms_better(double v, long long n, double bv, long long bn)
  * per score on the GPU. */
 HD int ms_better_f(float v, int n, float bv, int bn) { return !(v < bv) && ms_better(v, n, bv, bn); }
 
+/* ms_better for a score v whose column is above the running best's (bv): a fold that visits a row's columns in
+ * increasing order (cuda-v5) decides by the values alone -- a greater number, or a NaN over a number, wins; a tie
+ * keeps the lower column. One compare that is true for NaN (!(v <= bv)), one that is false for it (bv == bv). */
+HD int ms_later_wins(float v, float bv) { return !(v <= bv) & (bv == bv); } /* & : no branch */
+
 /* <x, y> over K, accumulated in float in the order k = 0 .. K-1 (cuda-v1 and the CPU's tail loops). */
 HD float ms_dot(const float *x, const float *y, long long K)
 {

@@ -256,6 +256,10 @@ const lesson lesson3_def = {
                .about = "pipelined kernel: a[i]'s 128 rows resident in shared memory (> 48 KB opt-in), b streamed in "
                         "128-row tiles by a 3-stage cp.async pipeline, TF32 WMMA 64x64 per warp, max/argmax in "
                         "registers; K <= 256; same backward as v1",
+               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(5),
+               .about = "v4 with a fold of two compares and two selects per score (columns visited in increasing "
+                        "order decide ties; the argmax column added once per j tile); K <= 256; same backward as v1",
                .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_alias = 3,
     .preamble = preamble,

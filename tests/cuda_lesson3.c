@@ -1,5 +1,5 @@
 /* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1, cuda-v2, cuda-v3 (what `cuda`
- * runs) and cuda-v4 against the float64 reference, their device memory formulas against the tracker, in every
+ * runs), cuda-v4 and cuda-v5 against the float64 reference, their device memory formulas against the tracker, in every
  * mode (saved argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in
  * TF32 too -- summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small
  * and odd sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32
@@ -117,13 +117,15 @@ END_TEST
 START_TEST(cuda_v4_odd) { gpu_case("cuda-v4", &ODD, 1, 1, 362); } /* small (500 blocks of full 128 x 128 tiles, 19 s
                                                                       here) runs in make emu-profile instead */
 END_TEST
-START_TEST(cuda_v4_tile_edges)
+/* the pipelined kernel (v4, v5): J and N one below, at and above its tiles, K at its largest; seeds seed .. seed+3 */
+static void pipelined_tile_edges(const char *impl, uint64_t seed)
 {
-    gpu_case("cuda-v4", &EDGE4_LO, 0, 0, 363);
-    gpu_case("cuda-v4", &EDGE4_AT, 0, 1, 364);
-    gpu_case("cuda-v4", &EDGE4_HI, 1, 0, 365);
-    gpu_case("cuda-v4", &K4_MAX, 0, 0, 366);
+    gpu_case(impl, &EDGE4_LO, 0, 0, seed);
+    gpu_case(impl, &EDGE4_AT, 0, 1, seed + 1);
+    gpu_case(impl, &EDGE4_HI, 1, 0, seed + 2);
+    gpu_case(impl, &K4_MAX, 0, 0, seed + 3);
 }
+START_TEST(cuda_v4_tile_edges) { pipelined_tile_edges("cuda-v4", 363); }
 END_TEST
 START_TEST(cuda_v2_odd_tile_edges)
 {
@@ -152,11 +154,23 @@ START_TEST(cuda_v1_nan_inf) { special_all("cuda-v1", 330); }
 END_TEST
 START_TEST(cuda_v2_nan_inf) { special_all("cuda-v2", 340); }
 END_TEST
-START_TEST(cuda_v4_nan_inf)
+/* special_all, then the 16-byte copies with NaN into the buckets (seed + 3) */
+static void pipelined_nan_inf(const char *impl, uint64_t seed)
 {
-    special_all("cuda-v4", 370);
-    ms_special_case("cuda-v4", &EDGE4_AT_M2, MS_NAN_IN_B, 0, 1, 373); /* the 16-byte copies, NaN into the buckets */
+    special_all(impl, seed);
+    ms_special_case(impl, &EDGE4_AT_M2, MS_NAN_IN_B, 0, 1, seed + 3);
 }
+START_TEST(cuda_v4_nan_inf) { pipelined_nan_inf("cuda-v4", 370); }
+END_TEST
+/* v5: v4's tiles and stages, its own fold: every last n tile is an edge tile (N below, at and above 128, K = 256),
+ * the ties of the grid inputs, and NaN/Inf */
+START_TEST(cuda_v5_tiny) { gpu_case("cuda-v5", &TINY, 0, 0, 380); }
+END_TEST
+START_TEST(cuda_v5_odd) { gpu_case("cuda-v5", &ODD, 1, 1, 381); }
+END_TEST
+START_TEST(cuda_v5_tile_edges) { pipelined_tile_edges("cuda-v5", 382); }
+END_TEST
+START_TEST(cuda_v5_nan_inf) { pipelined_nan_inf("cuda-v5", 390); }
 END_TEST
 START_TEST(cuda_v3_nan_inf)
 {
@@ -190,6 +204,10 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_v4_odd);
     tcase_add_test(t, cuda_v4_tile_edges);
     tcase_add_test(t, cuda_v4_nan_inf);
+    tcase_add_test(t, cuda_v5_tiny);
+    tcase_add_test(t, cuda_v5_odd);
+    tcase_add_test(t, cuda_v5_tile_edges);
+    tcase_add_test(t, cuda_v5_nan_inf);
     tcase_set_timeout(t, 300);
     suite_add_tcase(s, t);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under

@@ -69,6 +69,21 @@ START_TEST(max_rule_is_pytorchs)
 }
 END_TEST
 
+/* cuda-v5's fold: for a later (higher) column, ms_later_wins decides as the rule does, on every pair of special
+ * and ordinary values, ties included */
+START_TEST(later_column_rule_is_the_rule)
+{
+    static const float vals[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 0.125f, 3.0e38f, -3.0e38f,
+                                 1.0e-45f};
+    int n = (int)(sizeof vals / sizeof vals[0]);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            ck_assert_msg(ms_later_wins(vals[i], vals[j]) == ms_better(vals[i], 7, vals[j], 3),
+                          "v %g over best %g: ms_later_wins %d, the rule %d", vals[i], vals[j],
+                          ms_later_wins(vals[i], vals[j]), ms_better(vals[i], 7, vals[j], 3));
+}
+END_TEST
+
 START_TEST(nan_inf_naive)
 {
     ms_special_case("naive", &ODD, MS_NAN_IN_A, 0, 0, 61);
@@ -422,6 +437,7 @@ static Suite *lesson3_suite(void)
     tcase_add_test(num, ties_lowest_n_wins);
     tcase_add_test(num, ties_across_chunks_lowest_n_wins);
     tcase_add_test(num, max_rule_is_pytorchs);
+    tcase_add_test(num, later_column_rule_is_the_rule);
     tcase_add_test(num, nan_inf_naive);
     tcase_add_test(num, nan_inf_cpu);
     tcase_add_test(num, cuda_unfit_histogram_grid);

@@ -7,6 +7,7 @@
 #include "include/emu_api.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct sass_block {
     std::map<std::string, double> generic_bytes[2], generic_inst[2];
     int loop_lo, loop_hi;                  /* the innermost loop holding it: blocks [lo, hi]; -1 if none */
     std::string first_line;                /* "file:line" of its first instruction (EMU_MODEL_DEBUG=3) */
+    std::set<std::string> lines;           /* every instruction's "file:line" */
 };
 struct sass_kernel {
     std::vector<sass_block> blocks;

@@ -99,6 +99,7 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
         sass_block &sb = k.blocks[(size_t)start_of[i]];
         if (r.op == "NOP") continue;
         if (sb.first_line.empty()) sb.first_line = r.line;
+        sb.lines.insert(r.line);
         sb.inst[pipe_of(r.op, r.full)]++;
         int kinds[2] = {-1, -1};
         if (r.op == "LD" || r.op == "ST") { /* generic: its space is known only once the emulator has run it */
@@ -346,10 +347,10 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
                     e.first.first.c_str(), e.first.second, e.second.target, s, e.second.terms.size());
     }
     /* blocks without memory: the nearest block with memory in the same innermost loop, else once per warp; and
-     * no more than the most-run of GCC's basic blocks that start on their first source line (line_runs, counted by
-     * the emulator). The bound is what sees a block that runs less often than its loop (an epilogue under
-     * `if (t % 16 == 15)`); it is a bound, not a count, because nvcc splits and unrolls a line's code its own way
-     * (UNROLL loops are unrolled by both compilers: runtime/hd.h). */
+     * no more than, for each source line it has instructions of, the most-run of GCC's basic blocks that start on
+     * that line (line_runs, counted by the emulator). The bound is what sees a block that runs less often than its
+     * loop (an epilogue under `if (t % 16 == 15)`); it is a bound, not a count, because nvcc splits, merges and
+     * unrolls a line's code its own way (UNROLL loops are unrolled by both compilers: runtime/hd.h). */
     std::vector<double> xf(x);
     for (size_t b = 0; b < nb; b++) {
         if (has_mem[b]) continue;
@@ -363,8 +364,9 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
         }
         xf[b] = best >= 0.0 ? best : warps;
         const char *why = best >= 0.0 ? "its loop's nearest block with memory" : "once per warp";
-        if (line_runs && line_runs->count(sb.first_line) && line_runs->at(sb.first_line) < xf[b])
-            xf[b] = line_runs->at(sb.first_line), why = "its line's most-run block, as counted";
+        for (const std::string &l : sb.lines)
+            if (line_runs && line_runs->count(l) && line_runs->at(l) < xf[b])
+                xf[b] = line_runs->at(l), why = "the most-run block of one of its lines, as counted";
         if (debug >= 3) {
             double count = 0.0;
             for (int p = 0; p < EMU_PIPES; p++) count += sb.inst[p];
