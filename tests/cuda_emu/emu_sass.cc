@@ -352,6 +352,7 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
      * loop (an epilogue under `if (t % 16 == 15)`); it is a bound, not a count, because nvcc splits, merges and
      * unrolls a line's code its own way (UNROLL loops are unrolled by both compilers: runtime/hd.h). */
     std::vector<double> xf(x);
+    std::vector<const char *> why(nb, "fitted"); /* which rule gave each block its executions (EMU_MODEL_DEBUG=3) */
     for (size_t b = 0; b < nb; b++) {
         if (has_mem[b]) continue;
         const sass_block &sb = k.blocks[b];
@@ -363,27 +364,21 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
             if (d < dist) dist = d, best = x[c];
         }
         xf[b] = best >= 0.0 ? best : warps;
-        const char *why = best >= 0.0 ? "its loop's nearest block with memory" : "once per warp";
+        why[b] = best >= 0.0 ? "no memory: its loop's nearest block with memory" : "no memory: once per warp";
         for (const std::string &l : sb.lines)
             if (line_runs && line_runs->count(l) && line_runs->at(l) < xf[b])
-                xf[b] = line_runs->at(l), why = "the most-run block of one of its lines, as counted";
-        if (debug >= 3) {
-            double count = 0.0;
-            for (int p = 0; p < EMU_PIPES; p++) count += sb.inst[p];
-            fprintf(stderr, "model: block %zu at %s, no memory: %.0f instructions x %.4g executions (%s)\n", b,
-                    sb.first_line.c_str(), count, xf[b], why);
-        }
+                xf[b] = line_runs->at(l), why[b] = "no memory: the most-run block of one of its lines, as counted";
     }
     for (int p = 0; p < EMU_PIPES; p++) inst[p] = 0.0;
     *global_waits = 0.0;
     for (size_t b = 0; b < nb; b++) {
         for (int p = 0; p < EMU_PIPES; p++) inst[p] += xf[b] * k.blocks[b].inst[p];
         if (k.blocks[b].global_loads) *global_waits += xf[b];
-        if (debug >= 3 && has_mem[b]) {
+        if (debug >= 3) {
             double count = 0.0;
             for (int p = 0; p < EMU_PIPES; p++) count += k.blocks[b].inst[p];
-            fprintf(stderr, "model: block %zu at %s, memory: %.0f instructions x %.4g executions (fitted)\n", b,
-                    k.blocks[b].first_line.c_str(), count, xf[b]);
+            fprintf(stderr, "model: block %zu at %s: %.0f instructions x %.4g executions (%s)\n", b,
+                    k.blocks[b].first_line.c_str(), count, xf[b], why[b]);
         }
     }
     return tot > 0 ? res / tot : 0.0;
