@@ -51,6 +51,10 @@ SIZES = {
     4: {"tiny": dict(T=3, Bt=2, X=3, H=4), "small": dict(T=64, Bt=16, X=32, H=64), "medium": dict(T=256, Bt=32, X=128, H=256)},
     5: {"tiny": dict(N=4, H=3, V=7), "small": dict(N=256, H=128, V=4096), "medium": dict(N=2048, H=256, V=32768)},
 }
+# The C lessons' forum sizes that only a GPU holds (the CPU run would be killed for memory): --size forum on a GPU
+GPU_SIZES = {2: {"forum": dict(n=500, t=1, v=40, c=200)},
+             3: {"forum": dict(I=300, J=2000, M=315, N=1990, K=256)},
+             5: {"forum": dict(N=8192, H=4096, V=128256)}}
 DIM_ORDER = {1: "B G K N", 2: "n t v c", 3: "I J M N K", 4: "T Bt X H", 5: "N H V"}
 CSV_HEADER = ["lesson", "impl", "size", "dims", "peak_bytes", "forward_live_bytes", "allocs", "forward_ms",
               "backward_ms", "max_rel_err", "device"]
@@ -234,11 +238,13 @@ def measure(torch, meter, inputs, dout, fn, repeat):
         meter.reset()
         t0 = time.perf_counter()
         out = fn.fwd() if isinstance(fn, Manual) else fn()
+        meter.sync()  # a GPU runs the launches after the call returns: the clock stops when they are done
         t1 = time.perf_counter()
         if isinstance(fn, Manual):  # forward computed the gradients: backward scales them by dout
             grads = [o * dout for o in out[1:]]
         else:
             out.backward(dout)
+        meter.sync()
         t2 = time.perf_counter()
         peaks.append(meter.peak())
         out = grads = None
@@ -343,9 +349,19 @@ def run_point(torch, lesson, d, impls, repeat):
             continue  # none of its forms asked for (the sweeps run the seed's two): draw no inputs at this size
         meter = PeakMeter(torch)
         torch.manual_seed(1234)
-        inputs, dout, forms = build(torch, d)
-        rows += [(impl, *measure(torch, meter, inputs, dout, forms[impl], repeat)) for impl in impls if impl in forms]
+        try:
+            inputs, dout, forms = build(torch, d)
+        except torch.cuda.OutOfMemoryError as e:  # on a GPU only: a CPU run this large is killed, not told
+            print(f"  {', '.join(impls)}: the inputs do not fit: {str(e).splitlines()[0]}")
+            continue
+        for impl in [i for i in impls if i in forms]:
+            try:
+                rows.append((impl, *measure(torch, meter, inputs, dout, forms[impl], repeat)))
+            except torch.cuda.OutOfMemoryError as e:  # the forum's failure, reproduced: say so, write no row
+                print(f"  {impl}: out of memory, as the forum reports: {str(e).splitlines()[0]}", flush=True)
+                torch.cuda.empty_cache()
         inputs = dout = forms = None  # this builder's inputs die before the next one's are drawn
+        torch.cuda.empty_cache() if torch.cuda.is_available() else None
     return rows
 
 
@@ -455,13 +471,23 @@ def main():
         return check_naive(torch, [a.lesson] if a.lesson else sorted(SIZES))
     if a.lesson == 0:
         sys.exit("pytorch_baseline: --lesson 0 (every lesson) is for --check-naive only")
+    on_gpu = torch.cuda.is_available()
+    if on_gpu:
+        for lesson, sizes in GPU_SIZES.items():
+            SIZES[lesson].update(sizes)
     if not a.sweeps and a.size not in SIZES[a.lesson]:
-        sys.exit(f"pytorch_baseline: lesson {a.lesson} has no size {a.size} here ({', '.join(SIZES[a.lesson])})")
+        gpu_only = a.size in GPU_SIZES.get(a.lesson, {})
+        sys.exit(f"pytorch_baseline: lesson {a.lesson} has no size {a.size} here ({', '.join(SIZES[a.lesson])})"
+                 + ("; it runs on a GPU only" if gpu_only else ""))
     threads = a.threads or int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count()))
     torch.set_num_threads(threads)
-    on_gpu = torch.cuda.is_available()
     if on_gpu:  # every tensor the forms make lands on the GPU; the peak is the caching allocator's
-        torch.set_default_tensor_type(torch.cuda.FloatTensor)
+        if hasattr(torch, "set_default_device"):  # torch >= 2.0; set_default_tensor_type is deprecated there
+            torch.set_default_device("cuda")
+        else:
+            torch.set_default_tensor_type(torch.cuda.FloatTensor)
+        print(f"GPU: {torch.cuda.get_device_name()}; float32 matmuls in TF32: "
+              f"{torch.backends.cuda.matmul.allow_tf32} (torch's default: full float32)")
     torch.mm(torch.randn(64, 64), torch.randn(64, 64))  # map the BLAS before asking which one it is
     blas = blas_in_use()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads (the C code's: {threads}), BLAS: {blas}")

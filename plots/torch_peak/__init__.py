@@ -69,6 +69,11 @@ class PeakMeter:
         else:
             self.lib.peak_alloc_reset_peak()
 
+    def sync(self):
+        """Waits for the GPU's queued work (a no-op on the CPU), so a host clock read after it times that work."""
+        if self.gpu:
+            self.torch.cuda.synchronize()
+
     def peak(self):
         if self.gpu:
             self.torch.cuda.synchronize()

@@ -169,7 +169,7 @@ GPU_RESULTS ?= docs/results/nvidia-h200
 .PHONY: predict-compare
 predict-compare:
 	tests/cuda_emu/predict_compare.sh docs/results/emu/predicted_$(shell echo $(PREDICT_GPU) | tr A-Z a-z).csv \
-	  "$(wildcard $(GPU_RESULTS)/results.csv $(GPU_RESULTS)/new_versions/results.csv)" \
+	  "$(wildcard $(GPU_RESULTS)/results.csv $(GPU_RESULTS)/new_versions/results.csv $(GPU_RESULTS)/followup/results.csv)" \
 	  docs/results/emu/predicted_vs_$(notdir $(GPU_RESULTS)).csv
 
 # Every CUDA test, the planted-bug suite, and every CUDA version of each lesson (cuda-v1, cuda-v2, ...: read from

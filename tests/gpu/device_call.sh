@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# tests/gpu/device_call.sh OUT - one lent-GPU call, everything in it that needs the GPU, from what travels with the
+# working tree (build/gpu-bundle, build/libpeak_alloc.so); nothing is compiled there. Three parts, each archived
+# into OUT as soon as it ends, so a part cut off by the call's limit loses only itself:
+#
+#   report.tgz    tests/gpu/gpu_report.sh from the bundle (its eight files, docs/results/<gpu>/)
+#   stalls.tgz    ncu's warp-state, scheduler and pipe sections on the two kernels furthest from their targets
+#                 (issue 27): lesson 3 cuda-v5's forward and lesson 5 cuda-v4's forward and gradient kernels
+#   pytorch.tgz   plots/pytorch_baseline.py on the GPU: the seeds' PyTorch forms at the C lessons' forum sizes
+#                 (lesson 4 at medium: it has no forum size), each form's own measured peak and median times
+#
+# Budgets (seconds): report 450, stalls 60, pytorch 80: 590, inside one call of 600.
+set -uo pipefail
+OUT=${1:?usage: $0 OUT}
+cd "$(dirname "$0")/../.."
+T0=$(date +%s)
+left() { echo $((590 - ($(date +%s) - T0))); }
+W=$(mktemp -d)
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >"$W/nvidia-smi.txt" 2>&1
+
+# 1. the report
+GPU_REPORT_DIR=$W/report timeout --kill-after=5 450 bash build/gpu-bundle/gpu-report.sh >"$W/report.out" 2>&1
+echo "report exit $?" >>"$W/report.out"
+mkdir -p "$W/report" && cp "$W/report.out" "$W/nvidia-smi.txt" "$W/report/"
+tar -czf "$OUT/report.tgz" -C "$W" report
+tail -5 "$W/report.out"
+
+# 2. where the two slowest kernels' warps wait
+B=build/gpu-bundle/unpacked/bin
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+mkdir -p "$W/stalls"
+SECTIONS=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats
+          --section Occupancy --section LaunchStats --section InstructionStats)
+stall() { # NAME SECS KERNEL_REGEX LESSON ARGS...
+    local name=$1 secs=$2 k=$3 l=$4
+    shift 4
+    [ "$(left)" -gt "$secs" ] || { echo "$name: no time left" >"$W/stalls/$name.txt"; return; }
+    timeout --kill-after=5 "$secs" "$NCU" "${SECTIONS[@]}" --kernel-name "regex:$k" --launch-count 1 \
+        "$B/lesson$l" "$@" >"$W/stalls/$name.txt" 2>&1
+    echo "exit $?" >>"$W/stalls/$name.txt"
+}
+stall lesson3_v5_forward 25 '^ms_forward_v5$' 3 --size medium --impl cuda-v5
+stall lesson5_v4_forward 20 '^lce4_forward_kernel$' 5 --size medium --impl cuda-v4
+stall lesson5_v4_grad 20 '^lce4_grad_kernel$' 5 --size medium --impl cuda-v4
+tar -czf "$OUT/stalls.tgz" -C "$W" stalls
+
+# 3. PyTorch on the same GPU
+mkdir -p "$W/pytorch"
+export PYTHONUNBUFFERED=1 LD_PRELOAD=
+for ls in 3:forum 2:forum 1:forum 5:forum 4:medium; do
+    l=${ls%%:*} s=${ls#*:} secs=$(($(left) - 3))
+    [ "$secs" -gt 5 ] || { echo "lesson $l: no time left" >>"$W/pytorch/pytorch.log"; continue; }
+    [ "$secs" -gt 40 ] && secs=40
+    echo "== lesson $l --size $s (at most $secs s)" >>"$W/pytorch/pytorch.log"
+    timeout --kill-after=3 "$secs" python3 plots/pytorch_baseline.py --lesson "$l" --size "$s" --repeat 3 \
+        --csv "$W/pytorch/pytorch.csv" >>"$W/pytorch/pytorch.log" 2>&1
+    echo "exit $?" >>"$W/pytorch/pytorch.log"
+done
+tar -czf "$OUT/pytorch.tgz" -C "$W" pytorch
+cat "$W/pytorch/pytorch.log" | grep -v '^ *$' | tail -30
+echo "device_call: $(($(date +%s) - T0)) s"
