@@ -71,7 +71,7 @@ $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
 
-$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(OBJ)/$(EMU_DIR)/test_emu_async.o $(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
+$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(OBJ)/$(EMU_DIR)/test_emu_async.o $(OBJ)/$(EMU_DIR)/test_emu_model.o $(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
                  $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
@@ -111,7 +111,7 @@ build/peers/sgemm_%.sass: $(EMU_DIR)/peers/sgemm_launch.cu $(EMU_DIR)/peers/sgem
 	@mkdir -p build/peers
 	$(NVCC) -std=c++17 -O3 -lineinfo -cubin -arch=$* -Xptxas -v -I$(PEERS)/src -o build/peers/sgemm_$*.cubin $< \
 	  2> build/peers/sgemm_$*.ptxas
-	$(NVDISASM) -gi -c build/peers/sgemm_$*.cubin > $@.tmp && cat build/peers/sgemm_$*.ptxas >> $@.tmp && mv $@.tmp $@
+	$(NVDISASM) -hex -gi -c build/peers/sgemm_$*.cubin > $@.tmp && cat build/peers/sgemm_$*.ptxas >> $@.tmp && mv $@.tmp $@
 
 # The project's own kernels, the same way, for EMU_GPU_MODEL runs of the lessons:
 #   make sass-kernels GPU=H100 && EMU_GPU_MODEL=H100 EMU_SASS=build/sass/kernels_sm_90.sass build/emu/lesson3 ...
@@ -124,7 +124,7 @@ build/sass/kernels_%.sass: $(SASS_CU) | $(NVDISASM)
 	@mkdir -p build/sass && rm -f $@.tmp
 	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; echo "nvcc -cubin -arch=$* $$f"; \
 	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
-	  $(NVDISASM) -gi -c $$o.cubin >> $@.tmp && cat $$o.ptxas >> $@.tmp || exit 1; done
+	  $(NVDISASM) -hex -gi -c $$o.cubin >> $@.tmp && cat $$o.ptxas >> $@.tmp || exit 1; done
 	@mv $@.tmp $@
 
 # SGEMM_CUDA's kernels 1-12 checked against a CPU GEMM, then predicted at each side in SIZES on GPU, with

@@ -6,9 +6,10 @@
  *   SM throughput  = n x max over pipes p of (warp instructions of a block on p / p's rate per SM and clock),
  *                    the issue slots (4 schedulers per SM) derated by the fitted issue efficiency, and the MIO
  *                    (shared-memory bank wavefronts + L1 wavefronts, one per clock per SM)
- *   SM latency     = ceil(n / R) x (a warp's own path: its instructions, one per clock, plus its global-load
- *                    waits x the latency of where the data is (L1 / L2 / DRAM hit rates from the simulated
- *                    caches), plus the block's barriers x the barrier cost)
+ *   SM latency     = ceil(n / R) x (a block's own path: the longer of its pipe work and a warp's issue path (the
+ *                    cycles nvcc's stall counts and scoreboard waits give its instructions, emu_sass.cc), plus
+ *                    its global-load waits x the latency of where the data is (L1 / L2 / DRAM hit rates from the
+ *                    simulated caches), plus the block's barriers x the barrier cost)
  *   L2, DRAM       = sectors x 32 bytes / bandwidth (device-wide)
  *   time           = max(SM throughput, SM latency, L2, DRAM) / clock + launch overhead.
  * The limiter is the largest term; each term's share is printed beside it. */
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 namespace emu {
@@ -67,8 +69,18 @@ static const constant K[] = {
     {"cublas_efficiency", 0.66},    /* cuBLAS SGEMM's fraction of the FP32 peak (fitted on the cuBLAS row) */
     {"global_request_clk", 2.0},    /* least L1/LSU cycles a global load or store request takes */
     {"launch_overhead_us", 3.0},    /* not fitted: the calibration at side 4096 cannot see it */
+    {"variable_latency_clk", 20.0}, /* not fitted: a MUFU, conversion or S2R result a warp waits for (a stated
+                                     * figure of the order microbenchmarks of Volta to Hopper report) */
 };
-enum { K_ISSUE, K_L1, K_L2, K_BAR, K_BLAS, K_GREQ, K_LAUNCH };
+enum { K_ISSUE, K_L1, K_L2, K_BAR, K_BLAS, K_GREQ, K_LAUNCH, K_VARLAT };
+
+double model_constant(const char *name)
+{
+    for (const constant &k : K)
+        if (!strcmp(k.name, name)) return k.value;
+    fprintf(stderr, "cuda-emu: the time model has no constant %s\n", name);
+    abort();
+}
 
 int gpu_index(const char *name)
 {
@@ -163,15 +175,17 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     double dram_share = l2_loads > 0 ? std::min(1.0, std::max(0.0, 1.0 - c->l2_hit_sectors / l2_loads)) : 0.0;
     double lat = h1 * K[K_L1].value + (1.0 - h1) * K[K_L2].value * (1.0 + dram_share);
     double block_wait = (c->global_waits / std::max(1.0, c->warps)) * lat + (c->barriers / nb) * K[K_BAR].value;
+    /* a warp's issue path: cycles its own dependences take whatever else the SM runs (0: SASS without control bits) */
+    double warp_path = c->warp_path_clk / std::max(1.0, c->warps);
     /* the busiest SM runs n blocks, R at a time: a wave of r blocks takes the longer of r blocks' work on the
-     * pipes and one block's work plus its waits */
+     * pipes and one block's own path (the longer of its pipe work and a warp's issue path) plus its waits */
     int lim = B_ISSUE;
     for (int i = B_ISSUE; i <= B_MIO; i++)
         if (b[i] > b[lim]) lim = i;
     double thr_block = b[lim] / n; /* per block */
     double full = floor(n / R), rest = n - full * R;
-    double sm = full * std::max(R * thr_block, thr_block + block_wait) +
-                (rest > 0 ? std::max(rest * thr_block, thr_block + block_wait) : 0.0);
+    double own = std::max(thr_block, warp_path) + block_wait;
+    double sm = full * std::max(R * thr_block, own) + (rest > 0 ? std::max(rest * thr_block, own) : 0.0);
     b[B_LATENCY] = sm > b[lim] * 1.000001 ? sm : n * block_wait / R; /* shown: the waits' share when not the limit */
     double clk = s.ghz * 1e9;
     for (int i = 0; i <= B_LATENCY; i++) b[i] /= clk;
@@ -182,7 +196,7 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     finish(out, b, K[K_LAUNCH].value * 1e-6, compute_s, c->dram_sectors * 32.0, s);
     /* the waits decide only in part when a block's pipe work outweighs them: name both, the pipe first */
     static char both[NB][48];
-    if (out->limiter == BOUND_NAMES[B_LATENCY] && block_wait < thr_block) {
+    if (out->limiter == BOUND_NAMES[B_LATENCY] && block_wait < thr_block && warp_path <= thr_block) {
         snprintf(both[lim], sizeof both[lim], "%s+latency", BOUND_NAMES[lim]);
         out->limiter = both[lim];
     }

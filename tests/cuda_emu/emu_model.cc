@@ -509,8 +509,9 @@ static void debug_launch(const emu_model_counts &c, const emu_model_prediction &
     fprintf(stderr, "model: %s %.0f blocks x %.0f threads, %.0f regs, %.0f B smem, %.0f resident; per warp:",
             c.kernel, c.blocks, c.threads_per_block, c.regs, c.static_smem + c.dynamic_smem, p.resident_blocks);
     for (int i = 0; i < EMU_PIPES; i++) fprintf(stderr, " %s %.0f", pipes[i], c.inst[i] / w);
-    fprintf(stderr, "; waits %.1f, shared wavefronts %.0f, L1 wavefronts %.0f, barriers per block %.0f\nmodel:   bounds us:",
-            c.global_waits / w, c.shared_wavefronts / w, c.l1_wavefronts / w, c.barriers / std::max(1.0, c.blocks));
+    fprintf(stderr, "; issue path %.0f cycles, waits %.1f, shared wavefronts %.0f, L1 wavefronts %.0f, barriers per "
+            "block %.0f\nmodel:   bounds us:", c.warp_path_clk / w, c.global_waits / w, c.shared_wavefronts / w,
+            c.l1_wavefronts / w, c.barriers / std::max(1.0, c.blocks));
     for (int i = 0; i < p.nbounds; i++) fprintf(stderr, " %s %.3f", emu_model_bound_name(i), p.bound_s[i] * 1e6);
     fprintf(stderr, "\n");
 }
@@ -533,7 +534,7 @@ void model_grid_end(void)
     if (k) {
         std::map<std::string, double> runs = line_runs(running->block.x * running->block.y * running->block.z);
         if (!runs.empty()) win.w.counted = 1;
-        cur.fit_residual = sass_map(*k, use, cur.warps, cur.inst, &cur.global_waits, &runs);
+        cur.fit_residual = sass_map(*k, use, cur.warps, cur.inst, &cur.global_waits, &runs, &cur.warp_path_clk);
         /* shared wavefronts per SASS instruction: where nvcc merged several requests into one wider
          * instruction (4 LDS.32 -> 1 LDS.128), the wider one needs at least its distinct bytes / 128 */
         double merged = 0.0;
@@ -560,6 +561,7 @@ void model_grid_end(void)
     if (win.on) {
         emu_model_prediction p;
         if (emu_model_predict(&cur, emu_model_gpu_name(model_gpu), 64.0 * cur.inst[EMU_PIPE_FP32], &p)) {
+            debug_launch(cur, p);
             window_add(p, 0);
             win.seen[config_key(*running)] = p;
             recorded_at[config_key(*running)] = recorded.size();

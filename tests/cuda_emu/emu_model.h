@@ -32,11 +32,15 @@ struct sass_block {
     int loop_lo, loop_hi;                  /* the innermost loop holding it: blocks [lo, hi]; -1 if none */
     std::string first_line;                /* "file:line" of its first instruction (EMU_MODEL_DEBUG=3) */
     std::set<std::string> lines;           /* every instruction's "file:line" */
+    double path_clk;                       /* one warp's cycles through it: the compiler's stall counts and the
+                                            * scoreboard waits on shared-memory and special-function results
+                                            * (a one-block loop at its steady state); global-load waits apart */
 };
 struct sass_kernel {
     std::vector<sass_block> blocks;
     int regs = 0;
     size_t static_smem = 0;
+    int has_ctrl = 0;                      /* the listing carried the control bits (nvdisasm -hex) */
 };
 /* The kernel with this mangled name in the SASS files of EMU_SASS ("a.sass b.sass"), or NULL. */
 const sass_kernel *sass_find(const std::string &mangled);
@@ -45,11 +49,14 @@ const sass_kernel *sass_find(const std::string &mangled);
  * a shared tile passed to wmma::load_matrix_sync through a function's parameter) given the space the emulator saw
  * on their line: shared if only shared memory was accessed there, else global. */
 sass_kernel sass_resolve_generic(const sass_kernel &k, const std::map<std::string, line_use> &use);
-/* Dynamic warp instructions by pipe and global-load waits per warp from a launch's per-line use: the warp
+/* Dynamic warp instructions by pipe, global-load waits and the warps' issue paths in cycles (path_clk) from a launch's per-line use: the warp
  * executions of each basic block are fitted so that its memory instructions move the bytes the emulator saw
  * on each line (emu_sass.cc). Returns the relative residual of that fit. */
 double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use, double warps, double *inst,
-                double *global_waits, const std::map<std::string, double> *line_runs = nullptr);
+                double *global_waits, const std::map<std::string, double> *line_runs = nullptr,
+                double *path_clk = nullptr);
+/* a constant of the time model by name (emu_gpu.cc's table); aborts on an unknown name */
+double model_constant(const char *name);
 
 /* the bytes one lane moves per SASS memory instruction of this line and kind (0 if none) */
 double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int kind);

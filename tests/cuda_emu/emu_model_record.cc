@@ -27,6 +27,7 @@ int record_fields(emu_model_counts *c, const char **name, double **field, int ma
         {"inst_sfu", &c->inst[EMU_PIPE_SFU]}, {"inst_mma16", &c->inst[EMU_PIPE_MMA16]},
         {"inst_mma_tf32", &c->inst[EMU_PIPE_MMA_TF32]}, {"inst_lsu", &c->inst[EMU_PIPE_LSU]},
         {"inst_ctrl", &c->inst[EMU_PIPE_CTRL]}, {"global_waits", &c->global_waits},
+        {"warp_path_clk", &c->warp_path_clk},
         {"shared_wavefronts", &c->shared_wavefronts}, {"l1_wavefronts", &c->l1_wavefronts},
         {"global_requests", &c->global_requests}, {"l1_hit_sectors", &c->l1_hit_sectors},
         {"l2_read_sectors", &c->l2_read_sectors}, {"l2_write_sectors", &c->l2_write_sectors},

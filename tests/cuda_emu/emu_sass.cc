@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,54 @@ struct raw_inst {
     std::string op, full, line;
     std::string target; /* a branch's label */
     int ends_block;
+    /* the scheduling control bits nvcc writes beside each instruction (nvdisasm -hex: bits 41-57 of the second
+     * 64-bit word): cycles before the warp's next instruction may issue, the scoreboard this instruction
+     * releases when its result is written (7: none), and the scoreboards it waits on first (one bit each) */
+    int has_ctrl = 0, stall = 1, write_sb = 7, wait_mask = 0;
 };
+
+/* The control word's fields (Volta and later): stall bits 41-44, yield 45, write scoreboard 46-48, read
+ * scoreboard 49-51, wait mask 52-57, operand reuse 58-61 */
+static void decode_control(uint64_t hi, raw_inst *r)
+{
+    r->has_ctrl = 1;
+    r->stall = (int)((hi >> 41) & 0xf);
+    r->write_sb = (int)((hi >> 46) & 0x7);
+    r->wait_mask = (int)((hi >> 52) & 0x3f);
+}
+
+/* Cycles from an instruction's issue until the scoreboard it sets is released, for the results nvcc does not
+ * schedule by stall counts: shared memory and the other MIO paths at the L1/shared latency the model uses for a
+ * global load that hits L1; global memory at 0 here (its waits are the model's global_waits term, at the latency
+ * of where the data is); the rest (MUFU, conversions, S2R) at the stated variable latency. */
+static double result_latency(const std::string &op)
+{
+    static const char *global[] = {"LDG", "LDGSTS", "ATOMG", "ATOM", "RED", "LDL", "STG", "STL", "ST", NULL};
+    static const char *mio[] = {"LDS", "LDSM", "LD", "ATOMS", "SHFL", "LDC", "ULDC", "STS", NULL};
+    for (const char **g = global; *g; g++) if (op == *g) return 0.0;
+    for (const char **m = mio; *m; m++) if (op == *m) return model_constant("l1_hit_latency_clk");
+    return model_constant("variable_latency_clk");
+}
+
+/* One warp's cycles through these instructions in order: each issues once the previous one's stall count has
+ * passed and the scoreboards it waits on are released. reps > 1 runs them again with the scoreboards carried
+ * (a loop's body): the last repetition's cycles are returned, the loop's steady state. */
+static double warp_path(const std::vector<const raw_inst *> &code, int reps)
+{
+    double t = 0.0, ready[6] = {0, 0, 0, 0, 0, 0}, last = 0.0;
+    for (int rep = 0; rep < reps; rep++) {
+        double start = t;
+        for (const raw_inst *r : code) {
+            double issue = t;
+            for (int b = 0; b < 6; b++)
+                if (r->wait_mask >> b & 1) issue = std::max(issue, ready[b]);
+            if (r->write_sb < 6) ready[r->write_sb] = std::max(ready[r->write_sb], issue + result_latency(r->op));
+            t = issue + std::max(1, r->stall);
+        }
+        last = t - start;
+    }
+    return last;
+}
 
 /* a header of the CUDA toolkit (CCCL, crt, the intrinsics): /usr/local/cuda[-13.0]/include/..., .../targets/... */
 static int toolkit_header(const std::string &path)
@@ -93,10 +141,14 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
     }
     k.blocks.assign((size_t)b + 1, sass_block{});
     for (sass_block &sb : k.blocks) sb.loop_lo = sb.loop_hi = -1;
+    std::vector<std::vector<const raw_inst *>> block_code(k.blocks.size());
+    int all_ctrl = 1;
     for (size_t i = 0; i < code.size(); i++) {
         const raw_inst &r = code[i].second;
         if (r.op.empty()) continue; /* a label alone */
         sass_block &sb = k.blocks[(size_t)start_of[i]];
+        block_code[(size_t)start_of[i]].push_back(&r);
+        all_ctrl &= r.has_ctrl;
         if (r.op == "NOP") continue;
         if (sb.first_line.empty()) sb.first_line = r.line;
         sb.lines.insert(r.line);
@@ -126,6 +178,14 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
                 if (in.loop_lo < 0 || (in.loop_hi - in.loop_lo) > hi - lo) in.loop_lo = lo, in.loop_hi = hi;
             }
         }
+    }
+    /* each block's cycles for one warp: by the control bits where the listing has them (a loop of one block at
+     * its steady state), else one instruction per clock */
+    k.has_ctrl = all_ctrl;
+    for (size_t j = 0; j < k.blocks.size(); j++) {
+        sass_block &sb = k.blocks[j];
+        int self_loop = sb.loop_lo == (int)j && sb.loop_hi == (int)j;
+        sb.path_clk = all_ctrl ? warp_path(block_code[j], self_loop ? 2 : 1) : (double)block_code[j].size();
     }
 }
 
@@ -172,6 +232,11 @@ static void load(const char *path)
             label.assign(s, strlen(s) - 1);
             code.push_back({label, raw_inst{"", "", line, "", 0}});
             label.clear();
+        } else if (!strncmp(s, "/* 0x", 5) && !name.empty()) {
+            /* nvdisasm -hex: an instruction's second word, on the line after it; the first comes at the end of the
+             * instruction's own line */
+            if (!code.empty() && !code.back().second.op.empty() && !code.back().second.has_ctrl)
+                decode_control(strtoull(s + 3, NULL, 16), &code.back().second);
         } else if (!strncmp(s, "/*", 2) && strstr(s, "*/") && !name.empty()) {
             char *t = strstr(s, "*/") + 2;
             while (*t == ' ') t++;
@@ -188,6 +253,13 @@ static void load(const char *path)
         } else if ((q = strstr(s, "Compiling entry function '"))) {
             ptxas_fn.assign(q + 26, strcspn(q + 26, "'"));
         } else if ((q = strstr(s, "registers, ")) && !ptxas_fn.empty()) {
+            /* "ptxas info    : Used 255 registers, used 1 barriers[, 98304 bytes smem]": the registers decide how
+             * many blocks an SM holds (nvdisasm's listing has no SHI_REGISTERS line in CUDA 13) */
+            const char *used = strstr(s, "Used ");
+            if (used && used < q) {
+                finish(name, code, regs), code.clear(), name.clear();
+                kernels[ptxas_fn].regs = atoi(used + 5);
+            }
             const char *sm = strstr(q, " bytes smem");
             if (sm) {
                 const char *n = sm;
@@ -247,7 +319,7 @@ double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int ki
 }
 
 double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use, double warps, double *inst,
-                double *global_waits, const std::map<std::string, double> *line_runs)
+                double *global_waits, const std::map<std::string, double> *line_runs, double *path_clk)
 {
     size_t nb = k.blocks.size();
     /* the equations: one per (line, kind) that either side saw */
@@ -371,17 +443,36 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
     }
     for (int p = 0; p < EMU_PIPES; p++) inst[p] = 0.0;
     *global_waits = 0.0;
+    if (path_clk) *path_clk = 0.0;
     for (size_t b = 0; b < nb; b++) {
         for (int p = 0; p < EMU_PIPES; p++) inst[p] += xf[b] * k.blocks[b].inst[p];
         if (k.blocks[b].global_loads) *global_waits += xf[b];
+        if (path_clk) *path_clk += xf[b] * k.blocks[b].path_clk;
         if (debug >= 3) {
             double count = 0.0;
             for (int p = 0; p < EMU_PIPES; p++) count += k.blocks[b].inst[p];
-            fprintf(stderr, "model: block %zu at %s: %.0f instructions x %.4g executions (%s)\n", b,
-                    k.blocks[b].first_line.c_str(), count, xf[b], why[b]);
+            fprintf(stderr, "model: block %zu at %s: %.0f instructions, %.0f cycles for a warp, x %.4g executions (%s)\n",
+                    b, k.blocks[b].first_line.c_str(), count, k.blocks[b].path_clk, xf[b], why[b]);
         }
     }
     return tot > 0 ? res / tot : 0.0;
 }
 
 } /* namespace emu */
+
+extern "C" int emu_sass_block_paths(const char *listing, const char *mangled, double *path, double *inst, int max,
+                                    int *has_ctrl)
+{
+    emu::load(listing);
+    auto it = emu::kernels.find(mangled);
+    if (it == emu::kernels.end()) return 0;
+    const emu::sass_kernel &k = it->second;
+    *has_ctrl = k.has_ctrl;
+    int n = (int)k.blocks.size();
+    for (int b = 0; b < n && b < max; b++) {
+        path[b] = k.blocks[(size_t)b].path_clk;
+        inst[b] = 0.0;
+        for (int p = 0; p < EMU_PIPES; p++) inst[b] += k.blocks[(size_t)b].inst[p];
+    }
+    return n;
+}

@@ -28,6 +28,7 @@ Suite *emu_sync_suite(void); /* test_emu_sync.c: barriers and warp operations */
 Suite *emu_graph_suite(void); /* test_emu_graph.c: stream capture and graph replay */
 Suite *emu_limits_suite(void); /* test_emu_limits.c: the dry run and the shared-memory opt-in */
 Suite *emu_eyes_suite(void); /* test_emu_eyes.c: the access-hook detectors and the profile */
+Suite *emu_model_suite(void); /* test_emu_model.c: the time model's reading of SASS control bits */
 Suite *emu_async_suite(void); /* test_emu_async.c: cp.async, cuda::barrier, cuda::pipeline */
 
 #endif

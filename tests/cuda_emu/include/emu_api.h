@@ -60,6 +60,8 @@ typedef struct {
     double warps;              /* in the grid */
     double inst[EMU_PIPES];    /* warp instructions, whole grid */
     double global_waits;       /* dynamic executions, summed over warps, of SASS blocks that load global memory */
+    double warp_path_clk;      /* cycles of the warps' issue paths by nvcc's stall counts and scoreboard waits,
+                                * summed over warps (global-load waits apart); 0 when the SASS has no control bits */
     double shared_wavefronts, l1_wavefronts;          /* whole grid */
     double global_requests;    /* warp requests to global memory (loads and stores), whole grid */
     double l1_hit_sectors, l2_read_sectors, l2_write_sectors, l2_hit_sectors, dram_sectors;
@@ -68,6 +70,10 @@ typedef struct {
     double fit_residual;       /* relative residual of the SASS-to-lines byte fit */
     double blocks_run;         /* how many blocks the emulator ran for it */
 } emu_model_counts;
+/* The time model's reading of a SASS listing (nvdisasm [-hex] -gi -c, as EMU_SASS takes): for the kernel with this
+ * mangled name, each basic block's cycles for one warp (path) and instructions (inst), up to max blocks. Returns the
+ * number of blocks (0: no such kernel), and in *has_ctrl whether the listing carried the control bits. */
+int emu_sass_block_paths(const char *listing, const char *mangled, double *path, double *inst, int max, int *has_ctrl);
 /* Turns the model on for gpu ("A6000", "A100", "H100"); 0 if that GPU is unknown. sample: as EMU_MODEL_SAMPLE. */
 int emu_model_enable(const char *gpu, int sample);
 /* The counts of the last launch (0 if none was observed). */

@@ -124,6 +124,7 @@ static emu_model_counts extrapolate(const emu_model_counts &c1, const emu_model_
     auto lin = [&](double x1, double x2) { return fmax(0.0, x1 + (x2 - x1) * t); };
     for (int p = 0; p < EMU_PIPES; p++) c.inst[p] = lin(c1.inst[p], c2.inst[p]);
     c.global_waits = lin(c1.global_waits, c2.global_waits);
+    c.warp_path_clk = lin(c1.warp_path_clk, c2.warp_path_clk);
     c.shared_wavefronts = lin(c1.shared_wavefronts, c2.shared_wavefronts);
     c.l1_wavefronts = lin(c1.l1_wavefronts, c2.l1_wavefronts);
     c.global_requests = lin(c1.global_requests, c2.global_requests);
