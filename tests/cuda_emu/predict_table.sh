@@ -1,8 +1,9 @@
 #!/bin/sh
 # predict_table.sh - the table a lesson doc's versions section shows (docs/generated.txt pastes it): each CUDA
 # version's predicted time at the forum size (lesson 4: its largest preset, medium) on the H100 and the H200 (make predict), the limiter and the share of
-# the roofline, the H200's measured time where the GPU report has one (docs/results/nvidia-h200/results.csv, then
-# new_versions/results.csv for the versions measured after it; a version with no prediction yet gets a row too), and
+# the roofline, the H100's and the H200's measured times where a GPU report has one (docs/results/nvidia-h100-80gb-hbm3/
+# results.csv, then followup/results.csv; docs/results/nvidia-h200/results.csv, then new_versions/results.csv for the
+# versions measured after it; a version with no prediction yet gets a row too), and
 # the model's error on its calibration set (docs/results/emu/peers_sgemm.csv, make predict-peers). A "*" marks a
 # prediction extrapolated from runs at reduced sizes (the CSV's note; tests/cuda_emu/README.md). "vs previous": the
 # predicted effect of each version against the one before it; then each version's --help line (what it changes).
@@ -22,21 +23,25 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
   for m in "$meas" "$meas2"; do
     strip "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { print "C", $2, $8 + $9 }'
   done
+  for m in "$d/nvidia-h100-80gb-hbm3/results.csv" "$d/nvidia-h100-80gb-hbm3/followup/results.csv"; do
+    strip "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { print "F", $2, $8 + $9 }'
+  done
   strip "$peers" | awk -F, 'NR > 1 && $5 != "" { r = $4 / $5; print "D", (r > 1 ? r : 1 / r), $1 }'
 } | awk '
   $1 == "A" { n++; v[n] = $2; a[$2] = $3; sh[$2] = $4; rf[$2] = $5; lim[$2] = $6; for (i = 7; i <= NF; i++) lim[$2] = lim[$2] " " $i }
   $1 == "B" { b[$2] = $3 }
   $1 == "C" && !($2 in c) { c[$2] = sprintf("%.3f", $3); if (!($2 in a)) { n++; v[n] = $2; a[$2] = "-"; late[$2] = 1 } }
+  $1 == "F" && !($2 in f) { f[$2] = sprintf("%.3f", $3); if (!($2 in a)) { n++; v[n] = $2; a[$2] = "-"; late[$2] = 1 } }
   $1 == "D" { k++; if ($2 > worst) { worst = $2; wk = $3 } }
   $1 == "O" { oom[$2] = 1 }
   $1 == "E" { x = $2; $1 = ""; $2 = ""; sub(/^ *extrapolated: */, ""); ex[x] = $0 }
   END {
     if (!n) { print "no prediction at this size yet (make predict)"; exit 0 }
-    printf "%-8s %14s %13s  %-40s %9s %14s %14s\n", "version", "H100 model ms", "vs previous", "limiter (share of the time)", "roofline", "H200 model ms", "H200 measured"
+    printf "%-8s %14s %13s  %-40s %9s %14s %14s %14s\n", "version", "H100 model ms", "vs previous", "limiter (share of the time)", "roofline", "H100 measured", "H200 model ms", "H200 measured"
     for (i = 1; i <= n; i++) { x = v[i]; p = i > 1 ? v[i - 1] : ""
       eff = (p == "" || a[x] == "-" || a[p] == "-" || a[x] + 0 <= 0) ? "-" : (a[p] / a[x] > 0.995 && a[p] / a[x] < 1.005) ? "same" : a[p] / a[x] >= 1 ? sprintf("%.2fx faster", a[p] / a[x]) : sprintf("%.2fx slower", a[x] / a[p])
-      printf "%-8s %14s %13s  %-40s %9s %14s %14s\n", x, a[x] ((x in ex) ? "*" : ""), eff, (x in late) ? "not predicted (newer than make predict)" : a[x] == "-" ? ((x in oom) ? "not predicted (out of memory)" : "not predicted (over the time limit)") : lim[x] " (" sprintf("%.0f%%", 100 * sh[x]) ")",
-             a[x] == "-" ? "-" : sprintf("%.1f%%", 100 * rf[x]), (x in b) ? b[x] : "-", (x in c) ? c[x] : "-" }
+      printf "%-8s %14s %13s  %-40s %9s %14s %14s %14s\n", x, a[x] ((x in ex) ? "*" : ""), eff, (x in late) ? "not predicted (newer than make predict)" : a[x] == "-" ? ((x in oom) ? "not predicted (out of memory)" : "not predicted (over the time limit)") : lim[x] " (" sprintf("%.0f%%", 100 * sh[x]) ")",
+             a[x] == "-" ? "-" : sprintf("%.1f%%", 100 * rf[x]), (x in f) ? f[x] : "-", (x in b) ? b[x] : "-", (x in c) ? c[x] : "-" }
     for (i = 1; i <= n; i++) if (v[i] in ex) printf "* %s: predicted from runs with %s (README \"Sizes too long to run\")\n", v[i], ex[v[i]]
     printf "a MODEL (tests/cuda_emu/README.md), not a measurement; its error on the calibration set: worst x%.2f (kernel %s)\n", worst, wk
     printf "over the %d published RTX A6000 figures of SGEMM_CUDA at 4096 (make predict-peers)\n", k

@@ -15,7 +15,8 @@
 #              as a write) and synccheck, each version at tiny, several at once; and planted_initcheck, which
 #              initcheck must catch
 #   forum      each version at its forum size, or the largest preset whose formula (--predict) fits in 90% of
-#              the GPU's memory, one process each, timed passes on the GPU
+#              the GPU's memory and whose predicted pass (docs/results/emu/predicted_<h100|h200>.csv, make predict)
+#              leaves its two passes (warm-up, timed) inside the run's budget, one process each, timed on the GPU
 #   profile    ncu on every project kernel at the size of docs/results/emu's profiles, the same kernel names and
 #              columns, the emulated rows beside the measured ones
 # Results: GPU_REPORT_DIR, else docs/results/<gpu-name>/ under the current directory, as 8 files: summary.txt
@@ -259,17 +260,39 @@ step_sanitize() {
 }
 
 # ---- forum: every version at its forum size or the largest that fits, one process each -----------------------
-# fit L V: the first of FORUM_SIZES the lesson has whose predicted peak fits in 90% of the GPU's memory
+# The model's predictions for this GPU (make predict), when the bundle or checkout has them: a size whose predicted
+# pass, run twice (warm-up and timed), would not end inside the run's budget is passed over for the next one; a
+# size the model could not predict (the CSV's time left empty: over its own limit) too, when a smaller one has a
+# prediction. Without the file, memory alone decides.
+PREDICTED=
+case "$GPU_NAME" in
+    *H100*) PREDICTED=$INPUTS/docs/results/emu/predicted_h100.csv ;;
+    *H200*) PREDICTED=$INPUTS/docs/results/emu/predicted_h200.csv ;;
+esac
+# too_long L V SIZE SECS: 0 (true) when the model's pass for it times two exceeds SECS, or it has no time there
+too_long() {
+    [ -n "$PREDICTED" ] && [ -f "$PREDICTED" ] || return 1
+    sed 's/"[^"]*"/dims/' "$PREDICTED" | awk -F, -v l="$1" -v v="$2" -v s="$3" -v secs="$4" '
+        NR > 1 && $1 == l && $2 == v && $3 == s { found = 1; long = ($6 == "" || 2 * $6 / 1000 > secs) }
+        END { exit !(found && long) }'
+}
+# fit L V: the first of FORUM_SIZES the lesson has whose predicted peak fits in 90% of the GPU's memory and whose
+# predicted time fits the run's budget (the last size that fits in memory if none does)
 fit() {
-    local L=$1 v=$2 s limit=$((GPU_MIB * 1048576 / 10 * 9)) have_sizes
+    local L=$1 v=$2 s limit=$((GPU_MIB * 1048576 / 10 * 9)) have_sizes fallback=
     have_sizes=$(presets "$L")
     for s in $FORUM_SIZES; do
         echo "$have_sizes" | grep -qx "$s" || continue
         rm -f "$TMP/predict.csv"
         "$BIN/lesson$L" --size "$s" --impl "$v" --predict --csv "$TMP/predict.csv" >/dev/null 2>&1 || continue
         local peak; peak=$(awk -F, 'NR == 2 {print $(NF - 7)}' "$TMP/predict.csv")
-        [ -n "$peak" ] && [ "$peak" -le "$limit" ] && { echo "$s"; return; }
+        [ -n "$peak" ] && [ "$peak" -le "$limit" ] || continue
+        fallback=$s
+        too_long "$L" "$v" "$s" "$(budget 60)" && continue
+        echo "$s"
+        return
     done
+    echo "$fallback"
 }
 step_forum() {
     for L in $LESSONS; do

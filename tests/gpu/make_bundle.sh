@@ -8,6 +8,7 @@
 #                                         ones the machine brings (SYSTEM below: glibc's, libstdc++/libgcc_s, and
 #                                         CUDA's driver, runtime and cuBLAS, which must match the machine's driver)
 #                                inputs/  docs/results/emu/*_profile.csv (the emulated profiles, for profile.csv)
+#                                         and predicted_h*.csv (the model's times: the forum step's size choice)
 #                                profile_rows.py, MANIFEST (commit, mode, binaries, libraries, CUDA runtime)
 #
 # The library list is read from the binaries' ldd, not typed: a CPU GEMM library a helper links in joins by
@@ -49,7 +50,7 @@ for b; do
 done
 [ $bad = 0 ] || exit 1
 
-cp docs/results/emu/*_profile.csv "$stage/inputs/docs/results/emu/"
+cp docs/results/emu/*_profile.csv docs/results/emu/predicted_h*.csv "$stage/inputs/docs/results/emu/"
 cp tests/gpu/profile_rows.py "$stage/"
 mode=native
 nm "$src/$1" 2>/dev/null | grep emu_mark_uninit >/dev/null && mode=emu # not grep -q: nm killed by SIGPIPE would fail the pipe (pipefail)

@@ -1,0 +1,74 @@
+"""Each lesson's CUDA versions beside the seeds' PyTorch forms on the same GPU, from one GPU report's files.
+
+    python3 plots/gpu_vs_pytorch.py docs/results/nvidia-h100-80gb-hbm3
+
+Reads RESULTS/results.csv and RESULTS/followup/results.csv (the lessons' --csv rows: forward_ms, backward_ms, the
+tracker's peak bytes) and RESULTS/pytorch/pytorch.csv (plots/pytorch_baseline.py on the same machine: its own
+median times, torch.cuda.max_memory_allocated for the peak), and RESULTS/pytorch/pytorch.log for the forms that ran
+out of memory. Both sides count every tensor from the inputs to the gradients; both time forward + backward after a
+warm-up. What differs, printed with the table: the number of timed runs (the C lessons' one timed pass, PyTorch's
+median of three) and the arithmetic (lesson 3's cuda-v3 to v5 multiply in TF32 on the tensor cores, PyTorch in
+full float32, torch's default; lesson 5 has bf16 operands on both sides).
+"""
+import csv
+import os
+import re
+import sys
+
+
+def rows(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    d = sys.argv[1]
+    ours = {}
+    for r in rows(os.path.join(d, "results.csv")) + rows(os.path.join(d, "followup", "results.csv")):
+        if r["forward_ms"]:
+            ours.setdefault((r["lesson"], r["size"]), {}).setdefault(r["impl"], r)
+    torch = rows(os.path.join(d, "pytorch", "pytorch.csv"))
+    oom = {}
+    lesson = None
+    log = os.path.join(d, "pytorch", "pytorch.log")
+    for line in open(log) if os.path.exists(log) else []:
+        m = re.match(r"== lesson (\d+) --size (\S+)", line)
+        if m:
+            lesson = m.groups()
+        m = re.match(r"\s+(pytorch-\S+): out of memory, as the forum reports: .*Tried to allocate ([\d.]+ GiB)", line)
+        if m and lesson:
+            oom.setdefault(lesson, []).append((m.group(1), m.group(2)))
+    device = torch[0]["device"] if torch else "?"
+    print(f"{device}: each lesson's CUDA versions (one timed pass, the tracker's peak) beside PyTorch's forms (median")
+    print("of 3 passes, torch.cuda.max_memory_allocated), forward + backward, at the size PyTorch ran")
+    print(f"{'lesson':7} {'size':7} {'implementation':15} {'ms':>11} {'peak bytes':>16}")
+    keys = sorted({(r["lesson"], r["size"]) for r in torch} | set(oom))
+    for lesson, size in keys:
+        for r in [r for r in torch if (r["lesson"], r["size"]) == (lesson, size)]:
+            ms = float(r["forward_ms"]) + float(r["backward_ms"])
+            print(f"{lesson:7} {size:7} {r['impl']:15} {ms:11.3f} {int(r['peak_bytes']):16,d}")
+        for impl, asked in oom.get((lesson, size), []):
+            print(f"{lesson:7} {size:7} {impl:15} {'-':>11} {'out of memory':>16}  (asked for {asked} more)")
+        mine = ours.get((lesson, size), {})
+        for impl in sorted(mine, key=lambda v: int(v.split("-v")[-1]) if "-v" in v else 0):
+            r = mine[impl]
+            ms = float(r["forward_ms"]) + float(r["backward_ms"])
+            print(f"{lesson:7} {size:7} {impl:15} {ms:11.3f} {int(r['peak_bytes']):16,d}")
+        best = [r for r in torch if (r["lesson"], r["size"]) == (lesson, size) and r["impl"] == "pytorch-best"]
+        if best and mine:
+            tb = float(best[0]["forward_ms"]) + float(best[0]["backward_ms"])
+            fastest = min(mine, key=lambda v: float(mine[v]["forward_ms"]) + float(mine[v]["backward_ms"]))
+            tf = float(mine[fastest]["forward_ms"]) + float(mine[fastest]["backward_ms"])
+            print(f"{'':15} pytorch-best / {fastest}: time {tb / tf:.1f}x, peak "
+                  f"{int(best[0]['peak_bytes']) / int(mine[fastest]['peak_bytes']):.2f}x")
+    print("arithmetic: lesson 3's cuda-v3 to v5 in TF32 on the tensor cores, PyTorch's float32 matmuls in full float32")
+    print("(torch's default); lesson 5: bf16 operands on both sides")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
