@@ -9,7 +9,8 @@
 # A size whose blocks' own loops are too long to emulate (lesson 3's J x N per (i, m), lesson 5's V x H) runs
 # with those dimensions at two reduced values each, every count recorded (EMU_MODEL_RECORD) and extrapolated to
 # the size's (build/emu/predict_extrapolate; tests/cuda_emu/README.md "Sizes too long to run"); the CSV's note
-# says so. If the reduced runs launch different sequences, the size runs directly.
+# says so. If the reduced runs launch different sequences, the size runs directly; if one of them fails or passes
+# PREDICT_TIMEOUT, the row is left empty and its note names that run (a direct run would take longer still).
 #   usage: predict_lessons.sh BIN_DIR GPU SASS_FILE OUT_CSV
 set -u
 bin=$1 gpu=$2 sass=$3 out=$4
@@ -39,11 +40,15 @@ predict() {
   spec=$(reduce_of "$1" "$2" "$3") note=""
   if [ -n "$spec" ]; then
     full=$("$bin/lesson$1" --help | sed -n "s/^ *$2  *\([A-Za-z]*=[^ ]*\).*/\1/p" | head -n 1)
-    if extrapolate "$1" "$2" "$3" "$spec" "$(full_of "$spec" "$full")" > "$tmp" 2>&1; then
-      note="extrapolated: $(sed -n 's/.*extrapolated (\(.*\)): a MODEL.*/\1/p' "$tmp")"
-      echo "size $2: $full (predicted from reduced runs)" >> "$tmp"
-      return 0
-    fi
+    extrapolate "$1" "$2" "$3" "$spec" "$(full_of "$spec" "$full")" > "$tmp" 2>&1
+    case $? in
+      0) note="extrapolated: $(sed -n 's/.*extrapolated (\(.*\)): a MODEL.*/\1/p' "$tmp")"
+         echo "size $2: $full (predicted from reduced runs)" >> "$tmp"
+         return 0 ;;
+      2) note="not predicted: $(grep -m 1 '^reduced run' "$tmp" | tr , ' ')"
+         echo "size $2: $full (a reduced run failed)" >> "$tmp"
+         return 2 ;;
+    esac
   fi
   EMU_DRY=3 EMU_SASS=$sass timeout "$timeout_s" "$bin/lesson$1" --size "$2" --impl "$3" --gpu-model "$gpu" > "$tmp" 2>&1
 }
@@ -64,7 +69,7 @@ for l in $lessons; do
       if [ -z "$line" ]; then
         why="PREDICT_TIMEOUT=$timeout_s"
         [ $rc = 134 ] || [ $rc = 137 ] && why="out of memory: a block's own accesses at this size"
-        note="not predicted: exit $rc after ${took} s ($why)"
+        [ $rc = 2 ] || note="not predicted: exit $rc after ${took} s ($why)"
         echo "lesson$l --size $size ($dims) $v: $note"
         echo "$l,$v,$size,\"$dims\",$gpu,,,,,,,$note" >> "$out.tmp"
         continue
