@@ -226,7 +226,8 @@ build/ptxas.txt: $(PTXAS_CU)
 # docs/results/emu/lessonN_profile.csv, plus lesson 3 with --deterministic (its bucket kernels) as
 # lesson3_deterministic_profile.csv. Each kernel is held to the "Designed for:" / "Today:" statements of its header
 # comment in kernels/*.cu (emu_profile_design.cc): a miss, a kernel without a statement, or a kernel of kernels/*.cu
-# that no run launched fails.
+# that no run launched fails, and so does a run whose validation fails (the lesson's own check of each version
+# against its float64 reference: CI's test-emu leaves the small size to this step).
 EMU_PROFILE_SIZE ?= small
 EMU_PROFILE_ARGS5 ?= --size small --dims V=512
 EMU_PROFILE_ARGS3D ?= --size $(EMU_PROFILE_SIZE) --impl cuda-v3 --deterministic
@@ -240,7 +241,8 @@ emu-profile: check-deps
 	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
 	  args="--size $(EMU_PROFILE_SIZE)"; [ $$l = lesson5 ] && args="$(EMU_PROFILE_ARGS5)"; \
 	  echo "== $$b/$$l $$args --impl $$impl (profile: $$d/$${l}_profile.csv)"; csvs="$$csvs $$d/$${l}_profile.csv"; \
-	  $(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/$${l}_profile.csv ./$$b/$$l $$args --impl $$impl >/dev/null || status=1; \
+	  $(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/$${l}_profile.csv ./$$b/$$l $$args --impl $$impl >$$b/$$l.profile.out 2>&1 || \
+	  { tail -n 40 $$b/$$l.profile.out; echo "emu-profile: $$l $$args failed (a version's validation or its design)"; status=1; }; \
 	done; \
 	echo "== $$b/lesson3 $(EMU_PROFILE_ARGS3D) (profile: $$d/lesson3_deterministic_profile.csv)"; \
 	csvs="$$csvs $$d/lesson3_deterministic_profile.csv"; \

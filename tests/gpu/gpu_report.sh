@@ -244,7 +244,9 @@ step_sanitize() {
         [ -n "$cs" ] && pre+=("$cs" --tool "$tool" --error-exitcode 9)
         for L in $LESSONS; do
             have "lesson$L" || continue
-            for v in $(impls "$L"); do
+            # rehearsed, a tool is no tool (the emulator's detectors are on in every run, and the small step ran
+            # each version already): each lesson's first version walks the route
+            for v in $(impls "$L" | if [ "$REHEARSAL" = 1 ]; then head -n 1; else cat; fi); do
                 qjob "$tool lesson$L $v --size $TINY" "$(budget 60)" ok "${pre[@]}" "$BIN/lesson$L" --size "$TINY" --impl "$v"
             done
         done
