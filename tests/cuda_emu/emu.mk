@@ -201,11 +201,12 @@ emu-build: # a recipe, not prerequisites: $(LESSONS) is complete only once the M
 
 # The dry run (emu_dry.cc): each lesson's CUDA versions at their forum size and at the largest dimensions the
 # CLI accepts, address-only memory, boundary blocks only. SANITIZE=1 adds UBSan's signed-overflow check to the
-# host and device code. DRY_TIMEOUT: seconds per run (a run over it is listed as not checked).
+# host and device code, and the plain build's lessons (build/emu), where they exist, answer the bisection's probes
+# (dry_run.sh's PROBE_BIN). DRY_TIMEOUT: seconds per run (a run over it is listed as not checked).
 .PHONY: dry-run
 dry-run: check-deps
 	$(MAKE) EMU=1 emu-build
-	tests/cuda_emu/dry_run.sh $(EMU_BIN)
+	tests/cuda_emu/dry_run.sh $(EMU_BIN) $(if $(filter 1,$(SANITIZE)),build/emu)
 
 # nvcc's own account of every kernel (registers, spills, static shared memory) for sm_80 and sm_90, read by the
 # emulator with EMU_PTXAS=build/ptxas.txt (emu_resources.cc): launch limits and occupancy. Needs nvcc; slow
@@ -233,21 +234,17 @@ EMU_PROFILE_ARGS5 ?= --size small --dims V=512
 EMU_PROFILE_ARGS3D ?= --size $(EMU_PROFILE_SIZE) --impl cuda-v3 --deterministic
 # the version files with kernels of their own (bmm_v1, logchain_v3 and gru_v2 have none: cuBLAS calls, a graph)
 EMU_PROFILE_SOURCES := $(shell grep -l '^__global__' $(wildcard kernels/*.cu))
-EMU_PROFILE_RUN = EMU_ONE_PASS=1 EMU_PROFILE=1 EMU_PROFILE_TARGETS="$(EMU_PROFILE_SOURCES)"
 .PHONY: emu-profile
 emu-profile: check-deps
 	$(MAKE) EMU=1 emu-build
 	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); d=docs/results/emu; csvs=; \
 	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
 	  args="--size $(EMU_PROFILE_SIZE)"; [ $$l = lesson5 ] && args="$(EMU_PROFILE_ARGS5)"; \
-	  echo "== $$b/$$l $$args --impl $$impl (profile: $$d/$${l}_profile.csv)"; csvs="$$csvs $$d/$${l}_profile.csv"; \
-	  $(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/$${l}_profile.csv ./$$b/$$l $$args --impl $$impl >$$b/$$l.profile.out 2>&1 || \
-	  { tail -n 40 $$b/$$l.profile.out; echo "emu-profile: $$l $$args failed (a version's validation or its design)"; status=1; }; \
-	done; \
-	echo "== $$b/lesson3 $(EMU_PROFILE_ARGS3D) (profile: $$d/lesson3_deterministic_profile.csv)"; \
-	csvs="$$csvs $$d/lesson3_deterministic_profile.csv"; \
-	$(EMU_PROFILE_RUN) EMU_PROFILE_CSV=$$d/lesson3_deterministic_profile.csv ./$$b/lesson3 $(EMU_PROFILE_ARGS3D) \
-	  >/dev/null || status=1; \
+	  echo "$$l $$d/$${l}_profile.csv $$args --impl $$impl"; \
+	done >$$b/profile_runs.txt; \
+	echo "lesson3 $$d/lesson3_deterministic_profile.csv $(EMU_PROFILE_ARGS3D)" >>$$b/profile_runs.txt; \
+	csvs=$$(awk '{ print $$2 }' $$b/profile_runs.txt); \
+	EMU_PROFILE_TARGETS="$(EMU_PROFILE_SOURCES)" tests/cuda_emu/profile_runs.sh $$b <$$b/profile_runs.txt || status=1; \
 	for k in $$(sed -n 's/^__global__ [^(]*[^A-Za-z0-9_(]\([A-Za-z0-9_][A-Za-z0-9_]*\) *(.*/\1/p' \
 	  $(EMU_PROFILE_SOURCES)); do cat $$csvs | grep -q "^$$k,(kernel)," || \
 	  { echo "emu-profile: $$k (kernels/) was launched by none of the runs above"; status=1; }; \
