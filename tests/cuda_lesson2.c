@@ -117,8 +117,8 @@ END_TEST
 START_TEST(cuda_lc_medium) { run_case((lc_dims){100, 1, 40, 100}, 204); }
 END_TEST
 /* the forum's chain (v = 40 steps of c = 200 states, where rounding accumulates) on 50 of its 500 rows: each row
- * is a chain of its own, run by the same blocks' code, so the other 450 would add emulator time (41 s here),
- * not coverage; the dry run (make dry-run) checks the forum's 500-row launches and their boundary blocks */
+ * is a chain of its own, run by the same blocks' code, so the other 450 would add emulator time, not
+ * coverage; the dry run (make dry-run) checks the forum's 500-row launches and their boundary blocks */
 START_TEST(cuda_lc_forum) { run_case((lc_dims){50, 1, 40, 200}, 205); }
 END_TEST
 

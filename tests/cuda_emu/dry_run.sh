@@ -5,8 +5,8 @@
 # every loop with a data-sized range (the skip the emulation build adds: emu_loops.cc), at sizes no test can
 # afford, without doing the work. BIN: a directory of emulation-build lessons (build/emu; build/emu-san, SANITIZE=1's, adds UBSan's signed-overflow
 # check to host and device). PROBE_BIN (optional): another such directory whose lessons answer the bisection's
-# probes below (a probe runs the host's checks only, the same source in either build; the plain build's start
-# is 3 times faster than ASan's: 21 against 59 ms), while every reported run uses BIN.
+# probes below (a probe runs the host's checks only, the same source in either build, and the plain build
+# starts several times faster than ASan's), while every reported run uses BIN.
 #   usage: dry_run.sh BIN [PROBE_BIN]
 # "The largest dimensions the CLI accepts", per dimension: the CLI takes 1 .. 2^31-1 for each; with the other
 # dimensions at the tiny preset, the largest value (found by bisection) for which the lesson runs the version:

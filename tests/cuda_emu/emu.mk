@@ -25,8 +25,8 @@ CXX          := g++
 EMU_INC      := -I$(EMU_DIR)/include -isystem $(EMU_CUDA_INC)
 EMU_SAN      :=
 ifeq ($(SANITIZE),1)
-# -O1 here (the C objects keep -O2): g++ 12 at -O2 with ASan + UBSan spends 85 s of CPU on maxsim_v5.cu alone and
-# 28 on maxsim_v4.cu (their fully unrolled fragment loops), 3 s at -O1; ASan's checks are the same at either level
+# -O1 here (the C objects keep -O2): at -O2, g++ with ASan + UBSan spends minutes on the fully unrolled fragment
+# loops of maxsim_v4.cu and maxsim_v5.cu, seconds at -O1; the same code is instrumented at either level
 EMU_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1
 endif
 # The eyes (emu_eyes.h): the .cu objects only get GCC's ThreadSanitizer instrumentation, whose __tsan_* calls
@@ -239,7 +239,7 @@ EMU_PROFILE_SOURCES := $(shell grep -l '^__global__' $(wildcard kernels/*.cu))
 .PHONY: emu-profile
 emu-profile: check-deps
 	$(MAKE) EMU=1 emu-build
-	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); d=docs/results/emu; csvs=; \
+	@mkdir -p docs/results/emu; status=0; b=$(EMU_BIN); d=docs/results/emu; \
 	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
 	  args="--size $(EMU_PROFILE_SIZE)"; [ $$l = lesson5 ] && args="$(EMU_PROFILE_ARGS5)"; \
 	  echo "$$l $$d/$${l}_profile.csv $$args --impl $$impl"; \
