@@ -232,7 +232,7 @@ check-deps:
 	$(call need_pkg,/usr/include/check.h,check pkg-config)
 
 blas-deps:
-	$(call need_pkg,/usr/include/x86_64-linux-gnu/cblas.h,libopenblas-dev)
+	$(call need_pkg,/usr/lib/x86_64-linux-gnu/libopenblas.so,libopenblas-dev)
 	$(call need_pkg,/usr/include/oneapi/dnnl/dnnl.h,libdnnl-dev)
 
 # The sweeps are data (plots/sweeps.txt); plots/bench.sh runs them on every implementation this machine has, five
@@ -300,11 +300,11 @@ $(BIN)/test_cuda: $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ) $(TEST_LIB_OB
 $(BIN)/.mode-$(MODE):
 	@mkdir -p $(BIN) && rm -f $(BIN)/.mode-* && touch $@
 
-$(OBJ)/tests/%.o: tests/%.c
+$(OBJ)/tests/%.o: tests/%.c | blas-deps check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -I$(OBJ)/gen -c -o $@ $<
 
-$(OBJ)/%.o: %.c
+$(OBJ)/%.o: %.c | blas-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
