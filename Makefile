@@ -61,7 +61,7 @@ ifeq ($(EMU),1)
 OBJ      := build/obj/$(subst -count,,$(subst -fma,,$(MODE)))
 endif
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
-WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic $(if $(filter 1,$(WERROR)),-Werror,)
+WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic -Werror=implicit-function-declaration $(if $(filter 1,$(WERROR)),-Werror,)
 CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP
 # the CPU GEMM providers (kernels/runtime/gemm_cpu.c): OpenBLAS, and oneDNN with its OpenMP runtime
 LDLIBS   := -lopenblas -ldnnl -lgomp -lm
@@ -332,7 +332,8 @@ test-build: build/libpeak_alloc.so
 # Python checks beside the suites: --snapshot against the tracker, the CPU peak counter from torch (when present).
 
 # Every lesson's CPU versions on each CPU GEMM path (an AVX2-only CPU emulated by capping oneDNN and OpenBLAS, each
-# provider forced, lesson 5's float32 path), validated, each run saying which path it took (tests/gemm_paths.sh).
+# provider forced, lesson 5's float32 path, this CPU's own path), validated, each run saying which path it took
+# (tests/gemm_paths.sh).
 .PHONY: test-gemm-paths
 test-gemm-paths: all
 	LESSONS="$(LESSON_NS)" tests/gemm_paths.sh $(BIN)

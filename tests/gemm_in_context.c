@@ -2,12 +2,14 @@
  * inside a lesson than alone. Lesson 2's forward is one [n, c] x [c, c] product per chain step between two row
  * passes (max and exp before it, log after it); GEMM_CPU_PROFILE=1 times each product inside the layer with two
  * reads of the process CPU clock and compares the sum with the same shape replayed alone. This program times
- * the same product through the same layer (sgemm_cpu, the provider it chose) four ways, in CPU time, one thread:
+ * the same product through the same layer (sgemm_cpu, the provider it chose) five ways, in CPU time, one thread:
  *   alone            the same operands call after call, the loop timed whole (the replay's conditions)
  *   alone, clocked   the same, each call between two CPU-clock reads (what the profile adds to every call)
  *   P walks          each step its own P_i of the chain (a [v-1, c, c] array), the loop timed whole
  *   in the lesson    row passes between the products, each product clocked as the profile does
- * and prints each as microseconds per product and as a share of "alone".
+ *   P prefetched     the same, with P_i prefetched during the row pass before its product (what lesson 2 does)
+ * and prints each as microseconds per product and as a share of "alone"; then the whole step (row pass, product,
+ * row pass) of the last two, which says whether the prefetch saved time or only moved it into the row pass.
  *     build/gemm_in_context [n c]      (default 100 100: lesson 2's medium size) */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
@@ -16,6 +18,7 @@
 #include <time.h>
 
 #include "../kernels/runtime/gemm_cpu.h"
+#include "../kernels/runtime/prefetch.h"
 
 enum { STEPS = 39, REPS = 40 }; /* lesson 2 medium: v = 40, so 39 products per pass */
 
@@ -68,6 +71,7 @@ int main(int argc, char **argv)
     double walks = (cpu_now() - t0) / (double)calls;
 
     double lesson = 0.0; /* lesson 2's step: W = exp(alpha_i - max) row by row, S = W . P_i, alpha_{i+1} = log S */
+    double step0 = cpu_now();
     for (size_t r = 0; r < REPS; r++)
         for (size_t i = 0; i < STEPS; i++) {
             for (size_t b = 0; b < n; b++) {
@@ -84,15 +88,39 @@ int main(int argc, char **argv)
                     alpha[(b * (STEPS + 1) + i + 1) * c + j] = logf(S[b * c + j] + 1e-30f) - 0.01f;
         }
     lesson /= (double)calls;
+    double lesson_step = (cpu_now() - step0) / (double)calls;
+
+    double fetched = 0.0; /* the same, with P_i brought into the cache during the row pass before its product */
+    step0 = cpu_now();
+    for (size_t r = 0; r < REPS; r++)
+        for (size_t i = 0; i < STEPS; i++) {
+            for (size_t b = 0; b < n; b++) {
+                prefetch_slice(P + i * c * c, c * c * sizeof *P, b, n, 0);
+                const float *a = alpha + (b * (STEPS + 1) + i) * c;
+                float m = a[0];
+                for (size_t j = 1; j < c; j++) m = a[j] > m ? a[j] : m;
+                for (size_t j = 0; j < c; j++) W[b * c + j] = expf(a[j] - m);
+            }
+            double g0 = cpu_now();
+            product(n, c, W, P + i * c * c, S);
+            fetched += cpu_now() - g0;
+            for (size_t b = 0; b < n; b++)
+                for (size_t j = 0; j < c; j++)
+                    alpha[(b * (STEPS + 1) + i + 1) * c + j] = logf(S[b * c + j] + 1e-30f) - 0.01f;
+        }
+    fetched /= (double)calls;
+    double fetched_step = (cpu_now() - step0) / (double)calls;
 
     double flop = 2.0 * (double)n * (double)c * (double)c;
     printf("gemm_in_context: [%zu, %zu] x [%zu, %zu] through %s, %zu products each, CPU time per product:\n", n, c, c,
            c, gemm_cpu_library(), calls);
-    const char *name[] = {"alone", "alone, clocked", "P walks", "in the lesson"};
-    double us[] = {alone, clocked, walks, lesson};
-    for (int i = 0; i < 4; i++)
+    const char *name[] = {"alone", "alone, clocked", "P walks", "in the lesson", "P prefetched"};
+    double us[] = {alone, clocked, walks, lesson, fetched};
+    for (int i = 0; i < 5; i++)
         printf("  %-15s %8.1f us  %6.1f GFLOP/s  %4.0f%% of alone\n", name[i], 1e6 * us[i], flop / us[i] / 1e9,
                100.0 * alone / us[i]);
+    printf("  a whole step (row pass, product, row pass): %.1f us in the lesson, %.1f us with P prefetched\n",
+           1e6 * lesson_step, 1e6 * fetched_step);
     free(P);
     free(alpha);
     free(W);

@@ -3,13 +3,16 @@
 # take (kernels/runtime/gemm_cpu.c), and each run saying which one it took. The first setting is a CPU without
 # AVX-512, emulated by capping both libraries (DNNL_MAX_CPU_ISA=AVX2: oneDNN's kernels and no bf16 instructions;
 # OPENBLAS_CORETYPE=Haswell: OpenBLAS's AVX2 kernels); then each provider forced, then lesson 5's float32 path
-# by choice. Size small, one thread. Usage: tests/gemm_paths.sh [BIN] (default build); LESSONS="1 2 ..."
-# (default: the Makefile's list).
+# by choice, then this CPU's own path uncapped (lesson 5 on bf16 instructions where /proc/cpuinfo lists
+# avx512_bf16, which oneDNN's avx512_core_bf16 kernels need). Size small, one thread.
+# Usage: tests/gemm_paths.sh [BIN] (default build); LESSONS="1 2 ..." (default: the Makefile's list).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build}
 lessons=${LESSONS:-1 2 3 4 5}
 avx2="DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell"
+own_bf16="float32 copies, then the float32 GEMM (oneDNN at"
+grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && own_bf16="oneDNN bf16 matmul (brg:avx512_core_bf16)"
 # setting # what the "CPU GEMMs:" line must say (grep) # what lesson 5's bf16 line must say
 settings=(
   "$avx2#^[^(]*(\(avx2\|[^)]*, avx2\|Haswell kernels\))#float32 copies, then the float32 GEMM (oneDNN at avx2"
@@ -17,6 +20,7 @@ settings=(
   "$avx2 GEMM_CPU_PROVIDER=onednn#^oneDNN .* sgemm (avx2), .* forced#float32 copies"
   "$avx2 GEMM_CPU_PROVIDER=onednn-matmul#^oneDNN .* matmul (.*, avx2), .* forced#float32 copies"
   "GEMM_CPU_BF16=0#GFLOP/s at 256^3#float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)"
+  "#GFLOP/s at 256^3#$own_bf16"
 )
 status=0
 t0=$(date +%s)
@@ -33,10 +37,10 @@ for s in "${settings[@]}"; do
       bad="${bad:+$bad; }no 'bf16 products: $want_bf16' line"
     if [ -n "$bad" ]; then
       status=1
-      echo "gemm_paths: FAIL lesson $l under $envs: $bad"
+      echo "gemm_paths: FAIL lesson $l under ${envs:-this CPU's own path}: $bad"
       echo "$out" | tail -20
     else
-      echo "gemm_paths: lesson $l under $envs: validated; $line"
+      echo "gemm_paths: lesson $l under ${envs:-this CPU's own path}: validated; $line"
     fi
   done
 done

@@ -442,6 +442,7 @@ double gemm_cpu_fmas_per_second(void)
 /* ---- the peak on an implementation's own shapes ------------------------------------------------------------- */
 
 void gemm_cpu_record_begin(void) { gemm_record_begin(); }
+void gemm_cpu_record_again(void) { gemm_record_again(); }
 void gemm_cpu_record_end(void) { gemm_record_end(); }
 
 static int replay_as_f32; /* the profile's oneDNN float32 replay: bf16 shapes as float32 products too */

@@ -64,11 +64,12 @@ void gemm_cpu_warm_up(void);
 double gemm_cpu_fmas_per_second(void);
 
 /* The share of the provider's peak an implementation reaches on its own GEMM shapes: record_begin, run it once,
- * record_end; then gemm_cpu_peak_seconds() replays each distinct shape it called alone, with warm operands, and
+ * record_end (record_again and record_end around each further run: the figures become the mean per run); then gemm_cpu_peak_seconds() replays each distinct shape it called alone, with warm operands, and
  * returns the sum over its calls of the best time per shape (0 when it made none), emptying the record. With
  * GEMM_CPU_PROFILE set, the recorded calls are timed too and one line on stderr, labelled, compares their time
  * inside the layer with the replay on this provider and on oneDNN's float32 sgemm. */
 void gemm_cpu_record_begin(void);
+void gemm_cpu_record_again(void);
 void gemm_cpu_record_end(void);
 double gemm_cpu_peak_seconds(const char *label);
 

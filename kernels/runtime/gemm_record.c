@@ -14,7 +14,7 @@ typedef struct {
 
 enum { MAX_SHAPES = 128 }; /* distinct shapes of one implementation: a few per pass (full and last blocks) */
 static shape shapes[MAX_SHAPES];
-static int nshapes, recording, overflow, timing = -1;
+static int nshapes, recording, overflow, timing = -1, runs;
 static double layer_s;
 
 void gemm_record_clear(void)
@@ -22,24 +22,33 @@ void gemm_record_clear(void)
     nshapes = 0;
     overflow = 0;
     layer_s = 0.0;
+    runs = 0;
 }
 
 void gemm_record_begin(void)
 {
     gemm_record_clear();
+    gemm_record_again();
+}
+
+void gemm_record_again(void)
+{
     recording = 1;
+    runs++;
     if (timing < 0) timing = getenv("GEMM_CPU_PROFILE") != NULL;
 }
 
+static double per_run(double x) { return runs > 0 ? x / (double)runs : x; }
+
 int gemm_record_timing(void) { return recording && timing > 0; }
-double gemm_record_layer_seconds(void) { return layer_s; }
+double gemm_record_layer_seconds(void) { return per_run(layer_s); }
 int gemm_record_shapes(void) { return nshapes; }
 
 size_t gemm_record_calls(void)
 {
     size_t n = 0;
     for (int i = 0; i < nshapes; i++) n += shapes[i].calls;
-    return n;
+    return runs > 1 ? n / (size_t)runs : n;
 }
 
 void gemm_record_end(void) { recording = 0; }
@@ -131,5 +140,5 @@ double gemm_record_replay(gemm_replay_fn *run)
         free(B);
         free(C);
     }
-    return total;
+    return per_run(total);
 }

@@ -10,7 +10,10 @@
 
 #include <stddef.h>
 
+/* begin empties the record and starts it for one run; again adds one more run of the same implementation to it.
+ * Every figure below is per run: the sums over the recorded runs divided by their number. */
 void gemm_record_begin(void);
+void gemm_record_again(void);
 void gemm_record_end(void);
 /* Counts `calls` products of this shape when recording, and the seconds they took inside the layer (0 when
  * gemm_record_timing() said not to time them); nothing otherwise. */
@@ -26,7 +29,7 @@ void gemm_record_clear(void);
 /* How replay runs one product: the layer's own entry points (bf16 operands are bf16 arrays). */
 typedef void gemm_replay_fn(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                             const void *A, size_t lda, const void *B, size_t ldb, float beta, float *C, size_t ldc);
-/* Seconds: sum over the recorded calls of the best time of their shape; 0 when none was recorded. The record
+/* Seconds per run: sum over the recorded calls of the best time of their shape; 0 when none was recorded. The record
  * stays (gemm_record_clear empties it), so a second provider can replay the same shapes. */
 double gemm_record_replay(gemm_replay_fn *run);
 
