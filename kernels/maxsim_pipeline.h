@@ -1,9 +1,10 @@
-/* maxsim_pipeline.h - lesson 3's pipelined forward (cuda-v4, cuda-v5): what the two versions share. One block of 4
- * warps per (i, m) keeps 128 rows of a[i] (all of K, rounded to TF32) in shared memory -- more than the default
- * 48 KB, so the launch opts in -- while b[m] streams past them in 128-row tiles, 16 columns of K per stage, through
- * a 3-stage cp.async pipeline: the copies of the next two stages are in flight while the warps multiply the
- * current one, one barrier per stage. Four warps each own a 64 x 64 quarter of the 128 x 128 score tile (4 x 4 WMMA
- * m16n16k8 TF32 fragments, float accumulators; b's fragments are rounded to TF32 after loading, a's rows when
+/* maxsim_pipeline.h - lesson 3's pipelined forward (cuda-v4 .. cuda-v6): what the versions share. One block per
+ * (i, m) keeps 128 rows of a[i] (all of K, rounded to TF32) in shared memory -- more than the default 48 KB, so
+ * the launch opts in -- while b[m] streams past them in 128-row tiles, 16 columns of K per stage, through a 3-stage
+ * cp.async pipeline: the copies of the next two stages are in flight while the warps multiply the current one, one
+ * barrier per stage. The warps tile the 128 x 128 score tile in two columns of 64 (4 WMMA fragments wide) and rows
+ * of 16 * WX (WX fragments high): WX = 4 gives v4 and v5's 4 warps of 64 x 64, WX = 2 v6's 8 warps of 32 x 64
+ * (m16n16k8 TF32 fragments, float accumulators; b's fragments are rounded to TF32 after loading, a's rows when
  * staged: the rounding v3 applies). The scores never leave the registers: a fragment's element order is
  * unspecified, so each lane learns where its elements sit by loading a tile of their own coordinates once, then
  * folds every score into a running (max, argmax) per element slot -- the fold is what the versions differ in, a
@@ -29,15 +30,25 @@ namespace wmma = nvcuda::wmma;
 #define LDB (MS4_TK + MS4_PAD)               /* a stage's rows of b: 20 floats */
 #define STAGE (MS4_TN * LDB)                  /* floats per stage */
 #define MERGE_X (8 * 32 + 1) /* the merge's slots of a row group: 8 per lane, + 1 (a scan's 2 groups in 2 banks) */
+#define GROUPS (MS4_TJ / 16)  /* row groups of 16 in a score tile: the merge's [GROUPS][MERGE_X] slot arrays */
 
-static_assert(MS4_THREADS == 128 && MS4_TJ == 128 && MS4_TN == 128, "4 warps, each a 64 x 64 quarter of the tile");
+static_assert(MS4_TJ == 128 && MS4_TN == 128, "two warp columns of 64; the merge's scan has a thread per row");
 static_assert(MS4_TK % 8 == 0 && MS4_TK % 4 == 0, "k steps of 8 (m16n16k8), 16-byte copies");
 static_assert(LDB % 8 == 4 && MS4_PAD % 8 == 4, "rows 4 words off a multiple of 8: fragment loads conflict-free");
 static_assert((16 * LDB * 4) % 32 == 0 && (STAGE * 4) % 32 == 0, "every fragment pointer 32-byte aligned");
-static_assert(2 * 2 * 4 * MERGE_X + 8 * 32 + MS4_TJ <= MS4_STAGES * STAGE, "the merge fits the stages");
+static_assert(2 * GROUPS * MERGE_X + 8 * 32 + MS4_TJ <= MS4_STAGES * STAGE, "the merge fits the stages");
 static_assert(MS4_STAGES == 3, "the loop waits for all but the newest group (wait_prior(MS4_STAGES - 2))");
 
 typedef wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc_frag;
+
+/* A block of warps WX fragments (16 * WX rows) high and 4 fragments (64 columns) wide: two warp columns, as many
+ * warp rows as fill the tile's MS4_TJ rows. */
+template <int WX> struct pipe_block {
+    static_assert(WX == 2 || WX == 4, "warp tiles of 32 x 64 or 64 x 64");
+    static constexpr int rows = 16 * WX;                      /* a warp's rows of the score tile */
+    static constexpr int threads = 32 * 2 * (MS4_TJ / rows); /* 128 for WX = 4, 256 for WX = 2 */
+};
+static_assert(pipe_block<4>::threads == MS4_THREADS, "v4 and v5 launch MS4_THREADS");
 
 /* Lane's element slot q of an accumulator fragment sits at element p = pipe_pos(pos, q) of its 16 x 16 tile (row
  * p / 16, column p % 16): loaded once from a tile holding each element's own index (exact in float), kept as
@@ -48,9 +59,9 @@ __device__ static int pipe_pos(const unsigned (&pos)[2], int q)
     return (int)((q < 4 ? pos[0] : pos[1]) >> (8 * (q % 4)) & 255u); /* no indexing by q: pos stays in registers */
 }
 
-__device__ static void pipe_fragment_positions(float *scratch, unsigned (&pos)[2])
+template <int THREADS> __device__ static void pipe_fragment_positions(float *scratch, unsigned (&pos)[2])
 {
-    for (int e = threadIdx.x; e < 256; e += MS4_THREADS) scratch[e] = (float)e;
+    for (int e = threadIdx.x; e < 256; e += THREADS) scratch[e] = (float)e;
     __syncthreads(); /* the tile is complete before any warp loads it */
     acc_frag f;
     wmma::load_matrix_sync(f, scratch, 16, wmma::mem_row_major);
@@ -61,11 +72,11 @@ __device__ static void pipe_fragment_positions(float *scratch, unsigned (&pos)[2
 
 /* sA [MS4_TJ][KP + MS4_PAD] = a[i] rows j0 .. j0+128, columns 0 .. KP, rounded to TF32; zeros past J and K.
  * ai is a[i] (J, K). Plain loads: a tile is read once per j tile, beside 16 tiles of b per stage of it. */
-__device__ static void pipe_load_a(const float *ai, int J, int K, int KP, int j0, float *sA)
+template <int THREADS> __device__ static void pipe_load_a(const float *ai, int J, int K, int KP, int j0, float *sA)
 {
     int lda = KP + MS4_PAD;
     if (K % 4 == 0) {
-        for (int e = threadIdx.x; e < MS4_TJ * (KP / 4); e += MS4_THREADS) {
+        for (int e = threadIdx.x; e < MS4_TJ * (KP / 4); e += THREADS) {
             int r = e / (KP / 4), k = e % (KP / 4) * 4, j = j0 + r;
             float4 v = {0.0f, 0.0f, 0.0f, 0.0f};
             if (j < J && k < K) v = *(const float4 *)(ai + (long long)j * K + k);
@@ -74,7 +85,7 @@ __device__ static void pipe_load_a(const float *ai, int J, int K, int KP, int j0
             *(float4 *)(sA + r * lda + k) = t;
         }
     } else {
-        for (int e = threadIdx.x; e < MS4_TJ * KP; e += MS4_THREADS) {
+        for (int e = threadIdx.x; e < MS4_TJ * KP; e += THREADS) {
             int r = e / KP, k = e % KP, j = j0 + r;
             sA[r * lda + k] = wmma::__float_to_tf32(j < J && k < K ? ai[(long long)j * K + k] : 0.0f);
         }
@@ -84,17 +95,17 @@ __device__ static void pipe_load_a(const float *ai, int J, int K, int KP, int j0
 /* Starts the copy of b[m] rows n0 .. n0+128, columns k0 .. k0+16 into stage s [MS4_TN][LDB]; zeros past N and
  * K are stored directly. bm is b[m] (N, K). 16-byte copies when K % 4 == 0 (each row segment 16-byte aligned),
  * else 4-byte ones. */
-__device__ static void pipe_issue(const float *bm, int N, int K, int n0, int k0, float *s)
+template <int THREADS> __device__ static void pipe_issue(const float *bm, int N, int K, int n0, int k0, float *s)
 {
     if (K % 4 == 0) {
-        for (int e = threadIdx.x; e < MS4_TN * MS4_TK / 4; e += MS4_THREADS) {
+        for (int e = threadIdx.x; e < MS4_TN * MS4_TK / 4; e += THREADS) {
             int r = e / (MS4_TK / 4), kk = e % (MS4_TK / 4) * 4, n = n0 + r, k = k0 + kk;
             float *d = s + r * LDB + kk;
             if (n < N && k < K) __pipeline_memcpy_async(d, bm + (long long)n * K + k, 16);
             else *(float4 *)d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
     } else {
-        for (int e = threadIdx.x; e < MS4_TN * MS4_TK; e += MS4_THREADS) {
+        for (int e = threadIdx.x; e < MS4_TN * MS4_TK; e += THREADS) {
             int r = e / MS4_TK, kk = e % MS4_TK, n = n0 + r, k = k0 + kk;
             float *d = s + r * LDB + kk;
             if (n < N && k < K) __pipeline_memcpy_async(d, bm + (long long)n * K + k, 4);
@@ -104,8 +115,9 @@ __device__ static void pipe_issue(const float *bm, int N, int K, int n0, int k0,
 }
 
 /* c[x][y] += sA rows wr+16x .. +16, columns k0 .. k0+16 times the stage's rows wc+16y .. +16 (transposed). */
+template <int WX>
 __device__ static void pipe_mma_stage(const float *sA, int lda, int k0, const float *s, int wr, int wc,
-                                    acc_frag (&c)[4][4])
+                                      acc_frag (&c)[WX][4])
 {
     wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
     wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fb[4]; /* s[n][k] */
@@ -114,31 +126,32 @@ __device__ static void pipe_mma_stage(const float *sA, int lda, int k0, const fl
             wmma::load_matrix_sync(fb[y], s + (wc + 16 * y) * LDB + kk, LDB);
             UNROLL for (int q = 0; q < fb[y].num_elements; q++) fb[y].x[q] = wmma::__float_to_tf32(fb[y].x[q]);
         }
-        UNROLL for (int x = 0; x < 4; x++) {
+        UNROLL for (int x = 0; x < WX; x++) {
             wmma::load_matrix_sync(fa, sA + (wr + 16 * x) * lda + k0 + kk, lda);
             UNROLL for (int y = 0; y < 4; y++) wmma::mma_sync(c[x][y], fa, fb[y], c[x][y]);
         }
     }
 }
 
-/* The row maxima of one j tile from the four warps' slots. The slots go to shared memory by (row group x, slot q,
- * lane) -- consecutive lanes, consecutive words, whatever the fragment layout -- in mv/mn [2][4][MERGE_X]: the
- * right-hand warp of each row pair writes its own, the left-hand one (same lanes, same layout: the same rows and
- * columns) merges them into its own and writes the result. Then thread r takes row r: of its row group's 256
- * slots, those whose element lies in its row (the lanes' positions, in where), into rowmax[r] and, when kept,
- * arg[i, j0 + r, m]. */
-__device__ static void pipe_merge(float (&best)[4][8], int (&bn)[4][8], const unsigned (&pos)[2], int wr, int wc,
-                                float *mv, int *mn, float *rowmax, int *argrow, int J, int j0, int M)
+/* The row maxima of one j tile from the warps' slots. The slots go to shared memory by (row group g of the tile,
+ * slot q, lane) -- consecutive lanes, consecutive words, whatever the fragment layout -- in mv/mn [GROUPS][MERGE_X]:
+ * the right-hand warp of each warp row writes its own, the left-hand one (same lanes, same layout: the same rows
+ * and columns) merges them into its own and writes the result. Then thread r < 128 takes row r: of its row
+ * group's 256 slots, those whose element lies in its row (the lanes' positions, in where), into rowmax[r] and,
+ * when kept, arg[i, j0 + r, m]. */
+template <int WX>
+__device__ static void pipe_merge(float (&best)[WX][8], int (&bn)[WX][8], const unsigned (&pos)[2], int wr, int wc,
+                                  float *mv, int *mn, float *rowmax, int *argrow, int J, int j0, int M)
 {
-    int lane = threadIdx.x % 32, pair = wr / 64 * 4 * MERGE_X;
-    int *where = mn + 2 * 4 * MERGE_X; /* [8][32]: lane l's slot q holds element where[q * 32 + l] of its tile */
+    int lane = threadIdx.x % 32, first = wr / 16 * MERGE_X; /* the warp's first row group */
+    int *where = mn + GROUPS * MERGE_X; /* [8][32]: lane l's slot q holds element where[q * 32 + l] of its tile */
     if (threadIdx.x < 32)
         UNROLL for (int q = 0; q < 8; q++) where[q * 32 + lane] = pipe_pos(pos, q);
     UNROLL for (int side = 1; side >= 0; side--) {
         if (wc / 64 == side)
-            UNROLL for (int x = 0; x < 4; x++)
+            UNROLL for (int x = 0; x < WX; x++)
                 UNROLL for (int q = 0; q < 8; q++) {
-                    int slot = pair + x * MERGE_X + q * 32 + lane;
+                    int slot = first + x * MERGE_X + q * 32 + lane;
                     if (side == 0) {
                         float cv = mv[slot];
                         int cn = mn[slot];
@@ -148,7 +161,8 @@ __device__ static void pipe_merge(float (&best)[4][8], int (&bn)[4][8], const un
                 }
         __syncthreads(); /* side 1's slots are written before side 0 reads them; side 0's before the scan */
     }
-    int r = threadIdx.x, rows = r / 64 * 4 * MERGE_X + r % 64 / 16 * MERGE_X; /* row r's pair and row group */
+    int r = threadIdx.x, rows = r / 16 * MERGE_X; /* row r's row group */
+    if (r >= MS4_TJ) return; /* a thread per row */
     float v = -INFINITY;
     int n = 0; /* a real column: see ms_better */
     for (int q = 0; q < 8; q++)
@@ -162,39 +176,42 @@ __device__ static void pipe_merge(float (&best)[4][8], int (&bn)[4][8], const un
     if (argrow && j0 + r < J) argrow[(long long)(j0 + r) * M] = n;
 }
 
-/* The kernel's body, Fold the policy that keeps each slot's (max, argmax) between n tiles:
- *   float best[4][8]; int n[4][8];        per (row group x, slot q): the best score and what locates its column
+/* The kernel's body for warp tiles WX fragments high (pipe_block), Fold the policy that keeps each slot's (max,
+ * argmax) between n tiles:
+ *   float best[WX][8]; int n[WX][8];      per (row group x, slot q): the best score and what locates its column
  *   init(wc)                              before a j tile's first n tile (wc: the warp's first column in a tile)
  *   fold(c, pos, n0, N)                   the warp's finished scores of one n tile (n0: their first column), then
  *                                         clears c for the next
- *   columns(pos)                          n becomes each slot's argmax column, before the merge */
-template <class Fold>
+ *   columns(pos)                          n becomes each slot's argmax column, before the merge
+ * Launched with pipe_block<WX>::threads threads and ms4_smem_bytes(K) bytes of dynamic shared memory. */
+template <int WX, class Fold>
 __device__ static void pipe_forward(int I, int J, int M, int N, int K, const float *a, const float *b, float *out,
                                     int *arg)
 {
+    constexpr int T = pipe_block<WX>::threads;
     DYNAMIC_SHARED(float, smem);
     int KP = (int)ms4_k_padded(K), lda = KP + MS4_PAD, kc = KP / MS4_TK;
     float *sA = smem;                    /* [MS4_TJ][lda]: a[i]'s resident rows */
     float *stages = sA + MS4_TJ * lda;   /* [MS4_STAGES][MS4_TN][LDB]: b's pipeline */
-    float *mv = stages;                  /* [2][4][MERGE_X] after the pipeline drains: the merge's maxima */
-    int *mn = (int *)(mv + 2 * 4 * MERGE_X); /* [2][4][MERGE_X]: their columns */
-    float *rowmax = (float *)(mn + 2 * 4 * MERGE_X + 8 * 32); /* [MS4_TJ], after the merge's positions */
+    float *mv = stages;                  /* [GROUPS][MERGE_X] after the pipeline drains: the merge's maxima */
+    int *mn = (int *)(mv + GROUPS * MERGE_X); /* [GROUPS][MERGE_X]: their columns */
+    float *rowmax = (float *)(mn + GROUPS * MERGE_X + 8 * 32); /* [MS4_TJ], after the merge's positions */
     int m = blockIdx.x / I, i = blockIdx.x % I;                                  /* i inner: b[m] stays in L2 */
     const float *ai = a + (long long)i * J * K, *bm = b + (long long)m * N * K; /* a[i] (J, K), b[m] (N, K) */
     int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
-    int w = threadIdx.x / 32, wr = w / 2 * 64, wc = w % 2 * 64;
+    int w = threadIdx.x / 32, wr = w / 2 * pipe_block<WX>::rows, wc = w % 2 * 64;
     unsigned pos[2];
-    pipe_fragment_positions(stages, pos);
+    pipe_fragment_positions<T>(stages, pos);
     int tiles = (N + MS4_TN - 1) / MS4_TN, steps = tiles * kc; /* the pipeline's stages per j tile */
     float sum = 0.0f;
     for (int j0 = 0; j0 < J; j0 += MS4_TJ) {
-        pipe_load_a(ai, J, K, KP, j0, sA);
+        pipe_load_a<T>(ai, J, K, KP, j0, sA);
         for (int p = 0; p < MS4_STAGES - 1; p++) {
-            if (p < steps) pipe_issue(bm, N, K, p / kc * MS4_TN, p % kc * MS4_TK, stages + p * STAGE);
+            if (p < steps) pipe_issue<T>(bm, N, K, p / kc * MS4_TN, p % kc * MS4_TK, stages + p * STAGE);
             __pipeline_commit();
         }
-        acc_frag c[4][4];
-        UNROLL for (int x = 0; x < 4; x++)
+        acc_frag c[WX][4];
+        UNROLL for (int x = 0; x < WX; x++)
             UNROLL for (int y = 0; y < 4; y++) wmma::fill_fragment(c[x][y], 0.0f);
         Fold f;
         f.init(wc);
@@ -202,15 +219,15 @@ __device__ static void pipe_forward(int I, int J, int M, int N, int K, const flo
             __pipeline_wait_prior(MS4_STAGES - 2); /* this thread's copies of stage t have landed */
             __syncthreads(); /* everyone's have, and every warp is done with stage t - 1, which the next copy reuses */
             int p = t + MS4_STAGES - 1;
-            if (p < steps) pipe_issue(bm, N, K, p / kc * MS4_TN, p % kc * MS4_TK, stages + p % MS4_STAGES * STAGE);
+            if (p < steps) pipe_issue<T>(bm, N, K, p / kc * MS4_TN, p % kc * MS4_TK, stages + p % MS4_STAGES * STAGE);
             __pipeline_commit();
-            pipe_mma_stage(sA, lda, t % kc * MS4_TK, stages + t % MS4_STAGES * STAGE, wr, wc, c);
+            pipe_mma_stage<WX>(sA, lda, t % kc * MS4_TK, stages + t % MS4_STAGES * STAGE, wr, wc, c);
             if (t % kc == kc - 1) f.fold(c, pos, t / kc * MS4_TN + wc, N);
         }
         __pipeline_wait_prior(0);
         __syncthreads(); /* every warp is done with the stages before the merge reuses them */
         f.columns(pos);
-        pipe_merge(f.best, f.n, pos, wr, wc, mv, mn, rowmax, argrow, J, j0, M);
+        pipe_merge<WX>(f.best, f.n, pos, wr, wc, mv, mn, rowmax, argrow, J, j0, M);
         __syncthreads(); /* rowmax is complete */
         if (threadIdx.x == 0)
             for (int jj = 0; jj < MS4_TJ && j0 + jj < J; jj++) sum += rowmax[jj]; /* j ascending, as the CPU */

@@ -44,7 +44,7 @@ struct v4_fold {
  * request (pipe_fragment_positions' one load of an unpadded 16 x 16 tile per block: 4-way; the pipeline's: 1). */
 __global__ void ms_forward_v4(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
-    pipe_forward<v4_fold>(I, J, M, N, K, a, b, out, arg);
+    pipe_forward<4, v4_fold>(I, J, M, N, K, a, b, out, arg);
 }
 
 void ms4_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
