@@ -17,6 +17,7 @@
 #include "../kernels/runtime/compare.h"
 #include "../kernels/runtime/gemm_cpu.h"
 #include "../kernels/runtime/gemm_layout.h"
+#include "../kernels/runtime/gemm_record.h"
 #include "gradcheck.h"
 #include "../kernels/runtime/rng.h"
 #include "../kernels/runtime/track.h"
@@ -398,6 +399,32 @@ START_TEST(gemm_record_replays_recorded_shapes)
 }
 END_TEST
 
+/* More runs of one implementation: the record counts its calls per run. And the bf16 path's own timing, decided
+ * inside a recorded run (as in a lesson run without the warm-up), is not the implementation's: on a CPU with bf16
+ * instructions it ran 256^3 bf16 products through the recorded entry point, and when the path then lost to float32
+ * the replay called a bf16 GEMM the CPU was no longer given (an abort, seen under load in CI). Forked: the bf16
+ * decision is made here for the first time in this process. */
+START_TEST(gemm_record_counts_per_run_and_not_the_calibration)
+{
+    static float a[32 * 32], c[32 * 32];
+    gemm_cpu_record_begin();
+    for (int i = 0; i < 6; i++) sgemm_cpu(0, 0, 32, 32, 32, 1.0f, a, 32, a, 32, 0.0f, c, 32);
+    gemm_cpu_record_end();
+    for (int run = 0; run < 2; run++) {
+        gemm_cpu_record_again();
+        for (int i = 0; i < 6; i++) sgemm_cpu(0, 0, 32, 32, 32, 1.0f, a, 32, a, 32, 0.0f, c, 32);
+        gemm_cpu_record_end();
+    }
+    ck_assert_uint_eq(gemm_record_calls(), 6); /* 18 calls over 3 runs */
+    ck_assert(gemm_cpu_peak_seconds("test") > 0.0);
+    gemm_cpu_record_begin();
+    (void)gemm_cpu_bf16_native(); /* the decision, its exactness check and its timing */
+    gemm_cpu_record_end();
+    ck_assert_uint_eq(gemm_record_calls(), 0);
+    ck_assert(gemm_cpu_peak_seconds("test") == 0.0);
+}
+END_TEST
+
 /* BLAS's column-major SGEMM, by definition: C(i,j) at C[i + j*ldc], op(A) is (m x k), op(B) is (k x n). */
 static void colmajor_sgemm_reference(const colmajor_gemm *g, const float *C0, float *C, int ldc, long long strideC,
                                      int batch, float alpha, float beta)
@@ -622,6 +649,7 @@ static Suite *runtime_suite(void)
     tcase_add_test(n, gemm_unknown_provider_refused);
     tcase_add_test(n, bf16_gemm_against_double);
     tcase_add_test(n, gemm_record_replays_recorded_shapes);
+    tcase_add_test(n, gemm_record_counts_per_run_and_not_the_calibration);
     tcase_add_test(n, rowmajor_to_cublas_mapping);
     tcase_add_test(n, compare_rule_and_nan);
     tcase_add_test(n, gradcheck_accepts_right_and_rejects_wrong);
