@@ -1,8 +1,8 @@
 /* maxsim_v6.cu - lesson 3, cuda-v6: v5 with twice the warps per block, each half the rows.
  *
- * An H100 measured v5 latency-bound (docs/results/nvidia-h100-80gb-hbm3/stalls/): 4 warps of 64 x 64 need 252-255
- * registers a thread, and at the forum's K = 256 a block's 163,840 bytes of shared memory leave one block, one
- * warp per scheduler, so every dependent instruction waits its whole latency. Here the block's 8 warps each own
+ * v5 is latency-bound: its 4 warps of 64 x 64 each hold 16 accumulator fragments, and at the forum's K = 256 a
+ * block's shared memory leaves one block per SM, one warp per scheduler, so every dependent instruction waits its
+ * whole latency (the measurements: docs/lesson-3.md). Here the block's 8 warps each own
  * 32 x 64 of the same 128 x 128 score tile (2 x 4 fragments: half the accumulators, half the registers), so a
  * scheduler has two warps to issue from where v5 had one; the shared memory, the pipeline, the fold
  * (kernels/maxsim_ordered_fold.h) and the merge are v5's. The cost: each warp loads its own a fragments, so a
