@@ -7,7 +7,6 @@
 #include "logchain_forward.h"
 
 #include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/prefetch.h"
 #include "../kernels/logchain_math.h"
 #include "../kernels/runtime/track.h"
 
@@ -41,7 +40,6 @@ float *cpu_lc_forward(const lc_dims *d, const float *x, const float *bulk, const
         for (size_t i = 0; i < V1; i++) {
             const float *P = bulk + (s * V1 + i) * C2; /* P_i (c, c) */
             for (size_t b = 0; b < n; b++) {
-                prefetch_slice(P, C2 * sizeof *P, b, n, 0); /* the GEMM's P_i, warm when it starts */
                 const float *a = as + b * ld + i * c; /* alpha_i of row b, (c,) */
                 mx[b] = vmax(a, c);
                 for (size_t j = 0; j < c; j++) W[b * c + j] = lc_weight(a[j], mx[b]);
@@ -114,14 +112,11 @@ static void last_variable(const chain_view *v, size_t V1, bwd_scratch *w)
     }
 }
 
-/* W = exp(x_{i+1} + beta_{i+1} - mb) and U = dout exp(alpha_i - ma) times the scale, row by row; meanwhile the
- * two GEMMs' (c, c) matrices come into the cache: dbulk_i, which the first writes, and P_i, which the second reads */
-static void step_weights(const chain_view *v, size_t ii, bwd_scratch *w, const float *P, const float *dbulk_i)
+/* W = exp(x_{i+1} + beta_{i+1} - mb) and U = dout exp(alpha_i - ma) times the scale, row by row */
+static void step_weights(const chain_view *v, size_t ii, bwd_scratch *w)
 {
     size_t c = v->c;
     for (size_t b = 0; b < v->n; b++) {
-        prefetch_slice(dbulk_i, c * c * sizeof *dbulk_i, b, v->n, 1);
-        prefetch_slice(P, c * c * sizeof *P, b, v->n, 0);
         const float *xn = v->xs + b * v->ld + (ii + 1) * c, *a = v->as + b * v->ld + ii * c;
         float *wr = w->W + b * c, *u = w->U + b * c;
         for (size_t k = 0; k < c; k++) wr[k] = xn[k] + w->beta[b * c + k];
@@ -166,10 +161,9 @@ static void chain_backward(const chain_view *v, const float *bulk, size_t V1, bw
     last_variable(v, V1, w);
     for (size_t ii = V1; ii-- > 0;) { /* beta holds beta_{i+1} */
         const float *P = bulk + (v->s * V1 + ii) * C2;
-        float *dbulk_i = dbulk + (v->s * V1 + ii) * C2;
-        step_weights(v, ii, w, P, dbulk_i);
+        step_weights(v, ii, w);
         /* dbulk_i (c, c) = U^T (c, n) . W (n, c): the batch is the GEMM's inner dimension */
-        sgemm_cpu(1, 0, c, c, v->n, 1.0f, w->U, c, w->W, c, 0.0f, dbulk_i, c);
+        sgemm_cpu(1, 0, c, c, v->n, 1.0f, w->U, c, w->W, c, 0.0f, dbulk + (v->s * V1 + ii) * C2, c);
         sgemm_cpu(0, 1, v->n, c, c, 1.0f, w->W, c, P, c, 0.0f, w->S, c); /* S = W . P_i^T */
         step_beta_dx(v, ii, w);
     }

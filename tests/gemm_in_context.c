@@ -7,7 +7,7 @@
  *   alone, clocked   the same, each call between two CPU-clock reads (what the profile adds to every call)
  *   P walks          each step its own P_i of the chain (a [v-1, c, c] array), the loop timed whole
  *   in the lesson    row passes between the products, each product clocked as the profile does
- *   P prefetched     the same, with P_i prefetched during the row pass before its product (what lesson 2 does)
+ *   P prefetched     the same, with P_i prefetched during the row pass before its product
  * and prints each as microseconds per product and as a share of "alone"; then the whole step (row pass, product,
  * row pass) of the last two, which says whether the prefetch saved time or only moved it into the row pass.
  *     build/gemm_in_context [n c]      (default 100 100: lesson 2's medium size) */
@@ -18,7 +18,6 @@
 #include <time.h>
 
 #include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/prefetch.h"
 
 enum { STEPS = 39, REPS = 40 }; /* lesson 2 medium: v = 40, so 39 products per pass */
 
@@ -32,6 +31,41 @@ static double cpu_now(void)
 static void product(size_t n, size_t c, const float *W, const float *P, float *S)
 {
     sgemm_cpu(0, 0, n, c, c, 1.0f, W, c, P, c, 0.0f, S, c); /* S (n, c) = W (n, c) . P (c, c) */
+}
+
+/* Prefetch slice `part` of `parts` of [p, p + bytes) into the cache, 64-byte lines: one call per row of a row pass
+ * spreads a matrix's prefetches over the pass. */
+static void prefetch_slice(const void *p, size_t bytes, size_t part, size_t parts)
+{
+    size_t lines = (bytes + 63) / 64, per = (lines + parts - 1) / parts;
+    for (size_t l = part * per; l < (part + 1) * per && l < lines; l++)
+        __builtin_prefetch((const char *)p + 64 * l, 0, 3);
+}
+
+/* REPS passes of lesson 2's chain: per step W = exp(alpha_i - max) row by row (prefetching P_i meanwhile when
+ * asked), S = W . P_i, alpha_{i+1} = log S. Adds the products' own CPU time to *gemm_s and
+ * returns the whole loop's. */
+static double lesson_steps(size_t n, size_t c, const float *P, float *alpha, float *W, float *S, int prefetch,
+                           double *gemm_s)
+{
+    double t0 = cpu_now();
+    for (size_t r = 0; r < REPS; r++)
+        for (size_t i = 0; i < STEPS; i++) {
+            for (size_t b = 0; b < n; b++) {
+                if (prefetch) prefetch_slice(P + i * c * c, c * c * sizeof *P, b, n);
+                const float *a = alpha + (b * (STEPS + 1) + i) * c;
+                float m = a[0];
+                for (size_t j = 1; j < c; j++) m = a[j] > m ? a[j] : m;
+                for (size_t j = 0; j < c; j++) W[b * c + j] = expf(a[j] - m);
+            }
+            double g0 = cpu_now();
+            product(n, c, W, P + i * c * c, S);
+            *gemm_s += cpu_now() - g0;
+            for (size_t b = 0; b < n; b++)
+                for (size_t j = 0; j < c; j++)
+                    alpha[(b * (STEPS + 1) + i + 1) * c + j] = logf(S[b * c + j] + 1e-30f) - 0.01f;
+        }
+    return cpu_now() - t0;
 }
 
 int main(int argc, char **argv)
@@ -70,46 +104,11 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < calls; k++) product(n, c, W, P + (k % STEPS) * c * c, S);
     double walks = (cpu_now() - t0) / (double)calls;
 
-    double lesson = 0.0; /* lesson 2's step: W = exp(alpha_i - max) row by row, S = W . P_i, alpha_{i+1} = log S */
-    double step0 = cpu_now();
-    for (size_t r = 0; r < REPS; r++)
-        for (size_t i = 0; i < STEPS; i++) {
-            for (size_t b = 0; b < n; b++) {
-                const float *a = alpha + (b * (STEPS + 1) + i) * c;
-                float m = a[0];
-                for (size_t j = 1; j < c; j++) m = a[j] > m ? a[j] : m;
-                for (size_t j = 0; j < c; j++) W[b * c + j] = expf(a[j] - m);
-            }
-            double g0 = cpu_now();
-            product(n, c, W, P + i * c * c, S);
-            lesson += cpu_now() - g0;
-            for (size_t b = 0; b < n; b++)
-                for (size_t j = 0; j < c; j++)
-                    alpha[(b * (STEPS + 1) + i + 1) * c + j] = logf(S[b * c + j] + 1e-30f) - 0.01f;
-        }
+    double lesson = 0.0, fetched = 0.0;
+    double lesson_step = lesson_steps(n, c, P, alpha, W, S, 0, &lesson) / (double)calls;
+    double fetched_step = lesson_steps(n, c, P, alpha, W, S, 1, &fetched) / (double)calls;
     lesson /= (double)calls;
-    double lesson_step = (cpu_now() - step0) / (double)calls;
-
-    double fetched = 0.0; /* the same, with P_i brought into the cache during the row pass before its product */
-    step0 = cpu_now();
-    for (size_t r = 0; r < REPS; r++)
-        for (size_t i = 0; i < STEPS; i++) {
-            for (size_t b = 0; b < n; b++) {
-                prefetch_slice(P + i * c * c, c * c * sizeof *P, b, n, 0);
-                const float *a = alpha + (b * (STEPS + 1) + i) * c;
-                float m = a[0];
-                for (size_t j = 1; j < c; j++) m = a[j] > m ? a[j] : m;
-                for (size_t j = 0; j < c; j++) W[b * c + j] = expf(a[j] - m);
-            }
-            double g0 = cpu_now();
-            product(n, c, W, P + i * c * c, S);
-            fetched += cpu_now() - g0;
-            for (size_t b = 0; b < n; b++)
-                for (size_t j = 0; j < c; j++)
-                    alpha[(b * (STEPS + 1) + i + 1) * c + j] = logf(S[b * c + j] + 1e-30f) - 0.01f;
-        }
     fetched /= (double)calls;
-    double fetched_step = (cpu_now() - step0) / (double)calls;
 
     double flop = 2.0 * (double)n * (double)c * (double)c;
     printf("gemm_in_context: [%zu, %zu] x [%zu, %zu] through %s, %zu products each, CPU time per product:\n", n, c, c,
