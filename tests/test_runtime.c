@@ -330,6 +330,70 @@ START_TEST(gemm_unknown_provider_refused)
 }
 END_TEST
 
+/* op(A) op(B) against double, with the float32 bound of sgemm_all_transposes (alpha = 1, beta = 0). */
+static void check_product(int ta, int tb, size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
+                          size_t ldb, const float *C, size_t ldc)
+{
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) {
+            double s = 0, abs = 0;
+            for (size_t k = 0; k < K; k++) {
+                double a = ta ? A[k * lda + i] : A[i * lda + k], b = tb ? B[j * ldb + k] : B[k * ldb + j];
+                s += a * b;
+                abs += fabs(a * b);
+            }
+            ck_assert_msg(fabs(C[i * ldc + j] - s) <= (K + 2) * 0x1p-24 * abs, "[%zu, %zu]: %g vs %g", i, j,
+                          C[i * ldc + j], s);
+        }
+}
+
+/* The provider chosen per shape, unforced (forked: a fresh process): a small product's shape is timed once, at its
+ * first call (the set-up time grows then and not at the next call), every call of the shape runs on the same
+ * provider (identical bits from identical inputs), whichever provider won computes it right, and a product above
+ * the calibration's size is not timed. The shapes: padded strides, each transpose pair, one whose A fills the
+ * calibration buffer exactly. */
+START_TEST(gemm_small_shapes_choose_once_and_keep_their_provider)
+{
+    unsetenv("GEMM_CPU_PROVIDER"); /* the layer's own choice, whatever the caller forced */
+    static const struct { int ta, tb; size_t M, N, K, pad; } shapes[] = {
+        {0, 1, 100, 100, 100, 3}, {1, 0, 33, 65, 17, 2}, {0, 0, 9, 130, 64, 0}, {1, 1, 64, 48, 40, 5}, {0, 0, 512, 64, 512, 0}};
+    static float A[512 * 512], B[512 * 512], C1[512 * 512], C2[512 * 512];
+    rng r;
+    rng_seed(&r, 33);
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        int ta = shapes[t].ta, tb = shapes[t].tb;
+        size_t M = shapes[t].M, N = shapes[t].N, K = shapes[t].K;
+        size_t lda = (ta ? M : K) + shapes[t].pad, ldb = (tb ? K : N) + shapes[t].pad, ldc = N + shapes[t].pad;
+        rng_fill_normal_f32(&r, A, (ta ? K : M) * lda, 0, 1);
+        rng_fill_normal_f32(&r, B, (tb ? N : K) * ldb, 0, 1);
+        for (size_t i = 0; i < M * ldc; i++) C1[i] = C2[i] = NAN;
+        double setup0 = gemm_cpu_setup_ms();
+        sgemm_cpu(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C1, ldc);
+        double setup1 = gemm_cpu_setup_ms();
+        const char *p = gemm_cpu_provider_name(ta, tb, M, N, K, lda, ldb, ldc, 0.0f);
+        sgemm_cpu(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C2, ldc);
+        ck_assert_msg(setup1 > setup0, "shape %zu: not timed at its first call", t);
+        ck_assert_msg(gemm_cpu_setup_ms() == setup1, "shape %zu: timed again", t);
+        ck_assert_str_eq(gemm_cpu_provider_name(ta, tb, M, N, K, lda, ldb, ldc, 0.0f), p);
+        ck_assert_msg(memcmp(C1, C2, M * ldc * sizeof *C1) == 0, "shape %zu: two calls, two results (%s)", t, p);
+        check_product(ta, tb, M, N, K, A, lda, B, ldb, C1, ldc);
+        printf("gemm_small_shapes: %c%c [%zu, %zu, %zu] on %s\n", ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, p);
+    }
+    /* 600^3 multiply-adds: above 512^3, the largest calibration */
+    enum { L = 600 };
+    static float a[L * L], b[L * L], c[L * L];
+    rng_fill_normal_f32(&r, a, L * L, 0, 1);
+    rng_fill_normal_f32(&r, b, L * L, 0, 1);
+    double setup0 = gemm_cpu_setup_ms();
+    sgemm_cpu(0, 0, L, L, L, 1.0f, a, L, b, L, 0.0f, c, L);
+    ck_assert(gemm_cpu_setup_ms() == setup0);
+    /* a forced provider runs everything: no shape is timed */
+    ck_assert_int_eq(gemm_cpu_use("openblas"), 0);
+    ck_assert_str_eq(gemm_cpu_provider_name(0, 0, 77, 77, 77, 77, 77, 77, 0.0f), "openblas");
+    ck_assert(gemm_cpu_setup_ms() == setup0);
+}
+END_TEST
+
 /* bf16 products on the bf16 instructions, where this CPU has them: bf16 inputs, float32 sums, every transpose
  * pair, padded strides, beta 0 (over NaN) and 1, against double on the same bf16 values. Elsewhere the layer
  * must say why it does not use them. */
@@ -647,6 +711,7 @@ static Suite *runtime_suite(void)
     tcase_add_loop_test(n, sgemm_all_transposes_against_double, 0, NPROVIDERS);
     tcase_add_loop_test(n, gemm_k_zero_scales_c, 0, NPROVIDERS);
     tcase_add_test(n, gemm_unknown_provider_refused);
+    tcase_add_test(n, gemm_small_shapes_choose_once_and_keep_their_provider);
     tcase_add_test(n, bf16_gemm_against_double);
     tcase_add_test(n, gemm_record_replays_recorded_shapes);
     tcase_add_test(n, gemm_record_counts_per_run_and_not_the_calibration);

@@ -202,6 +202,13 @@ static provider *find(const char *name)
     return NULL;
 }
 
+/* The other library: OpenBLAS beside either of oneDNN's entry points, oneDNN's sgemm beside OpenBLAS. */
+static provider *rival(void)
+{
+    provider *r = chosen == find("openblas") ? find("onednn") : find("openblas");
+    return r->correct ? r : NULL;
+}
+
 static void describe_choice(const char *how)
 {
     int n = snprintf(library, sizeof library, "%s, %.0f GFLOP/s at %d^3, %s", chosen->about, 2e-9 * chosen->rate, S, how);
@@ -248,7 +255,13 @@ static void choose(void)
         abort();
     }
     chosen = best;
-    describe_choice(skinny_openblas ? "chosen (the fastest; a 10% tie goes to oneDNN sgemm), and OpenBLAS for products with a dimension <= 32" : "chosen (the fastest; a 10% tie goes to oneDNN sgemm)");
+    char how[256];
+    int n = snprintf(how, sizeof how, "chosen (the fastest; a 10%% tie goes to oneDNN sgemm)");
+    if (rival())
+        n += snprintf(how + n, sizeof how - n, "; a product of up to %d^3 multiply-adds on %s where that is over 10%% "
+                      "faster on its own shape (timed at its first call)", S, rival()->name);
+    if (skinny_openblas) snprintf(how + n, sizeof how - n, "; a larger one with a dimension <= %d on openblas", SKINNY);
+    describe_choice(how);
 }
 
 int gemm_cpu_use(const char *name)
@@ -265,6 +278,83 @@ int gemm_cpu_use(const char *name)
     forced = 1;
     describe_choice("forced (GEMM_CPU_PROVIDER)");
     return 0;
+}
+
+/* ---- small products: the provider timed on their own shape -------------------------------------------------- */
+
+/* Below S^3 multiply-adds, the S^3 timing says little about a product: lesson 2's [100, 100] x [100, 100] ran 19%
+ * faster on OpenBLAS (Cooperlake kernels, one thread) than on oneDNN's sgemm, chosen by a 10% tie at 256^3, and
+ * lesson 4's products of 32 rows faster on oneDNN there, where an AVX2-only EPYC had them faster on OpenBLAS. So the
+ * first call of each such shape times the chosen provider and the other library on that shape (its transposes and
+ * strides; the calibration buffers as operands), taking turns, best of ROUNDS; the other library takes the shape
+ * only if it is faster by more than the tie margin. The choice is made before the shape's first product computes,
+ * so every call of a shape in a process runs on one provider: the same inputs give the same bits. */
+enum { SHAPES_MAX = 128, ROUNDS = 4 };
+typedef struct {
+    int ta, tb, beta1;
+    size_t M, N, K, lda, ldb, ldc;
+    provider *p;
+    double us_chosen, us_rival; /* best single-call microseconds of the two */
+} shape_choice;
+static shape_choice shape_choices[SHAPES_MAX];
+static int nshape_choices;
+static double setup_ms; /* the time spent choosing, all shapes together */
+
+static double time_call_us(provider *p, const shape_choice *s)
+{
+    double t0 = host_time_ms(), c0 = cpu_seconds();
+    p->run(s->ta, s->tb, s->M, s->N, s->K, 1.0f, cal_a, s->lda, cal_b, s->ldb, s->beta1 ? 1.0f : 0.0f, cal_c, s->ldc);
+    double wall = 1e3 * (host_time_ms() - t0), cpu = 1e6 * (cpu_seconds() - c0);
+    return cpu < wall ? cpu : wall;
+}
+
+/* The provider for a product of at most S^3 multiply-adds whose operands fit the calibration buffers; NULL for
+ * any other (the S^3 rule decides those). */
+static provider *provider_for_shape(int ta, int tb, size_t M, size_t N, size_t K, size_t lda, size_t ldb, size_t ldc,
+                                    float beta)
+{
+    provider *r = rival();
+    const size_t cap = (size_t)S_MAX * S_MAX;
+    if (!r || (double)M * N * K > (double)S * S * S || (ta ? K : M) * lda > cap || (tb ? N : K) * ldb > cap ||
+        M * ldc > cap)
+        return NULL;
+    shape_choice k = {!!ta, !!tb, beta != 0.0f, M, N, K, lda, ldb, ldc, NULL, 0.0, 0.0};
+    for (int i = nshape_choices - 1; i >= 0; i--) {
+        const shape_choice *c = &shape_choices[i];
+        if (c->ta == k.ta && c->tb == k.tb && c->beta1 == k.beta1 && c->M == M && c->N == N && c->K == K &&
+            c->lda == lda && c->ldb == ldb && c->ldc == ldc)
+            return c->p;
+    }
+    if (nshape_choices == SHAPES_MAX) return NULL;
+    double t_start = host_time_ms();
+    size_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
+    for (size_t i = 0; i < na; i++) cal_a[i] = (float)(i % 7) - 3.0f;
+    for (size_t i = 0; i < nb; i++) cal_b[i] = (float)(i % 5) - 2.0f;
+    memset(cal_c, 0, M * ldc * sizeof *cal_c);
+    time_call_us(chosen, &k), time_call_us(r, &k); /* first calls: JIT, packing buffers */
+    for (int round = 0; round < ROUNDS; round++) {
+        double a = time_call_us(chosen, &k), b = time_call_us(r, &k);
+        if (round == 0 || a < k.us_chosen) k.us_chosen = a;
+        if (round == 0 || b < k.us_rival) k.us_rival = b;
+    }
+    k.p = k.us_rival * OPENBLAS_MARGIN < k.us_chosen ? r : chosen;
+    shape_choices[nshape_choices++] = k;
+    if (getenv("GEMM_CPU_PROFILE"))
+        fprintf(stderr, "gemm_cpu shape %c%c [%zu, %zu, %zu]: %s %.1f us, %s %.1f us: %s\n", ta ? 'T' : 'N',
+                tb ? 'T' : 'N', M, N, K, chosen->name, k.us_chosen, r->name, k.us_rival, k.p->name);
+    setup_ms += host_time_ms() - t_start;
+    return k.p;
+}
+
+/* Which provider runs a float32 product: the forced one; else the one timed on its shape; else the S^3 choice,
+ * with OpenBLAS for a skinny product on a tie. */
+static provider *provider_for(int ta, int tb, size_t M, size_t N, size_t K, size_t lda, size_t ldb, size_t ldc,
+                              float beta)
+{
+    if (forced) return chosen;
+    provider *p = provider_for_shape(ta, tb, M, N, K, lda, ldb, ldc, beta);
+    if (p) return p;
+    return skinny_openblas && (M <= SKINNY || N <= SKINNY || K <= SKINNY) ? find("openblas") : chosen;
 }
 
 /* ---- the products -------------------------------------------------------------------------------------------- */
@@ -285,7 +375,7 @@ void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha
         return;
     }
     choose();
-    provider *p = skinny_openblas && !forced && (M <= SKINNY || N <= SKINNY || K <= SKINNY) ? find("openblas") : chosen;
+    provider *p = provider_for(transA, transB, M, N, K, lda, ldb, ldc, beta);
     double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
     /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
     p->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -435,6 +525,15 @@ void gemm_cpu_warm_up(void)
     sgemm_cpu(0, 0, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
 }
 
+double gemm_cpu_setup_ms(void) { return setup_ms; }
+
+const char *gemm_cpu_provider_name(int transA, int transB, size_t M, size_t N, size_t K, size_t lda, size_t ldb,
+                                   size_t ldc, float beta)
+{
+    choose();
+    return provider_for(transA, transB, M, N, K, lda, ldb, ldc, beta)->name;
+}
+
 double gemm_cpu_fmas_per_second(void)
 {
     choose();
@@ -456,6 +555,30 @@ static void replay(int is_bf16, int ta, int tb, size_t M, size_t N, size_t K, fl
     else sgemm_cpu(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+/* The providers the recorded shapes ran on, for the profile line: "onednn", or "onednn (3 shapes), openblas (2)". */
+static const char *providers_used(void)
+{
+    static char text[128];
+    int count[NPROV + 1] = {0}, n = 0, kinds = 0; /* the last: bf16 products */
+    for (int s = 0; s < gemm_record_shapes(); s++) {
+        int ta, tb, bf;
+        size_t M, N, K, lda, ldb, ldc;
+        float beta;
+        gemm_record_shape(s, &bf, &ta, &tb, &M, &N, &K, &lda, &ldb, &ldc, &beta);
+        count[bf ? NPROV : (int)(provider_for(ta, tb, M, N, K, lda, ldb, ldc, beta) - providers)]++;
+    }
+    text[0] = 0;
+    for (int i = 0; i <= NPROV; i++) kinds += count[i] > 0;
+    for (int i = 0; i <= NPROV && n < (int)sizeof text; i++) {
+        const char *name = i < NPROV ? providers[i].name : "onednn-bf16";
+        if (count[i] > 0)
+            n += kinds == 1 ? snprintf(text + n, sizeof text - n, "%s", name)
+                            : snprintf(text + n, sizeof text - n, "%s%s (%d shape%s)", n ? ", " : "", name, count[i],
+                                       count[i] == 1 ? "" : "s");
+    }
+    return text[0] ? text : chosen->name;
+}
+
 double gemm_cpu_peak_seconds(const char *label)
 {
     double peak = gemm_record_replay(replay), in_layer = gemm_record_layer_seconds();
@@ -470,9 +593,9 @@ double gemm_cpu_peak_seconds(const char *label)
         chosen = keep;
         forced = keep_forced;
         fprintf(stderr, "gemm_cpu profile: %s: %zu GEMMs of %d shapes, %.2f CPU ms inside the layer; the same shapes "
-                        "alone: %.2f ms on %s%s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",
-                label, gemm_record_calls(), gemm_record_shapes(), 1e3 * in_layer, 1e3 * peak, chosen->name,
-                skinny_openblas && !forced ? " and openblas (skinny)" : "", 100.0 * peak / in_layer, 1e3 * onednn, 100.0 * onednn / in_layer);
+                        "alone: %.2f ms on %s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",
+                label, gemm_record_calls(), gemm_record_shapes(), 1e3 * in_layer, 1e3 * peak, providers_used(),
+                100.0 * peak / in_layer, 1e3 * onednn, 100.0 * onednn / in_layer);
     }
     gemm_record_clear();
     return peak;

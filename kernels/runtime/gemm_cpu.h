@@ -11,7 +11,9 @@
  * The provider is chosen at run time, once per process (gemm_cpu.c): each candidate this CPU can run - oneDNN's
  * sgemm, oneDNN's matmul primitives, OpenBLAS's cblas_sgemm with the core type it detected - is checked on an
  * exactly representable product and timed on a 256^3 one (512^3 above four threads), and the fastest correct one runs every float32 GEMM
- * (a near tie goes to oneDNN's sgemm, with OpenBLAS for skinny products: gemm_cpu.c says why).
+ * (a near tie goes to oneDNN's sgemm). A smaller product is timed on its own shape at its first call, on that
+ * provider and the other library, and runs on the other where that is over 10% faster; a larger one with a
+ * dimension <= 32 runs on OpenBLAS after a tie (gemm_cpu.c says why).
  * GEMM_CPU_PROVIDER=openblas|onednn|onednn-matmul forces one. Threads: OPENBLAS_NUM_THREADS, else
  * OMP_NUM_THREADS, sets both libraries' count.
  *
@@ -59,6 +61,13 @@ int gemm_cpu_use(const char *provider);
 /* The choice, and one small GEMM, so the library's thread start-up and buffer mapping happen before anything
  * is timed. */
 void gemm_cpu_warm_up(void);
+/* The provider a float32 product of this shape runs on ("onednn", "onednn-matmul" or "openblas"), choosing it
+ * first if this is the shape's first product: what the tests check, and what GEMM_CPU_PROFILE prints. */
+const char *gemm_cpu_provider_name(int transA, int transB, size_t M, size_t N, size_t K, size_t lda, size_t ldb,
+                                   size_t ldc, float beta);
+/* Milliseconds spent so far timing providers on a new product shape (gemm_cpu.c): set-up, which the lessons leave
+ * out of a pass's time as they leave out the allocators'. */
+double gemm_cpu_setup_ms(void);
 /* Multiply-adds per second of the chosen provider on the timing GEMM (256^3, 512^3 above four threads), measured
  * once: what the lessons' time estimates divide by. */
 double gemm_cpu_fmas_per_second(void);

@@ -74,6 +74,14 @@ void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, s
     shapes[nshapes++] = k;
 }
 
+void gemm_record_shape(int i, int *is_bf16, int *transA, int *transB, size_t *M, size_t *N, size_t *K, size_t *lda,
+                       size_t *ldb, size_t *ldc, float *beta)
+{
+    const shape *s = &shapes[i];
+    *is_bf16 = s->is_bf16, *transA = s->ta, *transB = s->tb, *M = s->M, *N = s->N, *K = s->K;
+    *lda = s->lda, *ldb = s->ldb, *ldc = s->ldc, *beta = s->beta ? 1.0f : 0.0f;
+}
+
 /* A sample's seconds: the smaller of wall-clock and process CPU time. On one thread CPU time is the smaller and
  * leaves out the time this shared machine gives other processes; on several, wall-clock is (CPU time adds the
  * threads up). */

@@ -25,6 +25,9 @@ double gemm_record_layer_seconds(void);
 size_t gemm_record_calls(void);
 int gemm_record_shapes(void);
 void gemm_record_clear(void);
+/* The i-th distinct shape recorded (0 <= i < gemm_record_shapes()). */
+void gemm_record_shape(int i, int *is_bf16, int *transA, int *transB, size_t *M, size_t *N, size_t *K, size_t *lda,
+                       size_t *ldb, size_t *ldc, float *beta);
 
 /* How replay runs one product: the layer's own entry points (bf16 operands are bf16 arrays). */
 typedef void gemm_replay_fn(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, float alpha,
