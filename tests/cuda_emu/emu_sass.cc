@@ -41,7 +41,19 @@ static int pipe_of(const std::string &op, const std::string &full)
     for (const char **p = sfu; *p; p++) if (op == *p) return EMU_PIPE_SFU;
     for (const char **p = lsu; *p; p++) if (op == *p) return EMU_PIPE_LSU;
     for (const char **p = ctrl; *p; p++) if (op == *p) return EMU_PIPE_CTRL;
-    if (op == "HMMA" || op == "HGMMA") return full.find("TF32") != std::string::npos ? EMU_PIPE_MMA_TF32 : EMU_PIPE_MMA16;
+    if (op == "HMMA" || op == "HGMMA") {
+        /* The tensor bound counts an f16/bf16 HMMA as 4096 FLOP (m16n8k16) and a tf32 one as 1024 (m16n8k4): the
+         * shapes nvcc emits for this project's WMMA on sm_80 and sm_90 (HMMA.16816.F32.BF16, HMMA.1684.F32.TF32).
+         * Any other shape would be counted wrong: refused. */
+        int tf32 = full.find("TF32") != std::string::npos;
+        const char *shape = tf32 ? "HMMA.1684." : "HMMA.16816.";
+        if (full.compare(0, strlen(shape), shape) != 0) {
+            fprintf(stderr, "emu_sass: %s: the time model counts only %s* for %s tensor-core instructions\n",
+                    full.c_str(), shape, tf32 ? "tf32" : "16-bit");
+            abort();
+        }
+        return tf32 ? EMU_PIPE_MMA_TF32 : EMU_PIPE_MMA16;
+    }
     if (op == "IMAD" || op == "IMUL") return full.find(".MOV") != std::string::npos ? EMU_PIPE_ALU : EMU_PIPE_IMAD;
     if (op[0] == 'U') return EMU_PIPE_CTRL; /* the uniform datapath: an issue slot, no vector pipe */
     return EMU_PIPE_ALU;
