@@ -1,4 +1,4 @@
-/* maxsim_pipeline.h - lesson 3's pipelined forward (cuda-v4 .. cuda-v6): what the versions share. One block per
+/* maxsim_pipeline.h - lesson 3's pipelined forward (cuda-v4 .. cuda-v7): what the versions share. One block per
  * (i, m) keeps 128 rows of a[i] (all of K, rounded to TF32) in shared memory -- more than the default 48 KB, so
  * the launch opts in -- while b[m] streams past them in 128-row tiles, 16 columns of K per stage, through a 3-stage
  * cp.async pipeline: the copies of the next two stages are in flight while the warps multiply the current one, one
@@ -114,24 +114,34 @@ template <int THREADS> __device__ static void pipe_issue(const float *bm, int N,
     }
 }
 
-/* c[x][y] += sA rows wr+16x .. +16, columns k0 .. k0+16 times the stage's rows wc+16y .. +16 (transposed). */
-template <int WX>
-__device__ static void pipe_mma_stage(const float *sA, int lda, int k0, const float *s, int wr, int wc,
-                                      acc_frag (&c)[WX][4])
-{
-    wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
-    wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fb[4]; /* s[n][k] */
-    UNROLL for (int kk = 0; kk < MS4_TK; kk += 8) {
-        UNROLL for (int y = 0; y < 4; y++) {
-            wmma::load_matrix_sync(fb[y], s + (wc + 16 * y) * LDB + kk, LDB);
-            UNROLL for (int q = 0; q < fb[y].num_elements; q++) fb[y].x[q] = wmma::__float_to_tf32(fb[y].x[q]);
-        }
-        UNROLL for (int x = 0; x < WX; x++) {
-            wmma::load_matrix_sync(fa, sA + (wr + 16 * x) * lda + k0 + kk, lda);
-            UNROLL for (int y = 0; y < 4; y++) wmma::mma_sync(c[x][y], fa, fb[y], c[x][y]);
+typedef wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a_frag;
+typedef wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b_frag; /* s[n][k] */
+
+/* How a stage's fragments are loaded: the kernel's other policy (pipe_forward's Loads).
+ *   learn<T>(scratch, lda)             once per block, before the pipeline (scratch: 256 floats, 32-byte aligned)
+ *   stage<WX>(sA, lda, k0, s, wr, wc, c)   c[x][y] += sA rows wr+16x .. +16, columns k0 .. k0+16, times the
+ *                                      stage's rows wc+16y .. +16 (transposed)
+ * wmma_loads, v4-v6's: load_matrix_sync for every fragment. nvcc's code for it addresses shared memory through
+ * generic pointers, a 64-bit address computation beside each element's load. */
+struct wmma_loads {
+    template <int T> __device__ void learn(float *, int) {}
+    template <int WX>
+    __device__ void stage(const float *sA, int lda, int k0, const float *s, int wr, int wc, acc_frag (&c)[WX][4]) const
+    {
+        a_frag fa;
+        b_frag fb[4];
+        UNROLL for (int kk = 0; kk < MS4_TK; kk += 8) {
+            UNROLL for (int y = 0; y < 4; y++) {
+                wmma::load_matrix_sync(fb[y], s + (wc + 16 * y) * LDB + kk, LDB);
+                UNROLL for (int q = 0; q < fb[y].num_elements; q++) fb[y].x[q] = wmma::__float_to_tf32(fb[y].x[q]);
+            }
+            UNROLL for (int x = 0; x < WX; x++) {
+                wmma::load_matrix_sync(fa, sA + (wr + 16 * x) * lda + k0 + kk, lda);
+                UNROLL for (int y = 0; y < 4; y++) wmma::mma_sync(c[x][y], fa, fb[y], c[x][y]);
+            }
         }
     }
-}
+};
 
 /* The row maxima of one j tile from the warps' slots. The slots go to shared memory by (row group g of the tile,
  * slot q, lane) -- consecutive lanes, consecutive words, whatever the fragment layout -- in mv/mn [GROUPS][MERGE_X]:
@@ -176,15 +186,15 @@ __device__ static void pipe_merge(float (&best)[WX][8], int (&bn)[WX][8], const 
     if (argrow && j0 + r < J) argrow[(long long)(j0 + r) * M] = n;
 }
 
-/* The kernel's body for warp tiles WX fragments high (pipe_block), Fold the policy that keeps each slot's (max,
- * argmax) between n tiles:
+/* The kernel's body for warp tiles WX fragments high (pipe_block), Loads how a stage's fragments are loaded
+ * (above), Fold the policy that keeps each slot's (max, argmax) between n tiles:
  *   float best[WX][8]; int n[WX][8];      per (row group x, slot q): the best score and what locates its column
  *   init(wc)                              before a j tile's first n tile (wc: the warp's first column in a tile)
  *   fold(c, pos, n0, N)                   the warp's finished scores of one n tile (n0: their first column), then
  *                                         clears c for the next
  *   columns(pos)                          n becomes each slot's argmax column, before the merge
  * Launched with pipe_block<WX>::threads threads and ms4_smem_bytes(K) bytes of dynamic shared memory. */
-template <int WX, class Fold>
+template <int WX, class Fold, class Loads = wmma_loads>
 __device__ static void pipe_forward(int I, int J, int M, int N, int K, const float *a, const float *b, float *out,
                                     int *arg)
 {
@@ -202,6 +212,8 @@ __device__ static void pipe_forward(int I, int J, int M, int N, int K, const flo
     int w = threadIdx.x / 32, wr = w / 2 * pipe_block<WX>::rows, wc = w % 2 * 64;
     unsigned pos[2];
     pipe_fragment_positions<T>(stages, pos);
+    Loads loads;
+    loads.template learn<T>(stages, lda);
     int tiles = (N + MS4_TN - 1) / MS4_TN, steps = tiles * kc; /* the pipeline's stages per j tile */
     float sum = 0.0f;
     for (int j0 = 0; j0 < J; j0 += MS4_TJ) {
@@ -221,7 +233,7 @@ __device__ static void pipe_forward(int I, int J, int M, int N, int K, const flo
             int p = t + MS4_STAGES - 1;
             if (p < steps) pipe_issue<T>(bm, N, K, p / kc * MS4_TN, p % kc * MS4_TK, stages + p % MS4_STAGES * STAGE);
             __pipeline_commit();
-            pipe_mma_stage<WX>(sA, lda, t % kc * MS4_TK, stages + t % MS4_STAGES * STAGE, wr, wc, c);
+            loads.template stage<WX>(sA, lda, t % kc * MS4_TK, stages + t % MS4_STAGES * STAGE, wr, wc, c);
             if (t % kc == kc - 1) f.fold(c, pos, t / kc * MS4_TN + wc, N);
         }
         __pipeline_wait_prior(0);

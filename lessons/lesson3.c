@@ -251,7 +251,7 @@ const lesson lesson3_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
                         "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1 (cuda names this one: it runs any K, "
-                        "v4-v6 take K <= 256; their times: docs/lesson-3.md)",
+                        "v4-v7 take K <= 256; their times: docs/lesson-3.md)",
                .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(4),
                .about = "pipelined kernel: a[i]'s 128 rows resident in shared memory (> 48 KB opt-in), b streamed in "
@@ -265,6 +265,10 @@ const lesson lesson3_def = {
               {LESSON_CUDA_VERSION(6),
                .about = "v5 with 8 warps of 32x64 per block instead of 4 of 64x64: half the registers a thread, two "
                         "warps per scheduler at K = 256 where v5 has one; K <= 256; same backward as v1",
+               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(7),
+               .about = "v6 with its fragments filled by plain shared-memory loads at offsets each lane learns once, "
+                        "not load_matrix_sync's generic-pointer loads; K <= 256; same backward as v1",
                .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_alias = 3,
     .preamble = preamble,

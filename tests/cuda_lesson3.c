@@ -1,5 +1,5 @@
 /* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1, cuda-v2, cuda-v3 (what `cuda`
- * runs), cuda-v4, cuda-v5 and cuda-v6 against the float64 reference, their device memory formulas against the tracker, in every
+ * runs), cuda-v4 .. cuda-v7 against the float64 reference, their device memory formulas against the tracker, in every
  * mode (saved argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in
  * TF32 too -- summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small
  * and odd sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32
@@ -182,6 +182,16 @@ START_TEST(cuda_v6_tile_edges) { pipelined_tile_edges("cuda-v6", 402); }
 END_TEST
 START_TEST(cuda_v6_nan_inf) { pipelined_nan_inf("cuda-v6", 410); }
 END_TEST
+/* v7: v6 with its fragments filled by plain shared loads at learned offsets: the same cases, under the emulator's
+ * scrambled fragment layout (an offset taken for the wrong element computes garbage there) */
+START_TEST(cuda_v7_tiny) { gpu_case("cuda-v7", &TINY, 0, 0, 420); }
+END_TEST
+START_TEST(cuda_v7_odd) { gpu_case("cuda-v7", &ODD, 1, 1, 421); }
+END_TEST
+START_TEST(cuda_v7_tile_edges) { pipelined_tile_edges("cuda-v7", 422); }
+END_TEST
+START_TEST(cuda_v7_nan_inf) { pipelined_nan_inf("cuda-v7", 430); }
+END_TEST
 START_TEST(cuda_v3_nan_inf)
 {
     special_all("cuda-v3", 350);
@@ -222,6 +232,10 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_v6_odd);
     tcase_add_test(t, cuda_v6_tile_edges);
     tcase_add_test(t, cuda_v6_nan_inf);
+    tcase_add_test(t, cuda_v7_tiny);
+    tcase_add_test(t, cuda_v7_odd);
+    tcase_add_test(t, cuda_v7_tile_edges);
+    tcase_add_test(t, cuda_v7_nan_inf);
     tcase_set_timeout(t, 300);
     suite_add_tcase(s, t);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under

@@ -22,9 +22,10 @@ import sys
 BLOCK = re.compile(r"<!-- reading-path -->\n(.*?)<!-- /reading-path -->", re.S)
 ROW = re.compile(r"^\| *(\d+) *\| *\[([^\]]+)\]\(([^)]+)\) *\| *(\d+) *\|", re.M)
 # files shared by versions, beyond the five a lesson has (naive, cpu, the math, the host side of CUDA, one more):
-#   lesson 3: the fold cuda-v5 and cuda-v6 share (kernels/maxsim_ordered_fold.h), beside the pipeline v4-v6 share
+#   lesson 3: the fold cuda-v5 to cuda-v7 share (kernels/maxsim_ordered_fold.h) and v7's fragment loads
+#             (kernels/maxsim_shared_loads.h), beside the pipeline v4-v7 share
 #   lesson 5: the CPU bf16 GEMM (optimized/linear_ce_gemm.c), shared by the naive and the cpu versions
-EXTRA = {3: 1, 5: 1}
+EXTRA = {3: 2, 5: 1}
 
 
 def lines_of(path):

@@ -15,8 +15,10 @@
  *     of 4 for float/tf32 -- 16 bytes either way. Either fails the launch with cudaErrorMisalignedAddress.
  *     A device-memory tile that runs past its allocation fails it with cudaErrorIllegalAddress.
  *   - "The mapping of matrix elements into fragment internal storage is unspecified": here lane l's x[i]
- *     holds element perm[l * num_elements + i] of the tile, perm a random permutation per fragment type drawn
- *     once per process (EMU_WMMA_SEED=n fixes it). Code that assumes a layout computes garbage here.
+ *     holds element perm[l * num_elements + i] of the tile: each lane the elements PTX's mma.m16n8k* fragments
+ *     give it (what nvcc lowers WMMA to; so a kernel that learns where its elements sit and loads them itself
+ *     meets the GPU's shared-memory banks), in a random register order, the same for every lane, drawn once per
+ *     process and fragment type (EMU_WMMA_SEED=n fixes it). Code that assumes a layout computes garbage here.
  * Numerics:
  *   - __float_to_tf32 is NVIDIA's cvt.rna.tf32.f32 (crt/mma.h of CUDA 13): round to nearest, ties away from
  *     zero, to 10 mantissa bits (the result is still a float with the low 13 bits zero).
@@ -57,19 +59,52 @@ inline uint64_t splitmix(uint64_t &s)
     return z ^ (z >> 31);
 }
 
-/* The scrambled layout of fragment type F: x[i] of lane l is element perm()[l * E + i] (row-major index). */
+/* Where fragment type F's tile lives (specialised below, once the fragments are defined): cols, the tile's columns
+ * (its row-major index q is row * cols + column); by_col, 1 for matrix_b, whose lanes own columns; vec, the
+ * consecutive elements a lane owns along the other dimension (a tf32: 1; two bf16 or two float accumulators: 2). */
+template <class F> struct frag_shape;
+
+/* The lane that owns tile element q in PTX's mma.m16n8k8 (tf32) and m16n8k16 (bf16) fragments, which nvcc lowers
+ * WMMA to on sm_80 and later (PTX ISA, "Matrix Fragments for mma.m16n8k*"): for a and the accumulator, row % 8
+ * (the group) and column / vec % 4 (the thread in the group); for b, the same with rows and columns swapped. */
+template <class F> int owner_lane(int q)
+{
+    typedef frag_shape<F> S;
+    int r = q / S::cols, c = q % S::cols;
+    return S::by_col ? c % 8 * 4 + r / S::vec % 4 : r % 8 * 4 + c / S::vec % 4;
+}
+
+/* The scrambled layout of fragment type F: x[i] of lane l is element perm()[l * E + i] (row-major index). Each
+ * lane holds the elements PTX's fragments give it (owner_lane), in a register order drawn once per process and
+ * type, the same for every lane: x[i] is the same part (row half, column quarter) of each lane's, as on the GPU.
+ * So code that learns where its elements sit and loads x[i] itself makes the GPU's shared-memory bank pattern. */
 template <class F> const int *frag_perm(void)
 {
-    enum { n = 32 * F::num_elements };
+    enum { E = F::num_elements, n = 32 * E };
     static int p[n];
     static bool ready = false;
     if (!ready) {
         uint64_t s = wmma_seed();
         for (const char *c = __PRETTY_FUNCTION__; *c; c++) s = s * 131 + (unsigned char)*c; /* one per type */
-        for (int i = 0; i < n; i++) p[i] = i;
-        for (int i = n - 1; i > 0; i--) {
-            int j = (int)(splitmix(s) % (uint64_t)(i + 1)), t = p[i];
-            p[i] = p[j], p[j] = t;
+        int filled[32] = {0};
+        for (int q = 0; q < n; q++) {
+            int l = owner_lane<F>(q);
+            if (filled[l] == E) {
+                fprintf(stderr, "mma.h: lane %d owns more than %d elements of a fragment\n", l, E);
+                abort();
+            }
+            p[l * E + filled[l]++] = q;
+        }
+        int order[E]; /* one register order for every lane, as on the GPU: x[i] is the same part of each lane's */
+        for (int i = 0; i < E; i++) order[i] = i;
+        for (int i = E - 1; i > 0; i--) {
+            int j = (int)(splitmix(s) % (uint64_t)(i + 1)), t = order[i];
+            order[i] = order[j], order[j] = t;
+        }
+        for (int l = 0; l < 32; l++) {
+            int mine[E];
+            for (int i = 0; i < E; i++) mine[i] = p[l * E + order[i]];
+            for (int i = 0; i < E; i++) p[l * E + i] = mine[i];
         }
         ready = true;
     }
@@ -175,6 +210,22 @@ template <int m, int n, int k> struct tile_dims<matrix_b, m, n, k> { enum { rows
 template <int m, int n, int k> struct tile_dims<accumulator, m, n, k> { enum { rows = m, cols = n }; };
 template <class L> struct is_row { enum { value = 1 }; };
 template <> struct is_row<col_major> { enum { value = 0 }; };
+template <class Use> struct is_b { enum { value = 0 }; };
+template <> struct is_b<matrix_b> { enum { value = 1 }; };
+
+} /* namespace wmma */
+} /* namespace nvcuda */
+template <class Use, int m, int n, int k, class T, class L>
+struct emu::frag_shape<nvcuda::wmma::fragment<Use, m, n, k, T, L>> {
+    typedef nvcuda::wmma::fragment<Use, m, n, k, T, L> F;
+    enum {
+        cols = nvcuda::wmma::tile_dims<Use, m, n, k>::cols,
+        by_col = nvcuda::wmma::is_b<Use>::value,
+        vec = sizeof(typename F::storage_element_type) == 2 || F::num_elements == 8 ? 2 : 1
+    };
+};
+namespace nvcuda {
+namespace wmma {
 
 namespace detail {
 
