@@ -117,11 +117,13 @@ build/peers/sgemm_%.sass: $(EMU_DIR)/peers/sgemm_launch.cu $(EMU_DIR)/peers/sgem
 
 # The project's own kernels, the same way, for EMU_GPU_MODEL runs of the lessons:
 #   make sass-kernels GPU=H100 && EMU_GPU_MODEL=H100 EMU_SASS=build/sass/kernels_sm_90.sass build/emu/lesson3 ...
-# prints, at exit, each kernel's launches and predicted time on that GPU (a model, labelled so).
+# prints, at exit, each kernel's launches and predicted time on that GPU (a model, labelled so). The headers are
+# prerequisites too: a kernel whose code lives in a header (lesson 3's pipeline) changes with it, and a SASS listing
+# older than the emulated code gives the model another kernel's blocks (it predicted nonsense so, once).
 SASS_CU := $(wildcard kernels/*.cu optimized/*.cu)
 .PHONY: sass-kernels
 sass-kernels: build/sass/kernels_$(call gpu_arch,$(GPU)).sass
-build/sass/kernels_%.sass: $(SASS_CU) | $(NVDISASM)
+build/sass/kernels_%.sass: $(SASS_CU) $(wildcard kernels/*.h kernels/runtime/*.h optimized/*.h) | $(NVDISASM)
 	@test -n "$(NVCC)" || { echo "the time model needs nvcc (SASS of the kernels)"; exit 1; }
 	@mkdir -p build/sass && rm -f $@.tmp
 	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; echo "nvcc -cubin -arch=$* $$f"; \
