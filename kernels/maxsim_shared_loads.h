@@ -1,7 +1,7 @@
 /* maxsim_shared_loads.h - cuda-v7's fragment loads: plain shared-memory loads at offsets learned once per block.
  *
  * nvcc compiles wmma::load_matrix_sync on a shared tile to per-element loads through a generic pointer, each with
- * a 64-bit address computation (v6's stage: 48 loads and 48 IMAD.WIDE per warp, beside 64 HMMA). Which tile
+ * a 64-bit address computation. Which tile
  * element a lane's x[q] holds is unspecified, but fixed for the fragment type: so each lane loads, once, an a and
  * a b fragment from tiles holding their own element indices, keeps the offset of its x[q] in sA and in a stage,
  * and from then on fills x[q] with an ordinary load from shared memory, which nvcc addresses in 32 bits from the

@@ -1,9 +1,10 @@
 /* maxsim_v7.cu - lesson 3, cuda-v7: v6 with its fragments filled by plain shared-memory loads.
  *
- * v6 issues about 342 instructions per stage per warp for its 64 tensor-core multiplies: 48 of them are the
- * fragments' element loads through generic pointers and 48 more their 64-bit addresses (wmma::load_matrix_sync on
- * a shared tile, as nvcc compiles it). Here each lane learns once where its fragment elements sit in a tile
- * (kernels/maxsim_shared_loads.h) and loads them with ordinary shared loads; everything else is v6's.
+ * v6 is bound by the instructions it issues, and a large share of them are its fragments' element loads: nvcc
+ * compiles wmma::load_matrix_sync on a shared tile to a load through a generic pointer per element, each with a
+ * 64-bit address computation of its own (the counts: docs/lesson-3.md). Here each lane learns once where its
+ * fragment elements sit in a tile (kernels/maxsim_shared_loads.h) and loads them with ordinary shared loads;
+ * everything else is v6's.
  * Design target: >= 50% of the H100's TF32 tensor-core roofline by the time model at the forum size. */
 #include "maxsim_launch.h"
 #include "maxsim_ordered_fold.h"

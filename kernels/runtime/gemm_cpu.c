@@ -282,12 +282,11 @@ int gemm_cpu_use(const char *name)
 
 /* ---- small products: the provider timed on their own shape -------------------------------------------------- */
 
-/* Below S^3 multiply-adds, the S^3 timing says little about a product: lesson 2's [100, 100] x [100, 100] ran 19%
- * faster on OpenBLAS (Cooperlake kernels, one thread) than on oneDNN's sgemm, chosen by a 10% tie at 256^3, and
- * lesson 4's products of 32 rows faster on oneDNN there, where an AVX2-only EPYC had them faster on OpenBLAS. So the
- * first call of each such shape times the chosen provider and the other library on that shape (its transposes and
- * strides; the calibration buffers as operands), taking turns, best of ROUNDS; the other library takes the shape
- * only if it is faster by more than the tie margin. The choice is made before the shape's first product computes,
+/* Below S^3 multiply-adds, the S^3 timing says little about a product: which library is faster on a small shape
+ * depends on the shape and on the CPU, in either direction (the README says what it chose where). So the first call
+ * of each such shape times the chosen provider and the other library on that shape (its transposes and strides;
+ * the calibration buffers as operands), taking turns, best of ROUNDS; the other library takes the shape only if it
+ * is faster by more than the tie margin. The choice is made before the shape's first product computes,
  * so every call of a shape in a process runs on one provider: the same inputs give the same bits. */
 enum { SHAPES_MAX = 128, ROUNDS = 4 };
 typedef struct {

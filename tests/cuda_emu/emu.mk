@@ -119,7 +119,7 @@ build/peers/sgemm_%.sass: $(EMU_DIR)/peers/sgemm_launch.cu $(EMU_DIR)/peers/sgem
 #   make sass-kernels GPU=H100 && EMU_GPU_MODEL=H100 EMU_SASS=build/sass/kernels_sm_90.sass build/emu/lesson3 ...
 # prints, at exit, each kernel's launches and predicted time on that GPU (a model, labelled so). The headers are
 # prerequisites too: a kernel whose code lives in a header (lesson 3's pipeline) changes with it, and a SASS listing
-# older than the emulated code gives the model another kernel's blocks (it predicted nonsense so, once).
+# older than the emulated code gives the model another kernel's blocks.
 SASS_CU := $(wildcard kernels/*.cu optimized/*.cu)
 .PHONY: sass-kernels
 sass-kernels: build/sass/kernels_$(call gpu_arch,$(GPU)).sass

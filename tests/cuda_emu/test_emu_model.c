@@ -3,6 +3,7 @@
  * the model decodes, and each block's cycles are worked out by hand in the comments. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -80,12 +81,55 @@ START_TEST(issue_path_without_control_bits)
 }
 END_TEST
 
+/* _Z4mmav: one tensor-core instruction of the given shape, then EXIT */
+static void write_mma(char *path, const char *op)
+{
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, ".text._Z4mmav:\n");
+    inst(f, 1, 0x00, op, 1, 7, 0);
+    inst(f, 1, 0x10, "EXIT", 1, 7, 0);
+    fclose(f);
+}
+
+/* The tensor bound counts an HMMA.1684 on tf32 as 1024 FLOP and an HMMA.16816 on bf16 as 4096: those two shapes
+ * are read, any other is refused (counted at either figure, it would be wrong by its shape's factor). */
+START_TEST(hmma_shapes_counted)
+{
+    static const char *ops[] = {"HMMA.1684.F32.TF32 R4, R8, R12, R4", "HMMA.16816.F32.BF16 R4, R8, R12, R4"};
+    double cycles[2], n[2];
+    int has_ctrl = 0;
+    for (int i = 0; i < 2; i++) {
+        char path[] = "/tmp/test_emu_model.XXXXXX";
+        write_mma(path, ops[i]);
+        ck_assert_int_eq(emu_sass_block_paths(path, "_Z4mmav", cycles, n, 2, &has_ctrl), 1);
+        ck_assert_double_eq(n[0], 2.0);
+        unlink(path);
+    }
+}
+END_TEST
+
+START_TEST(hmma_other_shape_refused)
+{
+    char path[] = "/tmp/test_emu_model.XXXXXX";
+    write_mma(path, "HMMA.1688.F32.TF32 R4, R8, R12, R4");
+    double cycles[2], n[2];
+    int has_ctrl = 0;
+    emu_sass_block_paths(path, "_Z4mmav", cycles, n, 2, &has_ctrl); /* aborts */
+    unlink(path);
+}
+END_TEST
+
 Suite *emu_model_suite(void)
 {
     Suite *s = suite_create("cuda-emu-model");
     TCase *t = tcase_create("issue-path");
     tcase_add_test(t, issue_path_from_control_bits);
     tcase_add_test(t, issue_path_without_control_bits);
+    tcase_add_test(t, hmma_shapes_counted);
+    tcase_add_test_raise_signal(t, hmma_other_shape_refused, SIGABRT);
     suite_add_tcase(s, t);
     return s;
 }

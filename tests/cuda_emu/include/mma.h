@@ -18,7 +18,8 @@
  *     holds element perm[l * num_elements + i] of the tile: each lane the elements PTX's mma.m16n8k* fragments
  *     give it (what nvcc lowers WMMA to; so a kernel that learns where its elements sit and loads them itself
  *     meets the GPU's shared-memory banks), in a random register order, the same for every lane, drawn once per
- *     process and fragment type (EMU_WMMA_SEED=n fixes it). Code that assumes a layout computes garbage here.
+ *     process and fragment type (EMU_WMMA_SEED=n fixes it) with no register where PTX numbers it. Code that
+ *     assumes a layout computes garbage here.
  * Numerics:
  *   - __float_to_tf32 is NVIDIA's cvt.rna.tf32.f32 (crt/mma.h of CUDA 13): round to nearest, ties away from
  *     zero, to 10 mantissa bits (the result is still a float with the low 13 bits zero).
@@ -74,10 +75,23 @@ template <class F> int owner_lane(int q)
     return S::by_col ? c % 8 * 4 + r / S::vec % 4 : r % 8 * 4 + c / S::vec % 4;
 }
 
+/* The register PTX gives tile element q within its lane's fragment (the same "Matrix Fragments" figures): for a
+ * and the accumulator, the column half of 4 * vec first, then the row half of 8, then the element within its vec;
+ * for b the column half of 8, then the row half of 4 * vec. */
+template <class F> int ptx_register(int q)
+{
+    typedef frag_shape<F> S;
+    int r = q / S::cols, c = q % S::cols;
+    int outer = S::by_col ? c / 8 : c / (4 * S::vec), inner = S::by_col ? r / (4 * S::vec) : r / 8;
+    return outer * 2 * S::vec + inner * S::vec + (S::by_col ? r : c) % S::vec;
+}
+
 /* The scrambled layout of fragment type F: x[i] of lane l is element perm()[l * E + i] (row-major index). Each
  * lane holds the elements PTX's fragments give it (owner_lane), in a register order drawn once per process and
- * type, the same for every lane: x[i] is the same part (row half, column quarter) of each lane's, as on the GPU.
- * So code that learns where its elements sit and loads x[i] itself makes the GPU's shared-memory bank pattern. */
+ * type, the same for every lane: x[i] is the same part (row half, column quarter) of each lane's, as on the GPU,
+ * so code that learns where its elements sit and loads x[i] itself makes the GPU's shared-memory bank pattern. The
+ * order is drawn with no register where PTX numbers it (a derangement), so code that assumes PTX's numbering reads
+ * every element wrong. */
 template <class F> const int *frag_perm(void)
 {
     enum { E = F::num_elements, n = 32 * E };
@@ -88,18 +102,23 @@ template <class F> const int *frag_perm(void)
         for (const char *c = __PRETTY_FUNCTION__; *c; c++) s = s * 131 + (unsigned char)*c; /* one per type */
         int filled[32] = {0};
         for (int q = 0; q < n; q++) {
-            int l = owner_lane<F>(q);
-            if (filled[l] == E) {
-                fprintf(stderr, "mma.h: lane %d owns more than %d elements of a fragment\n", l, E);
+            int l = owner_lane<F>(q), k = ptx_register<F>(q);
+            if (k >= E || (filled[l] >> k & 1)) {
+                fprintf(stderr, "mma.h: lane %d's register %d of a fragment is given twice\n", l, k);
                 abort();
             }
-            p[l * E + filled[l]++] = q;
+            filled[l] |= 1 << k;
+            p[l * E + k] = q; /* PTX's numbering, for now */
         }
-        int order[E]; /* one register order for every lane, as on the GPU: x[i] is the same part of each lane's */
-        for (int i = 0; i < E; i++) order[i] = i;
-        for (int i = E - 1; i > 0; i--) {
-            int j = (int)(splitmix(s) % (uint64_t)(i + 1)), t = order[i];
-            order[i] = order[j], order[j] = t;
+        int order[E]; /* x[i] is PTX's register order[i], for every lane; order[i] != i for every i */
+        for (int fixed = 1; fixed;) {
+            for (int i = 0; i < E; i++) order[i] = i;
+            for (int i = E - 1; i > 0; i--) {
+                int j = (int)(splitmix(s) % (uint64_t)(i + 1)), t = order[i];
+                order[i] = order[j], order[j] = t;
+            }
+            fixed = 0;
+            for (int i = 0; i < E; i++) fixed |= order[i] == i;
         }
         for (int l = 0; l < 32; l++) {
             int mine[E];
