@@ -138,7 +138,7 @@ $(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm
 $(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu kernels/logchain_v1.cu kernels/logchain_v2.cu kernels/logchain_v3.cu kernels/logchain_v4.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
 $(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_v1.cu kernels/maxsim_v2.cu kernels/maxsim_v3.cu kernels/maxsim_v4.cu kernels/maxsim_v5.cu kernels/maxsim_v6.cu kernels/maxsim_v7.cu optimized/maxsim_fused.cu,))
 $(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_v1.cu kernels/gru_v2.cu kernels/gru_v3.cu,))
-$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cce.c optimized/linear_ce_cce_v3.c optimized/linear_ce_cce_v4.c optimized/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_v1.cu optimized/linear_ce_cce.cu kernels/linear_ce_v2.cu optimized/linear_ce_cce_v3.cu kernels/linear_ce_v3.cu optimized/linear_ce_cce_v4.cu kernels/linear_ce_v4.cu,))
+$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cce.c optimized/linear_ce_cce_v3.c optimized/linear_ce_cce_v4.c optimized/linear_ce_cce_v5.c optimized/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_v1.cu optimized/linear_ce_cce.cu kernels/linear_ce_v2.cu optimized/linear_ce_cce_v3.cu kernels/linear_ce_v3.cu optimized/linear_ce_cce_v4.cu kernels/linear_ce_v4.cu optimized/linear_ce_cce_v5.cu kernels/linear_ce_v5.cu,))
 ifeq ($(TOY_LESSON),1) # a sixth lesson for the done-when check (make test-toy-lesson): one line, no list edited
 $(eval $(call LESSON,6,,,,tests/toy_lesson.c))
 endif
@@ -261,7 +261,7 @@ plots: plot-deps
 # each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
-	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS))
+	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
 	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --bin $(BIN)
 
 check-docs: gdb-deps plot-deps all

@@ -151,6 +151,32 @@ HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
 #define LCE4_ROWS_AT (LCE4_PIPE_BYTES > LCE4_OUT_BYTES ? LCE4_PIPE_BYTES : LCE4_OUT_BYTES) /* per-row results */
 #define LCE4_SMEM_BYTES (LCE4_ROWS_AT + LCE4_TILE * 8) /* + [128] per-row pairs */
 
+/* cuda-v5 (kernels/linear_ce_v5.cu): v4's tiles, pipeline and chunks, every product with K contiguous in both
+ * operands (backward keeps G^T beside G and transposes x and each chunk of W), fragments filled by 32-bit shared
+ * loads at offsets each lane learns once. */
+#define LCE5_TILE_M 128  /* output rows of a block: rows of x (forward, G), of x (dx), of the chunk's W (dW) */
+#define LCE5_TILE_N 256  /* output columns: vocabulary (forward, G) or H (dx, dW); 2 of v4's 128-wide tiles */
+#define LCE5_WARPS 8     /* 2 x 4 warps of v4's [64, 64] */
+#define LCE5_THREADS (LCE5_WARPS * LCE_WARP)
+#define LCE5_STAGE_A_BYTES (LCE5_TILE_M * (LCE4_TILE_K + LCE4_PAD_BF16) * 2)
+#define LCE5_STAGE_B_BYTES (LCE5_TILE_N * (LCE4_TILE_K + LCE4_PAD_BF16) * 2)
+#define LCE5_PIPE_BYTES (LCE4_STAGES * (LCE5_STAGE_A_BYTES + LCE5_STAGE_B_BYTES))
+#define LCE5_OUT_BYTES (LCE5_TILE_M * (LCE5_TILE_N + LCE4_PAD_F32) * 4)
+/* per-row results ([2][128] pairs, one per half) past the output tile, inside the stages' bytes: 162 KiB in all,
+ * within the 163 KiB a block may opt in to on sm_80 */
+#define LCE5_ROWS_AT LCE5_OUT_BYTES
+#define LCE5_SMEM_BYTES LCE5_PIPE_BYTES
+#define LCE5_TRANSPOSE_TILE 32     /* x^T and each chunk's W^T: 32 x 32 tiles */
+#define LCE5_TRANSPOSE_THREADS 256 /* 32 x 8: each thread 4 rows of a tile */
+
+/* vocabulary columns of v5's G buffer: v4's chunk, or V rounded up to whole [.., 256] tiles if smaller */
+HD long long lce5_chunk_cols(long long V)
+{
+    long long whole = (V + LCE5_TILE_N - 1) / LCE5_TILE_N * LCE5_TILE_N;
+    return whole < LCE4_VCHUNK ? whole : LCE4_VCHUNK;
+}
+HD long long lce5_tiles_n(long long n) { return (n + LCE5_TILE_N - 1) / LCE5_TILE_N; }
+
 /* vocabulary columns of the backward's G buffer: the chunk, or V rounded up to whole tiles if smaller */
 HD long long lce4_chunk_cols(long long V)
 {
@@ -231,10 +257,27 @@ void lce4_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, cons
  * skip (ceil(N / 128), ldg / 128) set (filter != 0: 1 where every |softmax - onehot| < LCE_FILTER_EPS, counted in
  * *skipped); then dx (bf16, when last) or dx_acc (f32, accumulated unless first) += G . W[c0 .. c0 + vc), and
  * dW rows [c0, c0 + vc) = G^T . x */
+/* v4's second step of forward, v5's too: a thread per row merges the row's partials in vocabulary order */
+void lce4_launch_merge(int N, int V, const int32_t *target, const float *part, const float *z_target, float *lse,
+                       float *row_loss);
 void lce4_launch_backward_chunk(int N, int V, int H, int c0, int vc, int ldg, const bf16 *x, const bf16 *W,
                                 const int32_t *target, const float *lse, const float *scale, const float *dloss,
                                 int filter, bf16 *G, int *skip, unsigned *skipped, int first, int last,
                                 float *dx_acc, bf16 *dx, float *dW);
+/* v5: v4's forward on the learned fragment loads */
+void lce5_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *part,
+                         float *z_target, float *lse, float *row_loss);
+/* v5: dst (cols, ldd) = src (rows, lds)^T, dst's columns [rows, rows_pad) zero */
+void lce5_launch_transpose(int rows, int cols, int rows_pad, const bf16 *src, long long lds, bf16 *dst,
+                           long long ldd);
+/* v5's backward, one vocabulary chunk [c0, c0 + vc), as v4's with every product K-contiguous: Wt (H, ldg) =
+ * W[c0 .. c0 + vc)^T (zero past vc); G (N, ldg) and Gt (ldg, ldn) = G^T written with the filter flags; then dx
+ * (or dx_acc) += G . Wt^T and dW rows [c0, c0 + vc) = Gt . xt^T, xt (H, ldn) = x^T (the caller's, once) */
+void lce5_launch_backward_chunk(int N, int V, int H, int c0, int vc, int ldg, int ldn, const bf16 *x,
+                                const bf16 *xt, const bf16 *W, const int32_t *target, const float *lse,
+                                const float *scale, const float *dloss, int filter, bf16 *G, bf16 *Gt, bf16 *Wt,
+                                int *skip, unsigned *skipped, int first, int last, float *dx_acc, bf16 *dx,
+                                float *dW);
 #endif
 
 #endif

@@ -369,9 +369,14 @@ void lce4_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, cons
     LAUNCH(lce4_forward_kernel, lce4_grid(N, V), LCE4_THREADS, LCE4_SMEM_BYTES)(N, V, H, x, W, target, part,
                                                                                z_target);
     CUDA_CHECK_LAST();
+    lce4_launch_merge(N, V, target, part, z_target, lse, row_loss);
+}
+
+void lce4_launch_merge(int N, int V, const int32_t *target, const float *part, const float *z_target, float *lse,
+                       float *row_loss)
+{
     unsigned blocks = (unsigned)(((long long)N + LCE4_REDUCE_THREADS - 1) / LCE4_REDUCE_THREADS); /* N near 2^31 */
-    LAUNCH(lce4_merge_kernel, blocks, LCE4_REDUCE_THREADS, 0)(
-        N, V, target, part, z_target, lse, row_loss);
+    LAUNCH(lce4_merge_kernel, blocks, LCE4_REDUCE_THREADS, 0)(N, V, target, part, z_target, lse, row_loss);
     CUDA_CHECK_LAST();
 }
 

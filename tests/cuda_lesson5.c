@@ -24,6 +24,7 @@
 #include "nan_testing.h"
 #include "../optimized/linear_ce_cce_v3.h"
 #include "../optimized/linear_ce_cce_v4.h"
+#include "../optimized/linear_ce_cce_v5.h"
 
 
 static void run_case(long long N, long long H, long long V, long long chunk, uint64_t seed)
@@ -508,16 +509,17 @@ START_TEST(cuda_lce_v4_nan_rows)
     run_case_cce("cuda-v4", 37, 24, 301, 548, (v3_case){0, 1, 1});
 }
 END_TEST
-/* The filter where it pays (cuda_lce_v3_filter's reasoning), on --peaked inputs of 2 x 10 tiles of [128, 128]. A
+/* The filter where it pays (cuda_lce_v3_filter's reasoning), on --peaked inputs of 2 x ceil(V / 128) tiles of [128, 128] (V = 1280: 10). A
  * tile is skipped only if all its 128 rows are negligible there, and at H = 32 a third of the rows have a runner-up
  * logit within ln(4096) of their maximum: so row tile 0 counts rows 0..9 only (the rest ignored) and row tile 1
  * holds 20 rows. It must skip some tiles and not all, stay within 2u of float64 and within its bound of the
  * unfiltered run; with a NaN in row 2, row tile 0 keeps all its tiles (a NaN is never negligible), row tile 1 still
  * skips, and dW is NaN everywhere. */
-static void v4_filter_case(int nan_row, unsigned *skipped)
+static void tile128_filter_case(const char *impl, cce3_filter_stats (*last_filter)(void), long long V, int nan_row,
+                                unsigned *skipped)
 {
     const lesson *L = &lesson5_def;
-    long long N = 148, H = 32, V = 1280, dims[3] = {N, H, V}, on[3] = {0, 1, 1}, off[3] = {0, 0, 1};
+    long long N = 148, H = 32, dims[3] = {N, H, V}, on[3] = {0, 1, 1}, off[3] = {0, 0, 1};
     lesson_problem pon, poff;
     ck_assert_ptr_null(L->make_problem(dims, on, &pon));
     ck_assert_ptr_null(L->make_problem(dims, off, &poff));
@@ -531,11 +533,11 @@ static void v4_filter_case(int nan_row, unsigned *skipped)
     }
     ck_assert_ptr_null(lesson_make_reference(L, &pon, t, ref));
     lesson_result rf, ru;
-    cce_run_checked("cuda-v4", &pon, t, ref, &rf);
-    cce3_filter_stats st = cuda_cce4_last_filter();
+    cce_run_checked(impl, &pon, t, ref, &rf);
+    cce3_filter_stats st = last_filter();
     *skipped = st.skipped_dx;
     ck_assert_int_eq(st.filter, 1);
-    ck_assert_uint_eq(st.tiles, 2 * 10);
+    ck_assert_uint_eq(st.tiles, 2 * ((V + 127) / 128));
     ck_assert_msg(st.skipped_dx > 0 && st.skipped_dx < st.tiles, "filter skipped %u of %llu tiles", st.skipped_dx,
                   st.tiles);
     if (nan_row) {
@@ -543,8 +545,8 @@ static void v4_filter_case(int nan_row, unsigned *skipped)
             ck_assert_msg(isnan(((const float *)rf.result[DW])[e]), "dW[%zu] = %g: row 2's NaN was filtered away",
                           e, ((const float *)rf.result[DW])[e]);
     } else {
-        cce_run_checked("cuda-v4", &poff, t, ref, &ru);
-        ck_assert_uint_eq(cuda_cce4_last_filter().skipped_dx, 0);
+        cce_run_checked(impl, &poff, t, ref, &ru);
+        ck_assert_uint_eq(last_filter().skipped_dx, 0);
         size_t nv = 0;
         for (long long n = 0; n < N; n++) nv += ((const int32_t *)t[TARGET])[n] != LCE_IGNORE;
         double sc = ((const float *)t[DLOSS])[0] / (double)nv;
@@ -559,9 +561,71 @@ static void v4_filter_case(int nan_row, unsigned *skipped)
 START_TEST(cuda_lce_v4_filter)
 {
     unsigned clean, with_nan;
-    v4_filter_case(0, &clean);
-    v4_filter_case(1, &with_nan);
+    tile128_filter_case("cuda-v4", cuda_cce4_last_filter, 1280, 0, &clean);
+    tile128_filter_case("cuda-v4", cuda_cce4_last_filter, 1280, 1, &with_nan);
     ck_assert_msg(with_nan < clean, "with a NaN row the filter skipped %u tiles, without it %u", with_nan, clean);
+}
+END_TEST
+
+/* --- cuda-v5: v4 with every product K-contiguous and fragments filled by 32-bit shared loads --------------------
+ * Tolerances: cuda-v4's, for the same reasons (same products, same fp32 sums, G and dx rounded once each). Sizes:
+ * v4's, plus N % 8 != 0 (G^T and x^T rows of ldn = N rounded up to 8, their staging synchronous). Each lane fills
+ * its fragments either with wmma::load_matrix_sync or, where each register holds two elements adjacent in a row,
+ * with 32-bit loads at learned offsets: the emulator's default layout takes the first path, EMU_WMMA_PAIRS=1's the
+ * second (make test-emu runs this test case under both). */
+START_TEST(cuda_lce_v5_tiny) { run_case_cce("cuda-v5", 4, 3, 7, 561, V3_PLAIN); }
+END_TEST
+START_TEST(cuda_lce_v5_odd) { run_case_cce("cuda-v5", 37, 19, 301, 562, (v3_case){1, 0, 0}); }
+END_TEST
+START_TEST(cuda_lce_v5_edges)
+{
+    run_case_cce("cuda-v5", 127, 64, 129, 563, V3_PLAIN);
+    run_case_cce("cuda-v5", 129, 40, 128, 564, (v3_case){1, 0, 0});
+    run_case_cce("cuda-v5", 128, 136, 255, 565, V3_PLAIN);
+    run_case_cce("cuda-v5", 130, 33, 127, 566, V3_PLAIN);
+    run_case_cce("cuda-v5", 136, 64, 200, 567, V3_PLAIN); /* N % 8 == 0 and H % 8 == 0: every operand by cp.async */
+}
+END_TEST
+/* two vocabulary chunks (8192 + 108 rows): dx_acc, and W^T's second chunk zero past its 108 rows */
+START_TEST(cuda_lce_v5_chunks)
+{
+    run_case_cce("cuda-v5", 20, 16, 8300, 568, V3_PLAIN);
+    run_case_cce("cuda-v5", 24, 16, 8300, 569, (v3_case){1, 0, 0});
+}
+END_TEST
+/* the small preset's formula; at the seed's size no buffer of N x V: backward's workspace is G and G^T (N, 8192),
+ * W^T's chunk (H, 8192) and x^T (H, N) in bf16, dx_acc (N, H) f32 and flags, 0.26 of N * V * 2 bytes */
+START_TEST(cuda_lce_v5_small)
+{
+    ck_assert_uint_lt(small_memory("cuda-v5").peak, small_memory("cuda-v1").peak);
+    lce_dims seed = {8192, 4096, 128256, 256, 0};
+    mem_formula m = cuda_cce5_memory(&seed);
+    size_t held = lce_input_bytes(&seed) + lce_grad_bytes(&seed), nv = seed.N * seed.V * 2;
+    ck_assert_uint_lt(m.peak - held, nv / 3);
+    ck_assert_uint_gt(m.peak, cuda_cce4_memory(&seed).peak); /* G^T, W^T and x^T on top of v4's */
+    ck_assert_ptr_null(cuda_cce5_unfit(&seed));
+}
+END_TEST
+START_TEST(cuda_lce_v5_nan_rows)
+{
+    run_case_cce("cuda-v5", 37, 19, 301, 570, (v3_case){0, 0, 1});
+    run_case_cce("cuda-v5", 37, 24, 301, 570, (v3_case){0, 1, 1});
+}
+END_TEST
+START_TEST(cuda_lce_v5_filter)
+{
+    unsigned clean, with_nan;
+    tile128_filter_case("cuda-v5", cuda_cce5_last_filter, 1280, 0, &clean);
+    tile128_filter_case("cuda-v5", cuda_cce5_last_filter, 1280, 1, &with_nan);
+    ck_assert_msg(with_nan < clean, "with a NaN row the filter skipped %u tiles, without it %u", with_nan, clean);
+}
+END_TEST
+/* v5 reads the flags of 32 K tiles at a time: dx's K runs over 64 tiles per chunk here (V = 8300: a chunk of 8192
+ * and one of 108), so its windows move on inside a chunk, and the second chunk starts a fresh one */
+START_TEST(cuda_lce_v5_filter_windows)
+{
+    unsigned skipped;
+    tile128_filter_case("cuda-v5", cuda_cce5_last_filter, 8300, 0, &skipped);
 }
 END_TEST
 
@@ -607,6 +671,17 @@ END_TEST
     tcase_add_test(t4, cuda_lce_v4_filter);
     tcase_set_timeout(t4, 120);
     suite_add_tcase(s, t4);
+    TCase *t5 = tcase_create("cce-v5");
+    tcase_add_test(t5, cuda_lce_v5_tiny);
+    tcase_add_test(t5, cuda_lce_v5_odd);
+    tcase_add_test(t5, cuda_lce_v5_edges);
+    tcase_add_test(t5, cuda_lce_v5_small);
+    tcase_add_test(t5, cuda_lce_v5_nan_rows);
+    tcase_add_test(t5, cuda_lce_v5_filter);
+    tcase_add_test(t5, cuda_lce_v5_chunks);
+    tcase_add_test(t5, cuda_lce_v5_filter_windows);
+    tcase_set_timeout(t5, 120);
+    suite_add_tcase(s, t5);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under
      * ASan and with FMA contraction leave them out (CK_EXCLUDE_TAGS=slow); the plain emulation run keeps them */
     TCase *large = tcase_create("cce-large");

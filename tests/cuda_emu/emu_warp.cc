@@ -75,6 +75,16 @@ uint64_t wmma_seed(void)
     return seed;
 }
 
+int wmma_pairs(void)
+{
+    static int pairs = -1;
+    if (pairs < 0) {
+        const char *e = getenv("EMU_WMMA_PAIRS");
+        pairs = e && atoi(e) == 1;
+    }
+    return pairs;
+}
+
 /* A WMMA operation of warp w, every lane arrived: the same request in each lane, the Guide's preconditions
  * (mptr 256-bit aligned, ldm a multiple of 16 bytes), a tile inside its device allocation (shared memory is
  * not checked here), then the warp's computation. */

@@ -5,7 +5,8 @@
 # kind (EMU_DRY=3: address-only memory, only the model's sampled pass runs), one version at a time; one over
 # PREDICT_TIMEOUT seconds is
 # written with an empty prediction and its note, never left out. PREDICT_SIZES: the presets (default all three);
-# PREDICT_LESSONS: the lessons (default 1-5); the rows of the other lessons in an existing OUT_CSV are kept.
+# PREDICT_LESSONS: the lessons (default 1-5); PREDICT_IMPLS: the versions (default all, e.g. "cuda-v4 cuda-v5");
+# the rows of the other lessons and versions in an existing OUT_CSV are kept.
 # A size whose blocks' own loops are too long to emulate (lesson 3's J x N per (i, m), lesson 5's V x H) runs
 # with those dimensions at two reduced values each, every count recorded (EMU_MODEL_RECORD) and extrapolated to
 # the size's (build/emu/predict_extrapolate; tests/cuda_emu/README.md "Sizes too long to run"); the CSV's note
@@ -14,6 +15,9 @@
 #   usage: predict_lessons.sh BIN_DIR GPU SASS_FILE OUT_CSV
 set -u
 bin=$1 gpu=$2 sass=$3 out=$4
+# the GPU's bf16 fragments hold two adjacent elements per register (PTX's mma fragments): the emulator's layout
+# keeps those pairs, so a kernel that checks for them (linear_ce_v5.cu) runs the path a GPU runs
+export EMU_WMMA_PAIRS=1
 timeout_s=${PREDICT_TIMEOUT:-300} # lesson 3 cuda-v6 at J = 256, one reduced run: about 180 s here
 tmp=$(mktemp) || exit 1
 rec=$(mktemp -d) || exit 1
@@ -21,7 +25,8 @@ trap 'rm -rf "$tmp" "$rec"' EXIT
 . "$(dirname "$0")/predict_reduce.sh"
 
 # the reduced dimensions of (lesson, size, version): DIM=LOW:HIGH[,DIM=LOW:HIGH], whole tiles of the version (J:
-# 64 for v2 and v3, 128 for v4; V: 128; H: 64 for v3, 128 for v4), so its counts are affine between the two values and beyond
+# 64 for v2 and v3, 128 for v4; V: 128, 256 for v5; H: 64 for v3, 128 for v4, 256 for v5), so its counts are affine
+# between the two values and beyond
 # (tests/cuda_emu/predict_extrapolation.sh checks each against a direct run: make predict-check)
 reduce_of() {
   case "$1:$2:$3" in
@@ -31,6 +36,8 @@ reduce_of() {
     3:forum:*) echo "J=64:128" ;;
     5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
     5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays
+    5:medium:cuda-v5) echo "V=512:1024" ;;                 # v5's H tiles are 256 wide: medium's H = 256 is one
+    5:forum:cuda-v5) echo "V=512:1024,H=256:512" ;;
     5:medium:*|5:forum:*) echo "V=512:1024,H=128:256" ;;
   esac
 }
@@ -53,14 +60,16 @@ predict() {
   EMU_DRY=3 EMU_SASS=$sass timeout "$timeout_s" "$bin/lesson$1" --size "$2" --impl "$3" --gpu-model "$gpu" > "$tmp" 2>&1
 }
 echo "lesson,impl,size,dims,gpu,predicted_ms,limiter,limiter_share,roofline_fraction,launches,cublas_calls,note" > "$out.tmp"
-lessons=${PREDICT_LESSONS:-1 2 3 4 5}
-[ -f "$out" ] && awk -F, -v keep=" $lessons " 'NR > 1 && index(keep, " " $1 " ") == 0' "$out" >> "$out.tmp"
+lessons=${PREDICT_LESSONS:-1 2 3 4 5} impls=${PREDICT_IMPLS:-}
+[ -f "$out" ] && awk -F, -v keep=" $lessons " -v only=" $impls " \
+  'NR > 1 && (index(keep, " " $1 " ") == 0 || (only != "  " && index(only, " " $2 " ") == 0))' "$out" >> "$out.tmp"
 status=0
 for l in $lessons; do
   impl=$("$bin/lesson$l" --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd, -)
   for size in ${PREDICT_SIZES:-small medium forum}; do
     "$bin/lesson$l" --help | grep -q "^ *$size " || continue
     for v in $(echo "$impl" | tr , ' '); do
+      [ -z "$impls" ] || echo " $impls " | grep -q " $v " || continue
       start=$(date +%s)
       predict "$l" "$size" "$v"
       rc=$? took=$(( $(date +%s) - start ))

@@ -46,6 +46,21 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
     printf "a MODEL (tests/cuda_emu/README.md), not a measurement; its error on the calibration set: worst x%.2f (kernel %s)\n", worst, wk
     printf "over the %d published RTX A6000 figures of SGEMM_CUDA at 4096 (make predict-peers)\n", k
   }'
+# lesson 5: its versions against the same four products through cuBLAS, by the model (the target of its CCE-shaped
+# versions: within 1.3x of that); needs the emulation build's predict_gemm
+pg=${EMU_BIN:-build/emu}/predict_gemm
+if [ "$l" = 5 ] && [ -x "$pg" ]; then
+  dims=$(awk -F'"' -v s="$size" '$1 ~ "^5,[^,]*," s "," { print $2; exit }' "$h100")
+  N=$(echo "$dims" | sed -n 's/.*N=\([0-9]*\).*/\1/p') H=$(echo "$dims" | sed -n 's/.*H=\([0-9]*\).*/\1/p')
+  V=$(echo "$dims" | sed -n 's/.*V=\([0-9]*\).*/\1/p')
+  if [ -n "$N" ] && [ -n "$H" ] && [ -n "$V" ]; then
+    ms=$("$pg" H100 "$N,$V,$H" "$N,$V,$H" "$N,$H,$V" "$V,$H,$N" | sed -n 's/^\([0-9.]*\) ms in all.*/\1/p')
+    printf "the same four products through cuBLAS (logits in forward and in backward, dx, dW), by the model's cuBLAS\n"
+    printf "efficiency: %s ms on the H100 (tests/cuda_emu/predict_gemm.cc); each version's model time / that:\n" "$ms"
+    strip "$h100" | awk -F, -v s="$size" -v g="$ms" 'NR > 1 && $1 == 5 && $3 == s && $6 != "" {
+      printf "  %s %.2fx%s\n", $2, $6 / g, ($6 / g <= 1.3 ? " (within 1.3x)" : "") }'
+  fi
+fi
 # what each version changes: its line of the lesson's --help (the build's, where there is one)
 if [ -x "${BIN:-build}/lesson$l" ]; then
   echo "what each version changes (build/lesson$l --help):"

@@ -19,7 +19,9 @@
  *     give it (what nvcc lowers WMMA to; so a kernel that learns where its elements sit and loads them itself
  *     meets the GPU's shared-memory banks), in a random register order, the same for every lane, drawn once per
  *     process and fragment type (EMU_WMMA_SEED=n fixes it) with no register where PTX numbers it. Code that
- *     assumes a layout computes garbage here.
+ *     assumes a layout computes garbage here. EMU_WMMA_PAIRS=1 draws a 16-bit fragment's order by 32-bit
+ *     register (x[2r], x[2r + 1] adjacent in memory, the lower first, as in PTX's mma fragments): for code that
+ *     checks for such pairs and loads them as words, so that both of its paths run here.
  * Numerics:
  *   - __float_to_tf32 is NVIDIA's cvt.rna.tf32.f32 (crt/mma.h of CUDA 13): round to nearest, ties away from
  *     zero, to 10 mantissa bits (the result is still a float with the low 13 bits zero).
@@ -45,6 +47,8 @@ namespace emu {
 
 /* The process's fragment-layout seed (emu_warp.cc): EMU_WMMA_SEED, or drawn from the clock and pid. */
 uint64_t wmma_seed(void);
+/* 1 under EMU_WMMA_PAIRS=1: 16-bit fragments keep PTX's register pairs (frag_perm) */
+int wmma_pairs(void);
 
 /* One lane's WMMA request: the common part (warp_collective, checked equal across lanes) and its fragments. */
 struct wmma_lane : warp_collective {
@@ -110,15 +114,22 @@ template <class F> const int *frag_perm(void)
             filled[l] |= 1 << k;
             p[l * E + k] = q; /* PTX's numbering, for now */
         }
-        int order[E]; /* x[i] is PTX's register order[i], for every lane; order[i] != i for every i */
+        /* x[i] is PTX's element order[i], for every lane; order[i] != i for every i. With EMU_WMMA_PAIRS=1 a
+         * fragment of 16-bit elements is deranged by 32-bit register instead: x[2r], x[2r + 1] are one register's
+         * two elements, adjacent in the tile's row (a) or column (b), the lower first, as PTX's mma fragments pack
+         * them; only which register is x[2r] is drawn. */
+        int pairs = wmma_pairs() && sizeof(typename F::storage_element_type) == 2, unit = pairs ? 2 : 1;
+        int order[E];
         for (int fixed = 1; fixed;) {
-            for (int i = 0; i < E; i++) order[i] = i;
-            for (int i = E - 1; i > 0; i--) {
-                int j = (int)(splitmix(s) % (uint64_t)(i + 1)), t = order[i];
-                order[i] = order[j], order[j] = t;
+            int reg[E];
+            for (int i = 0; i < E / unit; i++) reg[i] = i;
+            for (int i = E / unit - 1; i > 0; i--) {
+                int j = (int)(splitmix(s) % (uint64_t)(i + 1)), t = reg[i];
+                reg[i] = reg[j], reg[j] = t;
             }
             fixed = 0;
-            for (int i = 0; i < E; i++) fixed |= order[i] == i;
+            for (int i = 0; i < E / unit; i++) fixed |= reg[i] == i;
+            for (int i = 0; i < E; i++) order[i] = reg[i / unit] * unit + i % unit;
         }
         for (int l = 0; l < 32; l++) {
             int mine[E];
