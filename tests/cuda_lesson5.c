@@ -678,8 +678,6 @@ END_TEST
     tcase_add_test(t5, cuda_lce_v5_small);
     tcase_add_test(t5, cuda_lce_v5_nan_rows);
     tcase_add_test(t5, cuda_lce_v5_filter);
-    tcase_add_test(t5, cuda_lce_v5_chunks);
-    tcase_add_test(t5, cuda_lce_v5_filter_windows);
     tcase_set_timeout(t5, 120);
     suite_add_tcase(s, t5);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under
@@ -689,6 +687,8 @@ END_TEST
     tcase_add_test(large, cuda_lce_v2_small);
     tcase_add_test(large, cuda_lce_v3_small);
     tcase_add_test(large, cuda_lce_v4_chunks);
+    tcase_add_test(large, cuda_lce_v5_chunks);
+    tcase_add_test(large, cuda_lce_v5_filter_windows);
     tcase_set_timeout(large, 120);
     suite_add_tcase(s, large);
     return s;
