@@ -1,9 +1,9 @@
 /* linear_ce_v5.cu - lesson 5, cuda-v5: v4 with every product in one layout, its fragments filled by 32-bit
  * shared-memory loads, and blocks of 8 warps on [128, 256] tiles.
  *
- * v4's fragment loads are most of what it issues: nvcc compiles wmma::load_matrix_sync on a shared tile to a load
- * through a generic pointer per 32-bit word, or per 16-bit element where K runs down the staged rows (dx's W,
- * dW's G^T and x), each with a 64-bit address of its own (the counts: docs/lesson-5.md). Here:
+ * About half of what v4's K loop issues is fragment loads: nvcc compiles wmma::load_matrix_sync on a shared tile
+ * to a load through a generic pointer per 32-bit word, or per 16-bit element where K runs down the staged rows
+ * (dx's W, dW's G^T and x), each with a 64-bit address of its own (docs/lesson-5-appendix.md). Here:
  *   - every product is A (M, K) times B (N, K)^T, K contiguous in both: backward writes G^T beside G and
  *     transposes x once and each chunk's rows of W, so dx = G . (W_c^T)^T and dW_c = G^T . (x^T)^T stage rows
  *     of K as forward does;
@@ -13,7 +13,8 @@
  *     kernel; otherwise the block keeps wmma::load_matrix_sync. Same products, same sums either way;
  *   - a block is 8 of v4's [64, 64] warps on a [128, 256] output tile: each staged byte feeds twice the
  *     products of v4's [128, 128] tile of 4 warps, so staging costs a quarter less shared-memory traffic per
- *     product (one block of 8 warps per SM, as v4's two blocks of 4).
+ *     product (one block of 8 warps per SM, as v4's two blocks of 4);
+ *   - a warp reads the filter flags of 32 K tiles in one load (a ballot's bits), not one flag per K step.
  * Everything else (K steps, pipeline, block order, partials and filter flags per [128, 128], chunks) is v4's.
  * Target (docs/lesson-5.md): forward + backward at the seed's size within 1.3x of the time model's cuBLAS figure
  * for the same four products. */
@@ -47,7 +48,8 @@ static_assert(LCE5_TILE_M == HALF && LCE5_TILE_N == 2 * HALF, "two of v4's tiles
 static_assert(HALF % LCE_WARP == 0 && LCE4_TILE % LCE4_TILE_K == 0, "epilogue lanes and K steps are whole");
 static_assert(LCE5_ROWS_AT + 2 * LCE5_TILE_M * 8 <= LCE5_SMEM_BYTES, "the per-row pairs fit past the output tile");
 static_assert(LCE5_THREADS == 2 * LCE5_TILE_M, "the forward's epilogue stores (half, row) from one thread each");
-static_assert(LDK % 2 == 0 && LCE5_STAGE_A_BYTES % 32 == 0 && LCE5_STAGE_B_BYTES % 32 == 0 && (FRAG * LDO * 4) % 32 == 0,
+static_assert(LDK % 2 == 0 && LCE5_STAGE_A_BYTES % 32 == 0 && LCE5_STAGE_B_BYTES % 32 == 0 &&
+                  (FRAG * LDO * 4) % 32 == 0,
               "stage rows start on a 32-bit word, fragments on 32 bytes (WMMA's pointer rule)");
 
 typedef wmma::fragment<wmma::matrix_a, FRAG, FRAG, FRAG, __nv_bfloat16, wmma::row_major> lce5_a;
