@@ -13,6 +13,12 @@ extern "C" cce3_filter_stats cuda_cce4_last_filter(void) { return last_filter; }
 extern "C" float *cuda_cce4_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                                     cce_lce_saved *saved)
 {
+    return cuda_cce4_forward_with(d, x, W, target, saved, lce4_launch_forward);
+}
+
+extern "C" float *cuda_cce4_forward_with(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                                         cce_lce_saved *saved, lce4_forward_launcher launch)
+{
     int N = (int)d->N, V = (int)d->V, H = (int)d->H;
     saved->x = x;
     saved->W = W;
@@ -25,7 +31,7 @@ extern "C" float *cuda_cce4_forward(const lce_dims *d, const bf16 *x, const bf16
                bytes);
     cuda_cce4_carve_forward(&a, d, &w);
     lce_launch_mean_scale(N, target, w.scale);
-    lce4_launch_forward(N, V, H, x, W, target, w.part, w.z_target, saved->lse, w.row_loss);
+    launch(N, V, H, x, W, target, w.part, w.z_target, saved->lse, w.row_loss);
     float *loss = (float *)dev_alloc_array(1, DT_F32, "loss [1] f32");
     lce_launch_loss(N, w.row_loss, w.scale, loss);
     dev_free(a.base);

@@ -24,6 +24,12 @@ extern "C" {
 /* Device pointers. Allocates and returns loss (1,) f32; fills saved (lse allocated here). */
 float *cuda_cce4_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                          cce_lce_saved *saved);
+/* The same forward with another launcher of the same contract (lce4_launch_forward's: partials, then their merge);
+ * cuda-v5 passes its own. */
+typedef void (*lce4_forward_launcher)(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target,
+                                      float *part, float *z_target, float *lse, float *row_loss);
+float *cuda_cce4_forward_with(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                              cce_lce_saved *saved, lce4_forward_launcher launch);
 /* Allocates *dx (N, H) bf16 and *dW (V, H) f32 from the recomputed logit tiles; frees saved->lse. */
 void cuda_cce4_backward(const lce_dims *d, int filter, cce_lce_saved *saved, const float *dloss, bf16 **dx,
                         float **dW);

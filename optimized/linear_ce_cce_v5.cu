@@ -10,26 +10,11 @@ static cce3_filter_stats last_filter; /* what the last backward's filter skipped
 
 extern "C" cce3_filter_stats cuda_cce5_last_filter(void) { return last_filter; }
 
+/* v4's forward (its workspace, mean scale and loss) around v5's kernels */
 extern "C" float *cuda_cce5_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                                     cce_lce_saved *saved)
 {
-    int N = (int)d->N, V = (int)d->V, H = (int)d->H;
-    saved->x = x;
-    saved->W = W;
-    saved->target = target;
-    saved->lse = (float *)dev_alloc_array(d->N, DT_F32, "lse [N] f32 (saved)");
-    arena a;
-    cuda_cce4_forward_workspace w;
-    size_t bytes = ARENA_BYTES(a, cuda_cce4_carve_forward(&a, d, &w));
-    arena_init(&a, dev_alloc(bytes, "workspace: tile partials [2,V/128,N] (max, sum exp) + z[target] + row losses + scale"),
-               bytes);
-    cuda_cce4_carve_forward(&a, d, &w);
-    lce_launch_mean_scale(N, target, w.scale);
-    lce5_launch_forward(N, V, H, x, W, target, w.part, w.z_target, saved->lse, w.row_loss);
-    float *loss = (float *)dev_alloc_array(1, DT_F32, "loss [1] f32");
-    lce_launch_loss(N, w.row_loss, w.scale, loss);
-    dev_free(a.base);
-    return loss;
+    return cuda_cce4_forward_with(d, x, W, target, saved, lce5_launch_forward);
 }
 
 extern "C" void cuda_cce5_backward(const lce_dims *d, int filter, cce_lce_saved *saved, const float *dloss,
