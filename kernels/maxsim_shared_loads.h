@@ -14,12 +14,13 @@
 
 struct shared_loads {
     int a[4]; /* lane's x[q] of an a fragment: at sA[first + a[q]] (row * lda + column) */
-    int b[4]; /* of a b fragment: at s[first + b[q]] (stage row n * LDB + column k) */
+    int b[4]; /* of a b fragment: at s[first + b[q]] (stage row n * B::ldb + column k) */
 
     /* scratch [128] = 0 .. 127: as a 16 x 8 row-major tile (ldm 8) element (r, k) holds 8r + k, as an 8 x 16
      * column-major one (ldm 8) element (k, n) holds 8n + k; exact in float */
-    template <int T> __device__ void learn(float *scratch, int lda)
+    template <class B> __device__ void learn(float *scratch, int lda)
     {
+        constexpr int T = B::threads;
         static_assert(a_frag::num_elements == 4 && b_frag::num_elements == 4, "m16n16k8 tf32: 4 elements a lane");
         for (int e = threadIdx.x; e < 128; e += T) scratch[e] = (float)e;
         __syncthreads(); /* the tile is complete before any warp loads it */
@@ -30,18 +31,20 @@ struct shared_loads {
         UNROLL for (int q = 0; q < 4; q++) {
             int ea = (int)fa.x[q], eb = (int)fb.x[q];
             a[q] = ea / 8 * lda + ea % 8;
-            b[q] = eb / 8 * LDB + eb % 8;
+            b[q] = eb / 8 * B::ldb + eb % 8;
         }
         __syncthreads(); /* every warp has loaded it before the pipeline overwrites the scratch */
     }
 
-    template <int WX>
-    __device__ void stage(const float *sA, int lda, int k0, const float *s, int wr, int wc, acc_frag (&c)[WX][4]) const
+    template <class B>
+    __device__ void stage(const float *sA, int lda, int k0, const float *s, int wr, int wc,
+                          acc_frag (&c)[B::rows / 16][4]) const
     {
+        constexpr int WX = B::rows / 16, LDB = B::ldb;
         a_frag fa;
         b_frag fb[4];
         const float *rows_a = sA + wr * lda + k0, *rows_b = s + wc * LDB;
-        UNROLL for (int kk = 0; kk < MS4_TK; kk += 8) {
+        UNROLL for (int kk = 0; kk < B::tk; kk += 8) {
             UNROLL for (int y = 0; y < 4; y++)
                 UNROLL for (int q = 0; q < 4; q++) fb[y].x[q] = wmma::__float_to_tf32(rows_b[16 * y * LDB + kk + b[q]]);
             UNROLL for (int x = 0; x < WX; x++) {

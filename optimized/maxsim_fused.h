@@ -13,7 +13,7 @@
  * Both modes walk the tiles in the same order and add the same terms in the same order, so recompute and
  * saved give bitwise-equal gradients (a test asserts it).
  *
- * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_v1.cu .. maxsim_v7.cu): the same dataflow, one block per (i, m).
+ * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_v1.cu .. maxsim_v8.cu): the same dataflow, one block per (i, m).
  */
 #ifndef OPTIMIZED_MAXSIM_FUSED_H
 #define OPTIMIZED_MAXSIM_FUSED_H
@@ -44,7 +44,7 @@ double cpu_ms_work(const ms_dims *d, int recompute);
 
 /* --- CUDA (maxsim_fused.cu); pointers are device memory ------------------------------------------------- */
 typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3, MS_CUDA_V4 = 4, MS_CUDA_V5 = 5,
-               MS_CUDA_V6 = 6, MS_CUDA_V7 = 7 } ms_cuda_version;
+               MS_CUDA_V6 = 6, MS_CUDA_V7 = 7, MS_CUDA_V8 = 8 } ms_cuda_version;
 typedef struct {
     int32_t *arg;  /* [I, J, M] on the device, or NULL when recompute */
     int recompute, deterministic;
@@ -61,6 +61,9 @@ mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic);
 const char *cuda_ms_unfit(const ms_dims *d);
 /* cuda-v4: cuda_ms_unfit, and a[i]'s 128 resident rows of K floats must fit shared memory beside the pipeline. */
 const char *cuda_ms4_unfit(const ms_dims *d);
+/* cuda-v8 (kernels/maxsim_v8.cu, CUDA builds only): K <= 256 and its shared memory within the device's opt-in
+ * limit, which it asks the device for. */
+const char *ms8_unfit(const ms_dims *d);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,14 @@
 /* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1, cuda-v2, cuda-v3 (what `cuda`
- * runs), cuda-v4 .. cuda-v7 against the float64 reference, their device memory formulas against the tracker, in every
+ * runs), cuda-v4 .. cuda-v8 against the float64 reference, their device memory formulas against the tracker, in every
  * mode (saved argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in
  * TF32 too -- summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small
  * and odd sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32
  * in v3; v4's 128 rows and 16-column stages, and its largest K, 256; K % 4 == 0 takes v3's float4 path and v4's
  * 16-byte copies), and NaN/Inf inputs for every version (maxsim_special.h). Small enough that
  * the emulation stays fast. Run by test_cuda without fork. */
+#define _POSIX_C_SOURCE 200809L /* setenv: cuda-v8's refusal on an sm_80's shared memory, emulated */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/maxsim_problem.h"
@@ -25,6 +27,10 @@ static const ms_dims EDGE_LO = {1, 63, 2, 63, 31}, EDGE_AT = {1, 64, 1, 64, 32},
  * copies) and at its largest, 256 (the whole shared memory of sm_80) */
 static const ms_dims EDGE4_LO = {1, 127, 2, 127, 15}, EDGE4_AT = {1, 128, 1, 128, 16}, EDGE4_HI = {2, 129, 1, 129, 17};
 static const ms_dims K4_MAX = {2, 5, 1, 7, 256};
+/* v8: J one below, at and above its 128 rows, N around its 256-row stages, K around its 32-column stages (31 and 33:
+ * the 4-byte copies; 32 and 36: the 16-byte ones, 36 with a stage of 4 real columns and 28 zero-filled) */
+static const ms_dims EDGE8_LO = {1, 127, 2, 255, 31}, EDGE8_AT = {1, 128, 1, 256, 32}, EDGE8_HI = {2, 129, 1, 257, 36};
+static const ms_dims EDGE8_K33 = {1, 9, 1, 300, 33};
 /* MS_NAN_IN_B plants in b[1, 2, K-1]: M >= 2 */
 static const ms_dims EDGE4_AT_M2 = {1, 128, 2, 128, 16};
 static const ms_dims SORT_AT = {1, 32, 2, 256, 16}, SORT_HI = {1, 33, 2, 513, 17}, SORT_LO = {1, 31, 1, 255, 15};
@@ -192,6 +198,45 @@ START_TEST(cuda_v7_tile_edges) { pipelined_tile_edges("cuda-v7", 422); }
 END_TEST
 START_TEST(cuda_v7_nan_inf) { pipelined_nan_inf("cuda-v7", 430); }
 END_TEST
+/* v8: v7's loads and fold on 128 x 256 tiles with 32-column stages and its own walk through them: its tile edges,
+ * K at its largest, NaN/Inf; and its refusal where the device's shared memory is sm_80's */
+START_TEST(cuda_v8_tiny) { gpu_case("cuda-v8", &TINY, 0, 0, 440); }
+END_TEST
+START_TEST(cuda_v8_odd) { gpu_case("cuda-v8", &ODD, 1, 1, 441); }
+END_TEST
+START_TEST(cuda_v8_tile_edges)
+{
+    gpu_case("cuda-v8", &EDGE8_LO, 0, 0, 442);
+    gpu_case("cuda-v8", &EDGE8_AT, 0, 1, 443);
+    gpu_case("cuda-v8", &EDGE8_HI, 1, 0, 444);
+    gpu_case("cuda-v8", &EDGE8_K33, 0, 0, 445);
+    gpu_case("cuda-v8", &K4_MAX, 0, 0, 446);
+}
+END_TEST
+START_TEST(cuda_v8_nan_inf) { pipelined_nan_inf("cuda-v8", 450); }
+END_TEST
+START_TEST(cuda_v8_refuses_sm80_and_int_offsets)
+{
+    const lesson *L = &lesson3_def;
+    int k = lesson_find_impl(L, "cuda-v8");
+    lesson_problem p;
+    prob_for(&K4_MAX, 0, 0, &p);
+    const char *why;
+#ifdef CUDA_EMU
+    ck_assert_ptr_null(L->impls[k].unfit(&p)); /* the emulated device: sm_90's opt-in */
+    setenv("EMU_SMEM_OPTIN", "166912", 1);      /* an sm_80's */
+    why = L->impls[k].unfit(&p);
+    unsetenv("EMU_SMEM_OPTIN");
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "206848") && strstr(why, "166912"), "%s", why);
+#endif
+    ms_dims big = {1, 1, 1, 8388608, 256}; /* (N + 256) * K past 2^31 - 1 */
+    prob_for(&big, 0, 0, &p);
+    why = L->impls[k].unfit(&p);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "2^31") != NULL, "%s", why);
+}
+END_TEST
 START_TEST(cuda_v3_nan_inf)
 {
     special_all("cuda-v3", 350);
@@ -236,6 +281,11 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_v7_odd);
     tcase_add_test(t, cuda_v7_tile_edges);
     tcase_add_test(t, cuda_v7_nan_inf);
+    tcase_add_test(t, cuda_v8_tiny);
+    tcase_add_test(t, cuda_v8_odd);
+    tcase_add_test(t, cuda_v8_tile_edges);
+    tcase_add_test(t, cuda_v8_nan_inf);
+    tcase_add_test(t, cuda_v8_refuses_sm80_and_int_offsets);
     tcase_set_timeout(t, 300);
     suite_add_tcase(s, t);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under

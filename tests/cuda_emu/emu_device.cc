@@ -50,7 +50,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->maxThreadsPerMultiProcessor = 2048;
     p->maxBlocksPerMultiProcessor = 32;
     p->sharedMemPerMultiprocessor = 233472; /* sm_90: 228 KiB */
-    p->sharedMemPerBlockOptin = 166912; /* the opt-in limit the launch checks (sm_80's, emu_dry.cc) */
+    p->sharedMemPerBlockOptin = emu::optin_dyn_smem(); /* the opt-in limit the launch checks (emu_dry.h) */
     p->cooperativeLaunch = 1;
     return cudaSuccess;
 }

@@ -131,6 +131,12 @@ void dry_running(const launch_cfg *cfg, sigjmp_buf *jb)
 
 static std::map<const void *, int> dyn_smem_optin;
 
+size_t optin_dyn_smem(void)
+{
+    const char *e = getenv("EMU_SMEM_OPTIN");
+    return e && *e ? (size_t)strtoull(e, NULL, 10) : SM90_OPTIN_DYN_SMEM;
+}
+
 size_t max_dynamic_smem(const void *kernel)
 {
     auto it = dyn_smem_optin.find(kernel);
@@ -146,9 +152,10 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
 {
     if (!func) return emu::fail(cudaErrorInvalidDeviceFunction, "cudaFuncSetAttribute: NULL kernel");
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
-        if (value < 0 || (size_t)value > emu::OPTIN_DYN_SMEM)
+        if (value < 0 || (size_t)value > emu::optin_dyn_smem())
             return emu::fail(cudaErrorInvalidValue, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize, %d): above "
-                             "the %zu bytes a block may opt in to on sm_80 (sm_90: 232448)", value, emu::OPTIN_DYN_SMEM);
+                             "the %zu bytes a block may opt in to on this device (sm_90: 232448, sm_80: 166912)",
+                             value, emu::optin_dyn_smem());
         emu::dyn_smem_optin[func] = value;
         return cudaSuccess;
     }

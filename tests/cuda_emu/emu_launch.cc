@@ -171,7 +171,7 @@ static int config_ok(const launch_cfg &c)
     else if (c.block.x > 1024 || c.block.y > 1024 || c.block.z > 64 || threads > 1024) why = "block too large";
     else if (c.grid.x > 2147483647u || c.grid.y > 65535 || c.grid.z > 65535) why = "grid too large";
     else if (c.smem > max_dynamic_smem(c.kernel))
-        why = c.smem > OPTIN_DYN_SMEM ? "more dynamic shared memory than a block may have (166912 bytes on sm_80)"
+        why = c.smem > optin_dyn_smem() ? "more dynamic shared memory than a block may have on this device"
               : max_dynamic_smem(c.kernel) > DEFAULT_DYN_SMEM ? "more dynamic shared memory than the kernel's "
                                                                 "cudaFuncSetAttribute opt-in"
                                                               : "more than 48 KiB of dynamic shared memory without "

@@ -124,10 +124,10 @@ int resources_ok(const launch_cfg &c)
                  k.regs[a], ARCHS[a].name);
             return 0;
         }
-        if (k.smem[a] + c.smem > OPTIN_DYN_SMEM) {
+        if (k.smem[a] + c.smem > optin_dyn_smem()) {
             fail(cudaErrorInvalidConfiguration, "kernel %s (launched at %s:%d): %zu bytes of static (%s, ptxas) and "
                  "%zu of dynamic shared memory exceed the %zu a block may have", c.name, c.file, c.line, k.smem[a],
-                 ARCHS[a].name, c.smem, OPTIN_DYN_SMEM);
+                 ARCHS[a].name, c.smem, optin_dyn_smem());
             return 0;
         }
     }

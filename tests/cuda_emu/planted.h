@@ -80,6 +80,8 @@ int planted_stride_sum(int bug, long long n);
 /* One block of 64 threads with smem bytes of dynamic shared memory, after cudaFuncSetAttribute(kernel,
  * cudaFuncAttributeMaxDynamicSharedMemorySize, optin_bytes) when optin_bytes > 0. Returns the cudaError_t. */
 int planted_smem(int optin_bytes, size_t smem);
+/* cudaDevAttrMaxSharedMemoryPerBlockOptin of the emulated device */
+int planted_optin_limit(void);
 
 /* One block of `threads` threads of the kernel echo_threads (registers per thread from EMU_PTXAS). */
 int planted_block(unsigned threads);

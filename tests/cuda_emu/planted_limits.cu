@@ -83,6 +83,13 @@ __global__ void smem_echo(float *out)
     out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
 }
 
+extern "C" int planted_optin_limit(void)
+{
+    int optin = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    return optin;
+}
+
 extern "C" int planted_smem(int optin_bytes, size_t smem)
 {
     float *d;

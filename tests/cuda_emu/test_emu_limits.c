@@ -130,8 +130,17 @@ START_TEST(smem_optin_allows_up_to_it)
     ck_assert_int_eq(planted_smem(100 << 10, 101 << 10), cudaErrorInvalidConfiguration);
     assert_message("than the kernel's cudaFuncSetAttribute opt-in");
     emu_clear_error();
-    ck_assert_int_eq(planted_smem(200 << 10, 64 << 10), cudaErrorInvalidValue); /* over sm_80's 163 KiB */
+    ck_assert_int_eq(planted_optin_limit(), 232448);
+    ck_assert_int_eq(planted_smem(200 << 10, 64 << 10), cudaSuccess); /* the emulated sm_90 allows 227 KiB */
+    ck_assert_int_eq(planted_smem(228 << 10, 64 << 10), cudaErrorInvalidValue);
+    assert_message("above the 232448 bytes");
+    emu_clear_error();
+    setenv("EMU_SMEM_OPTIN", "166912", 1); /* an sm_80's limit */
+    ck_assert_int_eq(planted_optin_limit(), 166912);
+    ck_assert_int_eq(planted_smem(200 << 10, 64 << 10), cudaErrorInvalidValue);
     assert_message("above the 166912 bytes");
+    unsetenv("EMU_SMEM_OPTIN");
+    emu_clear_error();
 }
 END_TEST
 
