@@ -2,12 +2,14 @@
  *
  * v7's warps own 32 x 64 scores each: for every 2048 multiply-adds per k a warp loads 96 fragment words from
  * shared memory, and the SM's shared-memory path (one 128-byte wavefront per clock) then takes longer than its
- * tensor cores (the counts: docs/lesson-3.md). A 64 x 64 warp tile loads 128 words for 4096: a third fewer per
- * multiply-add. v5 had such warps but only 4 of them, one per scheduler, and waited on every latency; here the
- * score tile is 128 x 256, so 8 warps of 64 x 64 fill it, two per scheduler. The stages hold 256 rows of b, and
- * beside a[i]'s resident rows that needs 194,560 bytes of shared memory at K = 256: sm_90's 227 KB opt-in holds
- * it, sm_80's 163 KB does not (there, v8 takes K up to 192, and ms8_unfit says so). The loads, the fold and the
- * merge are v7's (kernels/maxsim_shared_loads.h, maxsim_ordered_fold.h, maxsim_pipeline.h).
+ * tensor cores. A 64 x 64 warp tile loads 128 words for 4096: a third fewer per multiply-add. v5 had such warps
+ * but only 4 of them, one per scheduler; here the score tile is 128 x 256, so 8 warps of 64 x 64 fill it, two per
+ * scheduler (pipe_block<4, 4, 32, 2, MS8_LDA>, maxsim_pipeline.h). Two more changes, each where v7's SASS spent
+ * instructions: a stage holds 32 columns of K, so each row of b a copy reads is one whole 128-byte line, and the
+ * walk through the stages (kernels/maxsim_row_walk.h) steps counters where v7 divides by the stage count, with
+ * each thread's rows of b fixed. The loads and the fold are v7's (maxsim_shared_loads.h, maxsim_ordered_fold.h).
+ * Shared memory: a[i]'s 128 rows 260 floats apart whatever K, and 2 stages of 256 rows of 36 floats: 206,848
+ * bytes, within sm_90's 227 KB opt-in, above sm_80's 163 KB (there ms8_unfit refuses, and v7 runs).
  * Design target: >= 50% of the H100's TF32 tensor-core roofline by the time model at the forum size. */
 #include "maxsim_launch.h"
 #include "maxsim_ordered_fold.h"
@@ -21,10 +23,10 @@
 #include <stdio.h>
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (arg[i, :, m] is a column, stride M, as
- * in v3), shared memory <= 2 wavefronts per request (the fragment loads conflict-free, as v7's; a stage's 16-byte
- * copies: rows 20 floats apart).
- * Today: loads 70% (K = 25 here: the 4-byte copies, each row's stage mid-sector), shared memory <= 4 wavefronts per
- * request (pipe_fragment_positions' one load of an unpadded 16 x 16 tile per block: 4-way; the pipeline's: 1). */
+ * in v3), shared memory <= 2 wavefronts per request (the fragment loads conflict-free, as v7's: rows 36 floats
+ * apart in a stage, 260 in a[i]'s; a quarter-warp's 16-byte copies write one row's 128 bytes).
+ * Today: loads 78% (K = 25 here: the 4-byte copies, each row's 25 floats mid-sector), shared memory <= 4
+ * wavefronts per request (pipe_fragment_positions' one load of an unpadded 16 x 16 tile per block: 4-way). */
 __global__ void ms_forward_v8(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
     pipe_forward<4, ordered_fold<4>, shared_loads, v8_block, row_walk<v8_block>>(I, J, M, N, K, a, b, out, arg);

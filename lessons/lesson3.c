@@ -280,9 +280,9 @@ const lesson lesson3_def = {
                         "not load_matrix_sync's generic-pointer loads; K <= 256; same backward as v1",
                .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(8),
-               .about = "v7 on 128x256 score tiles: 8 warps of 64x64 instead of 32x64, a third fewer fragment "
-                        "loads per multiply-add; K <= 256 on sm_90 (227 KB of shared memory), <= 192 on sm_80; "
-                        "same backward as v1",
+               .about = "v7 on 128x256 score tiles: 8 warps of 64x64 instead of 32x64 (a third fewer fragment "
+                        "loads per multiply-add), 32-column stages walked by counters; K <= 256, sm_90 only (207 KB "
+                        "of shared memory); same backward as v1",
                .memory = cuda_memory, .unfit = cuda8_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_alias = 3,
     .preamble = preamble,

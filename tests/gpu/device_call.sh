@@ -5,8 +5,8 @@
 #
 #   report.tgz    tests/gpu/gpu_report.sh from the bundle (its eight files, docs/results/<gpu>/)
 #   stalls.tgz    ncu's warp-state, scheduler and pipe sections on the two kernels furthest from their targets
-#                 (issue 27): lesson 3 cuda-v6's and cuda-v7's forward at the forum's K = 256 (generic against
-#                 shared fragment loads; v5's was taken on the H100 already) and lesson 5 cuda-v5's forward and
+#                 (issue 27): lesson 3 cuda-v7's and cuda-v8's forward at the forum's K = 256 (32 x 64 against
+#                 64 x 64 warp tiles; v5's was taken on the H100 already) and lesson 5 cuda-v5's forward and
 #                 dx kernels (v4's were taken on the H100); and for lesson 3 cuda-v7's forward, every SASS instruction's executed count
 #                 (ncu's source page), to set beside the time model's basic-block executions (EMU_MODEL_DEBUG=3 at
 #                 the same size)
@@ -45,7 +45,7 @@ stall() { # NAME SECS KERNEL_REGEX LESSON ARGS...
         "$B/lesson$l" "$@" >"$W/stalls/$name.txt" 2>&1
     echo "exit $?" >>"$W/stalls/$name.txt"
 }
-stall lesson3_v6_forward 25 '^ms_forward_v6$' 3 --size medium --dims K=256 --impl cuda-v6
+stall lesson3_v8_forward 25 '^ms_forward_v8$' 3 --size medium --dims K=256 --impl cuda-v8
 stall lesson3_v7_forward 25 '^ms_forward_v7$' 3 --size medium --dims K=256 --impl cuda-v7
 stall lesson5_v5_forward 20 '^lce5_forward_kernel$' 5 --size medium --impl cuda-v5
 stall lesson5_v5_dx 20 '^lce5_dx_kernel$' 5 --size medium --impl cuda-v5
