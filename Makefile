@@ -255,13 +255,16 @@ plots: plot-deps
 	$(PYTHON) plots/bench_plots.py --results $(or $(BENCH_DIR),docs/results/cpu) --out docs/img --readme README.md
 
 # Re-run each lesson at the size its doc shows and paste the output into the doc or its appendix (between markers);
-# the list is docs/generated.txt, whose $$EMU lines run a lesson under the CUDA emulator (built here, into build/emu).
+# the list is docs/generated.txt, whose $$EMU lines run a lesson under the CUDA emulator (built here, into build/emu),
+# and lesson 3's model counts its time model's build and nvcc's SASS (both built here; nvcc needed).
 # check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
 # -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py), and
 # each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
+	$(MAKE) EMU=1 EMU_COUNT=1 build/emu-count/lesson3
+	$(MAKE) sass-kernels GPU=H100
 	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --bin $(BIN)
 
 check-docs: gdb-deps plot-deps all
