@@ -1,19 +1,20 @@
 /* maxsim_pipeline.h - lesson 3's pipelined forward (cuda-v4 .. cuda-v8): what the versions share. One block per
  * (i, m) keeps 128 rows of a[i] (all of K, rounded to TF32) in shared memory -- more than the default 48 KB, so
- * the launch opts in -- while b[m] streams past them in tiles of 128 rows (256 in v8), 16 columns of K per stage,
- * through a 3-stage cp.async pipeline: the copies of the next two stages are in flight while the warps multiply
- * the current one, one barrier per stage. The warps tile the score tile in COLS columns of 64 (4 WMMA fragments
- * wide) and rows of 16 * WX (WX fragments high): WX = 4, COLS = 2 gives v4 and v5's 4 warps of 64 x 64; WX = 2
- * v6 and v7's 8 warps of 32 x 64; WX = 4, COLS = 4 v8's 8 warps of 64 x 64 on a 128 x 256 tile
+ * the launch opts in -- while b[m] streams past them through a cp.async pipeline: v4-v7 in tiles of 128 rows, 16
+ * columns of K per stage, 3 stages (the copies of the next two in flight while the warps multiply the current
+ * one); v8 in tiles of 256 rows, 32 columns per stage, 2 stages; one barrier per stage. The block's shape is a
+ * template parameter (pipe_block): the warps tile the score tile in COLS columns of 64 (4 WMMA fragments wide) and
+ * rows of 16 * WX (WX fragments high): WX = 4, COLS = 2 gives v4 and v5's 4 warps of 64 x 64; WX = 2 v6 and v7's
+ * 8 warps of 32 x 64; WX = 4, COLS = 4 v8's 8 warps of 64 x 64 on a 128 x 256 tile
  * (m16n16k8 TF32 fragments, float accumulators; b's fragments are rounded to TF32 after loading, a's rows when
  * staged: the rounding v3 applies). The scores never leave the registers: a fragment's element order is
  * unspecified, so each lane learns where its elements sit by loading a tile of their own coordinates once, then
- * folds every score into a running (max, argmax) per element slot -- the fold is what the versions differ in, a
- * policy of the kernel's template (pipe_forward) -- and at the end of a j tile the warps that share rows merge
- * their slots through shared memory and one thread per row finishes it. Block order m outer, i inner
+ * folds every score into a running (max, argmax) per element slot -- the fold, the fragment loads and the walk
+ * through the stages are the template's policies (pipe_forward) -- and at the end of a j tile the warps that share
+ * rows merge their slots through shared memory and one thread per row finishes it. Block order m outer, i inner
  * (blockIdx.x = m*I + i): b[m] stays in L2 while a[i] is read once per j tile. v4 .. v7 take K up to 256
- * (ms4_smem_bytes within sm_80's 163 KB; beyond, cuda_ms4_unfit refuses and v3 runs any K); v8's wider stages
- * need sm_90's 227 KB at K = 256 (ms8_unfit asks the device). CUDA sources only. */
+ * (ms4_smem_bytes within sm_80's 163 KB; beyond, cuda_ms4_unfit refuses and v3 runs any K); v8 too, and its
+ * MS8_SMEM_BYTES need sm_90's 227 KB whatever K (ms8_unfit asks the device). CUDA sources only. */
 #ifndef KERNELS_MAXSIM_PIPELINE_H
 #define KERNELS_MAXSIM_PIPELINE_H
 
