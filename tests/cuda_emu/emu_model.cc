@@ -247,6 +247,64 @@ struct request {
     int kind;
 };
 
+/* GCC splits a float2 or float4 copy into its fields (the emulator then sees 4-byte accesses), where nvcc loads or
+ * stores it with one LDS.64/.128 or STS.64/.128: the bank wavefronts of the split accesses are not the
+ * instruction's (a conflict-free 16-byte load of a quarter-warp's 2 rows reads, split, as four 4-way conflicts).
+ * So on a line where the running kernel's SASS moves W bytes per lane with each shared-memory instruction and the
+ * emulator saw accesses of W / R bytes, each lane's R consecutive accesses there that are contiguous and W-aligned
+ * become one of W bytes (wide_bytes), numbered anew (k). rs: sorted by warp, line, kind, k, lane; re-sorted so. */
+static void widen_shared(std::vector<rec> &rs)
+{
+    static const launch_cfg *looked_up;
+    static const sass_kernel *sk;
+    if (running != looked_up) sk = running ? sass_find(function_symbol(running->kernel)) : NULL, looked_up = running;
+    if (!sk) return;
+    std::map<std::pair<uint32_t, int>, double> width; /* (line id, kind): SASS bytes per lane and instruction */
+    std::vector<rec> out, lane_recs[32];
+    out.reserve(rs.size());
+    for (size_t i = 0, j; i < rs.size(); i = j) {
+        for (j = i + 1; j < rs.size() && rs[j].warp == rs[i].warp && rs[j].line == rs[i].line && rs[j].kind == rs[i].kind;)
+            j++;
+        int kind = rs[i].kind;
+        double wide_bytes = 0.0;
+        if (kind == MK_SLD || kind == MK_SST) {
+            auto key = std::make_pair(rs[i].line, kind);
+            auto it = width.find(key);
+            if (it == width.end()) it = width.emplace(key, sass_bytes_per_inst(*sk, name_string(rs[i].line), kind)).first;
+            wide_bytes = it->second;
+        }
+        uint32_t size = rs[i].size, R = wide_bytes > size && size > 0 ? (uint32_t)(wide_bytes / size) : 1;
+        bool uniform = R > 1 && R * size == (uint32_t)wide_bytes;
+        for (size_t q = i; uniform && q < j; q++) uniform = rs[q].size == size;
+        if (!uniform) {
+            out.insert(out.end(), rs.begin() + (long)i, rs.begin() + (long)j);
+            continue;
+        }
+        for (auto &l : lane_recs) l.clear();
+        for (size_t q = i; q < j; q++) lane_recs[rs[q].lane % 32].push_back(rs[q]); /* each lane's, in k order */
+        size_t first = out.size();
+        for (auto &l : lane_recs) {
+            uint32_t k = 0;
+            for (size_t q = 0; q < l.size(); k++) {
+                rec m = l[q];
+                bool merge = q + R <= l.size() && m.addr % (uintptr_t)wide_bytes == 0;
+                for (uint32_t e = 1; merge && e < R; e++) merge = l[q + e].addr == m.addr + (uintptr_t)e * size;
+                if (merge) {
+                    for (uint32_t e = 1; e < R; e++) m.ord = std::min(m.ord, l[q + e].ord);
+                    m.size = (uint32_t)wide_bytes, q += R;
+                } else {
+                    q++;
+                }
+                m.k = k;
+                out.push_back(m);
+            }
+        }
+        std::sort(out.begin() + (long)first, out.end(),
+                  [](const rec &a, const rec &b) { return a.k != b.k ? a.k < b.k : a.lane < b.lane; });
+    }
+    rs.swap(out);
+}
+
 void model_block_end(void)
 {
     size_t b = block_linear();
@@ -291,6 +349,7 @@ void model_block_end(void)
         for (size_t i = 0; i < keys.size(); i++) sorted[i] = recs[keys[i].idx];
         recs.swap(sorted);
     }
+    widen_shared(recs);
     std::vector<request> global;
     std::vector<uint64_t> tmp;
     for (size_t i = 0, j; i < recs.size(); i = j) {

@@ -384,6 +384,25 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
         }
         if (same.size() == 1) eqs[same[0]].target = eqs[o].target, eqs.erase(o);
     }
+    /* the other way round: nvcc may give some of one statement's instructions the line next to it (a vectorised
+     * store the line of the value it stores: lesson 3's pipe_load_a, whose 16-byte stores nvcc puts, in some
+     * builds, 3 blocks of 4 on the line before). A line with SASS of a kind the emulator did not see there joins
+     * the line right after it, else right before it, that the emulator saw that kind on and that has SASS of it
+     * too: one statement split, not a path that did not run. */
+    std::vector<std::pair<std::string, int>> unseen;
+    for (auto &e : eqs)
+        if (e.second.target <= 0 && !e.second.terms.empty()) unseen.push_back(e.first);
+    for (auto &u : unseen) {
+        std::string file;
+        int ln = split(u.first, &file);
+        for (int d : {1, -1}) {
+            auto it = eqs.find({file + ":" + std::to_string(ln + d), u.second});
+            if (it == eqs.end() || it->second.terms.empty() || it->second.target <= 0) continue;
+            for (auto &t : eqs[u].terms) it->second.terms.push_back(t);
+            eqs.erase(u);
+            break;
+        }
+    }
     /* projected coordinate descent on sum of ((seen - sass) / seen)^2; an equation nothing was seen for weighs
      * as if relative to the launch's mean line */
     double mean = 0.0;

@@ -85,6 +85,16 @@ int wmma_pairs(void)
     return pairs;
 }
 
+int wmma_ptx(void)
+{
+    static int ptx = -1;
+    if (ptx < 0) {
+        const char *e = getenv("EMU_WMMA_PTX");
+        ptx = e && atoi(e) == 1;
+    }
+    return ptx;
+}
+
 /* A WMMA operation of warp w, every lane arrived: the same request in each lane, the Guide's preconditions
  * (mptr 256-bit aligned, ldm a multiple of 16 bytes), a tile inside its device allocation (shared memory is
  * not checked here), then the warp's computation. */

@@ -21,7 +21,9 @@
  *     process and fragment type (EMU_WMMA_SEED=n fixes it) with no register where PTX numbers it. Code that
  *     assumes a layout computes garbage here. EMU_WMMA_PAIRS=1 draws a 16-bit fragment's order by 32-bit
  *     register (x[2r], x[2r + 1] adjacent in memory, the lower first, as in PTX's mma fragments): for code that
- *     checks for such pairs and loads them as words, so that both of its paths run here.
+ *     checks for such pairs and loads them as words, so that both of its paths run here. EMU_WMMA_PTX=1 keeps
+ *     every fragment in PTX's register order, no derangement: for code that checks for that order on the device
+ *     first (kernels/maxsim_v9.cu's probe) and otherwise refuses to run.
  * Numerics:
  *   - __float_to_tf32 is NVIDIA's cvt.rna.tf32.f32 (crt/mma.h of CUDA 13): round to nearest, ties away from
  *     zero, to 10 mantissa bits (the result is still a float with the low 13 bits zero).
@@ -49,6 +51,8 @@ namespace emu {
 uint64_t wmma_seed(void);
 /* 1 under EMU_WMMA_PAIRS=1: 16-bit fragments keep PTX's register pairs (frag_perm) */
 int wmma_pairs(void);
+/* 1 under EMU_WMMA_PTX=1: every fragment keeps PTX's register order (frag_perm) */
+int wmma_ptx(void);
 
 /* One lane's WMMA request: the common part (warp_collective, checked equal across lanes) and its fragments. */
 struct wmma_lane : warp_collective {
@@ -120,7 +124,8 @@ template <class F> const int *frag_perm(void)
          * them; only which register is x[2r] is drawn. */
         int pairs = wmma_pairs() && sizeof(typename F::storage_element_type) == 2, unit = pairs ? 2 : 1;
         int order[E];
-        for (int fixed = 1; fixed;) {
+        for (int i = 0; i < E; i++) order[i] = i; /* EMU_WMMA_PTX=1: PTX's order itself */
+        for (int fixed = !wmma_ptx(); fixed;) {
             int reg[E];
             for (int i = 0; i < E / unit; i++) reg[i] = i;
             for (int i = E / unit - 1; i > 0; i--) {
