@@ -109,6 +109,12 @@ HD long long ms4_smem_bytes(long long K)
 #define MS8_LDA (256 + MS4_PAD)
 #define MS8_SMEM_BYTES (4 * (MS4_TJ * MS8_LDA + MS8_STAGES * MS8_TN * (MS8_TK + MS4_PAD)))
 
+/* cuda-v9 (kernels/maxsim_v9.cu): v8's blocks, with 8-byte fragment loads, so rows 8 words off a multiple of 32:
+ * a stage's rows MS8_TK + MS9_PAD floats apart, a[i]'s MS9_LDA. 217,088 bytes: sm_90 only, as v8. */
+#define MS9_PAD 8
+#define MS9_LDA (256 + MS9_PAD)
+#define MS9_SMEM_BYTES (4 * (MS4_TJ * MS9_LDA + MS8_STAGES * MS8_TN * (MS8_TK + MS9_PAD)))
+
 /* cuda-v1 and the backward kernels: threads per block. */
 #define MS_SIMPLE_THREADS 128
 /* --deterministic's scan: threads per block (one block per m). The scatter: one warp per m, 8 warps per block,

@@ -1,20 +1,22 @@
-/* maxsim_pipeline.h - lesson 3's pipelined forward (cuda-v4 .. cuda-v8): what the versions share. One block per
+/* maxsim_pipeline.h - lesson 3's pipelined forward (cuda-v4 .. cuda-v9): what the versions share. One block per
  * (i, m) keeps 128 rows of a[i] (all of K, rounded to TF32) in shared memory -- more than the default 48 KB, so
  * the launch opts in -- while b[m] streams past them through a cp.async pipeline: v4-v7 in tiles of 128 rows, 16
  * columns of K per stage, 3 stages (the copies of the next two in flight while the warps multiply the current
- * one); v8 in tiles of 256 rows, 32 columns per stage, 2 stages; one barrier per stage. The block's shape is a
- * template parameter (pipe_block): the warps tile the score tile in COLS columns of 64 (4 WMMA fragments wide) and
- * rows of 16 * WX (WX fragments high): WX = 4, COLS = 2 gives v4 and v5's 4 warps of 64 x 64; WX = 2 v6 and v7's
- * 8 warps of 32 x 64; WX = 4, COLS = 4 v8's 8 warps of 64 x 64 on a 128 x 256 tile
+ * one); v8 and v9 in tiles of 256 rows, 32 columns per stage, 2 stages; one barrier per stage. The block's shape
+ * is a template parameter (pipe_block): the warps tile the score tile in COLS columns of 64 (4 WMMA fragments
+ * wide) and rows of 16 * WX (WX fragments high): WX = 4, COLS = 2 gives v4 and v5's 4 warps of 64 x 64; WX = 2 v6
+ * and v7's 8 warps of 32 x 64; WX = 4, COLS = 4 v8's and v9's 8 warps of 64 x 64 on a 128 x 256 tile
  * (m16n16k8 TF32 fragments, float accumulators; b's fragments are rounded to TF32 after loading, a's rows when
  * staged: the rounding v3 applies). The scores never leave the registers: a fragment's element order is
- * unspecified, so each lane learns where its elements sit by loading a tile of their own coordinates once, then
- * folds every score into a running (max, argmax) per element slot -- the fold, the fragment loads and the walk
- * through the stages are the template's policies (pipe_forward) -- and at the end of a j tile the warps that share
- * rows merge their slots through shared memory and one thread per row finishes it. Block order m outer, i inner
+ * unspecified, so in v4-v8 each lane learns where its elements sit by loading a tile of their own coordinates
+ * once, then folds every score into a running (max, argmax) per element slot (v9 relies on PTX's order, checked
+ * on the device first, and keeps one per row) -- the fold, the fragment loads and the walk through the stages
+ * are the template's policies (pipe_forward) -- and at the end of a j tile the warps that share rows merge their
+ * maxima through shared memory and one thread per row finishes it. Block order m outer, i inner
  * (blockIdx.x = m*I + i): b[m] stays in L2 while a[i] is read once per j tile. v4 .. v7 take K up to 256
- * (ms4_smem_bytes within sm_80's 163 KB; beyond, cuda_ms4_unfit refuses and v3 runs any K); v8 too, and its
- * MS8_SMEM_BYTES need sm_90's 227 KB whatever K (ms8_unfit asks the device). CUDA sources only. */
+ * (ms4_smem_bytes within sm_80's 163 KB; beyond, cuda_ms4_unfit refuses and v3 runs any K); v8 and v9 too, and
+ * their MS8_SMEM_BYTES and MS9_SMEM_BYTES need sm_90's 227 KB whatever K (ms8_unfit, ms9_unfit ask the device).
+ * CUDA sources only. */
 #ifndef KERNELS_MAXSIM_PIPELINE_H
 #define KERNELS_MAXSIM_PIPELINE_H
 
@@ -40,9 +42,12 @@ typedef wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc_frag;
 
 /* The block's shape: warps WX fragments (16 * WX rows) high and 4 fragments (64 columns) wide, COLS warp columns
  * (a score tile, and a stage, of 64 * COLS rows of b), as many warp rows as fill the tile's MS4_TJ rows; TK
- * columns of K per stage, STAGES buffers; a[i]'s rows LDA floats apart in shared memory, or (LDA = 0) K + MS4_PAD
- * padded to whole stages, known at run time. v4-v7: the defaults; v8: pipe_block<4, 4, 32, 2, MS8_LDA>. */
-template <int WX, int COLS = 2, int TK = MS4_TK, int STAGES = MS4_STAGES, int LDA = 0> struct pipe_block {
+ * columns of K per stage, STAGES buffers, each row of a stage TK + PAD floats; a[i]'s rows LDA floats apart in
+ * shared memory, or (LDA = 0) K + MS4_PAD padded to whole stages, known at run time. Rows 4 words off a multiple of
+ * 8 suit 4-byte fragment loads, rows 8 words off a multiple of 32 the 8-byte ones. v4-v7: the defaults; v8:
+ * pipe_block<4, 4, 32, 2, MS8_LDA>; v9: pipe_block<4, 4, 32, 2, MS9_LDA, MS9_PAD>. */
+template <int WX, int COLS = 2, int TK = MS4_TK, int STAGES = MS4_STAGES, int LDA = 0, int PAD = MS4_PAD>
+struct pipe_block {
     static_assert(WX == 2 || WX == 4, "warp tiles of 32 x 64 or 64 x 64");
     static_assert(COLS == 2 || COLS == 4, "score tiles 128 or 256 columns wide");
     static_assert(TK % 16 == 0, "k steps of 8 (m16n16k8), whole 16-byte copies, a's padding to TK");
@@ -51,9 +56,9 @@ template <int WX, int COLS = 2, int TK = MS4_TK, int STAGES = MS4_STAGES, int LD
     static constexpr int tn = 64 * COLS;                         /* the score tile's columns: rows of b a stage */
     static constexpr int threads = 32 * COLS * (MS4_TJ / rows); /* 128 for <4>, 256 for <2> and <4, 4> */
     static constexpr int tk = TK, stages = STAGES, lda = LDA;
-    static constexpr int ldb = TK + MS4_PAD;                     /* a stage's rows of b: 20 or 36 floats */
+    static constexpr int ldb = TK + PAD;                         /* a stage's rows of b: 20, 36 or 40 floats */
     static constexpr int stage = tn * ldb;                       /* floats per stage */
-    static_assert(ldb % 8 == 4, "rows 4 words off a multiple of 8: fragment loads conflict-free");
+    static_assert(ldb % 8 == 4 || ldb % 32 == 8, "fragment loads conflict-free: 4-byte ones, or 8-byte ones");
     static_assert((16 * ldb * 4) % 32 == 0 && (stage * 4) % 32 == 0, "every fragment pointer 32-byte aligned");
     static_assert(2 * GROUPS * MERGE_X + 8 * 32 + MS4_TJ <= STAGES * stage, "the merge fits the stages");
 };
@@ -103,13 +108,12 @@ __device__ static void pipe_load_a(const float *ai, int J, int K, int KP, int ld
     }
 }
 
-/* Starts the copy of b[m] rows n0 .. n0+TN, columns k0 .. k0+TK into stage s [TN][TK + MS4_PAD]; zeros past N
- * and K are stored directly. bm is b[m] (N, K). 16-byte copies when K % 4 == 0 (each row segment 16-byte
- * aligned), else 4-byte ones. */
-template <int THREADS, int TN, int TK = MS4_TK>
+/* Starts the copy of b[m] rows n0 .. n0+TN, columns k0 .. k0+TK into stage s [TN][LDB]; zeros past N and K
+ * are stored directly. bm is b[m] (N, K). 16-byte copies when K % 4 == 0 (each row segment 16-byte aligned),
+ * else 4-byte ones. */
+template <int THREADS, int TN, int TK = MS4_TK, int LDB = TK + MS4_PAD>
 __device__ static void pipe_issue(const float *bm, int N, int K, int n0, int k0, float *s)
 {
-    constexpr int LDB = TK + MS4_PAD;
     if (K % 4 == 0) {
         for (int e = threadIdx.x; e < TN * TK / 4; e += THREADS) {
             int r = e / (TK / 4), kk = e % (TK / 4) * 4, n = n0 + r, k = k0 + kk;
@@ -140,7 +144,7 @@ template <class B> struct strided_walk {
     __device__ void start(const float *, int, int, float *) {}
     __device__ void issue(const float *bm, int N, int K, int kc, int p, float *s) const
     {
-        pipe_issue<B::threads, B::tn, B::tk>(bm, N, K, p / kc * B::tn, p % kc * B::tk, s);
+        pipe_issue<B::threads, B::tn, B::tk, B::ldb>(bm, N, K, p / kc * B::tn, p % kc * B::tk, s);
     }
     __device__ int k0(int t, int kc) const { return t % kc * B::tk; }
     __device__ int buffer(int t) const { return t % B::stages; }
@@ -223,6 +227,13 @@ __device__ static void pipe_merge(float (&best)[WX][8], int (&bn)[WX][8], const 
     if (argrow && j0 + r < J) argrow[(long long)(j0 + r) * M] = n;
 }
 
+/* Parts of the body a policy may do itself (v9's, which rely on PTX's fragment layout), each specialised beside
+ * its policy: loads_stage_a, the Loads that stages a[i]'s rows (load_a<B>, pipe_load_a's arguments) where
+ * pipe_load_a would; fold_merges, the Fold that merges its own maxima (merge<COLS>, pipe_merge's arguments but the
+ * slots and positions) where pipe_merge would. */
+template <class Loads> struct loads_stage_a { static constexpr bool value = false; };
+template <class Fold> struct fold_merges { static constexpr bool value = false; };
+
 /* The kernel's body for warp tiles WX fragments high, COLS warp columns (pipe_block), Loads how a stage's
  * fragments are loaded (above), Fold the policy that keeps each slot's (max, argmax) between n tiles:
  *   float best[WX][8]; int n[WX][8];      per (row group x, slot q): the best score and what locates its column
@@ -230,9 +241,9 @@ __device__ static void pipe_merge(float (&best)[WX][8], int (&bn)[WX][8], const 
  *   fold(c, pos, n0, N)                   the warp's finished scores of one n tile (n0: their first column), then
  *                                         clears c for the next
  *   columns(pos)                          n becomes each slot's argmax column, before the merge
- * and Walk how the loop walks the stages (above), on a block of shape B (pipe_block, WX fragments high).
- * Launched with B::threads threads and ms4_smem_bytes(K) (v4-v7) or MS8_SMEM_BYTES (v8) bytes of dynamic shared
- * memory. */
+ * (v9's row_fold keeps one per row instead and merges them itself: fold_merges), and Walk how the loop walks the
+ * stages (above), on a block of shape B (pipe_block, WX fragments high). Launched with B::threads threads and
+ * ms4_smem_bytes(K) (v4-v7), MS8_SMEM_BYTES (v8) or MS9_SMEM_BYTES (v9) bytes of dynamic shared memory. */
 template <int WX, class Fold, class Loads = wmma_loads, class B = pipe_block<WX>, class Walk = strided_walk<B>>
 __device__ static void pipe_forward(int I, int J, int M, int N, int K, const float *a, const float *b, float *out,
                                     int *arg)
@@ -258,7 +269,10 @@ __device__ static void pipe_forward(int I, int J, int M, int N, int K, const flo
     float sum = 0.0f;
     Walk walk;
     for (int j0 = 0; j0 < J; j0 += MS4_TJ) {
-        pipe_load_a<T>(ai, J, K, KP, lda, j0, sA);
+        if constexpr (loads_stage_a<Loads>::value)
+            loads.template load_a<B>(ai, J, K, KP, lda, j0, sA);
+        else
+            pipe_load_a<T>(ai, J, K, KP, lda, j0, sA);
         walk.start(bm, N, K, stages);
         for (int p = 0; p < B::stages - 1; p++) {
             if (p < steps) walk.issue(bm, N, K, kc, p, stages + p * STAGE);
@@ -282,7 +296,10 @@ __device__ static void pipe_forward(int I, int J, int M, int N, int K, const flo
         __pipeline_wait_prior(0);
         __syncthreads(); /* every warp is done with the stages before the merge reuses them */
         f.columns(pos);
-        pipe_merge<WX, COLS>(f.best, f.n, pos, wr, wc, mv, mn, rowmax, argrow, J, j0, M);
+        if constexpr (fold_merges<Fold>::value)
+            f.template merge<COLS>(wr, wc, mv, mn, rowmax, argrow, J, j0, M);
+        else
+            pipe_merge<WX, COLS>(f.best, f.n, pos, wr, wc, mv, mn, rowmax, argrow, J, j0, M);
         __syncthreads(); /* rowmax is complete */
         if (threadIdx.x == 0)
             for (int jj = 0; jj < MS4_TJ && j0 + jj < J; jj++) sum += rowmax[jj]; /* j ascending, as the CPU */

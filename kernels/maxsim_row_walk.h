@@ -48,7 +48,7 @@ template <class B> struct row_walk {
                 __pipeline_memcpy_async(stage + dst + c * ROWS * B::ldb, real ? src + c * ROWS * K : bm, 16, real ? 0 : 16);
             }
         } else {
-            pipe_issue<B::threads, B::tn, B::tk>(bm, N, K, p / kc * B::tn, p % kc * B::tk, stage); /* odd K */
+            pipe_issue<B::threads, B::tn, B::tk, B::ldb>(bm, N, K, p / kc * B::tn, p % kc * B::tk, stage); /* odd K */
         }
         k_left -= B::tk, src += B::tk;
         if (++pk == kc) pk = 0, k_left += kc * B::tk, n_left -= B::tn, src += B::tn * K - kc * B::tk;

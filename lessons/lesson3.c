@@ -114,8 +114,14 @@ static const char *cuda8_unfit(const void *p)
     const char *why = cuda_ms_unfit(dims_of(p));
     return why ? why : ms8_unfit(dims_of(p));
 }
+static const char *cuda9_unfit(const void *p)
+{
+    const char *why = cuda_ms_unfit(dims_of(p));
+    return why ? why : ms9_unfit(dims_of(p));
+}
 #else
 #define cuda8_unfit cuda4_unfit
+#define cuda9_unfit cuda4_unfit
 #endif
 
 /* cpu is fused, so memory never stops it; time does: the session skips it, with an estimate, beyond
@@ -260,7 +266,7 @@ const lesson lesson3_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
                         "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1 (cuda names this one: it runs any K, "
-                        "v4-v8 take K <= 256; their times: docs/lesson-3.md)",
+                        "v4-v9 take K <= 256; their times: docs/lesson-3.md)",
                .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(4),
                .about = "pipelined kernel: a[i]'s 128 rows resident in shared memory (> 48 KB opt-in), b streamed in "
@@ -283,7 +289,13 @@ const lesson lesson3_def = {
                .about = "v7 on 128x256 score tiles: 8 warps of 64x64 instead of 32x64 (a third fewer fragment "
                         "loads per multiply-add), 32-column stages walked by counters; K <= 256, sm_90 only (207 KB "
                         "of shared memory); same backward as v1",
-               .memory = cuda_memory, .unfit = cuda8_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+               .memory = cuda_memory, .unfit = cuda8_unfit, .forward = cuda_forward, .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(9),
+               .about = "v8 in PTX's fragment layout (checked on the device first): 16- and 8-byte fragment loads, "
+                        "48 a stage where v8 issues 128, and one (max, argmax) per row a lane holds instead of per "
+                        "element (16 registers, not 64); K <= 256, sm_90 only (217 KB of shared memory); same "
+                        "backward as v1",
+               .memory = cuda_memory, .unfit = cuda9_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_alias = 3,
     .preamble = preamble,
     .epilogue = epilogue,

@@ -44,7 +44,7 @@ double cpu_ms_work(const ms_dims *d, int recompute);
 
 /* --- CUDA (maxsim_fused.cu); pointers are device memory ------------------------------------------------- */
 typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3, MS_CUDA_V4 = 4, MS_CUDA_V5 = 5,
-               MS_CUDA_V6 = 6, MS_CUDA_V7 = 7, MS_CUDA_V8 = 8 } ms_cuda_version;
+               MS_CUDA_V6 = 6, MS_CUDA_V7 = 7, MS_CUDA_V8 = 8, MS_CUDA_V9 = 9 } ms_cuda_version;
 typedef struct {
     int32_t *arg;  /* [I, J, M] on the device, or NULL when recompute */
     int recompute, deterministic;
@@ -64,6 +64,9 @@ const char *cuda_ms4_unfit(const ms_dims *d);
 /* cuda-v8 (kernels/maxsim_v8.cu, CUDA builds only): K <= 256 and its shared memory within the device's opt-in
  * limit, which it asks the device for. */
 const char *ms8_unfit(const ms_dims *d);
+/* cuda-v9 (kernels/maxsim_v9.cu, CUDA builds only): v8's limits, and WMMA's tf32 fragments in PTX's register
+ * order, which it checks on the device once (ms_fragment_layout_probe). */
+const char *ms9_unfit(const ms_dims *d);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,12 @@
 /* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1, cuda-v2, cuda-v3 (what `cuda`
- * runs), cuda-v4 .. cuda-v8 against the float64 reference, their device memory formulas against the tracker, in every
+ * runs), cuda-v4 .. cuda-v9 against the float64 reference, their device memory formulas against the tracker, in every
  * mode (saved argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in
  * TF32 too -- summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small
  * and odd sizes, sizes one below, at and above the tile constants (64 rows and columns; K steps of 16 in v2, 32
  * in v3; v4's 128 rows and 16-column stages, and its largest K, 256; K % 4 == 0 takes v3's float4 path and v4's
  * 16-byte copies), and NaN/Inf inputs for every version (maxsim_special.h). Small enough that
  * the emulation stays fast. Run by test_cuda without fork. */
-#define _POSIX_C_SOURCE 200809L /* setenv: cuda-v8's refusal on an sm_80's shared memory, emulated */
+#define _POSIX_C_SOURCE 200809L /* setenv: cuda-v8's and v9's refusal on an sm_80's shared memory, emulated */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +237,76 @@ START_TEST(cuda_v8_refuses_sm80_and_int_offsets)
     ck_assert_msg(strstr(why, "2^31") != NULL, "%s", why);
 }
 END_TEST
+/* v9: v8 in PTX's fragment layout, which it checks on the device first (ms_fragment_layout_probe). It runs only
+ * where WMMA's registers hold that order: on a GPU whose probe passes (elsewhere these cases fail: the docs' claim
+ * is wrong there), or in the emulator under EMU_WMMA_PTX=1 (make test-emu runs this TCase so: EMU_PTX_CASES). In
+ * the emulator's drawn layouts it must refuse and say why: the probe's own test. Then v8's cases: the pairs of rows
+ * a[i] is staged in (J = 9, 127, 129: a pair's second row past J), K's 4-byte copies and scalar staging (31, 33),
+ * K's 16-byte ones (32, 36, 256), NaN/Inf, the refusals. */
+static int v9_runs(void)
+{
+    const lesson *L = &lesson3_def;
+    lesson_problem p;
+    prob_for(&TINY, 0, 0, &p);
+    const char *why = L->impls[lesson_find_impl(L, "cuda-v9")].unfit(&p);
+#ifdef CUDA_EMU
+    const char *e = getenv("EMU_WMMA_PTX");
+    if (!(e && atoi(e) == 1)) {
+        ck_assert_ptr_nonnull(why);
+        ck_assert_msg(strstr(why, "PTX's mma.m16n8k8 registers") != NULL, "%s", why);
+        return 0;
+    }
+#endif
+    ck_assert_msg(why == NULL, "cuda-v9 refused: %s", why);
+    return 1;
+}
+START_TEST(cuda_v9_tiny)
+{
+    if (v9_runs()) gpu_case("cuda-v9", &TINY, 0, 0, 460);
+}
+END_TEST
+START_TEST(cuda_v9_odd)
+{
+    if (v9_runs()) gpu_case("cuda-v9", &ODD, 1, 1, 461);
+}
+END_TEST
+START_TEST(cuda_v9_tile_edges)
+{
+    if (!v9_runs()) return;
+    gpu_case("cuda-v9", &EDGE8_LO, 0, 0, 462);
+    gpu_case("cuda-v9", &EDGE8_AT, 0, 1, 463);
+    gpu_case("cuda-v9", &EDGE8_HI, 1, 0, 464);
+    gpu_case("cuda-v9", &EDGE8_K33, 0, 0, 465);
+    gpu_case("cuda-v9", &K4_MAX, 0, 0, 466);
+}
+END_TEST
+START_TEST(cuda_v9_nan_inf)
+{
+    if (v9_runs()) pipelined_nan_inf("cuda-v9", 470);
+}
+END_TEST
+START_TEST(cuda_v9_refuses_sm80_and_int_offsets)
+{
+    if (!v9_runs()) return;
+    const lesson *L = &lesson3_def;
+    int k = lesson_find_impl(L, "cuda-v9");
+    lesson_problem p;
+    prob_for(&K4_MAX, 0, 0, &p);
+    const char *why;
+#ifdef CUDA_EMU
+    setenv("EMU_SMEM_OPTIN", "166912", 1); /* an sm_80's */
+    why = L->impls[k].unfit(&p);
+    unsetenv("EMU_SMEM_OPTIN");
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "217088") && strstr(why, "166912"), "%s", why);
+#endif
+    ms_dims big = {1, 1, 1, 8388608, 256}; /* (N + 256) * K past 2^31 - 1 */
+    prob_for(&big, 0, 0, &p);
+    why = L->impls[k].unfit(&p);
+    ck_assert_ptr_nonnull(why);
+    ck_assert_msg(strstr(why, "2^31") != NULL, "%s", why);
+}
+END_TEST
 START_TEST(cuda_v3_nan_inf)
 {
     special_all("cuda-v3", 350);
@@ -288,6 +358,15 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_v8_refuses_sm80_and_int_offsets);
     tcase_set_timeout(t, 300);
     suite_add_tcase(s, t);
+    /* cuda-v9's cases: make test-emu runs this TCase again under EMU_WMMA_PTX=1 (emu.mk's EMU_PTX_CASES) */
+    TCase *v9 = tcase_create("maxsim-v9");
+    tcase_add_test(v9, cuda_v9_tiny);
+    tcase_add_test(v9, cuda_v9_odd);
+    tcase_add_test(v9, cuda_v9_tile_edges);
+    tcase_add_test(v9, cuda_v9_nan_inf);
+    tcase_add_test(v9, cuda_v9_refuses_sm80_and_int_offsets);
+    tcase_set_timeout(v9, 300);
+    suite_add_tcase(s, v9);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under
      * ASan and with FMA contraction leave them out (CK_EXCLUDE_TAGS=slow); the plain emulation run keeps them */
     TCase *large = tcase_create("maxsim-large");

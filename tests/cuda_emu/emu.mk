@@ -160,7 +160,7 @@ predict: check-deps
 # The route make predict takes for sizes too long to emulate (reduced runs, extrapolated) against a direct run at
 # sizes where both run: fails when one differs by more than 5% (tests/cuda_emu/predict_extrapolation.sh).
 PREDICT_CHECKS ?= 3:small::cuda-v1:J=4:8,N=4:8 3:medium::cuda-v2:J=64:128,N=64:128 3:medium::cuda-v3:J=64:128 \
-                  3:medium:J=512:cuda-v4,cuda-v5,cuda-v6,cuda-v7,cuda-v8:J=128:256 \
+                  3:medium:J=512:cuda-v4,cuda-v5,cuda-v6,cuda-v7,cuda-v8,cuda-v9:J=128:256 \
                   5:small::cuda-v2:V=1024:2048 5:small:H=512:cuda-v3,cuda-v4:V=512:1024,H=128:256 \
                   5:small:H=1024:cuda-v5:V=512:1024,H=256:512
 .PHONY: predict-check
@@ -193,6 +193,9 @@ EMU_SUITES ?= test_cuda test_emu
 # EMU_PAIRED_CASES: test_cuda's cases of kernels that load a bf16 fragment's registers as words where the layout
 # pairs adjacent elements (kernels/linear_ce_v5.cu), run once more with EMU_WMMA_PAIRS=1 so that both paths run.
 EMU_PAIRED_CASES ?= cce-v5
+# EMU_PTX_CASES: test_cuda's cases of kernels that run only where WMMA's fragments hold PTX's register order (their
+# probe refuses the emulator's drawn layouts: kernels/maxsim_v9.cu), run once more with EMU_WMMA_PTX=1.
+EMU_PTX_CASES ?= maxsim-v9
 .PHONY: test-emu
 test-emu: check-deps
 	$(MAKE) EMU=1 EMU_FMA=$(EMU_FMA) emu-build
@@ -201,7 +204,9 @@ test-emu: check-deps
 	  echo "== $$b/$$t: $$(( $$(date +%s) - t0 )) s"; done; \
 	case " $(EMU_SUITES) " in *" test_cuda "*) for c in $(EMU_PAIRED_CASES); do \
 	  echo "== EMU_WMMA_PAIRS=1 CK_RUN_CASE=$$c $$b/test_cuda"; \
-	  EMU_WMMA_PAIRS=1 CK_RUN_CASE=$$c ./$$b/test_cuda || status=1; done;; esac; \
+	  EMU_WMMA_PAIRS=1 CK_RUN_CASE=$$c ./$$b/test_cuda || status=1; done; \
+	  for c in $(EMU_PTX_CASES); do echo "== EMU_WMMA_PTX=1 CK_RUN_CASE=$$c $$b/test_cuda"; \
+	  EMU_WMMA_PTX=1 CK_RUN_CASE=$$c ./$$b/test_cuda || status=1; done;; esac; \
 	for l in $(notdir $(LESSONS)); do impl=$$(./$$b/$$l --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd,); \
 	  for s in $(EMU_SIZES); do args="--size $$s"; [ $$l/$$s = lesson5/small ] && args="$(EMU_SMALL_ARGS5)"; \
 	  echo "== $$b/$$l $$args --impl $$impl"; t0=$$(date +%s); \
@@ -246,8 +251,8 @@ build/ptxas.txt: $(PTXAS_CU)
 EMU_PROFILE_SIZE ?= small
 EMU_PROFILE_ARGS5 ?= --size small --dims V=512
 EMU_PROFILE_ARGS3D ?= --size $(EMU_PROFILE_SIZE) --impl cuda-v3 --deterministic
-# EMU_WMMA_PAIRS=1: the fragment layout's registers hold PTX's pairs, so a kernel that loads them as words
-# (linear_ce_v5.cu) is profiled on the path a GPU takes.
+# EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1: the fragment layout's registers in PTX's order, so a kernel that loads them as
+# words (linear_ce_v5.cu) is profiled on the path a GPU takes, and one that needs that order (maxsim_v9.cu) runs.
 # the version files with kernels of their own (bmm_v1, logchain_v3 and gru_v2 have none: cuBLAS calls, a graph)
 EMU_PROFILE_SOURCES := $(shell grep -l '^__global__' $(wildcard kernels/*.cu))
 .PHONY: emu-profile
@@ -260,7 +265,7 @@ emu-profile: check-deps
 	done >$$b/profile_runs.txt; \
 	echo "lesson3 $$d/lesson3_deterministic_profile.csv $(EMU_PROFILE_ARGS3D)" >>$$b/profile_runs.txt; \
 	csvs=$$(awk '{ print $$2 }' $$b/profile_runs.txt); \
-	EMU_WMMA_PAIRS=1 EMU_PROFILE_TARGETS="$(EMU_PROFILE_SOURCES)" tests/cuda_emu/profile_runs.sh $$b <$$b/profile_runs.txt || status=1; \
+	EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1 EMU_PROFILE_TARGETS="$(EMU_PROFILE_SOURCES)" tests/cuda_emu/profile_runs.sh $$b <$$b/profile_runs.txt || status=1; \
 	for k in $$(sed -n 's/^__global__ [^(]*[^A-Za-z0-9_(]\([A-Za-z0-9_][A-Za-z0-9_]*\) *(.*/\1/p' \
 	  $(EMU_PROFILE_SOURCES)); do cat $$csvs | grep -q "^$$k,(kernel)," || \
 	  { echo "emu-profile: $$k (kernels/) was launched by none of the runs above"; status=1; }; \

@@ -6,7 +6,7 @@
 #   e.g.   "3:medium::cuda-v3,cuda-v4:J=64:128"  "5:small:H=256:cuda-v4:V=1024:2048,H=64:128"
 set -u
 bin=$1 gpu=$2 sass=$3 runs=$4
-export EMU_WMMA_PAIRS=1 # as make predict (predict_lessons.sh): the path a GPU runs
+export EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1 # as make predict (predict_lessons.sh): the path a GPU runs
 timeout_s=${PREDICT_TIMEOUT:-600}
 rec=$(mktemp -d) || exit 1
 trap 'rm -rf "$rec"' EXIT

@@ -4,10 +4,11 @@
 # into OUT as soon as it ends, so a part cut off by the call's limit loses only itself:
 #
 #   report.tgz    tests/gpu/gpu_report.sh from the bundle (its eight files, docs/results/<gpu>/)
-#   stalls.tgz    ncu's warp-state, scheduler and pipe sections on the two kernels furthest from their targets
-#                 (issue 27): lesson 3 cuda-v7's and cuda-v8's forward at the forum's K = 256 (32 x 64 against
-#                 64 x 64 warp tiles; v5's was taken on the H100 already) and lesson 5 cuda-v5's forward and
-#                 dx kernels (v4's were taken on the H100); and for lesson 3 cuda-v7's forward, every SASS instruction's executed count
+#   stalls.tgz    ncu's warp-state, scheduler and pipe sections on the kernels issue 27 moves: lesson 3 cuda-v8's
+#                 and cuda-v9's forward at the forum's K = 256 (v9: v8 with 8- and 16-byte fragment loads and a fold
+#                 per row, in PTX's fragment layout; v5's was taken on the H100 already) and lesson 5 cuda-v5's
+#                 forward and dx kernels (v4's were taken on the H100); and for lesson 3 cuda-v9's forward, every
+#                 SASS instruction's executed count
 #                 (ncu's source page), to set beside the time model's basic-block executions (EMU_MODEL_DEBUG=3 at
 #                 the same size)
 #   pytorch.tgz   plots/pytorch_baseline.py on the GPU: the seeds' PyTorch forms at the C lessons' forum sizes
@@ -46,14 +47,14 @@ stall() { # NAME SECS KERNEL_REGEX LESSON ARGS...
     echo "exit $?" >>"$W/stalls/$name.txt"
 }
 stall lesson3_v8_forward 25 '^ms_forward_v8$' 3 --size medium --dims K=256 --impl cuda-v8
-stall lesson3_v7_forward 25 '^ms_forward_v7$' 3 --size medium --dims K=256 --impl cuda-v7
+stall lesson3_v9_forward 25 '^ms_forward_v9$' 3 --size medium --dims K=256 --impl cuda-v9
 stall lesson5_v5_forward 20 '^lce5_forward_kernel$' 5 --size medium --impl cuda-v5
 stall lesson5_v5_dx 20 '^lce5_dx_kernel$' 5 --size medium --impl cuda-v5
 if [ "$(left)" -gt 30 ]; then
-    timeout --kill-after=5 25 "$NCU" --section SourceCounters --kernel-name 'regex:^ms_forward_v7$' --launch-count 1 \
-        --page source --print-source sass --csv "$B/lesson3" --size medium --impl cuda-v7 \
-        >"$W/stalls/lesson3_v7_forward_sass_counts.csv" 2>&1
-    echo "exit $?" >>"$W/stalls/lesson3_v7_forward_sass_counts.csv"
+    timeout --kill-after=5 25 "$NCU" --section SourceCounters --kernel-name 'regex:^ms_forward_v9$' --launch-count 1 \
+        --page source --print-source sass --csv "$B/lesson3" --size medium --impl cuda-v9 \
+        >"$W/stalls/lesson3_v9_forward_sass_counts.csv" 2>&1
+    echo "exit $?" >>"$W/stalls/lesson3_v9_forward_sass_counts.csv"
 fi
 tar -czf "$OUT/stalls.tgz" -C "$W" stalls
 
