@@ -12,6 +12,9 @@ t0=$(date +%s)
 status=0
 FILES="forum.log preflight.log profile.csv profile.log results.csv sanitize.log small.log summary.txt"
 
+# the emulated GPU holds PTX's fragment register order (EMU_WMMA_PTX=1; tests/cuda_emu/include/mma.h), the layout
+# lesson 3 cuda-v9 checks a GPU for and lesson 5 cuda-v5's paired loads take
+export EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1
 echo "== rehearsal: GPU_REHEARSAL=1 bash $bundle/gpu-report.sh"
 rm -rf "$out"
 if ! GPU_REHEARSAL=1 GPU_REPORT_DIR=$out GPU_REPORT_JOBS=${GPU_REPORT_JOBS:-2} GPU_REPORT_SCALE=${GPU_REPORT_SCALE:-2} bash "$bundle/gpu-report.sh" >"$out.log" 2>&1; then
