@@ -272,6 +272,7 @@ check-docs: gdb-deps plot-deps all
 	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
 	$(PYTHON) docs/tools/check_docs.py
 	$(PYTHON) docs/tools/check_reading_paths.py
+	$(PYTHON) docs/tools/cuda_order.py --check $(BIN)
 	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
 	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \
 	  ! $(PYTHON) plots/compare_npy.py $$d/l1/cpu.dx.npy $$d/l1/cpu.dW.npy 2>/dev/null && rm -rf $$d && \

@@ -82,8 +82,12 @@ static void usage(const lesson *L)
     for (int i = 0; i < lesson_nimpls(L); i++)
         printf("                       %-8s %s\n", L->impls[i].name, L->impls[i].about);
     int alias = lesson_cuda_alias_impl(L);
-    if (alias >= 0)
-        printf("                       %-8s = %s, the best version (an alias)\n", LESSON_CUDA_ALIAS, L->impls[alias].name);
+    if (alias >= 0) {
+        printf("                       %-8s = %s, an alias: of the versions fastest first (", LESSON_CUDA_ALIAS,
+               L->impls[alias].name);
+        for (int k = 0; k < LESSON_MAX_IMPLS && L->cuda_order[k]; k++) printf("%sv%d", k ? " " : "", L->cuda_order[k]);
+        printf("),\n                                  the first that fits the problem and the device\n");
+    }
     printf("  --seed S           random seed for the inputs (default %u)\n", SEED_DEFAULT);
     printf("  --csv FILE         append one row per implementation to FILE (header written if new)\n");
     printf("  --dump DIR         write inputs and every output and gradient as NumPy .npy files\n");

@@ -53,11 +53,31 @@ double lesson_tolerance(const lesson *L, const void *prob)
     return L->tolerance_of ? L->tolerance_of(prob) : L->tolerance;
 }
 
+int lesson_cuda_version_impl(const lesson *L, int v)
+{
+    for (int i = 0; v > 0 && i < lesson_nimpls(L); i++)
+        if (L->impls[i].device && L->impls[i].version == v) return i;
+    return -1;
+}
+
 int lesson_cuda_alias_impl(const lesson *L)
 {
-    for (int i = 0; L->cuda_alias && i < lesson_nimpls(L); i++)
-        if (L->impls[i].device && L->impls[i].version == L->cuda_alias) return i;
-    return -1;
+    return lesson_cuda_version_impl(L, L->cuda_order[0]);
+}
+
+int lesson_cuda_pick(const lesson *L, const void *prob, size_t mem_limit, int *skipped)
+{
+    int first = lesson_cuda_alias_impl(L);
+    if (skipped) *skipped = 0;
+    for (int k = 0; k < LESSON_MAX_IMPLS && L->cuda_order[k]; k++) {
+        int i = lesson_cuda_version_impl(L, L->cuda_order[k]);
+        if (i < 0 || L->impls[i].memory(prob).peak > mem_limit) continue;
+        if (!(L->impls[i].unfit && L->impls[i].unfit(prob))) {
+            if (skipped) *skipped = k;
+            return i;
+        }
+    }
+    return first;
 }
 
 int lesson_find_impl(const lesson *L, const char *name)

@@ -32,8 +32,8 @@
 #include "report.h"
 
 /* CUDA versions, as llm.c's dev/cuda numbers its kernels: a lesson's CUDA implementations are cuda-v1, cuda-v2,
- * ... in the order a learner should read them, and "cuda" is an alias of the best one (lesson.cuda_alias),
- * printed as such ("cuda = cuda-v2") by --help and the run. A version is one field of one row:
+ * ... in the order a learner should read them, and "cuda" is an alias of the fastest one that fits the problem and
+ * the device (lesson.cuda_order), printed as such ("cuda = cuda-v2") by --help and the run. A version is one field of one row:
  *     {LESSON_CUDA_VERSION(3), .about = "what v3 adds over v2, and the efficiency it is designed for",
  *      .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
  * To add one: write kernels/<name>_vN.cu (its kernels and launcher, declared in kernels/<name>_launch.h; device
@@ -41,7 +41,8 @@
  * (cuda_forward/cuda_backward in lessonN.c, which read lesson_run.version: a `case 3:` in lessons 2 and 5, the
  * version number passed on in lesson 3) to call them; append the row above after the last version (reading
  * order; v is a literal, it is also the name), with its own .memory/.unfit where its bytes or limits differ and
- * a static_assert that its saved struct fits lesson_run.saved; move .cuda_alias to it if it is now the best.
+ * a static_assert that its saved struct fits lesson_run.saved; put it in .cuda_order where `make predict` and the
+ * GPU reports place it (docs/tools/cuda_order.py prints the order they give; `make check-docs` holds the lessons to it).
  * --help, --impl, the tests (tests/test_lessons.c), `make test-emu` (every version at tiny and small) and the
  * bench (through the alias) pick it up from the table; nothing else lists versions. */
 #define LESSON_CUDA_VERSION(v) .name = "cuda-v" #v, .version = (v), .device = 1
@@ -161,7 +162,11 @@ struct lesson {
     double (*tolerance_of)(const void *prob);
 
     lesson_impl impls[LESSON_MAX_IMPLS]; /* host ones first, then cuda-v1, cuda-v2, ... in reading order */
-    int cuda_alias;                   /* the version "cuda" names: the best one (0: the lesson has no CUDA) */
+    /* The versions fastest first, which "cuda" tries in turn: the time model's order at the forum size (lesson 4:
+     * medium) on the H100, except where every GPU that measured two versions ranks them the other way
+     * (docs/tools/cuda_order.py derives it from docs/results/; check-docs compares). Every CUDA version once;
+     * empty: the lesson has no CUDA. "cuda" runs the first whose unfit() passes (lesson_cuda_pick). */
+    int cuda_order[LESSON_MAX_IMPLS];
 
     /* Optional: the progress notice's smaller problem (lessons/run_estimate.h). dims and opts are the run's,
      * dims[0] already cut; adjust whatever must stay as in prob so the time per multiply-add is the same. */
@@ -187,10 +192,17 @@ int lesson_nimpls(const lesson *L);
 int lesson_is_input(lesson_role r);   /* LT_INPUT or LT_UPSTREAM: drawn by fill() */
 size_t lesson_tensor_count(const lesson *L, int i, const void *prob); /* elements; SIZE_MAX on overflow */
 size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob);
-/* The row called name, "cuda" meaning the row of version cuda_alias; -1 when absent. */
+/* The row called name, "cuda" meaning the row of cuda_order's first version; -1 when absent. */
 int lesson_find_impl(const lesson *L, const char *name);
-/* The alias's row (-1 when the lesson has no CUDA); impl is that row: "cuda = cuda-v2". */
+/* The alias's row before a problem is known: cuda_order's first version (-1 when the lesson has no CUDA). */
 int lesson_cuda_alias_impl(const lesson *L);
+/* The row "cuda" runs for prob on this device: the first of cuda_order whose unfit(prob) is NULL and whose
+ * predicted peak (memory(prob).peak) is at most mem_limit, else the first (whose own note then says why it cannot
+ * run). Call it only where a device exists: unfit() may ask the device (lesson 3's v9 runs a probe kernel).
+ * *skipped, when not NULL, gets how many versions were passed over. */
+int lesson_cuda_pick(const lesson *L, const void *prob, size_t mem_limit, int *skipped);
+/* The row of CUDA version v; -1 when the lesson has none. */
+int lesson_cuda_version_impl(const lesson *L, int v);
 double lesson_tolerance(const lesson *L, const void *prob);           /* tolerance_of, else tolerance */
 
 /* The whole program: parse argv, run, report. Returns the exit status: 0, 1 (a run failed validation or a

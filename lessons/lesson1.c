@@ -142,7 +142,7 @@ const lesson lesson1_def = {
                .about = "the same three GEMMs with cublasSgemmStridedBatched on the GPU (tracked device memory)",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
-    .cuda_alias = 1,
+    .cuda_order = {1}, /* fastest first: docs/tools/cuda_order.py 1 */
     .epilogue = epilogue,
     .legend = "(\"live after forward\" is what torch.cuda.memory_allocated() printed in the forum.)",
 };

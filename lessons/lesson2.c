@@ -321,7 +321,7 @@ const lesson lesson2_def = {
                         "from L2; backward's dbulk one batched GEMM over every step (1 + 3 launches)",
                .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
-    .cuda_alias = 4, /* the fastest measured on a GPU (docs/lesson-2.md, section 4) */
+    .cuda_order = {4, 3, 2, 1}, /* fastest first: docs/tools/cuda_order.py 2 */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"

@@ -396,7 +396,7 @@ const lesson lesson4_def = {
                         "columns in shared memory, 2 grid.syncs per step; backward v2's graph",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_v3_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
-    .cuda_alias = 2, /* the fastest measured on a GPU (docs/lesson-4.md, section 4) */
+    .cuda_order = {2, 1, 3}, /* fastest first: docs/tools/cuda_order.py 4 */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes the inputs, dout and the gradients; the arena is one tracked allocation.)",

@@ -366,7 +366,7 @@ const lesson lesson5_def = {
                         "G, transposes x and each chunk of W), fragments filled by 32-bit shared loads at offsets "
                         "each lane learns once",
                .memory = cce5_memory, .unfit = cce5_unfit, .forward = cuda_forward, .backward = cuda_backward}},
-    .cuda_alias = 1,
+    .cuda_order = {1, 5, 4, 3, 2}, /* fastest first: docs/tools/cuda_order.py 5 */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "

@@ -42,6 +42,7 @@ typedef struct {
     double fwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT], bwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT];
     int unstable; /* repeated runs whose memory differed from the first run's */
     int no_device[LESSON_MAX_IMPLS]; /* skipped for want of a CUDA device (one stderr line names them all) */
+    int alias_skipped; /* how many faster versions "cuda" passed over because they do not fit (pick_alias) */
     gpu_model_result model[LESSON_MAX_IMPLS]; /* --gpu-model: each device row's prediction */
 } driver;
 
@@ -94,7 +95,12 @@ static void print_about(const driver *dv)
     printf("\nCPU GEMMs: %s, %d thread%s\n", gemm_cpu_library(), gemm_cpu_threads(), gemm_cpu_threads() == 1 ? "" : "s");
     for (int i = 0; i < dv->o.nimpl; i++) {
         const lesson_impl *im = &L->impls[dv->o.impl[i]];
-        if (strcmp(dv->o.impl_name[i], im->name) != 0) /* the alias: "cuda = cuda-v2" */
+        if (strcmp(dv->o.impl_name[i], im->name) != 0 && dv->alias_skipped) { /* "cuda", past faster versions */
+            const lesson_impl *fastest = &L->impls[lesson_cuda_alias_impl(L)];
+            const char *why = fastest->unfit ? fastest->unfit(dv->prob) : NULL;
+            printf("  %-8s = %s, the fastest that fits (%s, faster, does not: %s): %s\n", dv->o.impl_name[i],
+                   im->name, fastest->name, why ? why : "its predicted peak is over --mem-limit", im->about);
+        } else if (strcmp(dv->o.impl_name[i], im->name) != 0) /* the alias: "cuda = cuda-v2" */
             printf("  %-8s = %s: %s\n", dv->o.impl_name[i], im->name, im->about);
         else printf("  %-8s %s\n", im->name, im->about);
     }
@@ -248,6 +254,20 @@ static void print_model(const driver *dv)
     if (!counted)
         printf("  (this build does not count basic blocks: code that moves no memory is taken to run as often as its\n"
                "  loop, an upper bound; make predict's build, make EMU=1 EMU_COUNT=1 -> build/emu-count, counts it)\n");
+}
+
+/* "cuda" is the fastest version that fits (lesson.cuda_order): where a device exists, each "cuda" of --impl becomes
+ * the first version whose unfit() passes for this problem on it. Without one it stays the first, skipped as every
+ * CUDA row is. */
+static void pick_alias(driver *dv)
+{
+    impl_row probe;
+    memset(&probe, 0, sizeof probe);
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        if (strcmp(dv->o.impl_name[k], LESSON_CUDA_ALIAS) != 0) continue;
+        if (impl_gate(&probe, 1, 0, SIZE_MAX) != GATE_RUN) return;
+        dv->o.impl[k] = lesson_cuda_pick(dv->L, dv->prob, dv->o.mem_limit, &dv->alias_skipped);
+    }
 }
 
 static void run_all(driver *dv)
@@ -526,6 +546,7 @@ int lesson_main(const lesson *L, int argc, char **argv)
     dv.prob = &prob;
     if (dv.o.predict) return predict_only(&dv);
     if (check_driver_bytes(&dv) != 0) return EXIT_BAD_INPUT;
+    pick_alias(&dv);
     if (report_prepare_outputs(L->program, dv.o.csv_path, dv.o.dump_dir) != 0) return EXIT_BAD_INPUT;
     if (report_prepare_times(L->program, dv.o.times_path) != 0) return EXIT_BAD_INPUT;
     if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return EXIT_BAD_INPUT;

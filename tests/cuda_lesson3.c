@@ -8,6 +8,7 @@
  * the emulation stays fast. Run by test_cuda without fork. */
 #define _POSIX_C_SOURCE 200809L /* setenv: cuda-v8's and v9's refusal on an sm_80's shared memory, emulated */
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,6 +296,42 @@ START_TEST(cuda_v9_refuses_sm80_and_int_offsets)
     if (v9_runs()) refuses_sm80_and_int_offsets("cuda-v9", "217088");
 }
 END_TEST
+/* "cuda" runs the fastest version that fits (lesson_cuda_pick, cuda_order v9 v8 v7 v6 v5 v3 ...): every version
+ * before its pick refuses the problem on this device and the pick does not. Under the emulator, whose device is
+ * set by the environment, also which one: v9 in PTX's fragment order (EMU_WMMA_PTX=1), else v8 (the probe refuses);
+ * v7 on an sm_80's opt-in (v8 and v9 need sm_90's shared memory); v3 at K = 257 (v4 to v9 take K <= 256). */
+static int alias_pick(const ms_dims *d)
+{
+    const lesson *L = &lesson3_def;
+    lesson_problem p;
+    prob_for(d, 0, 0, &p);
+    int skipped = -1, row = lesson_cuda_pick(L, &p, SIZE_MAX, &skipped);
+    for (int k = 0; k < skipped; k++) {
+        const lesson_impl *im = &L->impls[lesson_cuda_version_impl(L, L->cuda_order[k])];
+        ck_assert_msg(im->unfit(&p) != NULL, "cuda passed over %s, which fits", im->name);
+    }
+    ck_assert_int_eq(L->impls[row].version, L->cuda_order[skipped]);
+    ck_assert_msg(L->impls[row].unfit(&p) == NULL, "cuda picked %s, which refuses: %s", L->impls[row].name,
+                  L->impls[row].unfit(&p));
+    return L->impls[row].version;
+}
+START_TEST(cuda_alias_picks_the_fastest_that_fits)
+{
+    ms_dims k257 = K4_MAX;
+    k257.K = 257;
+#ifdef CUDA_EMU
+    const char *e = getenv("EMU_WMMA_PTX");
+    ck_assert_int_eq(alias_pick(&K4_MAX), e && atoi(e) == 1 ? 9 : 8);
+    setenv("EMU_SMEM_OPTIN", "166912", 1); /* an sm_80's */
+    ck_assert_int_eq(alias_pick(&K4_MAX), 7);
+    unsetenv("EMU_SMEM_OPTIN");
+    ck_assert_int_eq(alias_pick(&k257), 3);
+#else
+    alias_pick(&K4_MAX);
+    ck_assert_int_eq(alias_pick(&k257), 3);
+#endif
+}
+END_TEST
 START_TEST(cuda_v3_nan_inf)
 {
     special_all("cuda-v3", 350);
@@ -353,6 +390,7 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(v9, cuda_v9_tile_edges);
     tcase_add_test(v9, cuda_v9_nan_inf);
     tcase_add_test(v9, cuda_v9_refuses_sm80_and_int_offsets);
+    tcase_add_test(v9, cuda_alias_picks_the_fastest_that_fits);
     tcase_set_timeout(v9, 300);
     suite_add_tcase(s, v9);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under

@@ -629,6 +629,28 @@ START_TEST(cuda_lce_v5_filter_windows)
 }
 END_TEST
 
+/* "cuda" passes over a version whose predicted peak is over --mem-limit (lesson_cuda_pick): at the seed's size
+ * cuda-v1, first by the model and the GPUs, keeps the [N, V] logits; under a limit one byte below its peak, cuda-v5,
+ * second, runs; where nothing fits, cuda-v1 stays, and its row says why it is skipped. */
+START_TEST(cuda_alias_under_a_memory_limit)
+{
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {8192, 4096, 128256}, opts[LESSON_MAX_OPTS] = {0};
+    for (int k = 0; k < lesson_nopts(L); k++) opts[k] = L->opts[k].def;
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    int v1 = lesson_find_impl(L, "cuda-v1"), v5 = lesson_find_impl(L, "cuda-v5"), skipped = -1;
+    size_t peak1 = L->impls[v1].memory(&prob).peak;
+    ck_assert_int_eq(lesson_cuda_pick(L, &prob, SIZE_MAX, &skipped), v1);
+    ck_assert_int_eq(skipped, 0);
+    ck_assert_uint_lt(L->impls[v5].memory(&prob).peak, peak1);
+    ck_assert_int_eq(lesson_cuda_pick(L, &prob, peak1 - 1, &skipped), v5);
+    ck_assert_int_eq(skipped, 1);
+    ck_assert_int_eq(lesson_cuda_pick(L, &prob, 1, &skipped), v1);
+    ck_assert_int_eq(skipped, 0);
+}
+END_TEST
+
 Suite *cuda_lesson5_suite(void); /* tests/test_cuda.c runs it */
 Suite *cuda_lesson5_suite(void)
 {
@@ -678,6 +700,7 @@ END_TEST
     tcase_add_test(t5, cuda_lce_v5_small);
     tcase_add_test(t5, cuda_lce_v5_nan_rows);
     tcase_add_test(t5, cuda_lce_v5_filter);
+    tcase_add_test(t5, cuda_alias_under_a_memory_limit);
     tcase_set_timeout(t5, 120);
     suite_add_tcase(s, t5);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under

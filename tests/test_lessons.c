@@ -438,7 +438,8 @@ START_TEST(repeat_times_and_predict)
 END_TEST
 
 /* The version scheme, on every lesson: host rows first, then cuda-v1, cuda-v2, ... (the reading order, numbered
- * from 1 without a gap), and "cuda" the alias of cuda_alias, which --help prints as "cuda = cuda-vN". */
+ * from 1 without a gap), and "cuda" the alias whose order (cuda_order) lists every version once, which --help prints
+ * as "cuda = cuda-vN, an alias: of the versions fastest first (vN ...)". */
 START_TEST(cuda_versions_in_reading_order_with_an_alias)
 {
     PROGRESS();
@@ -461,12 +462,21 @@ START_TEST(cuda_versions_in_reading_order_with_an_alias)
             ck_assert_int_eq(alias, -1);
             return;
         }
-        ck_assert_msg(alias >= 0 && L->impls[alias].version == L->cuda_alias, "%s: cuda names no version (%d)",
-                      L->program, L->cuda_alias);
-        char bin[64], line[64];
+        ck_assert_msg(alias >= 0 && L->impls[alias].version == L->cuda_order[0], "%s: cuda names no version (%d)",
+                      L->program, L->cuda_order[0]);
+        char bin[64], line[160];
+        int n = 0, len = 0;
+        len += snprintf(line, sizeof line, "cuda     = %s, an alias: of the versions fastest first (", L->impls[alias].name);
+        for (; n < LESSON_MAX_IMPLS && L->cuda_order[n]; n++) {
+            int v = L->cuda_order[n], row = lesson_cuda_version_impl(L, v);
+            ck_assert_msg(row >= 0, "%s: cuda_order names v%d, which the lesson has not", L->program, v);
+            for (int m = 0; m < n; m++) ck_assert_msg(L->cuda_order[m] != v, "%s: v%d twice in cuda_order", L->program, v);
+            len += snprintf(line + len, sizeof line - len, "%sv%d", n ? " " : "", v);
+        }
+        ck_assert_msg(n == next - 1, "%s: cuda_order lists %d of its %d versions", L->program, n, next - 1);
+        snprintf(line + len, sizeof line - len, ")");
         binary_of(L, bin, sizeof bin);
         ck_assert_int_eq(run_lesson(bin, "--help", out, sizeof out), 0);
-        snprintf(line, sizeof line, "cuda     = %s,", L->impls[alias].name);
         ck_assert_output(strstr(out, line), out, "%s --help does not say %s", bin, line);
     }
 }

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""The order in which a lesson's `cuda` alias tries its CUDA versions, from the time model and the GPU reports.
+
+    python3 docs/tools/cuda_order.py LESSON          the order and the figures it rests on (docs/generated.txt)
+    python3 docs/tools/cuda_order.py --check BIN     every lesson's `BIN/lessonN --help` lists that order, or exit 1
+
+The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
+1. The model's order: each version's predicted forward + backward ms on the H100 at the forum size (lesson 4: its
+   largest preset, medium), docs/results/emu/predicted_h100.csv (`make predict`); a version without a prediction
+   goes last; equal predictions by version number.
+2. The measured versions keep the places the model gives them as a set, and are re-ordered among themselves where
+   the GPUs agree: two versions go in their measured order when every GPU that measured both ranks them so (a GPU
+   report's forward_ms + backward_ms, docs/results/<gpu>/results.csv, then its subfolders' results.csv for
+   versions measured later: the first row found, as tests/cuda_emu/predict_table.sh shows them). Where the GPUs
+   disagree, or one pass on each settles nothing, the model's order stands.
+The lesson then runs the first version in that order that fits the problem and the device (lessons/lesson.h,
+lesson_cuda_pick): lesson 3's v4 to v9 take K <= 256, v8 and v9 need sm_90's shared memory, v9 PTX's fragments.
+"""
+import csv
+import functools
+import os
+import re
+import subprocess
+import sys
+
+RESULTS = "docs/results"
+MODEL = os.path.join(RESULTS, "emu", "predicted_h100.csv")
+LESSONS = (1, 2, 3, 4, 5)
+
+
+def version(impl):
+    m = re.fullmatch(r"cuda-v(\d+)", impl)
+    return int(m.group(1)) if m else None
+
+
+def forum_size(rows, lesson):
+    """The forum preset, or medium where the model has no forum rows for the lesson (lesson 4)."""
+    return "forum" if any(r["lesson"] == str(lesson) and r["size"] == "forum" for r in rows) else "medium"
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def gpu_reports():
+    """{gpu label: [results.csv paths, the report's own first, then its subfolders' in name order]}."""
+    out = {}
+    for d in sorted(os.listdir(RESULTS)):
+        top = os.path.join(RESULTS, d)
+        if not d.startswith("nvidia-") or not os.path.isdir(top):
+            continue
+        m = re.search(r"[a-z]\d{2,3}", d[len("nvidia-"):])
+        label = m.group(0).upper() if m else d
+        paths = [os.path.join(top, "results.csv")]
+        paths += [os.path.join(top, s, "results.csv") for s in sorted(os.listdir(top))
+                  if os.path.isdir(os.path.join(top, s))]
+        out[label] = [p for p in paths if os.path.isfile(p)]
+    return out
+
+
+def measured(lesson, size):
+    """{gpu: {version: ms}}: forward + backward of the first row found for the lesson at size."""
+    out = {}
+    for gpu, paths in gpu_reports().items():
+        seen = out.setdefault(gpu, {})
+        for p in paths:
+            for r in read_csv(p):
+                v = version(r["impl"])
+                if r["lesson"] != str(lesson) or r["size"] != size or v is None or v in seen:
+                    continue
+                if r.get("forward_ms") and r.get("backward_ms"):
+                    seen[v] = float(r["forward_ms"]) + float(r["backward_ms"])
+    return {g: m for g, m in out.items() if m}
+
+
+def order(lesson):
+    """(size, [versions fastest first], {version: model ms or None}, {gpu: {version: ms}}, [notes])."""
+    rows = read_csv(MODEL)
+    size = forum_size(rows, lesson)
+    model = {}
+    for r in rows:
+        v = version(r["impl"])
+        if r["lesson"] == str(lesson) and r["size"] == size and v is not None:
+            model[v] = float(r["predicted_ms"]) if r["predicted_ms"] else None
+    meas = measured(lesson, size)
+    for m in meas.values():
+        for v in m:
+            model.setdefault(v, None)
+
+    def model_key(v):
+        return (model[v] is None, model[v] or 0.0, v)
+
+    by_model = sorted(model, key=model_key)
+
+    def agreed(a, b):
+        """-1 or 1 where every GPU that measured both ranks a before or after b; 0 where none did or they differ."""
+        signs = {(m[a] > m[b]) - (m[a] < m[b]) for m in meas.values() if a in m and b in m}
+        return signs.pop() if len(signs) == 1 and 0 not in signs else 0
+
+    def cmp(a, b):
+        s = agreed(a, b)
+        return s if s else (model_key(a) > model_key(b)) - (model_key(a) < model_key(b))
+
+    timed = [v for v in by_model if any(v in m for m in meas.values())]
+    slots = iter(sorted(timed, key=functools.cmp_to_key(cmp)))
+    result = [next(slots) if v in timed else v for v in by_model]
+
+    notes = []
+    for i, a in enumerate(timed):
+        for b in timed[i + 1:]:
+            both = {g: m for g, m in meas.items() if a in m and b in m}
+            if not both:
+                continue
+            ratios = ", ".join(f"{both[g][a] / both[g][b]:.2f} on the {g}" for g in both)
+            said = f"cuda-v{a}/cuda-v{b} measured {ratios}"
+            if model[a] is not None and model[b] is not None:
+                said += f"; the model's ratio {model[a] / model[b]:.2f}"
+            if agreed(a, b) == 0 and len(both) > 1:
+                notes.append(f"the GPUs disagree, the model's order stands: {said}")
+            elif agreed(a, b) != 0 and (agreed(a, b) < 0) != (model_key(a) < model_key(b)):
+                off = ", ".join(f"{(both[g][a] / both[g][b]) / (model[a] / model[b]):.1f}x on the {g}" for g in both) \
+                    if model[a] is not None and model[b] is not None else "no prediction"
+                notes.append(f"the GPUs overrule the model: {said} (the model's ratio off by {off})")
+    return size, result, model, meas, notes
+
+
+def show(lesson):
+    size, result, model, meas, notes = order(lesson)
+    gpus = sorted(meas)
+    print(f"lesson {lesson} at the {size} size: forward + backward, ms")
+    head = f"{'version':<9} {'H100 model':>12}" + "".join(f" {g + ' measured':>14}" for g in gpus)
+    print(head)
+    for v in result:
+        cells = f"{'cuda-v%d' % v:<9} {('%.3f' % model[v]) if model[v] is not None else '-':>12}"
+        cells += "".join(f" {('%.3f' % meas[g][v]) if v in meas[g] else '-':>14}" for g in gpus)
+        print(cells)
+    print(f"cuda tries, fastest first: {' '.join('v%d' % v for v in result)}")
+    for n in notes:
+        print(n)
+    if not any(n.startswith("the GPUs") for n in notes):
+        print("every pair of versions a GPU measured is in the model's order" if any(meas.values())
+              else "no GPU has measured these versions: the model's order")
+
+
+def check(bin_dir):
+    bad = 0
+    for lesson in LESSONS:
+        prog = os.path.join(bin_dir, f"lesson{lesson}")
+        text = subprocess.run([prog, "--help"], stdout=subprocess.PIPE, text=True, check=True).stdout
+        m = re.search(r"cuda +\= cuda-v\d+, an alias: of the versions fastest first \(([v\d ]+)\)", text)
+        listed = [int(x[1:]) for x in m.group(1).split()] if m else None
+        want = order(lesson)[1]
+        if listed != want:
+            print(f"cuda_order.py: {prog} --help lists {listed}, the model and the GPU reports give {want}: "
+                  f"set .cuda_order in lessons/lesson{lesson}.c", file=sys.stderr)
+            bad = 1
+    if not bad:
+        print("cuda_order.py: every lesson's cuda tries its versions in the order the model and the GPU reports give")
+    return bad
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        sys.exit(check(sys.argv[2]))
+    if len(sys.argv) == 2 and sys.argv[1].isdigit() and int(sys.argv[1]) in LESSONS:
+        show(int(sys.argv[1]))
+        sys.exit(0)
+    sys.exit(__doc__)
