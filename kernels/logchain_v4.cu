@@ -11,8 +11,8 @@
  * dbulk sums over all n rows, which no block owns: the kernel writes the operands (2 t (v-1) n c floats, the
  * price of one launch) and cuBLAS reduces them, as v2 does step by step.
  * Target (the time model, H100, the forum's n=500 v=40 c=200): within 3x of the roofline (>= 33%). Not met:
- * --gpu-model H100 predicts 0.397 ms forward + backward, 17.8% of the roofline; the forward kernel, against the FP32
- * bound of its n (v-1) c^2 = 7.8e8 multiply-adds (23.3 us at the H100's peak), is predicted at 238 us
+ * make predict gives 0.672 ms forward + backward on the H100, 16.6% of the roofline; the forward kernel, against
+ * the FP32 bound of its n (v-1) c^2 = 7.8e8 multiply-adds (23.3 us at the H100's peak), is predicted at 238 us
  * (5.99 us per step, extrapolated from v = 5 and 9) and 309 us for the backward kernel, limited by issue and
  * latency: one block of 8 warps per SM, every warp waiting for its rows of P_i from L2 in the same phase of the
  * step, nothing left to hide the wait. P_i does not depend on the recursion, so prefetching P_{i+1} during step i
