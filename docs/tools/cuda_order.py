@@ -59,15 +59,16 @@ def gpu_reports():
     return out
 
 
-def measured(lesson, size):
-    """{gpu: {version: ms}}: forward + backward of the first row found for the lesson at size."""
+def measured(lesson, size, dims):
+    """{gpu: {version: ms}}: forward + backward of the first row found for the lesson at size, with the model's
+    dims (a run with --dims over the preset keeps its size's name)."""
     out = {}
     for gpu, paths in gpu_reports().items():
         seen = out.setdefault(gpu, {})
         for p in paths:
             for r in read_csv(p):
                 v = version(r["impl"])
-                if r["lesson"] != str(lesson) or r["size"] != size or v is None or v in seen:
+                if r["lesson"] != str(lesson) or r["size"] != size or r["dims"] not in dims or v is None or v in seen:
                     continue
                 if r.get("forward_ms") and r.get("backward_ms"):
                     seen[v] = float(r["forward_ms"]) + float(r["backward_ms"])
@@ -78,12 +79,13 @@ def order(lesson):
     """(size, [versions fastest first], {version: model ms or None}, {gpu: {version: ms}}, [notes])."""
     rows = read_csv(MODEL)
     size = forum_size(rows, lesson)
-    model = {}
+    model, dims = {}, set()
     for r in rows:
         v = version(r["impl"])
         if r["lesson"] == str(lesson) and r["size"] == size and v is not None:
             model[v] = float(r["predicted_ms"]) if r["predicted_ms"] else None
-    meas = measured(lesson, size)
+            dims.add(r["dims"])
+    meas = measured(lesson, size, dims)
     for m in meas.values():
         for v in m:
             model.setdefault(v, None)
