@@ -2,7 +2,8 @@
 """The order in which a lesson's `cuda` alias tries its CUDA versions, from the time model and the GPU reports.
 
     python3 docs/tools/cuda_order.py LESSON          the order and the figures it rests on (docs/generated.txt)
-    python3 docs/tools/cuda_order.py --check BIN     every lesson's `BIN/lessonN --help` lists that order, or exit 1
+    python3 docs/tools/cuda_order.py --check BIN     the rule on made-up figures, then every lesson's
+                                                     `BIN/lessonN --help` lists its order, or exit 1
 
 The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
 1. The model's order: each version's predicted forward + backward ms on the H100 at the forum size (lesson 4: its
@@ -86,6 +87,12 @@ def order(lesson):
             model[v] = float(r["predicted_ms"]) if r["predicted_ms"] else None
             dims.add(r["dims"])
     meas = measured(lesson, size, dims)
+    return (size,) + rank(model, meas)
+
+
+def rank(model, meas):
+    """The rule on {version: predicted ms or None} and {gpu: {version: measured ms}}: (order, model, meas, notes)."""
+    model = dict(model)
     for m in meas.values():
         for v in m:
             model.setdefault(v, None)
@@ -124,7 +131,26 @@ def order(lesson):
                 off = ", ".join(f"{(both[g][a] / both[g][b]) / (model[a] / model[b]):.1f}x on the {g}" for g in both) \
                     if model[a] is not None and model[b] is not None else "no prediction"
                 notes.append(f"the GPUs overrule the model: {said} (the model's ratio off by {off})")
-    return size, result, model, meas, notes
+    return result, model, meas, notes
+
+
+def self_test():
+    """The rule on made-up figures, each case a way it could go wrong."""
+    cases = [  # (model, measured, expected order)
+        ({1: 3.0, 2: 1.0, 3: None, 4: 1.0}, {}, [2, 4, 1, 3]),       # no GPU: the model; ties by number; none last
+        ({1: 1.0, 2: 2.0}, {"A": {1: 5.0, 2: 3.0}}, [2, 1]),          # one GPU overrules the model
+        ({1: 1.0, 2: 2.0}, {"A": {1: 5.0, 2: 3.0}, "B": {1: 3.0, 2: 5.0}}, [1, 2]),  # GPUs disagree: the model
+        ({1: 1.0, 2: 2.0}, {"A": {1: 5.0, 2: 3.0}, "B": {2: 1.0}}, [2, 1]),  # B did not measure both: A decides
+        ({1: 1.0, 2: 2.0, 3: 3.0}, {"A": {1: 9.0, 3: 1.0}}, [3, 2, 1]),  # the unmeasured v2 keeps its place
+        ({1: 1.0, 2: 2.0}, {"A": {1: 4.0, 2: 4.0}}, [1, 2]),          # a measured tie settles nothing
+    ]
+    bad = 0
+    for model, meas, want in cases:
+        got = rank(model, meas)[0]
+        if got != want:
+            print(f"cuda_order.py --self-test: model {model}, measured {meas}: {got}, expected {want}", file=sys.stderr)
+            bad = 1
+    return bad
 
 
 def show(lesson):
@@ -164,7 +190,7 @@ def check(bin_dir):
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
-        sys.exit(check(sys.argv[2]))
+        sys.exit(self_test() or check(sys.argv[2]))
     if len(sys.argv) == 2 and sys.argv[1].isdigit() and int(sys.argv[1]) in LESSONS:
         show(int(sys.argv[1]))
         sys.exit(0)
