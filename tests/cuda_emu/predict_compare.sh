@@ -10,7 +10,7 @@ pred=$1 meas=$2 out=${3:-}
 strip() { sed 's/"[^"]*"/dims/' "$1"; }
 strip "$pred" | awk -F, 'NR > 1 && $6 != "" { print "P", $1, $2, $3, $6, $7 }' > /tmp/predict_compare.$$
 for f in $meas; do
-  strip "$f" | awk -F, 'NR > 1 && $8 != "" { print "M", $1, $2, $3, $8 + $9, $11 }' >> /tmp/predict_compare.$$
+  strip "$f" | awk -F, 'NR > 1 && $8 != "" { printf "M %s %s %s %.4f %s\n", $1, $2, $3, $8 + $9, $11 }' >> /tmp/predict_compare.$$
 done
 awk -v out="$out" '
   $1 == "P" { p[$2 " " $3 " " $4] = $5; lim[$2 " " $3 " " $4] = $6; next }
