@@ -263,7 +263,7 @@ plots: plot-deps
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
-	$(MAKE) EMU=1 EMU_COUNT=1 build/emu-count/lesson3
+	$(MAKE) EMU=1 EMU_COUNT=1 build/emu-count/lesson2 build/emu-count/lesson3
 	$(MAKE) sass-kernels GPU=H100
 	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --bin $(BIN)
 

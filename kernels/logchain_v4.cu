@@ -15,8 +15,8 @@
  * the FP32 bound of its n (v-1) c^2 = 7.8e8 multiply-adds (23.3 us at the H100's peak), is predicted at 238 us
  * (5.99 us per step, extrapolated from v = 5 and 9) and 309 us for the backward kernel, limited by issue and
  * latency: one block of 8 warps per SM, every warp waiting for its rows of P_i from L2 in the same phase of the
- * step, nothing left to hide the wait. P_i does not depend on the recursion, so prefetching P_{i+1} during step i
- * (a cp.async pipeline through shared memory) is the next step. The arithmetic is logchain_math.h's. */
+ * step, nothing left to hide the wait; and per warp more integer instructions than FP32 ones (docs/lesson-2.md,
+ * the model's counts). The arithmetic is logchain_math.h's. */
 #include "logchain_launch.h"
 #include "logchain_math.h"
 #include "logchain_problem.h"
