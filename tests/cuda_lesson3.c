@@ -205,14 +205,16 @@ START_TEST(cuda_v8_tiny) { gpu_case("cuda-v8", &TINY, 0, 0, 440); }
 END_TEST
 START_TEST(cuda_v8_odd) { gpu_case("cuda-v8", &ODD, 1, 1, 441); }
 END_TEST
-START_TEST(cuda_v8_tile_edges)
+/* v8's and v9's tile edges (J, N, K one below, at and above their tiles, K = 33 and 256), seeds seed .. seed + 4 */
+static void edges8(const char *impl, uint64_t seed)
 {
-    gpu_case("cuda-v8", &EDGE8_LO, 0, 0, 442);
-    gpu_case("cuda-v8", &EDGE8_AT, 0, 1, 443);
-    gpu_case("cuda-v8", &EDGE8_HI, 1, 0, 444);
-    gpu_case("cuda-v8", &EDGE8_K33, 0, 0, 445);
-    gpu_case("cuda-v8", &K4_MAX, 0, 0, 446);
+    gpu_case(impl, &EDGE8_LO, 0, 0, seed);
+    gpu_case(impl, &EDGE8_AT, 0, 1, seed + 1);
+    gpu_case(impl, &EDGE8_HI, 1, 0, seed + 2);
+    gpu_case(impl, &EDGE8_K33, 0, 0, seed + 3);
+    gpu_case(impl, &K4_MAX, 0, 0, seed + 4);
 }
+START_TEST(cuda_v8_tile_edges) { edges8("cuda-v8", 442); }
 END_TEST
 START_TEST(cuda_v8_nan_inf) { pipelined_nan_inf("cuda-v8", 450); }
 END_TEST
@@ -278,12 +280,7 @@ START_TEST(cuda_v9_odd)
 END_TEST
 START_TEST(cuda_v9_tile_edges)
 {
-    if (!v9_runs()) return;
-    gpu_case("cuda-v9", &EDGE8_LO, 0, 0, 462);
-    gpu_case("cuda-v9", &EDGE8_AT, 0, 1, 463);
-    gpu_case("cuda-v9", &EDGE8_HI, 1, 0, 464);
-    gpu_case("cuda-v9", &EDGE8_K33, 0, 0, 465);
-    gpu_case("cuda-v9", &K4_MAX, 0, 0, 466);
+    if (v9_runs()) edges8("cuda-v9", 462);
 }
 END_TEST
 START_TEST(cuda_v9_nan_inf)

@@ -75,23 +75,21 @@ uint64_t wmma_seed(void)
     return seed;
 }
 
+static int env_is_one(const char *name)
+{
+    const char *e = getenv(name);
+    return e && atoi(e) == 1;
+}
+
 int wmma_pairs(void)
 {
-    static int pairs = -1;
-    if (pairs < 0) {
-        const char *e = getenv("EMU_WMMA_PAIRS");
-        pairs = e && atoi(e) == 1;
-    }
+    static int pairs = env_is_one("EMU_WMMA_PAIRS");
     return pairs;
 }
 
 int wmma_ptx(void)
 {
-    static int ptx = -1;
-    if (ptx < 0) {
-        const char *e = getenv("EMU_WMMA_PTX");
-        ptx = e && atoi(e) == 1;
-    }
+    static int ptx = env_is_one("EMU_WMMA_PTX");
     return ptx;
 }
 
