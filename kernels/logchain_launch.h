@@ -24,6 +24,11 @@ void lc3_backward(const lc_dims *d, const float *x, const float *bulk, const flo
 void lc4_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out);
 void lc4_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                   const float *out, const float *dout, float *dbulk, float *dp0, float *U, float *W);
+/* cuda-v5: v4's walk with each warp's rows of P copied ahead (cp.async) into shared memory, one thread per state
+ * between walks; v4's buffers */
+void lc5_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha, float *out);
+void lc5_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                  const float *out, const float *dout, float *dbulk, float *dp0, float *U, float *W);
 /* v2's dp0 = sum_b dx_0 / p0, shared with v4 */
 void lc2_dp0(const lc_dims *d, const float *dx, const float *p0, float *dp0);
 

@@ -56,6 +56,18 @@ HD float lc_transition_term(float alpha_j, float g_k, float logz) { return expf(
 #define LC4_MAX_C (32 * LC4_KQ)
 #define LC4_DP0_BLOCK 128
 
+/* v5: v4's split (a block of LC5_WARPS warps owns LC5_ROWS rows, the warps take P_i's rows j in turn); a lane keeps
+ * the states k = 4 lane + 128 h + e, h < LC5_KH, e < 4 (16-byte loads); each warp's next rows of P in its own ring
+ * of LC5_AHEAD rows in shared memory, filled by cp.async; between walks one thread per state k (so
+ * c <= LC5_BLOCK = LC5_MAX_C) */
+#define LC5_ROWS 4 /* = the floats of a 16-byte word: a state's LC5_ROWS values are one shared-memory load */
+#define LC5_WARPS 8
+#define LC5_BLOCK (32 * LC5_WARPS)
+#define LC5_KH 2
+#define LC5_MAX_C (128 * LC5_KH)
+#define LC5_AHEAD 8 /* ring slots per warp: the row in use and 7 on their way */
+#define LC5_DP0_ROWS 32 /* dp0: a block of 32 states x LC5_DP0_ROWS row strides */
+
 #define LC_MAX_GRID_X 2147483647LL
 #define LC_MAX_GRID_YZ 65535LL
 

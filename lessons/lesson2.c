@@ -104,7 +104,8 @@ static void cpu_backward(lesson_run *r)
 }
 #ifdef HAVE_CUDA
 /* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel, v3 v2's
- * loops as one CUDA Graph, captured once per shape and replayed, v4 one persistent kernel per pass). A version without a case leaves out unset, and
+ * loops as one CUDA Graph, captured once per shape and replayed, v4 one persistent kernel per pass, v5 v4's walk
+ * with P's rows in flight ahead of it). A version without a case leaves out unset, and
  * the session stops there. */
 static void cuda_forward(lesson_run *r)
 {
@@ -114,6 +115,7 @@ static void cuda_forward(lesson_run *r)
     case 2: r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 3: r->t[OUT] = cuda_lc_forward_graph(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 4: r->t[OUT] = cuda_lc_forward_v4(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 5: r->t[OUT] = cuda_lc_forward_v5(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -133,6 +135,9 @@ static void cuda_backward(lesson_run *r)
         break;
     case 4:
         cuda_lc_backward_v4(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        break;
+    case 5:
+        cuda_lc_backward_v5(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
         break;
     }
 }
@@ -169,6 +174,15 @@ static const char *cuda_v4_unfit(const void *p)
                                            : "c > 256 (a lane keeps 8 of a row's c states) or n, t, v past the kernels' "
                                              "int indexing or grid limits";
 }
+#ifdef HAVE_CUDA
+static const char *cuda_v5_unfit(const void *p)
+{
+    const char *why = cuda_v4_unfit(p);
+    return why ? why : lc5_unfit(dims_of(p));
+}
+#else
+#define cuda_v5_unfit cuda_v4_unfit
+#endif
 static const char *cuda_v1_unfit(const void *p)
 {
     return cuda_lc_dims_fit_v1(dims_of(p)) ? NULL : "n or c exceeds the kernels' int indexing or grid limits";
@@ -320,8 +334,13 @@ const lesson lesson2_def = {
                .about = "one persistent kernel per pass: a block owns 4 rows and walks the whole chain, P_i streamed "
                         "from L2; backward's dbulk one batched GEMM over every step (1 + 3 launches)",
                .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
+               .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(5),
+               .about = "v4's walk with each warp's next 7 rows of P on their way (cp.async into its own ring in "
+                        "shared memory, across steps), no clamps, one thread per state between walks (v4's memory)",
+               .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v5_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
-    .cuda_order = {4, 3, 2, 1}, /* fastest first: docs/tools/cuda_order.py 2 */
+    .cuda_order = {5, 4, 3, 2, 1}, /* fastest first: docs/tools/cuda_order.py 2 */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"

@@ -119,9 +119,13 @@ extern "C" float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const flo
     return forward_into_alpha(lc4_forward, d, x, bulk, p0, alpha_out);
 }
 
-extern "C" void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
-                                    float *alpha, const float *out, const float *dout, float **dx_out,
-                                    float **dbulk_out, float **dp0_out)
+typedef void (*lc_walk_backward_fn)(const lc_dims *, const float *, const float *, const float *, float *,
+                                    const float *, const float *, float *, float *, float *, float *);
+
+/* v4's and v5's backward: their kernel writes dx over alpha and every step's GEMM operands U, W */
+static void backward_walk(lc_walk_backward_fn backward, const lc_dims *d, const float *x, const float *bulk,
+                          const float *p0, float *alpha, const float *out, const float *dout, float **dx_out,
+                          float **dbulk_out, float **dp0_out)
 {
     float *dx = alpha; /* written over alpha, step by step, as on the CPU */
     track_relabel(MEM_DEVICE, dx, "dx (n,t,v,c) written over alpha");
@@ -130,10 +134,30 @@ extern "C" void cuda_lc_backward_v4(const lc_dims *d, const float *x, const floa
     float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
     float *U = (float *)dev_alloc_array(steps, DT_F32, "bwd: U = dout exp(alpha_i + mw - log Z) (t,v-1,n,c)");
     float *W = (float *)dev_alloc_array(steps, DT_F32, "bwd: W = exp(x_{i+1} + beta_{i+1} - mw) (t,v-1,n,c)");
-    lc4_backward(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, U, W);
+    backward(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, U, W);
     dev_free(U);
     dev_free(W);
     *dx_out = dx;
     *dbulk_out = dbulk;
     *dp0_out = dp0;
+}
+
+extern "C" void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                    float *alpha, const float *out, const float *dout, float **dx_out,
+                                    float **dbulk_out, float **dp0_out)
+{
+    backward_walk(lc4_backward, d, x, bulk, p0, alpha, out, dout, dx_out, dbulk_out, dp0_out);
+}
+
+extern "C" float *cuda_lc_forward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                     float **alpha_out)
+{
+    return forward_into_alpha(lc5_forward, d, x, bulk, p0, alpha_out);
+}
+
+extern "C" void cuda_lc_backward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                    float *alpha, const float *out, const float *dout, float **dx_out,
+                                    float **dbulk_out, float **dp0_out)
+{
+    backward_walk(lc5_backward, d, x, bulk, p0, alpha, out, dout, dx_out, dbulk_out, dp0_out);
 }

@@ -57,6 +57,13 @@ void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk,
 float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                          const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
+/*   v5: v4's walk with each warp's next rows of P copied ahead into its own ring in shared memory, one thread per
+ *       state between walks, dp0 by a block-wide sum; v4's buffers, memory and fit, plus lc5_unfit: NULL, or why
+ *       this device's opt-in shared memory cannot hold the rings. */
+float *cuda_lc_forward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+void cuda_lc_backward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
+const char *lc5_unfit(const lc_dims *d);
 float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                          const float *out, const float *dout, float **dx, float **dbulk, float **dp0);

@@ -3,7 +3,7 @@
  *
  * Run on the CPU emulator by make test-emu (tests/cuda_emu) and on an H200 by the GPU report
  * (docs/results/nvidia-h200/). Each version is named: cuda-v1 (log-space kernels), cuda-v2 (cuBLAS GEMMs + row
- * kernels), cuda-v3 (v2 as a graph) and cuda-v4 (one persistent kernel).
+ * kernels), cuda-v3 (v2 as a graph), cuda-v4 (one persistent kernel) and cuda-v5 (v4's walk with P's rows in flight).
  *
  * Tolerances (the model of tests/test_lesson2.c): log Z within err_lz = 2 v eps (max|lz| + sqrt(c)); each
  * gradient element within delta = 3 err_lz relative to a per-element scale. For dx (one chain per element) the
@@ -44,7 +44,8 @@ static size_t outside(const float *x, const double *ref, const double *scale, si
 
 static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
 {
-    ck_assert(impl == LC_CUDA_V2 ? cuda_lc_dims_fit(&d) : impl == LC_CUDA_V4 ? cuda_lc_dims_fit_v4(&d) : cuda_lc_dims_fit_v1(&d));
+    int walk = impl == LC_CUDA_V4 || impl == LC_CUDA_V5; /* one persistent kernel per pass: v4's fit and buffers */
+    ck_assert(impl == LC_CUDA_V2 ? cuda_lc_dims_fit(&d) : walk ? cuda_lc_dims_fit_v4(&d) : cuda_lc_dims_fit_v1(&d));
     rng r;
     rng_seed(&r, seed);
     float *x = host_alloc_array(lc_x_count(&d), DT_F32, "test x");
@@ -72,8 +73,8 @@ static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
     ck_assert_uint_eq(row.forward_live_bytes, m.forward_live);
     /* v2: x, bulk, p0, workspace, alpha, out, W, S, m | dout, dbulk, dp0, W, U/S, mb  (dx reuses alpha)
      * v1: x, bulk, p0, alpha, out | dout, dbulk, dp0, beta x2
-     * v4: x, bulk, p0, workspace, alpha, out | dout, dbulk, dp0, U, W */
-    ck_assert_uint_eq(row.allocs, impl == LC_CUDA_V2 ? 15 : impl == LC_CUDA_V4 ? 11 : 10);
+     * v4, v5: x, bulk, p0, workspace, alpha, out | dout, dbulk, dp0, U, W */
+    ck_assert_uint_eq(row.allocs, impl == LC_CUDA_V2 ? 15 : walk ? 11 : 10);
 
     lc_ref_result ref, aref;
     lc_reference(&d, x, bulk, p0, dout, &ref);
@@ -148,6 +149,24 @@ START_TEST(cuda_lc_v4_unfit)
 }
 END_TEST
 
+/* cuda-v5 (v4's walk, each warp's rows of P in a register ring that runs across steps): rows past n in the last
+ * block; c = 45, where a warp's rows end inside a ring (6 of 8) and a lane's states inside its second q; t > 1;
+ * c at its largest; c = 3, 3 of the 8 warps without a row; v = 2, one step, the ring's refill from the next step
+ * empty at once; v = 1, no step at all (log Z from p0 and x_0); and the forum's c = 200 over 40 steps, where the
+ * ring crosses 39 step boundaries with 25 of a warp's 32 slots in use. */
+START_TEST(cuda_lc_v5_tiny) { run_case_impl((lc_dims){2, 1, 5, 3}, 211, LC_CUDA_V5); }
+END_TEST
+START_TEST(cuda_lc_v5_odd_sizes) { run_case_impl((lc_dims){37, 2, 9, 45}, 213, LC_CUDA_V5); }
+END_TEST
+START_TEST(cuda_lc_v5_max_c) { run_case_impl((lc_dims){5, 1, 3, LC5_MAX_C}, 218, LC_CUDA_V5); }
+END_TEST
+START_TEST(cuda_lc_v5_one_step) { run_case_impl((lc_dims){6, 2, 2, 70}, 219, LC_CUDA_V5); }
+END_TEST
+START_TEST(cuda_lc_v5_no_step) { run_case_impl((lc_dims){3, 1, 1, 33}, 220, LC_CUDA_V5); }
+END_TEST
+START_TEST(cuda_lc_v5_forum) { run_case_impl((lc_dims){9, 1, 40, 200}, 215, LC_CUDA_V5); }
+END_TEST
+
 /* cuda-v3 (v2's step loops as CUDA Graphs) against cuda (v2), which launches 2v - 1 times in forward (a row
  * kernel, then a GEMM and a row kernel per step) and 3v - 1 in backward (a kernel and two GEMMs per step, then
  * the dx0 and dp0 kernels). */
@@ -172,6 +191,10 @@ START_TEST(nan_rule_cuda_v4_nan) { ck_assert_uint_eq(nan_lesson2("cuda-v4", NAN)
 END_TEST
 START_TEST(nan_rule_cuda_v4_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda-v4", -INFINITY), 0); }
 END_TEST
+START_TEST(nan_rule_cuda_v5_nan) { ck_assert_uint_eq(nan_lesson2("cuda-v5", NAN), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v5_neg_inf) { ck_assert_uint_eq(nan_lesson2("cuda-v5", -INFINITY), 0); }
+END_TEST
 
 Suite *cuda_lesson2_suite(void)
 {
@@ -187,6 +210,12 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_v4_odd_sizes);
     tcase_add_test(t, cuda_lc_v4_max_c);
     tcase_add_test(t, cuda_lc_v4_unfit);
+    tcase_add_test(t, cuda_lc_v5_tiny);
+    tcase_add_test(t, cuda_lc_v5_odd_sizes);
+    tcase_add_test(t, cuda_lc_v5_max_c);
+    tcase_add_test(t, cuda_lc_v5_one_step);
+    tcase_add_test(t, cuda_lc_v5_no_step);
+    tcase_add_test(t, cuda_lc_v5_forum);
     tcase_add_test(t, cuda_lc_graph_tiny);
     tcase_add_test(t, cuda_lc_graph_odd_sizes);
     tcase_set_timeout(t, 120);
@@ -206,6 +235,8 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(nanc, nan_rule_cuda_v1_neg_inf);
     tcase_add_test(nanc, nan_rule_cuda_v4_nan);
     tcase_add_test(nanc, nan_rule_cuda_v4_neg_inf);
+    tcase_add_test(nanc, nan_rule_cuda_v5_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v5_neg_inf);
     suite_add_tcase(s, nanc);
     return s;
 }

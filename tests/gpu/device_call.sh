@@ -8,8 +8,8 @@
 #                 forward at the forum's K = 256 (v9: v8 with 8- and 16-byte fragment loads and a fold per row, in
 #                 PTX's fragment layout; v5's was taken on the H100 already), lesson 5 cuda-v5's forward and dx
 #                 kernels (v4's were taken on the H100), the persistent kernels whose gap to the 3x target the docs
-#                 give from the model alone (lesson 2 cuda-v4's forward at the forum size, lesson 4 cuda-v3's at
-#                 medium: the measured reason), then lesson 3 cuda-v8's forward (v9's predecessor, if time is
+#                 give from the model alone (lesson 2 cuda-v4's forward and cuda-v5's two walks at the forum size,
+#                 lesson 4 cuda-v3's at medium: the measured reason), then lesson 3 cuda-v8's forward (v9's predecessor, if time is
 #                 left); and for lesson 3 cuda-v9's forward, every
 #                 SASS instruction's executed count
 #                 (ncu's source page), to set beside the time model's basic-block executions (EMU_MODEL_DEBUG=3 at
@@ -17,8 +17,8 @@
 #   pytorch.tgz   plots/pytorch_baseline.py on the GPU: the seeds' PyTorch forms at the C lessons' forum sizes
 #                 (lesson 4 at medium: it has no forum size), each form's own measured peak and median times
 #
-# Budgets (seconds): report 450, stalls 130 + 25, pytorch what is left of 590 (the H100's was taken already),
-# inside one call of 600. The bundle
+# Budgets (seconds): report 450, stalls 170 + 25 (a stall that finds no time left says so), pytorch what is left
+# of 590 (the H100's was taken already), inside one call of 600. The bundle
 # is unpacked by the report into build/gpu-bundle/unpacked (a later call that carries build/gpu-bundle again
 # replaces it: unpack the payload yourself there).
 set -uo pipefail
@@ -54,6 +54,8 @@ stall lesson3_v9_forward 25 '^ms_forward_v9$' 3 --size medium --dims K=256 --imp
 stall lesson5_v5_forward 20 '^lce5_forward_kernel$' 5 --size medium --impl cuda-v5
 stall lesson5_v5_dx 20 '^lce5_dx_kernel$' 5 --size medium --impl cuda-v5
 stall lesson2_v4_forward 20 '^lc4_forward_kernel$' 2 --size forum --impl cuda-v4
+stall lesson2_v5_forward 20 '^lc5_forward_kernel$' 2 --size forum --impl cuda-v5
+stall lesson2_v5_backward 20 '^lc5_backward_kernel$' 2 --size forum --impl cuda-v5
 stall lesson4_v3_forward 20 '^gru3_forward_kernel$' 4 --size medium --impl cuda-v3
 if [ "$(left)" -gt 30 ]; then
     timeout --kill-after=5 25 "$NCU" --section SourceCounters --kernel-name 'regex:^ms_forward_v9$' --launch-count 1 \
