@@ -94,8 +94,9 @@ struct lc5_ring {
     float *use, *fill;        /* the slot of the next row to use; of the next row to copy (the one used before) */
     const float *src;         /* the next row to copy */
     long long row_stride;     /* LC5_WARPS c: from a warp's row to its next in P_i */
-    long long step_jump;      /* from past a step's last row to the next step's first: +-c^2 - rows row_stride */
-    int cs, rows, left_in_step, copies_left, lane, c;
+    long long step_jump;      /* from a step's last row to the next step's first: +-c^2 - (rows - 1) row_stride */
+    int cs, rows, lane, c;
+    int left_in_step, steps;  /* the rows still to copy in the step being copied, and the steps (with it) */
     bool in[LC5_KH];          /* lane's 16-byte word h starts below c */
 
     __device__ lc5_ring(float *ring, const float *Ps, int c_, int v, int backward, int warp, int lane_)
@@ -104,9 +105,9 @@ struct lc5_ring {
         base = ring + (long long)warp * LC5_AHEAD * cs, end = base + LC5_AHEAD * cs, use = fill = base;
         rows = c > warp ? (c - warp + LC5_WARPS - 1) / LC5_WARPS : 0;
         row_stride = (long long)LC5_WARPS * c;
-        step_jump = (backward ? -1LL : 1LL) * c * c - rows * row_stride;
+        step_jump = (backward ? -1LL : 1LL) * c * c - (rows - 1) * row_stride;
         src = Ps + (backward ? (long long)(v - 2) * c * c : 0) + (long long)warp * c;
-        left_in_step = rows, copies_left = v > 1 ? rows * (v - 1) : 0;
+        left_in_step = rows, steps = rows > 0 ? v - 1 : 0;
         for (int h = 0; h < LC5_KH; h++) in[h] = 4 * lane + 128 * h < c;
         for (float *slot = base; slot < end; slot += cs)
             if (c + lane < cs) slot[c + lane] = 0.0f;
@@ -115,17 +116,15 @@ struct lc5_ring {
     /* the next row to copy into slot `fill`, if the pass has one; then this lane's group for it */
     __device__ void copy()
     {
-        if (copies_left > 0) {
+        if (steps > 0) {
             if (c % 4 == 0) { /* P's rows and the slots 16-byte aligned: a lane's two words */
                 for (int h = 0; h < LC5_KH; h++)
                     if (in[h]) __pipeline_memcpy_async(fill + 4 * lane + 128 * h, src + 4 * lane + 128 * h, 16);
             } else {
                 for (int e = lane; e < c; e += 32) __pipeline_memcpy_async(fill + e, src + e, 4);
             }
-            if (--copies_left > 0) { /* src stays inside P */
-                src += row_stride;
-                if (--left_in_step == 0) left_in_step = rows, src += step_jump;
-            }
+            if (--left_in_step > 0) src += row_stride; /* src stays inside P */
+            else if (--steps > 0) left_in_step = rows, src += step_jump;
         }
         __pipeline_commit();
         fill = fill + cs == end ? base : fill + cs;

@@ -215,7 +215,6 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_v5_max_c);
     tcase_add_test(t, cuda_lc_v5_one_step);
     tcase_add_test(t, cuda_lc_v5_no_step);
-    tcase_add_test(t, cuda_lc_v5_forum);
     tcase_add_test(t, cuda_lc_graph_tiny);
     tcase_add_test(t, cuda_lc_graph_odd_sizes);
     tcase_set_timeout(t, 120);
@@ -226,6 +225,7 @@ Suite *cuda_lesson2_suite(void)
     tcase_set_tags(large, "slow");
     tcase_add_test(large, cuda_lc_forum);
     tcase_add_test(large, cuda_lc_v1_medium);
+    tcase_add_test(large, cuda_lc_v5_forum);
     tcase_set_timeout(large, 120);
     suite_add_tcase(s, large);
     TCase *nanc = tcase_create("nan-inf");
