@@ -18,10 +18,10 @@
  *   lc5_forward_kernel   alpha_0 .. alpha_{v-1} and log Z, one launch
  *   lc5_backward_kernel  beta, dx written over alpha, and each step's dbulk operands U_i, W_i; then v4's
  *                        strided-batched GEMM dbulk_{s,i} = U^T W over every (s, i), and lc5_dp0_kernel
- * Target (the time model, H100, the forum's n=500 v=40 c=200): within 3x of the roofline (>= 33%). Not met: make
- * predict gives 0.406 ms forward + backward (v4: 0.672), 21.8% of the roofline. The walks are bound by the SM's
- * memory pipe: each element of P_i serves 4 multiply-adds (4 rows a block) and passes the pipe three times (L1,
- * into shared memory, out of it); and the dbulk GEMM alone is 0.101 ms by the model's cuBLAS (docs/lesson-2.md).
+ * Target (the time model, H100, the forum's n=500 v=40 c=200): within 3x of the roofline (>= 33%). Not met (the
+ * figures: docs/lesson-2.md): the walks are bound by the SM's memory pipe, since each element of P_i serves only
+ * 4 multiply-adds (4 rows a block) and passes the pipe three times (L1, into shared memory, out of it), and the
+ * dbulk GEMM alone takes a quarter of the pass by the model's cuBLAS.
  * The arithmetic is logchain_math.h's. */
 #include "logchain_launch.h"
 #include "logchain_math.h"

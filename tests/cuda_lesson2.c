@@ -149,20 +149,21 @@ START_TEST(cuda_lc_v4_unfit)
 }
 END_TEST
 
-/* cuda-v5 (v4's walk, each warp's rows of P in a register ring that runs across steps): rows past n in the last
- * block; c = 45, where a warp's rows end inside a ring (6 of 8) and a lane's states inside its second q; t > 1;
- * c at its largest; c = 3, 3 of the 8 warps without a row; v = 2, one step, the ring's refill from the next step
- * empty at once; v = 1, no step at all (log Z from p0 and x_0); and the forum's c = 200 over 40 steps, where the
- * ring crosses 39 step boundaries with 25 of a warp's 32 slots in use. */
-START_TEST(cuda_lc_v5_tiny) { run_case_impl((lc_dims){2, 1, 5, 3}, 211, LC_CUDA_V5); }
-END_TEST
-START_TEST(cuda_lc_v5_odd_sizes) { run_case_impl((lc_dims){37, 2, 9, 45}, 213, LC_CUDA_V5); }
-END_TEST
-START_TEST(cuda_lc_v5_max_c) { run_case_impl((lc_dims){5, 1, 3, LC5_MAX_C}, 218, LC_CUDA_V5); }
-END_TEST
-START_TEST(cuda_lc_v5_one_step) { run_case_impl((lc_dims){6, 2, 2, 70}, 219, LC_CUDA_V5); }
-END_TEST
-START_TEST(cuda_lc_v5_no_step) { run_case_impl((lc_dims){3, 1, 1, 33}, 220, LC_CUDA_V5); }
+/* cuda-v5 (v4's walk, each warp's next rows of P copied into its own ring in shared memory, across steps): tiny,
+ * c = 3, 5 of the 8 warps without a row; c = 45, the 4-byte copies (c % 4 != 0), rows past n in the last block,
+ * t > 1; c at its largest; v = 2, one step, the ring's refill from the next step empty at once; v = 1, no step at
+ * all (log Z from p0 and x_0); c = 4, one 16-byte word a row; around a lane's second word (k = 4 lane + 128):
+ * c = 127 (lane 31's first word cut short), 128 (no second word), 129 (one state of lane 0's); and (tagged slow) the
+ * forum's c = 200 over 40 steps, where each warp's ring crosses 39 step boundaries. */
+static const struct {
+    lc_dims d;
+    uint64_t seed;
+} v5_cases[] = {
+    {{2, 1, 5, 3}, 211},   {{37, 2, 9, 45}, 213}, {{5, 1, 3, LC5_MAX_C}, 218}, {{6, 2, 2, 70}, 219},
+    {{3, 1, 1, 33}, 220},  {{5, 1, 4, 4}, 221},   {{5, 1, 4, 127}, 222},       {{5, 1, 4, 128}, 223},
+    {{5, 1, 4, 129}, 224},
+};
+START_TEST(cuda_lc_v5_cases) { run_case_impl(v5_cases[_i].d, v5_cases[_i].seed, LC_CUDA_V5); }
 END_TEST
 START_TEST(cuda_lc_v5_forum) { run_case_impl((lc_dims){9, 1, 40, 200}, 215, LC_CUDA_V5); }
 END_TEST
@@ -210,11 +211,7 @@ Suite *cuda_lesson2_suite(void)
     tcase_add_test(t, cuda_lc_v4_odd_sizes);
     tcase_add_test(t, cuda_lc_v4_max_c);
     tcase_add_test(t, cuda_lc_v4_unfit);
-    tcase_add_test(t, cuda_lc_v5_tiny);
-    tcase_add_test(t, cuda_lc_v5_odd_sizes);
-    tcase_add_test(t, cuda_lc_v5_max_c);
-    tcase_add_test(t, cuda_lc_v5_one_step);
-    tcase_add_test(t, cuda_lc_v5_no_step);
+    tcase_add_loop_test(t, cuda_lc_v5_cases, 0, (int)(sizeof v5_cases / sizeof v5_cases[0]));
     tcase_add_test(t, cuda_lc_graph_tiny);
     tcase_add_test(t, cuda_lc_graph_odd_sizes);
     tcase_set_timeout(t, 120);
