@@ -122,6 +122,7 @@ static void swap_shadow(block_shadow &b)
 
 void eyes_block_park(size_t slot)
 {
+    if (W.model) model_block_park();
     swap_shadow(shadows[slot]);
     shadows[slot].serial = W.block_serial;
 }

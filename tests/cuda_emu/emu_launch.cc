@@ -92,6 +92,7 @@ static int run_grid_coop(const launch_cfg &cfg, size_t nb, int pass)
     std::vector<std::vector<unsigned char>> statics(nb, std::vector<unsigned char>((const unsigned char *)lo,
                                                                                     (const unsigned char *)hi));
     std::vector<int> state(nb, 0); /* 0 not started, 1 ended, 2 waiting at a grid.sync */
+    if (W.model) model_blocks(cfg); /* every block runs; the model records its sample (emu_model.cc) */
     coop_begin(nb);
     eyes_coop_begin(nb);
     int ok = 1;

@@ -51,6 +51,7 @@ struct block_state {
     std::vector<rec> recs;
     std::vector<uint32_t> ordinal;
     double barriers = 0.0;
+    std::vector<uint64_t> stream; /* its L2 sectors of the segments before the last grid.sync (model_block_park) */
 };
 static std::unordered_map<size_t, block_state> &live = *new std::unordered_map<size_t, block_state>;
 static size_t live_b = (size_t)-1;
@@ -305,17 +306,11 @@ static void widen_shared(std::vector<rec> &rs)
     rs.swap(out);
 }
 
-void model_block_end(void)
+/* recs and ordinal, the block's accesses since it began or since its last grid.sync, as warp requests: each
+ * request's wavefronts into use, its global sectors through an L1 that starts cold, the misses appended to stream
+ * (the block's L2 stream); recs and ordinal emptied. w: the block's weight in the sample. */
+static void block_requests(double w, std::vector<uint64_t> &stream)
 {
-    size_t b = block_linear();
-    live_b = (size_t)-1;
-    if (sampling && !weight_of.count(b)) return;
-    {
-        block_state &bs = live[b];
-        recs.swap(bs.recs), ordinal.swap(bs.ordinal), block_barriers = bs.barriers;
-        live.erase(b);
-    }
-    double w = weight_of.count(b) ? weight_of[b] : 1.0;
     resolve_names();
     /* each access's source line (a line id shared by every pc on it), then k: the lane's how-many-th access of
      * this kind on this line, counted in its program order (recs holds each thread's accesses in order) */
@@ -412,7 +407,6 @@ void model_block_end(void)
         return x.ord != y.ord ? x.ord < y.ord : x.warp < y.warp;
     });
     sector_cache l1(l1_cap);
-    std::vector<uint64_t> stream;
     double hits = 0, l2r = 0, l2w = 0;
     for (const request &q : global) {
         tmp.clear();
@@ -428,10 +422,40 @@ void model_block_end(void)
         }
     }
     cur.l1_hit_sectors += w * hits, cur.l2_read_sectors += w * l2r, cur.l2_write_sectors += w * l2w;
+    recs.clear(), ordinal.clear();
+}
+
+void model_block_end(void)
+{
+    size_t b = block_linear();
+    live_b = (size_t)-1;
+    if (sampling && !weight_of.count(b)) return;
+    std::vector<uint64_t> stream;
+    {
+        block_state &bs = live[b];
+        recs.swap(bs.recs), ordinal.swap(bs.ordinal), stream.swap(bs.stream), block_barriers = bs.barriers;
+        live.erase(b);
+    }
+    double w = weight_of.count(b) ? weight_of[b] : 1.0;
+    block_requests(w, stream);
     cur.barriers += w * block_barriers;
     cur.blocks_run++;
     if ((double)b < wave_blocks) wave_streams.push_back(std::move(stream));
-    recs.clear(), ordinal.clear(), block_barriers = 0;
+    block_barriers = 0;
+}
+
+/* A block of a cooperative launch waits at a grid.sync: its accesses so far become requests now, so a persistent
+ * kernel's block keeps one segment's records at a time (all T steps of lesson 4's at the medium size outgrew this
+ * machine's memory). Its L1 starts cold after the grid.sync, as on the GPU: the grid.sync's GPU-scope fence must
+ * make the other SMs' writes visible, which a non-coherent L1 could hold stale copies of. */
+void model_block_park(void)
+{
+    size_t b = block_linear();
+    live_b = (size_t)-1;
+    if (sampling && !weight_of.count(b)) return;
+    block_state &bs = live[b];
+    recs.swap(bs.recs), ordinal.swap(bs.ordinal);
+    block_requests(weight_of.count(b) ? weight_of[b] : 1.0, bs.stream);
 }
 
 /* The first wave's L2 streams, interleaved by progress, through the L2: DRAM sectors of a wave, to the grid. */

@@ -71,6 +71,7 @@ void model_new_launch(const launch_cfg &cfg);
 void model_access(const access &a, int shared);
 void model_barrier(void);
 void model_block_end(void);
+void model_block_park(void); /* a cooperative block waits at a grid.sync */
 void model_grid_end(void);
 /* A launch the model's window (emu_model_window_begin with sampling) has already seen with this configuration:
  * its prediction is counted again and 1 returned (the launch is not run). */

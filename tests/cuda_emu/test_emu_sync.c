@@ -3,6 +3,7 @@
 #include <driver_types.h>
 #include <math.h>
 
+#include "include/emu_api.h"
 #include "planted.h"
 #include "test_emu.h"
 
@@ -175,6 +176,26 @@ START_TEST(grid_too_large)
 }
 END_TEST
 
+/* The time model observes a cooperative launch: its sample of blocks, each block's accesses on both sides of the
+ * grid.sync. Per block, in[] (64 floats, 8 sectors) and its neighbour's stage after the grid.sync (8 sectors) come
+ * from the L2; the second read of in[] hits L1. 8 blocks, each of weight 1. */
+START_TEST(grid_sync_under_model)
+{
+    fill();
+    ck_assert_int_eq(emu_model_enable("H100", 2), 1);
+    int rc = planted_grid_sync(0, in, out, GRID_BLOCKS);
+    emu_model_counts c;
+    int seen = emu_model_last(&c);
+    emu_model_enable(NULL, 0);
+    ck_assert_int_eq(rc, cudaSuccess);
+    ck_assert_int_eq(seen, 1);
+    ck_assert_str_eq(c.kernel, "neighbour_ok");
+    ck_assert_double_eq(c.blocks_run, GRID_BLOCKS);
+    ck_assert_double_eq_tol(c.l2_read_sectors, GRID_BLOCKS * 16.0, 1e-9);
+    ck_assert_double_eq_tol(c.l2_write_sectors, GRID_BLOCKS * 16.0, 1e-9); /* stage and out */
+}
+END_TEST
+
 Suite *emu_sync_suite(void)
 {
     Suite *s = suite_create("cuda-emu-planted-sync");
@@ -193,6 +214,7 @@ Suite *emu_sync_suite(void)
     tcase_add_test(t, grid_sync_block_exits);
     tcase_add_test(t, grid_sync_not_cooperative);
     tcase_add_test(t, grid_too_large);
+    tcase_add_test(t, grid_sync_under_model);
     suite_add_tcase(s, t);
     return s;
 }
