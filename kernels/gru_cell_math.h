@@ -66,5 +66,11 @@ HD float gru_gate_backward(float g, float h, gru_gates s, gru_gate_grads *o)
 /* v3: one persistent cooperative block per slice of hidden units, up to GRU3_MAX_PER_SM blocks per SM */
 #define GRU3_THREADS 256
 #define GRU3_MAX_PER_SM 8
+/* v4: as v3, with GRU4_LANES lanes per (row, unit), each taking every GRU4_LANES-th term of its dot products, and
+ * blocks of at least GRU4_UNITS units (a block reads h, x_t and z once a step for all of them) */
+#define GRU4_THREADS 512
+#define GRU4_LANES 8
+#define GRU4_UNITS 2
+#define GRU4_MAX_PER_SM 4
 
 #endif

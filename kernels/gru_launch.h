@@ -23,5 +23,8 @@ void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, con
 /* cuda-v3: the forward loop as one persistent cooperative kernel (backward: v2's) */
 void gru3_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                   const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);
+/* cuda-v4: v3's persistent kernel with 8 lanes per (row, unit) and x_t W_ih in phase 1 (backward: v2's) */
+void gru4_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                  const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);
 
 #endif

@@ -11,9 +11,9 @@
  * The saved rows St (B, 6H) = [r u n zn z e] are v1's, in the same arena, so backward is v2's graph unchanged.
  * The arithmetic is gru_cell_math.h's (gru_reparam, gru_gate_forward), the functions the CPU calls.
  * Target (H100, the medium size T=256 Bt=32 X=128 H=256): within 3x of the bound for the same work. Not met on a
- * GPU (docs/lesson-4.md, section 4): the 2 T = 512 grid-wide synchronisations cost more than v2's graph launches.
- * The time model does not cover cooperative launches (blocks that wait for each other), and the emulator's one SM
- * cannot hold the medium grid (only a dry run, on 132 SMs, plans it). */
+ * GPU (docs/lesson-4.md, section 4): a step takes as long as its dot products are long (2H + X terms a thread, one
+ * row i each: B nj = 32 of a block's 256 threads have work), at one cost per term on both GPUs and sizes, with no
+ * fixed part left for the grid.syncs. The emulator's one SM cannot hold the medium grid: a dry run plans it. */
 #include <cooperative_groups.h>
 
 #include "gru_cell_math.h"

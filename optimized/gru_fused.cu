@@ -1,8 +1,9 @@
 /* gru_fused.cu - lesson 4 on the GPU: device memory and the choice of version. Every device buffer of the step
  * loop comes from one dev_alloc'ed arena carved before it (gru_fused_carve, the CPU's own carving code): no
  * cudaMalloc inside the loop. The launches are kernels/gru_v1.cu (cuda-v1), kernels/gru_v2.cu (cuda-v2, the
- * same loop as one CUDA Graph, captured once per shape and buffers and replayed) and kernels/gru_v3.cu (cuda-v3, the
- * forward loop as one persistent cooperative kernel over the same arena; backward cuda-v2's). */
+ * same loop as one CUDA Graph, captured once per shape and buffers and replayed), kernels/gru_v3.cu (cuda-v3, the
+ * forward loop as one persistent cooperative kernel over the same arena; backward cuda-v2's) and kernels/gru_v4.cu
+ * (cuda-v4, the same with every thread of a block at work in a step). */
 extern "C" {
 #include "gru_fused.h"
 
@@ -21,7 +22,9 @@ extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const f
     arena_init(&a, mem, bytes);
     gru_fused_carve(d, o, &a, ws);
     float *out = (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
-    if (version == 3)
+    if (version == 4)
+        gru4_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
+    else if (version == 3)
         gru3_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
     else if (version == 2)
         gru2_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);

@@ -95,11 +95,31 @@ START_TEST(cuda4_graph_checkpoint)
     lesson_free_slots(&lesson4_def, t);
 }
 END_TEST
+/* cuda-v4 (8 lanes per (row, unit)): the emulated SM holds 4 blocks of 512 threads. H = 4: 2 blocks of 2 units;
+ * H = 20: 4 blocks of 5, X = 33 (lane 0 has one term more than the rest); Bt = 17, H = 30: slices of 7 and 8 units,
+ * 136 (row, unit) items over 64 lane groups (3 passes, the last partial), X = 9 < 2 x 8 lanes. */
+START_TEST(cuda4_v4_tiny) { run_version("cuda-v4", (gru_dims){3, 2, 3, 4}, 0, 16, 91); }
+END_TEST
+START_TEST(cuda4_v4_odd_shape) { run_version("cuda-v4", (gru_dims){7, 3, 33, 20}, 0, 2, 93); }
+END_TEST
+START_TEST(cuda4_v4_passes) { run_version("cuda-v4", (gru_dims){4, 17, 9, 30}, 0, 4, 95); }
+END_TEST
+START_TEST(cuda4_v4_checkpoint_refused)
+{
+    gru_dims d = {7, 3, 33, 20};
+    gru_opts o = {3, 2};
+    ck_assert_ptr_nonnull(gru4_unfit(&d, &o));
+    o.checkpoint = 0;
+    ck_assert_ptr_null(gru4_unfit(&d, &o));
+}
+END_TEST
 /* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in x[t,b] reaches row b from step t on, and the weight gradients): every element of every output and gradient
  * is NaN, infinite or finite as the rule says. */
 START_TEST(nan_rule_cuda_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v1"), 0); }
 END_TEST
 START_TEST(nan_rule_cuda_v3_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v3"), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v4_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v4"), 0); }
 END_TEST
 
 Suite *cuda_lesson4_suite(void);
@@ -118,10 +138,15 @@ Suite *cuda_lesson4_suite(void)
     tcase_add_test(tc, cuda4_v3_tiny);
     tcase_add_test(tc, cuda4_v3_odd_shape);
     tcase_add_test(tc, cuda4_v3_checkpoint_refused);
+    tcase_add_test(tc, cuda4_v4_tiny);
+    tcase_add_test(tc, cuda4_v4_odd_shape);
+    tcase_add_test(tc, cuda4_v4_passes);
+    tcase_add_test(tc, cuda4_v4_checkpoint_refused);
     suite_add_tcase(s, tc);
     TCase *nanc = tcase_create("nan");
     tcase_add_test(nanc, nan_rule_cuda_nan);
     tcase_add_test(nanc, nan_rule_cuda_v3_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v4_nan);
     suite_add_tcase(s, nanc);
     return s;
 }

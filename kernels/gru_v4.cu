@@ -1,0 +1,209 @@
+/* gru_v4.cu - lesson 4, cuda-v4: v3's persistent forward with every thread of a block at work in every step.
+ *
+ * v3 gives each (row i, unit j) of a block's slice to one thread, which walks its dot products alone: 2H + X terms
+ * a step, one after another, on the B nj threads that have an (i, j) (32 of 256 at the medium size), and a warp's
+ * load of h reads 32 rows, one word each. v4 keeps v3's split of the hidden units over the blocks, their weight
+ * slices in shared memory, the two grid.syncs a step and the saved rows, and changes who does what:
+ *   - GRU4_LANES = 8 lanes share one (i, j): lane s takes the terms k = s, s + 8, ..., and 3 shuffles sum them. A
+ *     warp holds 4 (i, j) at once, so its load of h reads 4 rows' 8 consecutive words.
+ *   - x_t W_ih, which needs no z, moves to phase 1 beside h W_enc, kept in shared memory until phase 2.
+ *   - a block holds GRU4_UNITS = 2 units or more, so at the medium size one block per SM reads h, x_t and z once
+ *     a step for its 2 units (v3 ran 256 blocks of one unit, 2 per SM).
+ *   phase 1  z[:, J], e[:, J] from h W_enc[:, J] and eps; xa = x_t W_ih[:, J] (to shared)   -> grid.sync
+ *   phase 2  z W_zh[:, J], the gates with xa -> h_new[:, J] = out[t]                       -> grid.sync
+ * The arithmetic is gru_cell_math.h's (gru_reparam, gru_gate_forward), the functions the CPU calls; the sums run in
+ * another order than v3's, so the two agree to rounding, not bit for bit. Backward is v2's graph.
+ * Target (H100, medium): within 3x of the bound for the same work; docs/lesson-4.md section 4 has the model's
+ * figures. The emulator's one SM holds 4 blocks of 512 threads: tests run small grids, a dry run plans medium's. */
+#include <cooperative_groups.h>
+
+#include "gru_cell_math.h"
+#include "gru_launch.h"
+
+extern "C" {
+#include "../optimized/gru_fused.h"
+}
+
+#include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
+#include "runtime/launch.h"
+
+static_assert(GRU4_THREADS % 32 == 0 && 32 % GRU4_LANES == 0, "whole warps, lane groups inside a warp");
+
+#define SW GRU_SAVED_PER_ROW                        /* floats saved per (row, unit) and step */
+#define ITEMS_PER_PASS (GRU4_THREADS / GRU4_LANES)  /* (i, j) a block works on at once */
+
+/* Block g of G: its hidden units [j0, j0 + nj) (v3's split) */
+__host__ __device__ static inline void gru4_slice(int H, int G, int g, int *j0, int *nj)
+{
+    *j0 = (int)((long long)g * H / G);
+    *nj = (int)((long long)(g + 1) * H / G) - *j0;
+}
+
+/* The sum of v over the GRU4_LANES lanes of a group, in every lane of it; all 32 lanes call it */
+__device__ static inline float gru4_group_sum(float v)
+{
+    for (int o = GRU4_LANES / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* Words per unit's row of a weight slice in shared memory: n rounded up to 8 more than a multiple of 32, so the 4
+ * lane groups of a warp, at 4 consecutive units, read 4 x 8 consecutive words in 32 different banks */
+__host__ __device__ static inline long long gru4_row_words(long long n) { return n + ((8 - n % 32) + 32) % 32; }
+
+/* Designed for: loads >= 80% of each 32-byte sector used (a lane group reads 8 consecutive words of one row), stores
+ * >= 25% (one lane of a group writes its (i, j)'s values; a warp's 4 groups are 2 to 4 units of one or two rows),
+ * shared memory <= 2 wavefronts per request (weights stored per unit along k, rows padded: gru4_row_words; 1 unless a
+ * warp's 4 units wrap to the next row i, where units c and c + 4 share banks). */
+__global__ void gru4_forward_kernel(int T, int B, int X, int H, const float *x, const float *h0, const float *eps,
+                                    const float *W_enc, const float *W_ih, const float *W_zh, float *out, float *S)
+{
+    /* x (T, B, X); h0 (B, H); eps (T, B, H); W_enc (H, 2H); W_ih (X, 3H); W_zh (H, 3H); out (T, B, H);
+     * S (T, B, 6H) the saved rows [r u n zn z e] */
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    int j0, nj;
+    gru4_slice(H, (int)gridDim.x, (int)blockIdx.x, &j0, &nj);
+    long long HP = gru4_row_words(H), XP = gru4_row_words(X);
+    DYNAMIC_SHARED(float, smem);
+    float *sEnc = smem;                       /* (2 nj, HP): row m nj + c = W_enc[:, m H + j0 + c], m = mean, lv */
+    float *sZh = sEnc + 2 * nj * HP;          /* (3 nj, HP): row p nj + c = W_zh[:, p H + j0 + c], p = r, u, n */
+    float *sIh = sZh + 3 * nj * HP;           /* (3 nj, XP): row p nj + c = W_ih[:, p H + j0 + c] */
+    float *xa = sIh + 3 * nj * XP;            /* (B nj, 3): x_t W_ih of item e = i nj + c, from phase 1 to 2 */
+    int tid = threadIdx.x, s = tid % GRU4_LANES;
+    long long BH = (long long)B * H, items = (long long)B * nj;
+    /* once: each unit's columns, k fastest (a warp writes 32 consecutive words of a row) */
+    for (long long e = tid; e < 2LL * nj * H; e += GRU4_THREADS) {
+        long long r = e / H, k = e % H;
+        sEnc[r * HP + k] = W_enc[k * 2 * H + (r / nj) * H + j0 + r % nj];
+    }
+    for (long long e = tid; e < 3LL * nj * H; e += GRU4_THREADS) {
+        long long r = e / H, k = e % H;
+        sZh[r * HP + k] = W_zh[k * 3 * H + (r / nj) * H + j0 + r % nj];
+    }
+    for (long long e = tid; e < 3LL * nj * X; e += GRU4_THREADS) {
+        long long r = e / X, k = e % X;
+        sIh[r * XP + k] = W_ih[k * 3 * H + (r / nj) * H + j0 + r % nj];
+    }
+    __syncthreads();
+
+    for (int t = 0; t < T; t++) {
+        const float *h = t ? out + (t - 1) * BH : h0; /* (B, H) */
+        float *St = S + (long long)t * B * SW * H;   /* (B, 6H) */
+        /* every lane of the block runs every pass (the shuffles need whole warps); a lane past the items adds 0s */
+        for (long long base = 0; base < items; base += ITEMS_PER_PASS) {
+            long long e = base + tid / GRU4_LANES;
+            bool mine = e < items;
+            long long i = mine ? e / nj : 0;
+            int c = mine ? (int)(e % nj) : 0;
+            float mean = 0.0f, lv = 0.0f, a[3] = {0.0f, 0.0f, 0.0f};
+            if (mine) {
+                const float *hi = h + i * H, *xt = x + ((long long)t * B + i) * X;
+                const float *wm = sEnc + c * HP, *wl = sEnc + (nj + c) * HP;
+                for (int k = s; k < H; k += GRU4_LANES) {
+                    mean += hi[k] * wm[k];
+                    lv += hi[k] * wl[k];
+                }
+                for (int k = s; k < X; k += GRU4_LANES)
+                    for (int p = 0; p < 3; p++) a[p] += xt[k] * sIh[(p * nj + c) * XP + k];
+            }
+            mean = gru4_group_sum(mean), lv = gru4_group_sum(lv);
+            for (int p = 0; p < 3; p++) a[p] = gru4_group_sum(a[p]);
+            if (mine && s == 0) {
+                int j = j0 + c;
+                float *row = St + i * SW * H;
+                row[4 * H + j] = gru_reparam(mean, lv, eps[t * BH + i * H + j], &row[5 * H + j]);
+                for (int p = 0; p < 3; p++) xa[e * 3 + p] = a[p]; /* read back by this thread in phase 2 */
+            }
+        }
+        grid.sync(); /* every unit's z is in St before any block reads a whole row of it */
+        for (long long base = 0; base < items; base += ITEMS_PER_PASS) {
+            long long e = base + tid / GRU4_LANES;
+            bool mine = e < items;
+            long long i = mine ? e / nj : 0;
+            int c = mine ? (int)(e % nj) : 0;
+            float b[3] = {0.0f, 0.0f, 0.0f}; /* z W_zh at r, u, n */
+            if (mine) {
+                const float *z = St + i * SW * H + 4 * H;
+                for (int k = s; k < H; k += GRU4_LANES)
+                    for (int p = 0; p < 3; p++) b[p] += z[k] * sZh[(p * nj + c) * HP + k];
+            }
+            for (int p = 0; p < 3; p++) b[p] = gru4_group_sum(b[p]);
+            if (mine && s == 0) {
+                int j = j0 + c;
+                gru_gates g;
+                out[t * BH + i * H + j] = gru_gate_forward(xa[e * 3], xa[e * 3 + 1], xa[e * 3 + 2], b[0], b[1], b[2],
+                                                           h[i * H + j], &g);
+                float *row = St + i * SW * H;
+                row[j] = g.r;
+                row[H + j] = g.u;
+                row[2 * H + j] = g.n;
+                row[3 * H + j] = g.zn;
+            }
+        }
+        grid.sync(); /* out[t] complete before the next step reads all of it */
+    }
+}
+
+/* ---- launchers -------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int blocks;      /* G */
+    size_t smem;     /* dynamic shared memory per block: the weight slices and xa */
+    const char *why; /* NULL, or why no grid fits */
+} gru4_plan;
+
+static size_t gru4_smem(const gru_dims *d, long long G)
+{
+    size_t nj = (size_t)((d->H + G - 1) / G), HP = (size_t)gru4_row_words((long long)d->H);
+    return sizeof(float) * nj * (5 * HP + 3 * (size_t)gru4_row_words((long long)d->X) + 3 * d->B);
+}
+
+/* The largest grid of at most ceil(H / GRU4_UNITS) blocks, up to GRU4_MAX_PER_SM per SM, whose slices fit a
+ * block's shared memory and whose blocks are all resident at once (cudaLaunchCooperativeKernel's precondition). */
+static gru4_plan gru4_plan_for(const gru_dims *d)
+{
+    gru4_plan p = {0, 0, NULL};
+    int sms = 0, optin = 0, coop = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        p.why = "no CUDA device to plan the cooperative grid on";
+        return p;
+    }
+    if (!coop) {
+        p.why = "the device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
+        return p;
+    }
+    long long most = ((long long)d->H + GRU4_UNITS - 1) / GRU4_UNITS;
+    for (int per = GRU4_MAX_PER_SM; per >= 1; per--) {
+        long long G = (long long)sms * per < most ? (long long)sms * per : most;
+        size_t smem = gru4_smem(d, G);
+        if (smem > (size_t)optin) continue;
+        int occ = 0;
+        CUDA_CHECK(cudaFuncSetAttribute(gru4_forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gru4_forward_kernel, GRU4_THREADS, smem));
+        if ((long long)occ * sms >= G) {
+            p.blocks = (int)G, p.smem = smem;
+            return p;
+        }
+    }
+    p.why = "a block's slice of W_enc, W_zh and W_ih and its x_t W_ih (about 4 ceil(H/G) (5H + 3X + 3Bt) bytes) does "
+            "not fit its shared memory for any grid the device holds at once";
+    return p;
+}
+
+extern "C" const char *gru4_unfit(const gru_dims *d, const gru_opts *o)
+{
+    if (o->checkpoint && o->checkpoint < d->T) return "cuda-v4 saves every step: --checkpoint 0 only";
+    if (d->H > INT_MAX || d->X > INT_MAX || d->B > INT_MAX || d->T > INT_MAX) return "T, Bt, X or H past int";
+    return gru4_plan_for(d).why;
+}
+
+void gru4_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                  const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws)
+{
+    gru4_plan p = gru4_plan_for(d);
+    CUDA_CHECK(LAUNCH_COOPERATIVE(gru4_forward_kernel, p.blocks, GRU4_THREADS, p.smem)(
+        (int)d->T, (int)d->B, (int)d->X, (int)d->H, x, h0, eps, W_enc, W_ih, W_zh, out, ws->S));
+}
