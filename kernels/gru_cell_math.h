@@ -73,4 +73,15 @@ HD float gru_gate_backward(float g, float h, gru_gates s, gru_gate_grads *o)
 #define GRU4_UNITS 2
 #define GRU4_MAX_PER_SM 4
 
+/* v4, v5: block g of G owns the hidden units [j0, j0 + nj) */
+HD void gru_block_units(int H, int G, int g, int *j0, int *nj)
+{
+    *j0 = (int)((long long)g * H / G);
+    *nj = (int)((long long)(g + 1) * H / G) - *j0;
+}
+
+/* v4, v5: words per unit's row of a weight slice in shared memory: n rounded up to 8 more than a multiple of 32, so
+ * the 4 lane groups of a warp, at 4 consecutive units, read 4 x 8 consecutive words in 32 different banks */
+HD long long gru_row_words(long long n) { return n + ((8 - n % 32) + 32) % 32; }
+
 #endif

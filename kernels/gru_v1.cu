@@ -147,9 +147,8 @@ static void step_backward(const gru_dims *d, size_t t, const float *h0, const fl
     gemm(0, 1, B, H, 2 * H, St + 4 * H, SW * H, W_enc, 2 * H, 1.0f, dh, H); /* dh += dPD W_enc^T */
 }
 
-static void segment_weight_grads(const gru_dims *d, size_t t0, size_t t1, const float *x, const float *h0,
-                                 const float *W_ih, const float *out, const gru_fused_ws *ws, float beta,
-                                 gru_grads *g)
+void gru1_segment_weight_grads(const gru_dims *d, size_t t0, size_t t1, const float *x, const float *h0,
+                               const float *W_ih, const float *out, const gru_fused_ws *ws, float beta, gru_grads *g)
 {
     size_t B = d->B, X = d->X, H = d->H, R = (t1 - t0) * B, ld = SW * H;
     const float *Sg = saved_row(d, ws, t0), *xs = x + t0 * B * X;
@@ -182,6 +181,6 @@ void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, con
         for (size_t t = t1; t-- > t0;) {
             step_backward(d, t, h0, W_enc, W_zh, out, dout, g->dh0, ws, g->dW_zh);
         }
-        segment_weight_grads(d, t0, t1, x, h0, W_ih, out, ws, s == nseg - 1 ? 0.0f : 1.0f, g);
+        gru1_segment_weight_grads(d, t0, t1, x, h0, W_ih, out, ws, s == nseg - 1 ? 0.0f : 1.0f, g);
     }
 }

@@ -18,6 +18,7 @@
 #include <cooperative_groups.h>
 
 #include "gru_cell_math.h"
+#include "gru_lanes.h"
 #include "gru_launch.h"
 
 extern "C" {
@@ -33,27 +34,9 @@ static_assert(GRU4_THREADS % 32 == 0 && 32 % GRU4_LANES == 0, "whole warps, lane
 #define SW GRU_SAVED_PER_ROW                        /* floats saved per (row, unit) and step */
 #define ITEMS_PER_PASS (GRU4_THREADS / GRU4_LANES)  /* (i, j) a block works on at once */
 
-/* Block g of G: its hidden units [j0, j0 + nj) (v3's split) */
-__host__ __device__ static inline void gru4_slice(int H, int G, int g, int *j0, int *nj)
-{
-    *j0 = (int)((long long)g * H / G);
-    *nj = (int)((long long)(g + 1) * H / G) - *j0;
-}
-
-/* The sum of v over the GRU4_LANES lanes of a group, in every lane of it; all 32 lanes call it */
-__device__ static inline float gru4_group_sum(float v)
-{
-    for (int o = GRU4_LANES / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-/* Words per unit's row of a weight slice in shared memory: n rounded up to 8 more than a multiple of 32, so the 4
- * lane groups of a warp, at 4 consecutive units, read 4 x 8 consecutive words in 32 different banks */
-__host__ __device__ static inline long long gru4_row_words(long long n) { return n + ((8 - n % 32) + 32) % 32; }
-
 /* Designed for: loads >= 80% of each 32-byte sector used (a lane group reads 8 consecutive words of one row), stores
  * >= 25% (one lane of a group writes its (i, j)'s values; a warp's 4 groups are 2 to 4 units of one or two rows),
- * shared memory <= 2 wavefronts per request (weights stored per unit along k, rows padded: gru4_row_words; 1 unless a
+ * shared memory <= 2 wavefronts per request (weights stored per unit along k, rows padded: gru_row_words; 1 unless a
  * warp's 4 units wrap to the next row i, where units c and c + 4 share banks). */
 __global__ void gru4_forward_kernel(int T, int B, int X, int H, const float *x, const float *h0, const float *eps,
                                     const float *W_enc, const float *W_ih, const float *W_zh, float *out, float *S)
@@ -62,8 +45,8 @@ __global__ void gru4_forward_kernel(int T, int B, int X, int H, const float *x, 
      * S (T, B, 6H) the saved rows [r u n zn z e] */
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     int j0, nj;
-    gru4_slice(H, (int)gridDim.x, (int)blockIdx.x, &j0, &nj);
-    long long HP = gru4_row_words(H), XP = gru4_row_words(X);
+    gru_block_units(H, (int)gridDim.x, (int)blockIdx.x, &j0, &nj);
+    long long HP = gru_row_words(H), XP = gru_row_words(X);
     DYNAMIC_SHARED(float, smem);
     float *sEnc = smem;                       /* (2 nj, HP): row m nj + c = W_enc[:, m H + j0 + c], m = mean, lv */
     float *sZh = sEnc + 2 * nj * HP;          /* (3 nj, HP): row p nj + c = W_zh[:, p H + j0 + c], p = r, u, n */
@@ -106,8 +89,8 @@ __global__ void gru4_forward_kernel(int T, int B, int X, int H, const float *x, 
                 for (int k = s; k < X; k += GRU4_LANES)
                     for (int p = 0; p < 3; p++) a[p] += xt[k] * sIh[(p * nj + c) * XP + k];
             }
-            mean = gru4_group_sum(mean), lv = gru4_group_sum(lv);
-            for (int p = 0; p < 3; p++) a[p] = gru4_group_sum(a[p]);
+            mean = gru_group_sum(mean), lv = gru_group_sum(lv);
+            for (int p = 0; p < 3; p++) a[p] = gru_group_sum(a[p]);
             if (mine && s == 0) {
                 int j = j0 + c;
                 float *row = St + i * SW * H;
@@ -127,7 +110,7 @@ __global__ void gru4_forward_kernel(int T, int B, int X, int H, const float *x, 
                 for (int k = s; k < H; k += GRU4_LANES)
                     for (int p = 0; p < 3; p++) b[p] += z[k] * sZh[(p * nj + c) * HP + k];
             }
-            for (int p = 0; p < 3; p++) b[p] = gru4_group_sum(b[p]);
+            for (int p = 0; p < 3; p++) b[p] = gru_group_sum(b[p]);
             if (mine && s == 0) {
                 int j = j0 + c;
                 gru_gates g;
@@ -154,8 +137,8 @@ typedef struct {
 
 static size_t gru4_smem(const gru_dims *d, long long G)
 {
-    size_t nj = (size_t)((d->H + G - 1) / G), HP = (size_t)gru4_row_words((long long)d->H);
-    return sizeof(float) * nj * (5 * HP + 3 * (size_t)gru4_row_words((long long)d->X) + 3 * d->B);
+    size_t nj = (size_t)((d->H + G - 1) / G), HP = (size_t)gru_row_words((long long)d->H);
+    return sizeof(float) * nj * (5 * HP + 3 * (size_t)gru_row_words((long long)d->X) + 3 * d->B);
 }
 
 /* The largest grid of at most ceil(H / GRU4_UNITS) blocks, up to GRU4_MAX_PER_SM per SM, whose slices fit a

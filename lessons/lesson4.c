@@ -194,12 +194,13 @@ static void cpu_backward(lesson_run *r)
 #ifdef HAVE_CUDA
 /* The one CUDA adapter: version 1 launches the step loops, version 2 replays them as one CUDA Graph captured once
  * per shape (the same kernels and GEMMs), versions 3 and 4 run the forward loop as one persistent cooperative
- * kernel (backward: version 2's graph); a version without a case leaves out unset, and the session stops there. */
+ * kernel (backward: version 2's graph), version 5 backward's too; a version without a case leaves out unset, and the
+ * session stops there. */
 static void cuda_forward(lesson_run *r)
 {
     const gru_problem *p = r->prob;
     cpu_saved *s = (cpu_saved *)r->saved.bytes;
-    if (r->version > 4) return;
+    if (r->version > 5) return;
     r->t[OUT] = cuda_gru_forward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH],
                                  &s->arena, &s->ws, r->version);
 }
@@ -239,9 +240,15 @@ static const char *cuda_v4_unfit(const void *p)
     const char *why = cuda_gru_unfit(dims_of(p), &prob_of(p)->o);
     return why ? why : gru4_unfit(dims_of(p), &prob_of(p)->o);
 }
+static const char *cuda_v5_unfit(const void *p)
+{
+    const char *why = cuda_gru_unfit(dims_of(p), &prob_of(p)->o);
+    return why ? why : gru5_unfit(dims_of(p), &prob_of(p)->o);
+}
 #else
 #define cuda_v3_unfit cuda_unfit
 #define cuda_v4_unfit cuda_unfit
+#define cuda_v5_unfit cuda_unfit
 #endif
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
@@ -406,8 +413,13 @@ const lesson lesson4_def = {
                .about = "v3's persistent forward with 8 lanes per (row, unit): every thread of a block at work, "
                         "x_t W_ih beside h W_enc, blocks of 2 units or more; backward v2's graph",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
+               .backward = cuda_backward},
+              {LESSON_CUDA_VERSION(5),
+               .about = "v4's forward; backward's step loop as one persistent cooperative kernel too (2 grid.syncs "
+                        "per step, dW_zh summed in shared memory), then v1's weight GEMMs over all steps",
+               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_v5_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
-    .cuda_order = {4, 2, 1, 3}, /* fastest first: docs/tools/cuda_order.py 4 */
+    .cuda_order = {5, 4, 2, 1, 3}, /* fastest first: docs/tools/cuda_order.py 4 */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes the inputs, dout and the gradients; the arena is one tracked allocation.)",

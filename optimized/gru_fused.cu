@@ -3,7 +3,8 @@
  * cudaMalloc inside the loop. The launches are kernels/gru_v1.cu (cuda-v1), kernels/gru_v2.cu (cuda-v2, the
  * same loop as one CUDA Graph, captured once per shape and buffers and replayed), kernels/gru_v3.cu (cuda-v3, the
  * forward loop as one persistent cooperative kernel over the same arena; backward cuda-v2's) and kernels/gru_v4.cu
- * (cuda-v4, the same with every thread of a block at work in a step). */
+ * (cuda-v4, the same with every thread of a block at work in a step) and kernels/gru_v5.cu (cuda-v5: v4's forward,
+ * backward's step loop as one persistent cooperative kernel too). */
 extern "C" {
 #include "gru_fused.h"
 
@@ -22,7 +23,7 @@ extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const f
     arena_init(&a, mem, bytes);
     gru_fused_carve(d, o, &a, ws);
     float *out = (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
-    if (version == 4)
+    if (version == 4 || version == 5)
         gru4_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
     else if (version == 3)
         gru3_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
@@ -46,6 +47,7 @@ extern "C" void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const fl
     g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
     g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
     g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
-    (version >= 2 ? gru2_backward_steps : gru1_backward_steps)(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
+    (version == 5 ? gru5_backward_steps : version >= 2 ? gru2_backward_steps : gru1_backward_steps)(
+        d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
     dev_free(arena_mem);
 }

@@ -63,12 +63,15 @@ void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, con
  * shape and buffers and replayed (cuda_track.h): the same kernels, GEMMs, order, results and memory, 1 launch per
  * forward and per backward; 3 (cuda-v3): forward as one persistent cooperative kernel writing the same saved rows
  * (kernels/gru_v3.cu), backward version 2's; 4 (cuda-v4): the same with 8 lanes per (row, unit), every thread of a
- * block at work (kernels/gru_v4.cu). */
+ * block at work (kernels/gru_v4.cu); 5 (cuda-v5): v4's forward, backward's step loop as one persistent cooperative
+ * kernel (kernels/gru_v5.cu) and v1's weight-gradient GEMMs after it. */
 /* NULL when cuda-v3's cooperative grid fits the device (every block resident, each block's weight slices in its
  * shared memory) and --checkpoint is 0, else why not */
 const char *gru3_unfit(const gru_dims *d, const gru_opts *o);
 /* the same for cuda-v4's grid (kernels/gru_v4.cu) */
 const char *gru4_unfit(const gru_dims *d, const gru_opts *o);
+/* the same for cuda-v5's two grids (kernels/gru_v4.cu's forward, kernels/gru_v5.cu's backward) */
+const char *gru5_unfit(const gru_dims *d, const gru_opts *o);
 #endif
 /* NULL when cuBLAS's int dimensions and the kernels' grids hold this problem, else why not */
 const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o);

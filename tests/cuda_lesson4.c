@@ -104,6 +104,22 @@ START_TEST(cuda4_v4_odd_shape) { run_version("cuda-v4", (gru_dims){7, 3, 33, 20}
 END_TEST
 START_TEST(cuda4_v4_passes) { run_version("cuda-v4", (gru_dims){4, 17, 9, 30}, 0, 4, 95); }
 END_TEST
+/* cuda-v5 (v4's forward, backward as one cooperative kernel): the same three shapes, its backward's grid as v4's */
+START_TEST(cuda4_v5_tiny) { run_version("cuda-v5", (gru_dims){3, 2, 3, 4}, 0, 16, 91); }
+END_TEST
+START_TEST(cuda4_v5_odd_shape) { run_version("cuda-v5", (gru_dims){7, 3, 33, 20}, 0, 2, 93); }
+END_TEST
+START_TEST(cuda4_v5_passes) { run_version("cuda-v5", (gru_dims){4, 17, 9, 30}, 0, 4, 95); }
+END_TEST
+START_TEST(cuda4_v5_checkpoint_refused)
+{
+    gru_dims d = {7, 3, 33, 20};
+    gru_opts o = {3, 2};
+    ck_assert_ptr_nonnull(gru5_unfit(&d, &o));
+    o.checkpoint = 0;
+    ck_assert_ptr_null(gru5_unfit(&d, &o));
+}
+END_TEST
 START_TEST(cuda4_v4_checkpoint_refused)
 {
     gru_dims d = {7, 3, 33, 20};
@@ -120,6 +136,8 @@ END_TEST
 START_TEST(nan_rule_cuda_v3_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v3"), 0); }
 END_TEST
 START_TEST(nan_rule_cuda_v4_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v4"), 0); }
+END_TEST
+START_TEST(nan_rule_cuda_v5_nan) { ck_assert_uint_eq(nan_lesson4("cuda-v5"), 0); }
 END_TEST
 
 Suite *cuda_lesson4_suite(void);
@@ -142,11 +160,16 @@ Suite *cuda_lesson4_suite(void)
     tcase_add_test(tc, cuda4_v4_odd_shape);
     tcase_add_test(tc, cuda4_v4_passes);
     tcase_add_test(tc, cuda4_v4_checkpoint_refused);
+    tcase_add_test(tc, cuda4_v5_tiny);
+    tcase_add_test(tc, cuda4_v5_odd_shape);
+    tcase_add_test(tc, cuda4_v5_passes);
+    tcase_add_test(tc, cuda4_v5_checkpoint_refused);
     suite_add_tcase(s, tc);
     TCase *nanc = tcase_create("nan");
     tcase_add_test(nanc, nan_rule_cuda_nan);
     tcase_add_test(nanc, nan_rule_cuda_v3_nan);
     tcase_add_test(nanc, nan_rule_cuda_v4_nan);
+    tcase_add_test(nanc, nan_rule_cuda_v5_nan);
     suite_add_tcase(s, nanc);
     return s;
 }

@@ -178,7 +178,9 @@ END_TEST
 
 /* The time model observes a cooperative launch: its sample of blocks, each block's accesses on both sides of the
  * grid.sync. Per block, in[] (64 floats, 8 sectors) and its neighbour's stage after the grid.sync (8 sectors) come
- * from the L2; the second read of in[] hits L1. 8 blocks, each of weight 1. */
+ * from the L2; the second read of in[] hits L1. 8 blocks, each of weight 1. Not in the ASan build: it has no access
+ * hooks, so nothing for the model to observe. */
+#ifndef __SANITIZE_ADDRESS__
 START_TEST(grid_sync_under_model)
 {
     fill();
@@ -195,6 +197,7 @@ START_TEST(grid_sync_under_model)
     ck_assert_double_eq_tol(c.l2_write_sectors, GRID_BLOCKS * 16.0, 1e-9); /* stage and out */
 }
 END_TEST
+#endif
 
 Suite *emu_sync_suite(void)
 {
@@ -214,7 +217,9 @@ Suite *emu_sync_suite(void)
     tcase_add_test(t, grid_sync_block_exits);
     tcase_add_test(t, grid_sync_not_cooperative);
     tcase_add_test(t, grid_too_large);
+#ifndef __SANITIZE_ADDRESS__
     tcase_add_test(t, grid_sync_under_model);
+#endif
     suite_add_tcase(s, t);
     return s;
 }

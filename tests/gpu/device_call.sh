@@ -9,7 +9,7 @@
 #                 PTX's fragment layout; v5's was taken on the H100 already), lesson 5 cuda-v5's forward and dx
 #                 kernels (v4's were taken on the H100), the persistent kernels whose gap to the 3x target the docs
 #                 give from the model alone (lesson 2 cuda-v4's forward and cuda-v5's two walks at the forum size,
-#                 lesson 4 cuda-v3's and cuda-v4's at medium: the measured reason), then lesson 3 cuda-v8's forward (v9's predecessor, if time is
+#                 lesson 4 cuda-v3's and cuda-v4's forward and cuda-v5's backward at medium: the measured reason), then lesson 3 cuda-v8's forward (v9's predecessor, if time is
 #                 left); and for lesson 3 cuda-v9's forward, every
 #                 SASS instruction's executed count
 #                 (ncu's source page), to set beside the time model's basic-block executions (EMU_MODEL_DEBUG=3 at
@@ -58,6 +58,7 @@ stall lesson2_v5_forward 20 '^lc5_forward_kernel$' 2 --size forum --impl cuda-v5
 stall lesson2_v5_backward 20 '^lc5_backward_kernel$' 2 --size forum --impl cuda-v5
 stall lesson4_v3_forward 20 '^gru3_forward_kernel$' 4 --size medium --impl cuda-v3
 stall lesson4_v4_forward 20 '^gru4_forward_kernel$' 4 --size medium --impl cuda-v4
+stall lesson4_v5_backward 20 '^gru5_backward_kernel$' 4 --size medium --impl cuda-v5
 if [ "$(left)" -gt 30 ]; then
     timeout --kill-after=5 25 "$NCU" --section SourceCounters --kernel-name 'regex:^ms_forward_v9$' --launch-count 1 \
         --page source --print-source sass --csv "$B/lesson3" --size medium --impl cuda-v9 \

@@ -5,7 +5,7 @@ H=$(cd "$(dirname "$0")" && pwd); D=${1:?out dir}
 mkdir -p "$H/u" && tar -xJf "$H/payload.tar.xz" -C "$H/u"; B=$H/u/bin
 export CUDA_REQUIRE_DEVICE=1
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-NEW="2:cuda-v4 2:cuda-v5 3:cuda-v4 4:cuda-v3 4:cuda-v4 5:cuda-v4"
+NEW="2:cuda-v4 2:cuda-v5 3:cuda-v4 4:cuda-v3 4:cuda-v4 4:cuda-v5 5:cuda-v4"
 row() { echo "$*" | tee -a "$D/summary.txt"; }
 for lv in $NEW; do L=${lv%%:*} v=${lv#*:}
   for tool in memcheck racecheck; do
@@ -18,7 +18,7 @@ for lv in $NEW; do L=${lv%%:*} v=${lv#*:}
   row "$( [ $rc = 0 ] && echo PASS || echo FAIL) small lesson$L $v (exit $rc, $(( $(date +%s) - t0 )) s)"
 done
 wait; cat "$D/sanrows.txt" >> "$D/summary.txt"; cat "$D/sanrows.txt"; cat "$D"/san_*.txt > "$D/sanitize.log"; rm -f "$D"/san_*.txt "$D/sanrows.txt"
-for run in "2 forum cuda-v3,cuda-v4,cuda-v5" "5 forum cuda-v1,cuda-v4" "4 medium cuda-v2,cuda-v3,cuda-v4" "3 forum cuda-v3,cuda-v4"; do
+for run in "2 forum cuda-v3,cuda-v4,cuda-v5" "5 forum cuda-v1,cuda-v4" "4 medium cuda-v2,cuda-v3,cuda-v4,cuda-v5" "3 forum cuda-v3,cuda-v4"; do
   set -- $run
   t0=$(date +%s); timeout 70 "$B/lesson$1" --size $2 --impl $3 --csv "$D/results.csv" >> "$D/forum.log" 2>&1; rc=$?
   row "$( [ $rc = 0 ] && echo PASS || ([ $rc = 124 ] && echo TIMEOUT || echo FAIL)) forum lesson$1 --size $2 --impl $3 (exit $rc, $(( $(date +%s) - t0 )) s)"

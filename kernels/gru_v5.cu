@@ -1,0 +1,204 @@
+/* gru_v5.cu - lesson 4, cuda-v5: v4's forward, and backward's step loop as one persistent cooperative kernel too.
+ *
+ * Backward through time is a chain like forward: step t needs the carry dh of step t + 1. v2 runs a step as a
+ * gate kernel, two GEMMs and a reparameterisation kernel plus a GEMM for dW_zh, each a launch on the chain. Here one
+ * grid walks t = T-1 .. 0. Block g owns the hidden units J = [j0, j0 + nj) (gru_block_units) and keeps W_zh's and
+ * W_enc's rows J in shared memory (a row of W_zh is what dz[:, j] needs: dz = [da_r da_u dzn] W_zh^T), and its
+ * columns of dW_zh as sums that grow over the steps:
+ *   phase A  the gates' backward for J (dh[:, J] is the block's own carry); dW_zh[:, {r,u,n} J] += z^T da  -> grid.sync
+ *   phase B  dz[:, J] = da W_zh[J, :]^T over all 3H of every row (8 lanes a (row, unit)); dlv = dz e / 2   -> grid.sync
+ *   phase C  dh[:, J] += [dz dlv] W_enc[J, :]^T over all 2H (the carry into step t - 1)
+ * A step reads the whole rows that other blocks wrote in the phase before, so it has v4's two grid.syncs; dh[:, J] is
+ * read and written by block g alone. The saved rows end as v1's ([da_r da_u dzn da_n dz dlv] per step), so dW_ih,
+ * dx and dW_enc are v1's GEMMs over all T steps after the kernel. The arithmetic is gru_cell_math.h's
+ * (gru_gate_backward, gru_reparam_backward). --checkpoint is refused, as for v3 and v4.
+ * Target (H100, medium): within 3x of the bound for the same work; docs/lesson-4.md section 4 has the model's
+ * figures. */
+#include <cooperative_groups.h>
+
+#include "gru_cell_math.h"
+#include "gru_lanes.h"
+#include "gru_launch.h"
+
+extern "C" {
+#include "../optimized/gru_fused.h"
+}
+
+#include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
+#include "runtime/launch.h"
+
+#define SW GRU_SAVED_PER_ROW                        /* floats saved per (row, unit) and step */
+#define ITEMS_PER_PASS (GRU4_THREADS / GRU4_LANES)  /* (i, j) a block works on at once */
+
+/* sum over k < n (k = s, s + GRU4_LANES, ...) of a[k] w[k], summed over the lane group; every lane of the warp calls */
+__device__ static inline float gru5_dot(bool mine, const float *a, const float *w, int n, int s)
+{
+    float v = 0.0f;
+    if (mine)
+        for (int k = s; k < n; k += GRU4_LANES) v += a[k] * w[k];
+    return gru_group_sum(v);
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used (lane groups read 8 consecutive words of a row; dW_zh's sums
+ * read z along k), stores >= 12.5% (a (row, unit)'s values, 2 to 4 units of a row per warp), shared memory <= 2
+ * wavefronts per request (rows padded as v4's). */
+__global__ void gru5_backward_kernel(int T, int B, int H, const float *h0, const float *W_enc, const float *W_zh,
+                                     const float *out, const float *dout, float *dh, float *S, float *dW_zh)
+{
+    /* h0 (B, H); W_enc (H, 2H); W_zh (H, 3H); out (T, B, H); dout (T, B, H); dh (B, H) the carry, dh0 at the end;
+     * S (T, B, 6H) the saved rows [r u n zn z e], their gradients [da_r da_u dzn da_n dz dlv] at the end;
+     * dW_zh (H, 3H) */
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    int j0, nj;
+    gru_block_units(H, (int)gridDim.x, (int)blockIdx.x, &j0, &nj);
+    long long ZP = gru_row_words(3LL * H), EP = gru_row_words(2LL * H);
+    DYNAMIC_SHARED(float, smem);
+    float *sZh = smem;              /* (nj, ZP): row c = W_zh[j0 + c, :] */
+    float *sEnc = sZh + nj * ZP;    /* (nj, EP): row c = W_enc[j0 + c, :] */
+    float *acc = sEnc + nj * EP;    /* (3 nj, H): row p nj + c = dW_zh[:, p H + j0 + c], summed over the steps */
+    float *sda = acc + 3 * nj * H;  /* (B nj, 3): this step's da_r, da_u, dzn of item e = i nj + c */
+    int tid = threadIdx.x, s = tid % GRU4_LANES, sums = 3 * nj * H; /* shared-memory indices fit an int */
+    long long BH = (long long)B * H;
+    int items = B * nj; /* < B H < 2^31: cuda_gru_unfit */
+    for (long long e = tid; e < nj * 3LL * H; e += GRU4_THREADS)
+        sZh[e / (3 * H) * ZP + e % (3 * H)] = W_zh[(j0 + e / (3 * H)) * 3LL * H + e % (3 * H)];
+    for (long long e = tid; e < nj * 2LL * H; e += GRU4_THREADS)
+        sEnc[e / (2 * H) * EP + e % (2 * H)] = W_enc[(j0 + e / (2 * H)) * 2LL * H + e % (2 * H)];
+    for (int q = tid; q < sums; q += GRU4_THREADS) acc[q] = 0.0f;
+    for (int e = tid; e < items; e += GRU4_THREADS) dh[(long long)(e / nj) * H + j0 + e % nj] = 0.0f;
+    __syncthreads();
+
+    for (int t = T - 1; t >= 0; t--) {
+        const float *h = t ? out + (t - 1) * BH : h0; /* (B, H): the h this step read */
+        float *St = S + (long long)t * B * SW * H;   /* (B, 6H) */
+        for (int e = tid; e < items; e += GRU4_THREADS) {
+            long long i = e / nj;
+            int j = j0 + e % nj;
+            float *row = St + i * SW * H;
+            gru_gates g = {row[j], row[H + j], row[2 * H + j], row[3 * H + j]};
+            gru_gate_grads o;
+            dh[i * H + j] = gru_gate_backward(dh[i * H + j] + dout[t * BH + i * H + j], h[i * H + j], g, &o);
+            row[j] = sda[e * 3] = o.da_r;
+            row[H + j] = sda[e * 3 + 1] = o.da_u;
+            row[2 * H + j] = sda[e * 3 + 2] = o.dzn;
+            row[3 * H + j] = o.da_n;
+        }
+        __syncthreads(); /* the block's da are in sda before its dW_zh sums read them */
+        /* thread k: dW_zh[k, {r,u,n} J] += sum over rows i of z[i, k] da[i, :], 8 sums at a time in registers, each
+         * z[i, k] loaded once for them */
+        for (int k = tid; k < H; k += GRU4_THREADS)
+            for (int r0 = 0; r0 < 3 * nj; r0 += 8) {
+                float a[8];
+                int at[8]; /* sum r = p nj + c reads sda[(i nj + c) 3 + p]: its offset in row i's 3 nj values */
+                UNROLL for (int u = 0; u < 8; u++) {
+                    int r = r0 + u < 3 * nj ? r0 + u : 0;
+                    a[u] = r0 + u < 3 * nj ? acc[r * H + k] : 0.0f;
+                    at[u] = r % nj * 3 + r / nj;
+                }
+                for (int i = 0; i < B; i++) {
+                    float zk = St[(long long)i * SW * H + 4 * H + k];
+                    const float *di = sda + i * nj * 3;
+                    UNROLL for (int u = 0; u < 8; u++) a[u] += zk * di[at[u]];
+                }
+                UNROLL for (int u = 0; u < 8; u++)
+                    if (r0 + u < 3 * nj) acc[(r0 + u) * H + k] = a[u];
+            }
+        grid.sync(); /* every unit's da is in St, and every block has read z, before phase B writes dz over it */
+        for (int base = 0; base < items; base += ITEMS_PER_PASS) {
+            int e = base + tid / GRU4_LANES;
+            bool mine = e < items;
+            long long i = mine ? e / nj : 0;
+            int c = mine ? e % nj : 0;
+            float dz = gru5_dot(mine, St + i * SW * H, sZh + c * ZP, 3 * H, s);
+            if (mine && s == 0) {
+                float *row = St + i * SW * H;
+                row[5 * H + j0 + c] = gru_reparam_backward(dz, row[5 * H + j0 + c]);
+                row[4 * H + j0 + c] = dz;
+            }
+        }
+        grid.sync(); /* every unit's dz and dlv are in St before phase C reads whole rows of them */
+        for (int base = 0; base < items; base += ITEMS_PER_PASS) {
+            int e = base + tid / GRU4_LANES;
+            bool mine = e < items;
+            long long i = mine ? e / nj : 0;
+            int c = mine ? e % nj : 0;
+            float v = gru5_dot(mine, St + i * SW * H + 4 * H, sEnc + c * EP, 2 * H, s);
+            if (mine && s == 0) dh[i * H + j0 + c] += v;
+        }
+        __syncthreads(); /* the carry dh[:, J] complete before the next step's gates read it */
+    }
+    for (int q = tid; q < sums; q += GRU4_THREADS) {
+        int r = q / H, k = q % H;
+        dW_zh[(long long)k * 3 * H + (r / nj) * H + j0 + r % nj] = acc[q];
+    }
+}
+
+/* ---- launchers -------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int blocks;      /* G */
+    size_t smem;     /* dynamic shared memory per block: the weight rows and the dW_zh sums */
+    const char *why; /* NULL, or why no grid fits */
+} gru5_plan;
+
+static size_t gru5_smem(const gru_dims *d, long long G)
+{
+    long long H = (long long)d->H;
+    size_t nj = (size_t)((d->H + G - 1) / G);
+    return sizeof(float) * nj * (size_t)(gru_row_words(3 * H) + gru_row_words(2 * H) + 3 * H + 3 * (long long)d->B);
+}
+
+/* v4's rule: the largest grid of at most ceil(H / GRU4_UNITS) blocks, up to GRU4_MAX_PER_SM per SM, whose rows fit
+ * a block's shared memory and whose blocks are all resident at once. */
+static gru5_plan gru5_plan_for(const gru_dims *d)
+{
+    gru5_plan p = {0, 0, NULL};
+    int sms = 0, optin = 0, coop = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess ||
+        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        p.why = "no CUDA device to plan the cooperative grid on";
+        return p;
+    }
+    if (!coop) {
+        p.why = "the device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
+        return p;
+    }
+    long long most = ((long long)d->H + GRU4_UNITS - 1) / GRU4_UNITS;
+    for (int per = GRU4_MAX_PER_SM; per >= 1; per--) {
+        long long G = (long long)sms * per < most ? (long long)sms * per : most;
+        size_t smem = gru5_smem(d, G);
+        if (smem > (size_t)optin) continue;
+        int occ = 0;
+        CUDA_CHECK(cudaFuncSetAttribute(gru5_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gru5_backward_kernel, GRU4_THREADS, smem));
+        if ((long long)occ * sms >= G) {
+            p.blocks = (int)G, p.smem = smem;
+            return p;
+        }
+    }
+    p.why = "a block's rows of W_zh and W_enc, its dW_zh sums and its da (about 4 ceil(H/G) (8H + 3Bt) bytes) do not "
+            "fit its shared memory for any grid the device holds at once";
+    return p;
+}
+
+extern "C" const char *gru5_unfit(const gru_dims *d, const gru_opts *o)
+{
+    const char *why = gru4_unfit(d, o);
+    if (why) return why;
+    if (3 * d->H > INT_MAX) return "3H past int";
+    return gru5_plan_for(d).why;
+}
+
+void gru5_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
+                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
+                         gru_fused_ws *ws, gru_grads *g)
+{
+    (void)eps;
+    gru5_plan p = gru5_plan_for(d);
+    CUDA_CHECK(LAUNCH_COOPERATIVE(gru5_backward_kernel, p.blocks, GRU4_THREADS, p.smem)(
+        (int)d->T, (int)d->B, (int)d->H, h0, W_enc, W_zh, out, dout, g->dh0, ws->S, g->dW_zh));
+    gru1_segment_weight_grads(d, 0, d->T, x, h0, W_ih, out, ws, 0.0f, g);
+}
