@@ -13,7 +13,7 @@
  * Target (H100, the medium size T=256 Bt=32 X=128 H=256): within 3x of the bound for the same work. Not met on a
  * GPU (docs/lesson-4.md, section 4): a step takes as long as its dot products are long (2H + X terms a thread, one
  * row i each: B nj = 32 of a block's 256 threads have work), at one cost per term on both GPUs and sizes, with no
- * fixed part left for the grid.syncs. The emulator's one SM cannot hold the medium grid: a dry run plans it. */
+ * fixed part left for the grid.syncs. */
 #include <cooperative_groups.h>
 
 #include "gru_cell_math.h"

@@ -14,7 +14,7 @@
  * The arithmetic is gru_cell_math.h's (gru_reparam, gru_gate_forward), the functions the CPU calls; the sums run in
  * another order than v3's, so the two agree to rounding, not bit for bit. Backward is v2's graph.
  * Target (H100, medium): within 3x of the bound for the same work; docs/lesson-4.md section 4 has the model's
- * figures. The emulator's one SM holds 4 blocks of 512 threads: tests run small grids, a dry run plans medium's. */
+ * figures. */
 #include <cooperative_groups.h>
 
 #include "gru_cell_math.h"
