@@ -99,7 +99,15 @@ static int operand_ok(const char *fn, const char *name, const void *p, size_t es
                       ld, stride, (const void *)q, extent);
             return 0;
         }
-        if (!strcmp(name, "C")) emu::eyes_host_wrote(q, extent); /* initcheck: the GEMM writes C */
+    }
+    if (!strcmp(name, "C")) { /* initcheck: the GEMM writes every batch's C */
+        const char *c = (const char *)p;
+        ptrdiff_t step = (ptrdiff_t)stride * (ptrdiff_t)es;
+        if (batch <= (1 << 16))
+            for (int b = 0; b < batch; b++) emu::eyes_host_wrote(c + b * step, extent);
+        else /* more batches than a test runs (the CLI's largest): their span, gaps between batches included */
+            emu::eyes_host_wrote(step >= 0 ? c : c + (ptrdiff_t)(batch - 1) * step,
+                                 (size_t)(batch - 1) * (size_t)(step >= 0 ? step : -step) + extent);
     }
     return 1;
 }
