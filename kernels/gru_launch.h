@@ -14,10 +14,6 @@ void gru1_forward_range(const gru_dims *d, const float *x, const float *h0, cons
 void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                          const float *W_ih, const float *W_zh, const float *out, const float *dout,
                          gru_fused_ws *ws, gru_grads *g);
-/* cuda-v1: after backward's steps t0..t1-1, their dW_ih, dx and dW_enc as GEMMs over the segment's saved gradient
- * rows (beta 0: the first segment written, 1: added) */
-void gru1_segment_weight_grads(const gru_dims *d, size_t t0, size_t t1, const float *x, const float *h0,
-                               const float *W_ih, const float *out, const gru_fused_ws *ws, float beta, gru_grads *g);
 /* cuda-v2: v1's loops as one CUDA Graph per shape and set of buffers */
 void gru2_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                   const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);
@@ -30,7 +26,8 @@ void gru3_forward(const gru_dims *d, const float *x, const float *h0, const floa
 /* cuda-v4: v3's persistent kernel with 8 lanes per (row, unit) and x_t W_ih in phase 1 (backward: v2's) */
 void gru4_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                   const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);
-/* cuda-v5: v4's forward; backward's step loop as one persistent cooperative kernel, then v1's weight GEMMs */
+/* cuda-v5: v4's forward; backward's step loop as one persistent cooperative kernel, then v1's weight GEMMs with the
+ * long sums over T Bt rows split by hand */
 void gru5_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                          const float *W_ih, const float *W_zh, const float *out, const float *dout,
                          gru_fused_ws *ws, gru_grads *g);

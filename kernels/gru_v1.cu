@@ -147,8 +147,11 @@ static void step_backward(const gru_dims *d, size_t t, const float *h0, const fl
     gemm(0, 1, B, H, 2 * H, St + 4 * H, SW * H, W_enc, 2 * H, 1.0f, dh, H); /* dh += dPD W_enc^T */
 }
 
-void gru1_segment_weight_grads(const gru_dims *d, size_t t0, size_t t1, const float *x, const float *h0,
-                               const float *W_ih, const float *out, const gru_fused_ws *ws, float beta, gru_grads *g)
+/* after backward's steps t0..t1-1, their dW_ih, dx and dW_enc as GEMMs over the segment's saved gradient rows
+ * (beta 0: the first segment written, 1: added) */
+static void gru1_segment_weight_grads(const gru_dims *d, size_t t0, size_t t1, const float *x, const float *h0,
+                                      const float *W_ih, const float *out, const gru_fused_ws *ws, float beta,
+                                      gru_grads *g)
 {
     size_t B = d->B, X = d->X, H = d->H, R = (t1 - t0) * B, ld = SW * H;
     const float *Sg = saved_row(d, ws, t0), *xs = x + t0 * B * X;

@@ -10,7 +10,9 @@
  *   phase C  dh[:, J] += [dz dlv] W_enc[J, :]^T over all 2H (the carry into step t - 1)
  * A step reads the whole rows that other blocks wrote in the phase before, so it has v4's two grid.syncs; dh[:, J] is
  * read and written by block g alone. The saved rows end as v1's ([da_r da_u dzn da_n dz dlv] per step), so dW_ih,
- * dx and dW_enc are v1's GEMMs over all T steps after the kernel. The arithmetic is gru_cell_math.h's
+ * dx and dW_enc are v1's products over all T steps after the kernel; the three that sum T Bt rows into a few
+ * output tiles have their rows split by hand (split_k_atb below), their partials in dx before dx is written. The
+ * arithmetic is gru_cell_math.h's
  * (gru_gate_backward, gru_reparam_backward). --checkpoint is refused, as for v3 and v4.
  * Target (H100, medium): within 3x of the bound for the same work; docs/lesson-4.md section 4 has the model's
  * figures. */
@@ -24,6 +26,7 @@ extern "C" {
 #include "../optimized/gru_fused.h"
 }
 
+#include "runtime/cublas_rowmajor.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
@@ -192,6 +195,70 @@ extern "C" const char *gru5_unfit(const gru_dims *d, const gru_opts *o)
     return gru5_plan_for(d).why;
 }
 
+/* --- the weight gradients' long sums, split by hand -----------------------------------------------------------
+ * dW_ih = X^T [da_r da_u | da_n] and dW_enc = Hprev^T [dz dlv] sum over K = T Bt rows into a few output tiles: at
+ * lesson 4's medium size 2 to 8 tiles of 128 x 128, so a GEMM that gives each tile its whole K works on 2 to 8 SMs
+ * (lesson 1's dW, a strided batch of 8 such tiles with K = 8,192, ran at under 2 TFLOP/s on the H100:
+ * docs/lesson-4.md section 4). Split by hand instead: one strided-batched GEMM writes a partial (m, n) per slice of
+ * rows, one more GEMM the rows past S equal slices, and gru5_split_sum_kernel adds them in slice order
+ * (deterministic, no atomics) into the gradient. The partials cost no memory: they live in dx (T Bt X floats),
+ * which the last two GEMMs write, so until then its bytes are free. That bounds the slices: their partials must
+ * fit it. */
+#define SPLIT_BLOCKS 128       /* (tile, slice) pairs aimed at: one wave on an H100's 132 SMs */
+#define SPLIT_MIN_ROWS 256     /* rows a slice sums at least: a tile's loads stay pipelined along its K */
+#define SPLIT_SUM_THREADS 256
+
+extern "C" size_t gru5_split_partials(size_t slices, size_t rows) { return slices + (rows % slices != 0); }
+
+extern "C" size_t gru5_split_slices(size_t m, size_t n, size_t rows, size_t cap)
+{
+    size_t tiles = ((m + 127) / 128) * ((n + 127) / 128), s = SPLIT_BLOCKS / tiles;
+    if (s > rows / SPLIT_MIN_ROWS) s = rows / SPLIT_MIN_ROWS;
+    while (s > 1 && gru5_split_partials(s, rows) * m * n > cap) s--;
+    return s > 1 ? s : 1;
+}
+
+/* acc + the slices' values at one element, slice 0 first: part points at slice 0's, stride floats apart */
+HD float gru5_split_sum(const float *part, long long stride, int slices, float acc)
+{
+    for (int q = 0; q < slices; q++) acc += part[q * stride];
+    return acc;
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive columns
+ * of a slice), no shared memory. One pass over the partials, just written by the GEMM. */
+__global__ void gru5_split_sum_kernel(int m, int n, int slices, const float *part, float beta, float *C, int ldc)
+{
+    /* part (slices, m, n), C (m, n; ldc) */
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x, mn = (long long)m * n;
+    if (e >= mn) return;
+    long long i = e / n, j = e % n;
+    float acc = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+    C[i * ldc + j] = gru5_split_sum(part + e, mn, slices, acc);
+}
+
+/* C (m, n; ldc) = beta C + A^T B, A (rows, m; lda), B (rows, n; ldb), the rows cut into gru5_split_slices' slices;
+ * part: cap floats of free device memory for the partials (slices, m, n) */
+static void split_k_atb(int m, int n, size_t rows, const float *A, int lda, const float *B, int ldb, float beta,
+                        float *C, int ldc, float *part, size_t cap)
+{
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    size_t s = gru5_split_slices((size_t)m, (size_t)n, rows, cap);
+    if (s == 1) {
+        ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 1, 0, m, n, (int)rows, 1.0f, A, lda, 0LL, B, ldb, 0LL, beta, C, ldc, 0LL, 1);
+        return;
+    }
+    long long L = (long long)(rows / s), left = (long long)rows - (long long)s * L, mn = (long long)m * n;
+    ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 1, 0, m, n, (int)L, 1.0f, A, lda, L * lda, B, ldb, L * ldb, 0.0f, part, n, mn,
+                                   (int)s);
+    if (left)
+        ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 1, 0, m, n, (int)left, 1.0f, A + s * L * lda, lda, 0LL, B + s * L * ldb, ldb,
+                                       0LL, 0.0f, part + s * mn, n, 0LL, 1);
+    LAUNCH(gru5_split_sum_kernel, (unsigned)((mn + SPLIT_SUM_THREADS - 1) / SPLIT_SUM_THREADS), SPLIT_SUM_THREADS, 0)(
+        m, n, (int)s + (left != 0), part, beta, C, ldc);
+    CUDA_CHECK_LAST();
+}
+
 void gru5_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                          const float *W_ih, const float *W_zh, const float *out, const float *dout,
                          gru_fused_ws *ws, gru_grads *g)
@@ -200,5 +267,22 @@ void gru5_backward_steps(const gru_dims *d, const float *x, const float *h0, con
     gru5_plan p = gru5_plan_for(d);
     CUDA_CHECK(LAUNCH_COOPERATIVE(gru5_backward_kernel, p.blocks, GRU4_THREADS, p.smem)(
         (int)d->T, (int)d->B, (int)d->H, h0, W_enc, W_zh, out, dout, g->dh0, ws->S, g->dW_zh));
-    gru1_segment_weight_grads(d, 0, d->T, x, h0, W_ih, out, ws, 0.0f, g);
+    /* the saved rows now hold [da_r da_u dzn da_n dz dlv] per step and row (S (T Bt, 6H)): v1's GEMMs over them,
+     * the three long sums split (above) with their partials in dx (T Bt, X), which the last two write */
+    int B = (int)d->B, X = (int)d->X, H = (int)d->H, ld = SW * H;
+    size_t R = d->T * d->B, cap = R * d->X;
+    split_k_atb(X, 2 * H, R, x, X, ws->S, ld, 0.0f, g->dW_ih, 3 * H, g->dx, cap);          /* dW_ih[:, r u] */
+    split_k_atb(X, H, R, x, X, ws->S + 3 * H, ld, 0.0f, g->dW_ih + 2 * H, 3 * H, g->dx, cap); /* dW_ih[:, n] */
+    cublasHandle_t h = (cublasHandle_t)cublas_handle();
+    /* dW_enc (H, 2H) = h0^T [dz dlv]_0 + out[0 .. T-2]^T [dz dlv]_1..T-1 */
+    ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 1, 0, H, 2 * H, B, 1.0f, h0, H, 0LL, ws->S + 4 * H, ld, 0LL, 0.0f, g->dW_enc,
+                                   2 * H, 0LL, 1);
+    if (R > d->B)
+        split_k_atb(H, 2 * H, R - d->B, out, H, ws->S + (size_t)B * ld + 4 * H, ld, 1.0f, g->dW_enc, 2 * H, g->dx,
+                        cap);
+    /* dx (T Bt, X) = [da_r da_u] W_ih[:, r u]^T + da_n W_ih[:, n]^T: the partials are dead */
+    ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 0, 1, (int)R, X, 2 * H, 1.0f, ws->S, ld, 0LL, W_ih, 3 * H, 0LL, 0.0f, g->dx, X,
+                                   0LL, 1);
+    ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 0, 1, (int)R, X, H, 1.0f, ws->S + 3 * H, ld, 0LL, W_ih + 2 * H, 3 * H, 0LL, 1.0f,
+                                   g->dx, X, 0LL, 1);
 }

@@ -228,6 +228,7 @@ static double gemm_work(const void *p)
 static mem_formula naive_memory(const void *p) { return naive_gru_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_gru_memory(dims_of(p), &prob_of(p)->o); }
 static mem_formula cuda_memory(const void *p) { return cuda_gru_memory(dims_of(p), &prob_of(p)->o); }
+static mem_formula cuda_persistent_memory(const void *p) { return cuda_gru_persistent_memory(dims_of(p)); }
 static const char *cuda_unfit(const void *p) { return cuda_gru_unfit(dims_of(p), &prob_of(p)->o); }
 #ifdef HAVE_CUDA
 static const char *cuda_v3_unfit(const void *p)
@@ -267,16 +268,21 @@ static void print_lstm_comparison(const gru_dims *d, FILE *f)
             lstm, forum, 11.0 / 6.0);
 }
 
-/* cuda's formula is cpu's plus cuBLAS's workspace, allocated once per run through the tracker: on a GPU the peak
- * includes it, so at small sizes cuda's peak can be above naive's (which runs on the host, without cuBLAS). */
+/* cuda-v1's formula is cpu's plus cuBLAS's workspace, allocated once per run through the tracker: on a GPU the
+ * peak includes it, so at small sizes its peak can be above naive's (which runs on the host, without cuBLAS).
+ * cuda-v3 to v5 carve the saved rows alone. */
 static void print_cuda_workspace(const gru_dims *d, const gru_opts *o, FILE *f)
 {
-    char cpu[32], ws[32], cuda[32];
+    char cpu[32], ws[32], cuda[32], saved[32];
     format_bytes_exact(cpu_gru_memory(d, o).peak, cpu, sizeof cpu);
     format_bytes_exact(CUBLAS_WORKSPACE_BYTES, ws, sizeof ws);
     format_bytes_exact(cuda_gru_memory(d, o).peak, cuda, sizeof cuda);
-    fprintf(f, "cuda's peak = cpu's + the cuBLAS workspace (32 MiB, tracked, allocated once per run): %s + %s = %s "
-               "bytes\n", cpu, ws, cuda);
+    fprintf(f, "cuda-v1's peak = cpu's + the cuBLAS workspace (32 MiB, tracked, allocated once per run): %s + %s = "
+               "%s bytes (cuda-v2's too)\n", cpu, ws, cuda);
+    format_bytes_exact(gru_saved_arena_bytes(d), saved, sizeof saved);
+    format_bytes_exact(cuda_gru_persistent_memory(d).peak, cuda, sizeof cuda);
+    fprintf(f, "cuda-v3 to v5 compute x W_ih inside their kernels: their arena is the saved rows alone, T*Bt*6H*4 = "
+               "%s bytes; their peak %s bytes\n", saved, cuda);
 }
 
 static void preamble(const void *prob, FILE *f)
@@ -407,17 +413,17 @@ const lesson lesson4_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "forward as one persistent cooperative kernel: each block keeps its hidden units' weight "
                         "columns in shared memory, 2 grid.syncs per step; backward v2's graph",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_v3_unfit, .forward = cuda_forward,
+               .uses_cublas = 1, .memory = cuda_persistent_memory, .unfit = cuda_v3_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(4),
                .about = "v3's persistent forward with 8 lanes per (row, unit): every thread of a block at work, "
                         "x_t W_ih beside h W_enc, blocks of 2 units or more; backward v2's graph",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
+               .uses_cublas = 1, .memory = cuda_persistent_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(5),
                .about = "v4's forward; backward's step loop as one persistent cooperative kernel too (2 grid.syncs "
-                        "per step, dW_zh summed in shared memory), then v1's weight GEMMs over all steps",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_v5_unfit, .forward = cuda_forward,
+                        "per step, dW_zh summed in shared memory), then v1's weight GEMMs, long sums split (partials in dx)",
+               .uses_cublas = 1, .memory = cuda_persistent_memory, .unfit = cuda_v5_unfit, .forward = cuda_forward,
                .backward = cuda_backward}},
     .cuda_order = {5, 4, 2, 1, 3}, /* fastest first: docs/tools/cuda_order.py 4 */
     .preamble = preamble,

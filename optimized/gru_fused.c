@@ -34,6 +34,22 @@ size_t gru_fused_arena_bytes(const gru_dims *d, const gru_opts *o)
     return ARENA_BYTES(a, gru_fused_carve(d, o, &a, &ws));
 }
 
+void gru_saved_carve(const gru_dims *d, void *arena_ptr, gru_fused_ws *ws)
+{
+    arena *a = arena_ptr;
+    ws->cap = d->T;
+    ws->P = 0;
+    ws->S = arena_take(a, size_mul(size_mul(d->T, d->B), size_mul(SW, d->H)), DT_F32, "S (T,B,6H)");
+    ws->xp = ws->zp = ws->hs = NULL;
+}
+
+size_t gru_saved_arena_bytes(const gru_dims *d)
+{
+    arena a;
+    gru_fused_ws ws;
+    return ARENA_BYTES(a, gru_saved_carve(d, &a, &ws));
+}
+
 static float *saved_row(const gru_dims *d, const gru_fused_ws *ws, size_t t)
 {
     return ws->S + (t % ws->cap) * d->B * SW * d->H;
@@ -207,15 +223,18 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
     (void)o;
 }
 
-mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o)
+/* inputs, the arena and out after forward; + dout and the gradients at the peak */
+static mem_formula gru_memory(const gru_dims *d, size_t arena_bytes)
 {
     size_t out = size_mul(4, gru_seq_count(d));
     mem_formula m;
-    m.forward_live = size_add(size_add(gru_input_bytes(d), out), gru_fused_arena_bytes(d, o));
+    m.forward_live = size_add(size_add(gru_input_bytes(d), out), arena_bytes);
     m.peak = size_add(size_add(m.forward_live, out), gru_grad_bytes(d)); /* + dout (T,B,H) + the gradients */
     m.allocs = 14; /* 6 inputs, arena, out, dout, 5 gradients */
     return m;
 }
+
+mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o) { return gru_memory(d, gru_fused_arena_bytes(d, o)); }
 
 #include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES: a constant, no CUDA needed */
 #include <limits.h>
@@ -223,6 +242,15 @@ mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o)
 mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o)
 {
     mem_formula m = cpu_gru_memory(d, o);
+    m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
+    m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
+    m.allocs = 15;
+    return m;
+}
+
+mem_formula cuda_gru_persistent_memory(const gru_dims *d)
+{
+    mem_formula m = gru_memory(d, gru_saved_arena_bytes(d));
     m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
     m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
     m.allocs = 15;

@@ -17,11 +17,15 @@ extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const f
                                    const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
                                    void **arena_out, gru_fused_ws *ws, int version)
 {
-    size_t bytes = gru_fused_arena_bytes(d, o);
-    void *mem = dev_alloc(bytes, "arena: saved rows (cap,B,6H) + xp block + scratch");
+    int persistent = version >= 3; /* x_t W_ih and the step's GEMMs inside the kernel: the saved rows alone */
+    size_t bytes = persistent ? gru_saved_arena_bytes(d) : gru_fused_arena_bytes(d, o);
+    void *mem = dev_alloc(bytes, persistent ? "arena: saved rows (T,B,6H)" : "arena: saved rows (cap,B,6H) + xp block + scratch");
     arena a;
     arena_init(&a, mem, bytes);
-    gru_fused_carve(d, o, &a, ws);
+    if (persistent)
+        gru_saved_carve(d, &a, ws);
+    else
+        gru_fused_carve(d, o, &a, ws);
     float *out = (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
     if (version == 4 || version == 5)
         gru4_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);

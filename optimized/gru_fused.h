@@ -40,6 +40,10 @@ typedef struct {
 /* Carves ws from a; with a planning arena (base NULL) it only counts: a.used is the arena's size. */
 void gru_fused_carve(const gru_dims *d, const gru_opts *o, void *arena_ptr, gru_fused_ws *ws);
 size_t gru_fused_arena_bytes(const gru_dims *d, const gru_opts *o);
+/* cuda-v3 to v5 compute x_t W_ih, h W_enc and z W_zh inside their kernels and refuse --checkpoint: their arena is
+ * the saved rows of all T steps alone (xp, zp and hs NULL, P 0) */
+void gru_saved_carve(const gru_dims *d, void *arena_ptr, gru_fused_ws *ws);
+size_t gru_saved_arena_bytes(const gru_dims *d);
 
 /* host pointers; shapes as in gru_eager.h. Allocates the arena (kept in *arena_out for backward) and out. */
 float *cpu_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
@@ -72,11 +76,18 @@ const char *gru3_unfit(const gru_dims *d, const gru_opts *o);
 const char *gru4_unfit(const gru_dims *d, const gru_opts *o);
 /* the same for cuda-v5's two grids (kernels/gru_v4.cu's forward, kernels/gru_v5.cu's backward) */
 const char *gru5_unfit(const gru_dims *d, const gru_opts *o);
+/* cuda-v5's split of a weight-gradient sum (m, n) over rows into slices whose partials fit cap floats (1: none), and
+ * the partial matrices S slices write (one more for rows left over); kernels/gru_v5.cu */
+size_t gru5_split_slices(size_t m, size_t n, size_t rows, size_t cap);
+size_t gru5_split_partials(size_t slices, size_t rows);
 #endif
 /* NULL when cuBLAS's int dimensions and the kernels' grids hold this problem, else why not */
 const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o);
-/* cpu's bytes on the device, plus the tracked cuBLAS workspace (one more allocation) */
+/* cpu's bytes on the device, plus the tracked cuBLAS workspace (one more allocation): cuda-v1 and cuda-v2 */
 mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o);
+/* cuda-v3 to v5: the same with the saved rows alone as the arena (gru_saved_carve); v5's split weight-gradient
+ * sums keep their partials in dx before it is written (kernels/gru_v5.cu): no bytes more */
+mem_formula cuda_gru_persistent_memory(const gru_dims *d);
 
 /* The tracker's view: inputs + out + arena after forward; + dout + gradients at the peak; 14 allocations. */
 mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o);

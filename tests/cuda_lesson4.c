@@ -1,8 +1,8 @@
 /* cuda_lesson4.c - lesson 4's GPU checks, run by test_cuda without fork (on a GPU, or under the CPU emulation
  * build). Small sizes so that emulation stays fast. Each case runs the cuda implementation through the generic
  * session: validated against the float64 reference with the lesson's tolerance (lesson4.c derives it), and the
- * device tracker's peak, live-after-forward and allocation count equal to cuda_gru_memory -- 15 allocations in
- * all (6 inputs, cuBLAS workspace, arena, out, dout, 5 gradients), so no cudaMalloc happens inside the loops. */
+ * device tracker's peak, live-after-forward and allocation count equal to the version's formula -- 15 allocations
+ * (6 inputs, cuBLAS workspace, arena, out, dout, 5 gradients), so no cudaMalloc happens inside the loops. */
 #include <check.h>
 
 #include "../lessons/lesson4.h"
@@ -111,6 +111,44 @@ START_TEST(cuda4_v5_odd_shape) { run_version("cuda-v5", (gru_dims){7, 3, 33, 20}
 END_TEST
 START_TEST(cuda4_v5_passes) { run_version("cuda-v5", (gru_dims){4, 17, 9, 30}, 0, 4, 95); }
 END_TEST
+/* The plan at medium (T Bt = 8,192 rows, X = 128, H = 256): dx's 8192 X floats hold 16 partials of dW_ih's r u
+ * columns (128 x 512), 32 of its n columns (128 x 256), 8 of dW_enc (256 x 512), each 64 (tile, slice) blocks; the
+ * 128 blocks aimed at would need 32, 64 (then 32: 256 rows a slice at least) and 16. */
+START_TEST(cuda4_v5_split_plan)
+{
+    size_t R = 8192, cap = R * 128;
+    ck_assert_uint_eq(gru5_split_slices(128, 512, R, cap), 16);
+    ck_assert_uint_eq(gru5_split_slices(128, 256, R, cap), 32);
+    ck_assert_uint_eq(gru5_split_slices(256, 512, R - 32, cap), 8);
+    ck_assert_uint_eq(gru5_split_slices(128, 512, R, (size_t)1 << 30), 32);
+    ck_assert_uint_eq(gru5_split_slices(128, 512, 511, cap), 1); /* under two slices of 256 rows */
+}
+END_TEST
+/* R = T Bt = 871 rows: dW_ih's two sums in 3 slices of 290 rows and a partial for the row left over, dW_enc's 858
+ * rows after h0's in 3 slices of 286 (kernels/gru_v5.cu); dx (871 X floats) holds them. Three slices: the middle one is neither the first
+ * nor the last batch entry of the strided-batched GEMM. */
+START_TEST(cuda4_v5_split_sums)
+{
+    gru_dims d = {67, 13, 5, 6};
+    size_t R = d.T * d.B, cap = R * d.X;
+    ck_assert_uint_eq(gru5_split_slices(d.X, 2 * d.H, R, cap), 3);
+    ck_assert_uint_eq(gru5_split_partials(3, R), 4);
+    ck_assert_uint_eq(gru5_split_slices(d.H, 2 * d.H, R - d.B, cap), 3);
+    ck_assert_uint_eq(gru5_split_partials(3, R - d.B), 3);
+    run_version("cuda-v5", d, 0, 4, 98);
+}
+END_TEST
+/* v3 to v5's arena is the saved rows alone, T Bt 6H floats: 10,080 bytes here. cuda-v1's arena starts each buffer
+ * on 256 bytes: S 10,240 + xp (T Bt 3H) 5,120 + zp (Bt 3H) 768 + hs (Bt H) 240 = 16,368. */
+START_TEST(cuda4_persistent_arena)
+{
+    gru_dims d = {7, 3, 33, 20};
+    gru_opts o = {0, 0};
+    ck_assert_uint_eq(gru_saved_arena_bytes(&d), 10080);
+    ck_assert_uint_eq(gru_fused_arena_bytes(&d, &o), 16368);
+    ck_assert_uint_eq(cuda_gru_persistent_memory(&d).peak, cuda_gru_memory(&d, &o).peak - (16368 - 10080));
+}
+END_TEST
 START_TEST(cuda4_v5_checkpoint_refused)
 {
     gru_dims d = {7, 3, 33, 20};
@@ -164,6 +202,9 @@ Suite *cuda_lesson4_suite(void)
     tcase_add_test(tc, cuda4_v5_odd_shape);
     tcase_add_test(tc, cuda4_v5_passes);
     tcase_add_test(tc, cuda4_v5_checkpoint_refused);
+    tcase_add_test(tc, cuda4_v5_split_plan);
+    tcase_add_test(tc, cuda4_v5_split_sums);
+    tcase_add_test(tc, cuda4_persistent_arena);
     suite_add_tcase(s, tc);
     TCase *nanc = tcase_create("nan");
     tcase_add_test(nanc, nan_rule_cuda_nan);

@@ -324,6 +324,10 @@ START_TEST(cli_prints_lstm_and_cuda_workspace_lines)
     ck_assert_uint_eq(bytes_after(out, "allocated once per run):"), cpu);
     ck_assert_uint_eq(cuda, cpu + ((size_t)32 << 20));
     ck_assert_uint_eq(bytes_after(strstr(out, "allocated once per run):"), "= "), cuda); /* cpu + workspace = cuda */
+    /* cuda-v3 to v5: the saved rows alone, T Bt 6H floats, in place of cpu's arena */
+    const size_t saved = p.d.T * p.d.B * 6 * p.d.H * 4;
+    ck_assert_uint_eq(bytes_after(out, "the saved rows alone, T*Bt*6H*4 ="), saved);
+    ck_assert_uint_eq(bytes_after(out, "their peak"), cuda - gru_fused_arena_bytes(&p.d, &p.o) + saved);
 }
 END_TEST
 
