@@ -20,6 +20,18 @@ void gru2_forward(const gru_dims *d, const float *x, const float *h0, const floa
 void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                          const float *W_ih, const float *W_zh, const float *out, const float *dout,
                          gru_fused_ws *ws, gru_grads *g);
+/* cuda-v3 to v5's grid (kernels/gru_v3.cu): the largest of at most `most` blocks, up to max_per_sm per SM, whose
+ * dynamic shared memory smem_of(d, G) fits a block and whose blocks are all resident at once
+ * (cudaLaunchCooperativeKernel's precondition); sets kernel's shared-memory opt-in on the way. why: NULL, or no
+ * device, no cooperative launch, or too_big */
+typedef struct {
+    int blocks;      /* G */
+    size_t smem;     /* dynamic shared memory per block */
+    const char *why; /* NULL, or why no grid fits */
+} gru_coop_plan;
+gru_coop_plan gru_plan_cooperative(const void *kernel, int threads, long long most, int max_per_sm,
+                                   size_t (*smem_of)(const gru_dims *d, long long G), const gru_dims *d,
+                                   const char *too_big);
 /* cuda-v3: the forward loop as one persistent cooperative kernel (backward: v2's) */
 void gru3_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                   const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws);

@@ -115,23 +115,17 @@ __global__ void gru3_forward_kernel(int T, int B, int X, int H, const float *x, 
 
 /* ---- launchers -------------------------------------------------------------------------------------------- */
 
-typedef struct {
-    int blocks;      /* G */
-    size_t smem;     /* dynamic shared memory per block: the weight slices */
-    const char *why; /* NULL, or why no grid fits */
-} gru3_plan;
-
 static size_t gru3_smem(const gru_dims *d, long long G)
 {
     size_t nj = (size_t)((d->H + G - 1) / G);
     return sizeof(float) * nj * (5 * d->H + 3 * d->X);
 }
 
-/* The largest grid, up to GRU3_MAX_PER_SM blocks per SM and H blocks, whose slices fit a block's shared memory
- * and whose blocks are all resident at once (cudaLaunchCooperativeKernel's precondition). */
-static gru3_plan gru3_plan_for(const gru_dims *d)
+gru_coop_plan gru_plan_cooperative(const void *kernel, int threads, long long most, int max_per_sm,
+                                   size_t (*smem_of)(const gru_dims *d, long long G), const gru_dims *d,
+                                   const char *too_big)
 {
-    gru3_plan p = {0, 0, NULL};
+    gru_coop_plan p = {0, 0, NULL};
     int sms = 0, optin = 0, coop = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess ||
@@ -144,21 +138,29 @@ static gru3_plan gru3_plan_for(const gru_dims *d)
         p.why = "the device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
         return p;
     }
-    for (int per = GRU3_MAX_PER_SM; per >= 1; per--) {
-        long long G = (long long)sms * per < (long long)d->H ? (long long)sms * per : (long long)d->H;
-        size_t smem = gru3_smem(d, G);
+    for (int per = max_per_sm; per >= 1; per--) {
+        long long G = (long long)sms * per < most ? (long long)sms * per : most;
+        size_t smem = smem_of(d, G);
         if (smem > (size_t)optin) continue;
         int occ = 0;
-        CUDA_CHECK(cudaFuncSetAttribute(gru3_forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gru3_forward_kernel, GRU3_THREADS, smem));
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, threads, smem));
         if ((long long)occ * sms >= G) {
             p.blocks = (int)G, p.smem = smem;
             return p;
         }
     }
-    p.why = "a block's slice of W_enc, W_zh and W_ih (4 ceil(H/G) (5H + 3X) bytes) does not fit its shared memory "
-            "for any grid the device holds at once";
+    p.why = too_big;
     return p;
+}
+
+/* v3's grid: at most H blocks (one unit or more each), up to GRU3_MAX_PER_SM per SM */
+static gru_coop_plan gru3_plan_for(const gru_dims *d)
+{
+    return gru_plan_cooperative((const void *)gru3_forward_kernel, GRU3_THREADS, (long long)d->H, GRU3_MAX_PER_SM,
+                                gru3_smem, d,
+                                "a block's slice of W_enc, W_zh and W_ih (4 ceil(H/G) (5H + 3X) bytes) does not fit "
+                                "its shared memory for any grid the device holds at once");
 }
 
 extern "C" const char *gru3_unfit(const gru_dims *d, const gru_opts *o)
@@ -171,7 +173,7 @@ extern "C" const char *gru3_unfit(const gru_dims *d, const gru_opts *o)
 void gru3_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                   const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws)
 {
-    gru3_plan p = gru3_plan_for(d);
+    gru_coop_plan p = gru3_plan_for(d);
     CUDA_CHECK(LAUNCH_COOPERATIVE(gru3_forward_kernel, p.blocks, GRU3_THREADS, p.smem)(
         (int)d->T, (int)d->B, (int)d->X, (int)d->H, x, h0, eps, W_enc, W_ih, W_zh, out, ws->S));
 }

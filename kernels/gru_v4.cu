@@ -129,51 +129,20 @@ __global__ void gru4_forward_kernel(int T, int B, int X, int H, const float *x, 
 
 /* ---- launchers -------------------------------------------------------------------------------------------- */
 
-typedef struct {
-    int blocks;      /* G */
-    size_t smem;     /* dynamic shared memory per block: the weight slices and xa */
-    const char *why; /* NULL, or why no grid fits */
-} gru4_plan;
-
 static size_t gru4_smem(const gru_dims *d, long long G)
 {
     size_t nj = (size_t)((d->H + G - 1) / G), HP = (size_t)gru_row_words((long long)d->H);
     return sizeof(float) * nj * (5 * HP + 3 * (size_t)gru_row_words((long long)d->X) + 3 * d->B);
 }
 
-/* The largest grid of at most ceil(H / GRU4_UNITS) blocks, up to GRU4_MAX_PER_SM per SM, whose slices fit a
- * block's shared memory and whose blocks are all resident at once (cudaLaunchCooperativeKernel's precondition). */
-static gru4_plan gru4_plan_for(const gru_dims *d)
+/* v4's rule: the largest grid of at most ceil(H / GRU4_UNITS) blocks, up to GRU4_MAX_PER_SM per SM
+ * (gru_plan_cooperative, kernels/gru_v3.cu) */
+static gru_coop_plan gru4_plan_for(const gru_dims *d)
 {
-    gru4_plan p = {0, 0, NULL};
-    int sms = 0, optin = 0, coop = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess ||
-        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0) != cudaSuccess) {
-        (void)cudaGetLastError();
-        p.why = "no CUDA device to plan the cooperative grid on";
-        return p;
-    }
-    if (!coop) {
-        p.why = "the device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
-        return p;
-    }
     long long most = ((long long)d->H + GRU4_UNITS - 1) / GRU4_UNITS;
-    for (int per = GRU4_MAX_PER_SM; per >= 1; per--) {
-        long long G = (long long)sms * per < most ? (long long)sms * per : most;
-        size_t smem = gru4_smem(d, G);
-        if (smem > (size_t)optin) continue;
-        int occ = 0;
-        CUDA_CHECK(cudaFuncSetAttribute(gru4_forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gru4_forward_kernel, GRU4_THREADS, smem));
-        if ((long long)occ * sms >= G) {
-            p.blocks = (int)G, p.smem = smem;
-            return p;
-        }
-    }
-    p.why = "a block's slice of W_enc, W_zh and W_ih and its x_t W_ih (about 4 ceil(H/G) (5H + 3X + 3Bt) bytes) does "
-            "not fit its shared memory for any grid the device holds at once";
-    return p;
+    return gru_plan_cooperative((const void *)gru4_forward_kernel, GRU4_THREADS, most, GRU4_MAX_PER_SM, gru4_smem, d,
+                                "a block's slice of W_enc, W_zh, W_ih and its x_t W_ih (about 4 ceil(H/G) (5H + 3X + "
+                                "3Bt) bytes) does not fit its shared memory for any grid the device holds at once");
 }
 
 extern "C" const char *gru4_unfit(const gru_dims *d, const gru_opts *o)
@@ -186,7 +155,7 @@ extern "C" const char *gru4_unfit(const gru_dims *d, const gru_opts *o)
 void gru4_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
                   const float *W_ih, const float *W_zh, float *out, gru_fused_ws *ws)
 {
-    gru4_plan p = gru4_plan_for(d);
+    gru_coop_plan p = gru4_plan_for(d);
     CUDA_CHECK(LAUNCH_COOPERATIVE(gru4_forward_kernel, p.blocks, GRU4_THREADS, p.smem)(
         (int)d->T, (int)d->B, (int)d->X, (int)d->H, x, h0, eps, W_enc, W_ih, W_zh, out, ws->S));
 }

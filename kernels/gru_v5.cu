@@ -139,12 +139,6 @@ __global__ void gru5_backward_kernel(int T, int B, int H, const float *h0, const
 
 /* ---- launchers -------------------------------------------------------------------------------------------- */
 
-typedef struct {
-    int blocks;      /* G */
-    size_t smem;     /* dynamic shared memory per block: the weight rows and the dW_zh sums */
-    const char *why; /* NULL, or why no grid fits */
-} gru5_plan;
-
 static size_t gru5_smem(const gru_dims *d, long long G)
 {
     long long H = (long long)d->H;
@@ -152,39 +146,14 @@ static size_t gru5_smem(const gru_dims *d, long long G)
     return sizeof(float) * nj * (size_t)(gru_row_words(3 * H) + gru_row_words(2 * H) + 3 * H + 3 * (long long)d->B);
 }
 
-/* v4's rule: the largest grid of at most ceil(H / GRU4_UNITS) blocks, up to GRU4_MAX_PER_SM per SM, whose rows fit
- * a block's shared memory and whose blocks are all resident at once. */
-static gru5_plan gru5_plan_for(const gru_dims *d)
+/* v4's rule: the largest grid of at most ceil(H / GRU4_UNITS) blocks, up to GRU4_MAX_PER_SM per SM
+ * (gru_plan_cooperative, kernels/gru_v3.cu) */
+static gru_coop_plan gru5_plan_for(const gru_dims *d)
 {
-    gru5_plan p = {0, 0, NULL};
-    int sms = 0, optin = 0, coop = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess ||
-        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0) != cudaSuccess) {
-        (void)cudaGetLastError();
-        p.why = "no CUDA device to plan the cooperative grid on";
-        return p;
-    }
-    if (!coop) {
-        p.why = "the device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
-        return p;
-    }
     long long most = ((long long)d->H + GRU4_UNITS - 1) / GRU4_UNITS;
-    for (int per = GRU4_MAX_PER_SM; per >= 1; per--) {
-        long long G = (long long)sms * per < most ? (long long)sms * per : most;
-        size_t smem = gru5_smem(d, G);
-        if (smem > (size_t)optin) continue;
-        int occ = 0;
-        CUDA_CHECK(cudaFuncSetAttribute(gru5_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, gru5_backward_kernel, GRU4_THREADS, smem));
-        if ((long long)occ * sms >= G) {
-            p.blocks = (int)G, p.smem = smem;
-            return p;
-        }
-    }
-    p.why = "a block's rows of W_zh and W_enc, its dW_zh sums and its da (about 4 ceil(H/G) (8H + 3Bt) bytes) do not "
-            "fit its shared memory for any grid the device holds at once";
-    return p;
+    return gru_plan_cooperative((const void *)gru5_backward_kernel, GRU4_THREADS, most, GRU4_MAX_PER_SM, gru5_smem, d,
+                                "a block's rows of W_zh and W_enc, its dW_zh sums and its da (about 4 ceil(H/G) (8H + "
+                                "3Bt) bytes) do not fit its shared memory for any grid the device holds at once");
 }
 
 extern "C" const char *gru5_unfit(const gru_dims *d, const gru_opts *o)
@@ -264,7 +233,7 @@ void gru5_backward_steps(const gru_dims *d, const float *x, const float *h0, con
                          gru_fused_ws *ws, gru_grads *g)
 {
     (void)eps;
-    gru5_plan p = gru5_plan_for(d);
+    gru_coop_plan p = gru5_plan_for(d);
     CUDA_CHECK(LAUNCH_COOPERATIVE(gru5_backward_kernel, p.blocks, GRU4_THREADS, p.smem)(
         (int)d->T, (int)d->B, (int)d->H, h0, W_enc, W_zh, out, dout, g->dh0, ws->S, g->dW_zh));
     /* the saved rows now hold [da_r da_u dzn da_n dz dlv] per step and row (S (T Bt, 6H)): v1's GEMMs over them,
