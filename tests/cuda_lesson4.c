@@ -53,14 +53,16 @@ END_TEST
 START_TEST(cuda4_v3_odd_shape) { run_version("cuda-v3", (gru_dims){7, 3, 33, 20}, 0, 2, 93); }
 END_TEST
 /* checkpointing recomputes forward segments in backward, which v3's one-launch forward does not: refused */
-START_TEST(cuda4_v3_checkpoint_refused)
+/* --checkpoint refused by the version's fit check, and the same problem without it accepted */
+static void checkpoint_refused(const char *(*unfit)(const gru_dims *, const gru_opts *))
 {
     gru_dims d = {7, 3, 33, 20};
     gru_opts o = {3, 2};
-    ck_assert_ptr_nonnull(gru3_unfit(&d, &o));
+    ck_assert_ptr_nonnull(unfit(&d, &o));
     o.checkpoint = 0;
-    ck_assert_ptr_null(gru3_unfit(&d, &o));
+    ck_assert_ptr_null(unfit(&d, &o));
 }
+START_TEST(cuda4_v3_checkpoint_refused) { checkpoint_refused(gru3_unfit); }
 END_TEST
 
 /* cuda-v2 (the step loops as CUDA Graphs) against cuda. Without checkpointing cuda launches per step 4 in
@@ -149,23 +151,9 @@ START_TEST(cuda4_persistent_arena)
     ck_assert_uint_eq(cuda_gru_persistent_memory(&d).peak, cuda_gru_memory(&d, &o).peak - (16368 - 10080));
 }
 END_TEST
-START_TEST(cuda4_v5_checkpoint_refused)
-{
-    gru_dims d = {7, 3, 33, 20};
-    gru_opts o = {3, 2};
-    ck_assert_ptr_nonnull(gru5_unfit(&d, &o));
-    o.checkpoint = 0;
-    ck_assert_ptr_null(gru5_unfit(&d, &o));
-}
+START_TEST(cuda4_v5_checkpoint_refused) { checkpoint_refused(gru5_unfit); }
 END_TEST
-START_TEST(cuda4_v4_checkpoint_refused)
-{
-    gru_dims d = {7, 3, 33, 20};
-    gru_opts o = {3, 2};
-    ck_assert_ptr_nonnull(gru4_unfit(&d, &o));
-    o.checkpoint = 0;
-    ck_assert_ptr_null(gru4_unfit(&d, &o));
-}
+START_TEST(cuda4_v4_checkpoint_refused) { checkpoint_refused(gru4_unfit); }
 END_TEST
 /* NaN and Inf inputs (tests/nan_rules.c states the rule: a NaN in x[t,b] reaches row b from step t on, and the weight gradients): every element of every output and gradient
  * is NaN, infinite or finite as the rule says. */
