@@ -26,7 +26,9 @@
 # GPU_REHEARSAL=1: the emulation build instead (tiny sizes everywhere, the emulator's detectors standing in for
 # compute-sanitizer: every run has all of them on, the tool name only labels it; the emulator's profile standing
 # in for ncu; no nvidia-smi). GPU_REPORT_STEPS and GPU_REPORT_LESSONS (numbers)
-# limit the steps and lessons (the rehearsal's negative checks use them);
+# limit the steps and lessons (the rehearsal's negative checks use them); GPU_REPORT_IMPLS ("2:cuda-v4,cuda-v5
+# 4:cuda-v5": lessons and their versions) limits both, for a call that measures a few new versions beside their
+# predecessors (the profile then compares only the kernels those versions ran);
 # GPU_REPORT_JOBS (6; 2 rehearsing) runs that many sanitizer runs at once; GPU_REPORT_SCALE=2 doubles every
 # budget. The step budgets in seconds (small 60, sanitize 100, forum 220, profile 90 + 30 for the kernels its
 # first ncu pass missed) and the probe's 30 add up to 530: under 9 minutes whatever hangs. On an H200 the whole
@@ -80,6 +82,8 @@ else
 fi
 LESSONS=$(for b in $BINS; do case $b in lesson[0-9]*) echo "${b#lesson}" ;; esac; done | tr '\n' ' ')
 LESSONS=${GPU_REPORT_LESSONS:-$LESSONS}
+IMPLS=${GPU_REPORT_IMPLS:-}
+[ -n "$IMPLS" ] && LESSONS=$(for lv in $IMPLS; do echo "${lv%%:*}"; done | tr '\n' ' ')
 
 if [ "$REHEARSAL" = 1 ]; then
     SMALL=tiny TINY=tiny FORUM_SIZES=tiny PROFILE_SIZE=tiny
@@ -89,8 +93,13 @@ fi
 
 # ---- helpers --------------------------------------------------------------------------------------------------
 have() { [ -x "$BIN/$1" ]; }
-# impls N: the lesson's CUDA versions (cuda-v1, cuda-v2, ...) from its --help
-impls() { "$BIN/lesson$1" --help 2>/dev/null | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p'; }
+# impls N: the lesson's CUDA versions (cuda-v1, cuda-v2, ...) from its --help, those GPU_REPORT_IMPLS names if set
+all_impls() { "$BIN/lesson$1" --help 2>/dev/null | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p'; }
+impls() {
+    local want=
+    for lv in $IMPLS; do [ "${lv%%:*}" = "$1" ] && want=",${lv#*:},"; done
+    all_impls "$1" | while read -r v; do [ -z "$IMPLS" ] || [ "${want#*,"$v",}" != "$want" ] && echo "$v"; done
+}
 # presets N: the lesson's size presets, in --help's order
 presets() { "$BIN/lesson$1" --help 2>/dev/null | awk '/^  --size/ {f = 1; next} /^  --/ {f = 0} f && NF >= 2 {print $1}'; }
 
@@ -203,7 +212,7 @@ preflight() {
         fi
     fi
     if [ -z "$FATAL" ] && have lesson1; then # the runtime's own view: names a too-old driver or a broken install
-        if ! CUDA_REQUIRE_DEVICE=1 timeout 30 "$BIN/lesson1" --size tiny --impl "$(impls 1 | head -1)" >"$TMP/probe" 2>&1; then
+        if ! CUDA_REQUIRE_DEVICE=1 timeout 30 "$BIN/lesson1" --size tiny --impl "$(all_impls 1 | head -1)" >"$TMP/probe" 2>&1; then
             row FAIL preflight "lesson1 on the device: $(grep -m1 -i 'error' "$TMP/probe" || tail -1 "$TMP/probe")"
             FATAL="the probe run (lesson1 at tiny on the device) failed"
         fi
@@ -361,7 +370,7 @@ step_profile() {
     # --launch-count counts the filtered launches in order, so a kernel that first runs after 60 others (lesson 4's
     # backward kernels: 60 launches are a few of its forward steps) is never reached: a second pass per lesson
     # profiles only the kernels its emulated profile has and the first pass did not measure
-    if [ "$REHEARSAL" != 1 ]; then
+    if [ "$REHEARSAL" != 1 ] && [ -z "$IMPLS" ]; then
         for L in $LESSONS; do
             local ref="$INPUTS/docs/results/emu/lesson${L}_profile.csv" k missing=
             [ -f "$ref" ] || continue
@@ -378,7 +387,9 @@ step_profile() {
         done
         [ ${#QUEUE[@]} -gt 0 ] && run_queue profile "$OUT/profile.log" "$(budget 30)" 0
     fi
-    if python3 "$PROFILE_ROWS" --out "$OUT/profile.csv" --reference "${refs[@]}" \
+    local part=()
+    [ -n "$IMPLS" ] && part=(--partial) # versions left out: their kernels are not missing
+    if python3 "$PROFILE_ROWS" --out "$OUT/profile.csv" --reference "${refs[@]}" "${part[@]}" \
         --measured "$TMP"/prof/*.csv --source "$([ "$REHEARSAL" = 1 ] && echo emulator-rehearsal || echo ncu)" \
         >>"$OUT/profile.log" 2>&1; then
         row PASS profile "profile.csv: $(tail -1 "$OUT/profile.log")"
@@ -415,6 +426,7 @@ for s in small sanitize forum profile; do
     "step_$s"
 done
 case " $STEPS " in *" preflight small sanitize forum profile "*) ;; *) row NOTE steps "only: $STEPS (GPU_REPORT_STEPS)" ;; esac
+[ -n "$IMPLS" ] && row NOTE versions "only: $IMPLS (GPU_REPORT_IMPLS)"
 
 {
     echo "gpu-report: ${GPU_NAME:-no GPU}$([ "$REHEARSAL" = 1 ] && echo ' (GPU_REHEARSAL=1: the CPU emulator, tiny sizes)'), $(elapsed) s, binaries in $BIN"

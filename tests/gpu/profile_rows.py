@@ -88,6 +88,8 @@ def main():
     ap.add_argument("--reference", nargs="+", required=True, help="docs/results/emu/lesson*_profile.csv")
     ap.add_argument("--measured", nargs="*", default=[])
     ap.add_argument("--source", required=True, help="ncu, or emulator-rehearsal")
+    ap.add_argument("--partial", action="store_true",
+                    help="the run measured some versions only: keep the measured kernels, none is missing")
     a = ap.parse_args()
     reference = [r for p in a.reference for r in read_emu(p, "emulated")]
     measured = []
@@ -101,6 +103,9 @@ def main():
             print(f"profile_rows: {p}: no profile in it", file=sys.stderr)
             continue
         measured += rows
+    if a.partial:
+        ran = {r["kernel"] for r in measured}
+        reference = [r for r in reference if r["kernel"] in ran]
     with open(a.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=EMU_COLUMNS + EXTRA, extrasaction="ignore")
         w.writeheader()
