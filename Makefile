@@ -356,19 +356,22 @@ compare-pytorch: all
 
 # ---- one command for a GPU machine -------------------------------------------------------------------------
 # make gpu-bundle: build/gpu-bundle/, all a GPU machine that can build nothing needs (tests/gpu/make_bundle.sh):
-# every lesson, test_cuda and planted_initcheck built for sm_80 and sm_90 (+PTX) with Check static, the shared libraries
+# every lesson, test_cuda, planted_initcheck and grid_sync_cost built for sm_80 and sm_90 (+PTX) with Check static, the shared libraries
 # their ldd names (CPU GEMM libraries and theirs; not glibc, libstdc++ or CUDA's, which the machine brings), the
 # report script and its inputs, packed as one .tar.xz under 40 MiB, its ldd closure checked.
 # EMU=1 makes build/gpu-bundle-emu from the emulation build: the rehearsal's bundle (make gpu-rehearsal).
 # make gpu-report: the report (tests/gpu/gpu_report.sh) from this checkout's build/, built first.
 GPU_BUNDLE_DIR := build/gpu-bundle$(if $(filter 1,$(EMU)),-emu,)
-GPU_BUNDLE_BINS := $(notdir $(LESSONS)) test_cuda planted_initcheck
+GPU_BUNDLE_BINS := $(notdir $(LESSONS)) test_cuda planted_initcheck grid_sync_cost
 .PHONY: gpu-bundle gpu-bundle-bins gpu-report gpu-rehearsal
 gpu-bundle:
 	$(MAKE) BUNDLE=1 EMU=$(EMU) gpu-bundle-bins
 	tests/gpu/make_bundle.sh build/bundle-$(if $(filter 1,$(EMU)),emu,native) $(GPU_BUNDLE_DIR) $(GPU_BUNDLE_BINS)
 gpu-bundle-bins: $(addprefix $(BIN)/,$(GPU_BUNDLE_BINS))
 $(BIN)/planted_initcheck: $(CU_OBJ)/tests/gpu/planted_initcheck.cu.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
+# what a grid.sync costs with no work between (tests/gpu/issue27_followup.sh runs it on a lent GPU)
+$(BIN)/grid_sync_cost: $(CU_OBJ)/tests/gpu/grid_sync_cost.cu.o $(RUNTIME_OBJ) $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS)
 gpu-report: $(LESSONS) $(BIN)/test_cuda $(BIN)/planted_initcheck
 	BIN=$(BIN) tests/gpu/gpu_report.sh

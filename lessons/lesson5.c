@@ -344,8 +344,8 @@ const lesson lesson5_def = {
                .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = gemm_work},
               {LESSON_CUDA_VERSION(1),
                .about = "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
-                        "(cuda names this one: v2-v4 keep no logits buffer, but each measured slower on an H200, and v5 "
-                        "has not run on a GPU: docs/lesson-5.md)",
+                        "(cuda names this one: v2-v5 keep no logits buffer, but each measured slower on an H200: "
+                        "docs/lesson-5.md)",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(2),

@@ -2,12 +2,12 @@
 
     python3 plots/gpu_vs_pytorch.py docs/results/nvidia-h100-80gb-hbm3
 
-Reads RESULTS/results.csv and RESULTS/followup/results.csv (the lessons' --csv rows: forward_ms, backward_ms, the
-tracker's peak bytes) and RESULTS/pytorch/pytorch.csv (plots/pytorch_baseline.py on the same machine: its own
+Reads RESULTS/results.csv, then its subfolders' results.csv in name order (the lessons' --csv rows: forward_ms,
+backward_ms, the tracker's peak bytes; a version's first row found, as docs/tools/cuda_order.py reads them) and RESULTS/pytorch/pytorch.csv (plots/pytorch_baseline.py on the same machine: its own
 median times, torch.cuda.max_memory_allocated for the peak), and RESULTS/pytorch/pytorch.log for the forms that ran
 out of memory. Both sides count every tensor from the inputs to the gradients; both time forward + backward after a
-warm-up. What differs, printed with the table: the number of timed runs (the C lessons' one timed pass, PyTorch's
-median of three) and the arithmetic (lesson 3's cuda-v3 to v5 multiply in TF32 on the tensor cores, PyTorch in
+warm-up. What differs, printed with the table: the number of timed runs (the C lessons' one timed pass, or a
+follow-up's median of several, PyTorch's median of three) and the arithmetic (lesson 3's cuda-v3 to v9 multiply in TF32 on the tensor cores, PyTorch in
 full float32, torch's default; lesson 5 has bf16 operands on both sides).
 """
 import csv
@@ -28,7 +28,8 @@ def main():
         sys.exit(__doc__)
     d = sys.argv[1]
     ours = {}
-    for r in rows(os.path.join(d, "results.csv")) + rows(os.path.join(d, "followup", "results.csv")):
+    subfolders = sorted(s for s in os.listdir(d) if os.path.isdir(os.path.join(d, s)))
+    for r in rows(os.path.join(d, "results.csv")) + [r for s in subfolders for r in rows(os.path.join(d, s, "results.csv"))]:
         if r["forward_ms"]:
             ours.setdefault((r["lesson"], r["size"]), {}).setdefault(r["impl"], r)
     torch = rows(os.path.join(d, "pytorch", "pytorch.csv"))
@@ -43,8 +44,8 @@ def main():
         if m and lesson:
             oom.setdefault(lesson, []).append((m.group(1), m.group(2)))
     device = torch[0]["device"] if torch else "?"
-    print(f"{device}: each lesson's CUDA versions (one timed pass, the tracker's peak) beside PyTorch's forms (median")
-    print("of 3 passes, torch.cuda.max_memory_allocated), forward + backward, at the size PyTorch ran")
+    print(f"{device}: each lesson's CUDA versions (one timed pass or a follow-up's median, the tracker's peak) beside")
+    print("PyTorch's forms (median of 3 passes, torch.cuda.max_memory_allocated), forward + backward, at the size PyTorch ran")
     print(f"{'lesson':7} {'size':7} {'implementation':15} {'ms':>11} {'peak bytes':>16}")
     keys = sorted({(r["lesson"], r["size"]) for r in torch} | set(oom))
     for lesson, size in keys:
@@ -65,7 +66,7 @@ def main():
             tf = float(mine[fastest]["forward_ms"]) + float(mine[fastest]["backward_ms"])
             print(f"{'':15} pytorch-best / {fastest}: time {tb / tf:.1f}x, peak "
                   f"{int(best[0]['peak_bytes']) / int(mine[fastest]['peak_bytes']):.2f}x")
-    print("arithmetic: lesson 3's cuda-v3 to v5 in TF32 on the tensor cores, PyTorch's float32 matmuls in full float32")
+    print("arithmetic: lesson 3's cuda-v3 to v9 in TF32 on the tensor cores, PyTorch's float32 matmuls in full float32")
     print("(torch's default); lesson 5: bf16 operands on both sides")
     return 0
 

@@ -170,14 +170,14 @@ predict-check: check-deps
 	tests/cuda_emu/predict_extrapolation.sh build/emu-count $(PREDICT_GPU) \
 	  build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass "$(PREDICT_CHECKS)"
 
-# The model against the GPU report's measurements (docs/results/<gpu>/results.csv, then new_versions/): every
+# The model against the GPU report's measurements (docs/results/<gpu>/results.csv, then its subfolders'): every
 # (lesson, version, size) in both, predicted / measured, as docs/results/emu/predicted_vs_<gpu>.csv. make predict
 # PREDICT_GPU=H200 first.
 GPU_RESULTS ?= docs/results/nvidia-h200
 .PHONY: predict-compare
 predict-compare:
 	tests/cuda_emu/predict_compare.sh docs/results/emu/predicted_$(shell echo $(PREDICT_GPU) | tr A-Z a-z).csv \
-	  "$(wildcard $(GPU_RESULTS)/results.csv $(GPU_RESULTS)/new_versions/results.csv $(GPU_RESULTS)/followup/results.csv)" \
+	  "$(wildcard $(GPU_RESULTS)/results.csv) $(sort $(wildcard $(GPU_RESULTS)/*/results.csv))" \
 	  docs/results/emu/predicted_vs_$(notdir $(GPU_RESULTS)).csv
 
 # Every CUDA test, the planted-bug suite, and every CUDA version of each lesson (cuda-v1, cuda-v2, ...: read from

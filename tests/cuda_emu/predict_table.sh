@@ -10,7 +10,9 @@
 #   usage: predict_table.sh LESSON [RESULTS_DIR]
 set -u
 l=$1 d=${2:-docs/results}
-h100=$d/emu/predicted_h100.csv h200=$d/emu/predicted_h200.csv meas=$d/nvidia-h200/results.csv meas2=$d/nvidia-h200/new_versions/results.csv peers=$d/emu/peers_sgemm.csv
+h100=$d/emu/predicted_h100.csv h200=$d/emu/predicted_h200.csv peers=$d/emu/peers_sgemm.csv
+# a GPU's results: the report's own, then its subfolders' (sorted)
+results() { echo "$1/results.csv"; ls "$1"/*/results.csv 2>/dev/null | sort; }
 # the forum's size: the forum preset, or the largest a lesson has (lesson 4: medium)
 size=forum
 grep -q "^$l,[^,]*,forum," "$h100" 2>/dev/null || size=medium
@@ -19,17 +21,17 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "A", $2, ($6 == "" ? "-" : $6), $8, $9, $7 }'
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $12 ~ /^extrapolated/ { print "E", $2, $12 }'
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $12 ~ /exit (134|137)/ { print "O", $2 }'
-  strip "$h200" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "B", $2, ($6 == "" ? "-" : $6) }'
-  for m in "$meas" "$meas2"; do
+  strip "$h200" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "B", $2, ($6 == "" ? "-" : $6), $9 }'
+  for m in $(results "$d/nvidia-h200"); do
     strip "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "C %s %.4f\n", $2, $8 + $9 }'
   done
-  for m in "$d/nvidia-h100-80gb-hbm3/results.csv" "$d/nvidia-h100-80gb-hbm3/followup/results.csv"; do
+  for m in $(results "$d/nvidia-h100-80gb-hbm3"); do
     strip "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "F %s %.4f\n", $2, $8 + $9 }'
   done
   strip "$peers" | awk -F, 'NR > 1 && $5 != "" { r = $4 / $5; print "D", (r > 1 ? r : 1 / r), $1 }'
 } | awk '
   $1 == "A" { n++; v[n] = $2; a[$2] = $3; sh[$2] = $4; rf[$2] = $5; lim[$2] = $6; for (i = 7; i <= NF; i++) lim[$2] = lim[$2] " " $i }
-  $1 == "B" { b[$2] = $3 }
+  $1 == "B" { b[$2] = $3; rb[$2] = $4 }
   $1 == "C" && !($2 in c) { c[$2] = sprintf("%.3f", $3); if (!($2 in a)) { n++; v[n] = $2; a[$2] = "-"; late[$2] = 1 } }
   $1 == "F" && !($2 in f) { f[$2] = sprintf("%.3f", $3); if (!($2 in a)) { n++; v[n] = $2; a[$2] = "-"; late[$2] = 1 } }
   $1 == "D" { k++; if ($2 > worst) { worst = $2; wk = $3 } }
@@ -42,6 +44,12 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
       eff = (p == "" || a[x] == "-" || a[p] == "-" || a[x] + 0 <= 0) ? "-" : (a[p] / a[x] > 0.995 && a[p] / a[x] < 1.005) ? "same" : a[p] / a[x] >= 1 ? sprintf("%.2fx faster", a[p] / a[x]) : sprintf("%.2fx slower", a[x] / a[p])
       printf "%-8s %14s %13s  %-40s %9s %14s %14s %14s\n", x, a[x] ((x in ex) ? "*" : ""), eff, (x in late) ? "not predicted (newer than make predict)" : a[x] == "-" ? ((x in oom) ? "not predicted (out of memory)" : "not predicted (over the time limit)") : lim[x] " (" sprintf("%.0f%%", 100 * sh[x]) ")",
              a[x] == "-" ? "-" : sprintf("%.1f%%", 100 * rf[x]), (x in f) ? f[x] : "-", (x in b) ? b[x] : "-", (x in c) ? c[x] : "-" }
+    # measured: the bound the model gives the work (its roofline share times its time) over the measured time, and
+    # the error of the model on that version (model ms / measured ms)
+    for (i = 1; i <= n; i++) { x = v[i]; line = ""
+      if ((x in f) && a[x] != "-" && rf[x] != "") line = line sprintf("  H100 %5.1f%% of the roofline (model/measured %.2f)", 100 * rf[x] * a[x] / f[x], a[x] / f[x])
+      if ((x in c) && (x in b) && b[x] != "-" && rb[x] != "") line = line sprintf("  H200 %5.1f%% of the roofline (model/measured %.2f)", 100 * rb[x] * b[x] / c[x], b[x] / c[x])
+      if (line != "") { if (!said++) print "measured: the bound the model gives the work (roofline share x model ms) over the measured ms, and the error of the model"; printf "  %-8s%s\n", x, line } }
     for (i = 1; i <= n; i++) if (v[i] in ex) printf "* %s: predicted from runs with %s (README \"Sizes too long to run\")\n", v[i], ex[v[i]]
     printf "a MODEL (tests/cuda_emu/README.md), not a measurement; its error on the calibration set: worst x%.2f (kernel %s)\n", worst, wk
     printf "over the %d published RTX A6000 figures of SGEMM_CUDA at 4096 (make predict-peers)\n", k
@@ -60,6 +68,12 @@ if [ "$l" = 5 ] && [ -x "$pg" ]; then
     printf "target of the versions with no cuBLAS call: within 1.3x):\n"
     strip "$h100" | awk -F, -v s="$size" -v g="$ms" 'NR > 1 && $1 == 5 && $3 == s && $6 != "" {
       printf "  %s %.2fx%s\n", $2, $6 / g, ($11 == 0 && $6 / g <= 1.3 ? " (within 1.3x)" : "") }'
+    # measured, the nearest to those products on a GPU is cuda-v1 (cuBLAS's products and its row kernels)
+    for m in $(results "$d/nvidia-h200"); do strip "$m"; done | awk -F, -v s="$size" '
+      $1 == 5 && $3 == s && $8 != "" && !(($2) in t) { t[$2] = $8 + $9 }
+      END { if (!("cuda-v1" in t)) exit
+            printf "measured on the H200, each version / cuda-v1 (cuBLAS products and row kernels, %.3f ms):\n", t["cuda-v1"]
+            for (i = 2; i < 100; i++) if (("cuda-v" i) in t) printf "  cuda-v%d %.3f ms, %.2fx\n", i, t["cuda-v" i], t["cuda-v" i] / t["cuda-v1"] }'
   fi
 fi
 # what each version changes: its line of the lesson's --help (the build's, where there is one)

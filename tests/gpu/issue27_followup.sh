@@ -10,6 +10,9 @@
 #   sampling  ncu's warp-stall sampling per SASS instruction (the source page as CSV) of the kernels that hold
 #             most of lessons 2 and 4's time, at the card's own clock (--clock-control none)
 #
+#   sync      grid_sync_cost: what one grid.sync costs with no work between, at lesson 4's grids (a third call)
+#
+# FOLLOWUP_PARTS names the parts to run (default "times kernels sampling"; the third call ran "sync").
 # Budget: 330 s in all, each run under its own timeout; a run that finds no time left says so.
 set -uo pipefail
 OUT=${1:?usage: $0 OUT}
@@ -34,7 +37,18 @@ run() {
     echo "exit $? after $(($(date +%s) - T0)) s" | tee -a "$W/$name.txt"
 }
 
+PARTS=" ${FOLLOWUP_PARTS:-times kernels sampling} "
+part() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
+
+# 0. what a grid.sync costs
+if part sync; then
+    run grid_sync_cost 30 "$B/grid_sync_cost"
+    run grid_sync_cost_16384 60 "$B/grid_sync_cost" 16384
+    tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
+fi
+
 # 1. repeated timings, one process per lesson
+part times && {
 run times_lesson2 40 "$B/lesson2" --size forum --impl cuda-v3,cuda-v4,cuda-v5 --repeat 7 \
     --csv "$W/results.csv" --times "$W/times.csv"
 run times_lesson4 60 "$B/lesson4" --size medium --impl cuda-v2,cuda-v3,cuda-v4,cuda-v5 --repeat 7 \
@@ -44,6 +58,7 @@ run times_lesson5 70 "$B/lesson5" --size forum --impl cuda-v1,cuda-v4,cuda-v5 --
 run times_lesson3 70 "$B/lesson3" --size forum --impl cuda-v8,cuda-v9 --repeat 3 \
     --csv "$W/results.csv" --times "$W/times.csv"
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
+}
 
 # 2. every kernel's time in one pass (--repeat 1: one run, no warm-up; ncu serialises the launches)
 kern() { # NAME SECS LESSON ARGS...
@@ -52,10 +67,12 @@ kern() { # NAME SECS LESSON ARGS...
     run "$name" "$secs" "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv --page raw \
         --print-kernel-base function "$B/lesson$l" "$@"
 }
+part kernels && {
 kern kernels_lesson2_v5 30 2 --size forum --impl cuda-v5
 kern kernels_lesson4_v5 40 4 --size medium --impl cuda-v5
 kern kernels_lesson5_v5 60 5 --size forum --impl cuda-v5
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
+}
 
 # 3. warp-stall sampling per SASS instruction
 sample() { # NAME SECS KERNEL LESSON ARGS...
@@ -64,10 +81,12 @@ sample() { # NAME SECS KERNEL LESSON ARGS...
     run "$name" "$secs" "$NCU" --clock-control none --section SourceCounters --section WarpStateStats \
         --kernel-name "regex:^$k\$" --launch-count 1 --page source --print-source sass --csv "$B/lesson$l" "$@"
 }
+part sampling && {
 sample sampling_lesson4_v5_backward 45 gru5_backward_kernel 4 --size medium --impl cuda-v5
 sample sampling_lesson4_v4_forward 45 gru4_forward_kernel 4 --size medium --impl cuda-v5
 sample sampling_lesson2_v5_forward 35 lc5_forward_kernel 2 --size forum --impl cuda-v5
 sample sampling_lesson2_v5_backward 35 lc5_backward_kernel 2 --size forum --impl cuda-v5
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
+}
 grep -h "exit\|no time" "$W"/*.txt | tail -12
 echo "issue27_followup: $(($(date +%s) - T0)) s"

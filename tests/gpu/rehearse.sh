@@ -28,6 +28,14 @@ if [ "$(ls "$out" 2>/dev/null | tr '\n' ' ')" != "$FILES " ]; then
     status=1
 fi
 
+# grid_sync_cost, which a GPU call runs beside the report (tests/gpu/issue27_followup.sh): it runs and measures the
+# grid the emulated device holds
+if ! "$bundle/unpacked/bin/grid_sync_cost" 8 >"$out.sync" 2>&1 || ! grep -q '^ *[0-9]* x [0-9]* .*[0-9.]$' "$out.sync"; then
+    cat "$out.sync"; echo "rehearse: grid_sync_cost did not measure a grid"; status=1
+else
+    echo "rehearse: grid_sync_cost runs: $(tail -1 "$out.sync")"
+fi
+
 # broken CASE WHY EXPECT CMD...: the report must exit non-zero and its output must say EXPECT
 broken() {
     local case=$1 expect=$2 log

@@ -33,6 +33,14 @@ public:
     {
         return blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
     }
+    /* the CUDA Programming Guide's grid_group: the calling thread's rank in [0, num_threads()), blocks in
+       block_rank() order and each block's threads in x-fastest order */
+    unsigned long long num_threads() const { return num_blocks() * blockDim.x * blockDim.y * blockDim.z; }
+    unsigned long long thread_rank() const
+    {
+        unsigned long long in_block = threadIdx.x + (unsigned long long)blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        return block_rank() * blockDim.x * blockDim.y * blockDim.z + in_block;
+    }
 };
 
 inline thread_block this_thread_block(void) { return thread_block(); }
