@@ -11,8 +11,9 @@
 #             most of lessons 2 and 4's time, at the card's own clock (--clock-control none)
 #
 #   sync      grid_sync_cost: what one grid.sync costs with no work between, at lesson 4's grids (a third call)
+#   sampling5 the same sampling for lesson 5 cuda-v5's forward and dx kernels at medium (the third call)
 #
-# FOLLOWUP_PARTS names the parts to run (default "times kernels sampling"; the third call ran "sync").
+# FOLLOWUP_PARTS names the parts to run (default "times kernels sampling"; the third call ran "sync sampling5").
 # Budget: 330 s in all, each run under its own timeout; a run that finds no time left says so.
 set -uo pipefail
 OUT=${1:?usage: $0 OUT}
@@ -86,6 +87,11 @@ sample sampling_lesson4_v5_backward 45 gru5_backward_kernel 4 --size medium --im
 sample sampling_lesson4_v4_forward 45 gru4_forward_kernel 4 --size medium --impl cuda-v5
 sample sampling_lesson2_v5_forward 35 lc5_forward_kernel 2 --size forum --impl cuda-v5
 sample sampling_lesson2_v5_backward 35 lc5_backward_kernel 2 --size forum --impl cuda-v5
+tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
+}
+part sampling5 && {
+sample sampling_lesson5_v5_forward 40 lce5_forward_kernel 5 --size medium --impl cuda-v5
+sample sampling_lesson5_v5_dx 40 lce5_dx_kernel 5 --size medium --impl cuda-v5
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
 }
 grep -h "exit\|no time" "$W"/*.txt | tail -12
