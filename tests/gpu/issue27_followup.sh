@@ -12,6 +12,8 @@
 #
 #   sync      grid_sync_cost: what one grid.sync costs with no work between, at lesson 4's grids (a third call)
 #   sampling5 the same sampling for lesson 5 cuda-v5's forward and dx kernels at medium (the third call)
+#   scaling2  lesson 2 cuda-v5 at the forum's shape with n = 250, 500, 1000 and 2000 rows (63 to 500 blocks of 4
+#             rows on 132 SMs): does a second block per SM cost time? (scaling_*.csv, read by no tool that orders)
 #
 # FOLLOWUP_PARTS names the parts to run (default "times kernels sampling"; the third call ran "sync sampling5").
 # Budget: 330 s in all, each run under its own timeout; a run that finds no time left says so.
@@ -87,6 +89,13 @@ sample sampling_lesson4_v5_backward 45 gru5_backward_kernel 4 --size medium --im
 sample sampling_lesson4_v4_forward 45 gru4_forward_kernel 4 --size medium --impl cuda-v5
 sample sampling_lesson2_v5_forward 35 lc5_forward_kernel 2 --size forum --impl cuda-v5
 sample sampling_lesson2_v5_backward 35 lc5_backward_kernel 2 --size forum --impl cuda-v5
+tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
+}
+part scaling2 && {
+for n in 250 500 1000 2000; do
+    run scaling_lesson2_n$n 25 "$B/lesson2" --size forum --dims n=$n --impl cuda-v5 --repeat 5 \
+        --csv "$W/scaling_results.csv" --times "$W/scaling_times.csv"
+done
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
 }
 part sampling5 && {
