@@ -13,7 +13,8 @@
 #   sync      grid_sync_cost: what one grid.sync costs with no work between, at lesson 4's grids (a third call)
 #   sampling5 the same sampling for lesson 5 cuda-v5's forward and dx kernels at medium (the third call)
 #   scaling2  lesson 2 cuda-v5 at the forum's shape with n = 250, 500, 1000 and 2000 rows (63 to 500 blocks of 4
-#             rows on 132 SMs): does a second block per SM cost time? (scaling_*.csv, read by no tool that orders)
+#             rows on 132 SMs): does a second block per SM cost time? (scaling_*.csv, read by no tool that orders;
+#             prepared for a later call: no machine was lent for it on 2026-11-28)
 #
 # FOLLOWUP_PARTS names the parts to run (default "times kernels sampling"; the third call ran "sync sampling5").
 # Budget: 330 s in all, each run under its own timeout; a run that finds no time left says so.
