@@ -2,6 +2,7 @@
 # The Python checks `make test` runs beside the Check suites (BIN: the lesson binaries' directory, default build):
 #   tests/test_snapshot.py     every lesson's --snapshot replays to its --timeline, peak and the caching allocator's
 #                              rules (python3 only); PyTorch >= 2.1's _memory_viz reads them where one has it
+#   tests/test_gpu_tools.py    the tools that read a lent GPU's files for the docs print what the files hold
 #   tests/test_peak_alloc.py   the preloaded CPU peak counter sees every tensor (needs torch; skipped without)
 # The torch python: TORCH_PYTHON, else /usr/bin/python3 (Debian's python3-torch, on the system OpenBLAS like the
 # C code), else python3, the first that imports torch. Exits non-zero when a check fails.
@@ -13,6 +14,7 @@ if ! command -v python3 >/dev/null; then
     exit 0
 fi
 python3 tests/test_snapshot.py "$BIN"
+python3 tests/test_gpu_tools.py
 py=${TORCH_PYTHON:-}
 if [ -z "$py" ]; then
     for c in /usr/bin/python3 python3; do
