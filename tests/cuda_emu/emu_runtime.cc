@@ -100,6 +100,8 @@ int launch_error_pending(void) { return last_error != cudaSuccess; }
 
 counters stats;
 
+extern "C" unsigned long long emu_blocks_run(void) { return stats.blocks; }
+
 static void print_stats(void)
 {
     fprintf(stderr, "cuda-emu stats: %llu kernel launches, %llu blocks, %llu threads, %llu fiber resumes (first "

@@ -16,6 +16,8 @@ void emu_clear_error(void);
 int emu_dry(void);
 /* Sets the dry-run mode as EMU_DRY would (0 off, 1 boundary blocks, 2 configurations only): for tests. */
 void emu_set_dry(int mode);
+/* Blocks run so far (first pass of each launch; a dry run's boundary blocks only): for tests. */
+unsigned long long emu_blocks_run(void);
 
 /* Names a device allocation in the detectors' messages (dev_alloc passes its label). */
 void emu_label_alloc(const void *p, const char *label);
