@@ -78,20 +78,23 @@ static void set_block_idx(const launch_cfg &cfg, size_t b)
     blockIdx.z = (unsigned)(b / ((size_t)cfg.grid.x * cfg.grid.y));
 }
 
+/* A dry run (EMU_DRY=1) runs the boundary blocks only; mode 3 runs what the time model asks for. */
+static int boundary_blocks_only(void) { return dry() && dry() != 3; }
+
 /* A cooperative launch: every block resident at once. Each runs until all its threads wait at grid.sync() (or
  * end); once every block waits, all are released: the segments between two grid.syncs run block by block, in
  * order (pass 0) or in a new shuffled order per segment (pass 1). Each block keeps its own fibers, dynamic shared
  * memory slot and copy of the static __shared__ section; for the detectors a grid.sync orders every access
  * before it against every access after it, as a launch boundary does. A block that ends while others wait at a
  * grid.sync would deadlock a GPU: the launch fails. A dry run runs the boundary blocks only, as for any launch
- * (emu_dry.cc), and a grid.sync there waits for those: the values are meaningless in a dry run, the indices at the
- * grid's ends are what it checks, and every block of a grid of 67,584 threads cost 14 s a run under ASan. */
+ * (emu_dry.cc), and a grid.sync there waits for those: its values are meaningless, the indices at the grid's ends
+ * are what it checks. */
 static int run_grid_coop(const launch_cfg &cfg, size_t nb_grid, int pass)
 {
     uintptr_t lo, hi;
     static_smem_range(&lo, &hi);
     std::vector<size_t> ids; /* slot -> block index */
-    if (dry() && dry() != 3) ids = dry_blocks(cfg.grid);
+    if (boundary_blocks_only()) ids = dry_blocks(cfg.grid);
     else
         for (size_t i = 0; i < nb_grid; i++) ids.push_back(i);
     size_t nb = ids.size();
@@ -155,7 +158,7 @@ static int run_grid(const launch_cfg &cfg, void (*body)(void *), void *ctx, int 
         return ok;
     }
     std::vector<size_t> order;
-    if (dry() && dry() != 3) order = dry_blocks(cfg.grid); /* the boundary blocks only, once (emu_dry.cc) */
+    if (boundary_blocks_only()) order = dry_blocks(cfg.grid); /* once each (emu_dry.cc) */
     else if (W.model || (pass && model_on())) order = model_blocks(cfg); /* emu_model.cc: all, or a sample */
     else
         for (size_t i = 0; i < nb; i++) order.push_back(i);

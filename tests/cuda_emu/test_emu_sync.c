@@ -178,7 +178,7 @@ END_TEST
 
 /* A dry run (emu_dry.cc) plans a cooperative grid on an H200's 132 SMs, 32 blocks of 64 threads each, and runs its
  * boundary blocks only, as for any launch: the first and the last, each through the grid.sync, which releases
- * them; a block that ends before it still fails. All 4,224 blocks made a lesson's dry run take 14 s under ASan. */
+ * them; a block that ends before it still fails. */
 #define DRY_GRID_BLOCKS (132 * 32)
 START_TEST(grid_sync_dry_run_boundary_blocks)
 {
