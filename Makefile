@@ -83,7 +83,7 @@ endif
 
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
 RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c gemm_matmul.c gemm_record.c)
-RUNTIME_CU := kernels/runtime/cuda_track.cu
+RUNTIME_CU := kernels/runtime/cuda_track.cu kernels/runtime/cuda_fit.cu
 SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
               lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c \
               lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c

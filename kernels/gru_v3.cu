@@ -24,6 +24,7 @@ extern "C" {
 }
 
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_fit.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 
@@ -125,32 +126,31 @@ gru_coop_plan gru_plan_cooperative(const void *kernel, int threads, long long mo
                                    size_t (*smem_of)(const gru_dims *d, long long G), const gru_dims *d,
                                    const char *too_big)
 {
+    static char why[480];
     gru_coop_plan p = {0, 0, NULL};
-    int sms = 0, optin = 0, coop = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess ||
-        cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0) != cudaSuccess) {
-        (void)cudaGetLastError();
+    const cuda_device_info *dev = cuda_device_info_get();
+    int coop = 0;
+    if (!dev) {
         p.why = "no CUDA device to plan the cooperative grid on";
         return p;
     }
+    CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0));
     if (!coop) {
         p.why = "the device cannot launch cooperative kernels (cudaDevAttrCooperativeLaunch is 0)";
         return p;
     }
+    /* the most blocks per SM first: each takes a smaller slice of the weights, so more of them fit */
+    const char *last = NULL;
     for (int per = max_per_sm; per >= 1; per--) {
-        long long G = (long long)sms * per < most ? (long long)sms * per : most;
-        size_t smem = smem_of(d, G);
-        if (smem > (size_t)optin) continue;
-        int occ = 0;
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, threads, smem));
-        if ((long long)occ * sms >= G) {
-            p.blocks = (int)G, p.smem = smem;
+        long long G = (long long)dev->sms * per < most ? (long long)dev->sms * per : most;
+        cuda_launch_need need = {kernel, threads, smem_of(d, G), 80, G};
+        if (!(last = cuda_fit(&need, 1))) {
+            p.blocks = (int)G, p.smem = need.dyn_smem;
             return p;
         }
     }
-    p.why = too_big;
+    snprintf(why, sizeof why, "%s (with one block per SM it %s)", too_big, last);
+    p.why = why;
     return p;
 }
 

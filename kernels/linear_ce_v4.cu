@@ -12,6 +12,7 @@
 #include "linear_ce_math.h"
 
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_fit.h"
 #include "runtime/launch.h"
 
 #include <cuda_bf16.h>
@@ -346,6 +347,17 @@ __global__ void lce4_dw_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (
         if (j >= vc) break;
         for (int q = lane; q < LCE4_TILE && h0 + q < H; q += LCE_WARP) dWc[j * H + h0 + q] = z[i * LDO + q];
     }
+}
+
+/* the four GEMM-shaped kernels each take LCE4_SMEM_BYTES of dynamic shared memory: the version fits this GPU when
+ * every one does (the small merge kernel fit any GPU from sm_80) */
+extern "C" const char *lce4_device_unfit(void)
+{
+    const cuda_launch_need needs[] = {{(const void *)lce4_forward_kernel, LCE4_THREADS, LCE4_SMEM_BYTES, 80, 0},
+                                      {(const void *)lce4_grad_kernel, LCE4_THREADS, LCE4_SMEM_BYTES, 80, 0},
+                                      {(const void *)lce4_dx_kernel, LCE4_THREADS, LCE4_SMEM_BYTES, 80, 0},
+                                      {(const void *)lce4_dw_kernel, LCE4_THREADS, LCE4_SMEM_BYTES, 80, 0}};
+    return cuda_fit(needs, 4);
 }
 
 /* the GEMM kernels use more than 48 KiB of dynamic shared memory: opt in once per kernel */

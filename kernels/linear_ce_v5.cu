@@ -21,6 +21,7 @@
 #include "linear_ce_math.h"
 
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_fit.h"
 #include "runtime/launch.h"
 
 #include <cuda_bf16.h>
@@ -451,6 +452,17 @@ __global__ void lce5_dw_kernel(int N, int H, int vc, int ldg, int ldn, const bf1
         if (j >= vc) break;
         for (int q = lane; q < LCE5_TILE_N && h0 + q < H; q += LCE_WARP) dWc[j * H + h0 + q] = z[i * LDO + q];
     }
+}
+
+/* the four GEMM-shaped kernels each take LCE5_SMEM_BYTES of dynamic shared memory: the version fits this GPU when
+ * every one does (the small merge and transpose kernels fit any GPU from sm_80) */
+extern "C" const char *lce5_device_unfit(void)
+{
+    const cuda_launch_need needs[] = {{(const void *)lce5_forward_kernel, LCE5_THREADS, LCE5_SMEM_BYTES, 80, 0},
+                                      {(const void *)lce5_grad_kernel, LCE5_THREADS, LCE5_SMEM_BYTES, 80, 0},
+                                      {(const void *)lce5_dx_kernel, LCE5_THREADS, LCE5_SMEM_BYTES, 80, 0},
+                                      {(const void *)lce5_dw_kernel, LCE5_THREADS, LCE5_SMEM_BYTES, 80, 0}};
+    return cuda_fit(needs, 4);
 }
 
 /* the GEMM kernels use more than 48 KiB of dynamic shared memory: opt in once per kernel */

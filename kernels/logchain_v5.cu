@@ -32,6 +32,7 @@
 
 #include "runtime/cublas_rowmajor.h"
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_fit.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 
@@ -384,26 +385,12 @@ static size_t lc5_backward_smem(size_t c)
     return sizeof(float4) * (c + LC5_WARPS + 2) + sizeof(float) * (LC5_ROWS * cs + lc5_ring_floats(c));
 }
 
-/* The device's opt-in shared memory per block, 0 where it cannot say. */
-static size_t lc5_optin(void)
-{
-    int optin = 0;
-    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return (size_t)optin;
-}
-
+/* NULL when this GPU fits both ring kernels at this c (kernels/runtime/cuda_fit.h), else why not (cuda-v4 runs) */
 extern "C" const char *lc5_unfit(const lc_dims *d)
 {
-    static char why[200];
-    size_t need = lc5_forward_smem(d->c) > lc5_backward_smem(d->c) ? lc5_forward_smem(d->c) : lc5_backward_smem(d->c);
-    size_t optin = lc5_optin();
-    if (need <= optin) return NULL;
-    snprintf(why, sizeof why, "its rings of P's rows need %zu bytes of shared memory per block at c = %zu, this device "
-             "gives %zu (cuda-v4 runs)", need, d->c, optin);
-    return why;
+    const cuda_launch_need needs[] = {{(const void *)lc5_forward_kernel, LC5_BLOCK, lc5_forward_smem(d->c), 80, 0},
+                                      {(const void *)lc5_backward_kernel, LC5_BLOCK, lc5_backward_smem(d->c), 80, 0}};
+    return cuda_fit(needs, 2);
 }
 
 /* 1 launch. alpha (n,t,v,c), out (n,t) allocated by the caller. */

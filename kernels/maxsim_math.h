@@ -86,9 +86,6 @@ HD void ms_axpy(float w, const float *x, float *g, long long K)
 #define MS4_PAD 4
 #define MS4_STAGES 3
 #define MS4_THREADS 128
-/* The opt-in limit of dynamic shared memory per block on sm_80, the smaller of the two targets (163 KB; sm_90:
- * 227 KB): v4's a[i] rows must fit beside the pipeline there. */
-#define MS4_SMEM_LIMIT 166912
 
 /* K rounded up to whole k steps of the pipeline: the columns a[i]'s resident rows hold (zeros past K). */
 HD long long ms4_k_padded(long long K) { return (K + MS4_TK - 1) / MS4_TK * MS4_TK; }

@@ -9,6 +9,7 @@
 #include "maxsim_pipeline.h"
 
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_fit.h"
 
 /* Each slot's best score and its column, folded by the rule: a score's column n, then ms_better_f. */
 struct v4_fold {
@@ -47,10 +48,19 @@ __global__ void ms_forward_v4(int I, int J, int M, int N, int K, const float *a,
     pipe_forward<4, v4_fold>(I, J, M, N, K, a, b, out, arg);
 }
 
+/* NULL when K <= 256 and this GPU fits the launch (kernels/runtime/cuda_fit.h) */
+extern "C" const char *ms4_unfit(const ms_dims *d)
+{
+    if (d->K > 256)
+        return "K above 256: cuda-v4 keeps a[i]'s 128 rows of K floats in shared memory (cuda-v3 runs any K)";
+    const cuda_launch_need need = {(const void *)ms_forward_v4, MS4_THREADS, (size_t)ms4_smem_bytes((long long)d->K), 80, 0};
+    return cuda_fit(&need, 1);
+}
+
 void ms4_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
-    int smem = (int)ms4_smem_bytes(K); /* cuda_ms4_unfit keeps it within MS4_SMEM_LIMIT */
+    int smem = (int)ms4_smem_bytes(K); /* within the device's opt-in: ms4_unfit */
     CUDA_CHECK(cudaFuncSetAttribute(ms_forward_v4, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     LAUNCH(ms_forward_v4, I * M, MS4_THREADS, smem)(I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();

@@ -13,6 +13,7 @@
 #include "maxsim_pipeline.h"
 
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_fit.h"
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (arg[i, :, m] is a column, stride M, as
  * in v3), shared memory <= 2 wavefronts per request (fragment loads conflict-free; a stage's 16-byte copies put
@@ -24,10 +25,19 @@ __global__ void ms_forward_v6(int I, int J, int M, int N, int K, const float *a,
     pipe_forward<2, ordered_fold<2>>(I, J, M, N, K, a, b, out, arg);
 }
 
+/* NULL when K <= 256 and this GPU fits the launch (kernels/runtime/cuda_fit.h) */
+extern "C" const char *ms6_unfit(const ms_dims *d)
+{
+    if (d->K > 256)
+        return "K above 256: cuda-v6 keeps a[i]'s 128 rows of K floats in shared memory (cuda-v3 runs any K)";
+    const cuda_launch_need need = {(const void *)ms_forward_v6, pipe_block<2>::threads, (size_t)ms4_smem_bytes((long long)d->K), 80, 0};
+    return cuda_fit(&need, 1);
+}
+
 void ms6_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
-    int smem = (int)ms4_smem_bytes(K); /* v4's shared memory: cuda_ms4_unfit keeps it within MS4_SMEM_LIMIT */
+    int smem = (int)ms4_smem_bytes(K); /* v4's shared memory, within the opt-in: ms6_unfit */
     CUDA_CHECK(cudaFuncSetAttribute(ms_forward_v6, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     LAUNCH(ms_forward_v6, I * M, pipe_block<2>::threads, smem)(I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();

@@ -18,6 +18,7 @@
 #include "maxsim_shared_loads.h"
 
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_fit.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -34,25 +35,17 @@ __global__ void ms_forward_v8(int I, int J, int M, int N, int K, const float *a,
 
 extern "C" const char *ms8_unfit(const ms_dims *d)
 {
-    static char why[200];
-    int optin = 0;
     if (d->K > 256) return "K above 256: cuda-v8 keeps a[i]'s 128 rows of K floats in shared memory (cuda-v3 runs any K)";
-    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return "no CUDA device to ask for its shared memory per block";
-    }
     if (((long long)d->N + MS8_TN) * (long long)d->K > INT32_MAX)
         return "(N + 256) * K above 2^31 - 1: cuda-v8's copies index b[m] in int (cuda-v3 runs any size)";
-    if (MS8_SMEM_BYTES <= optin) return NULL;
-    snprintf(why, sizeof why, "cuda-v8 needs %d bytes of shared memory per block (sm_90 allows 232448); this device "
-             "allows %d (sm_80: 166912, where cuda-v7 runs)", MS8_SMEM_BYTES, optin);
-    return why;
+    const cuda_launch_need need = {(const void *)ms_forward_v8, v8_block::threads, MS8_SMEM_BYTES, 80, 0};
+    return cuda_fit(&need, 1);
 }
 
 void ms8_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
-    /* ms8_unfit checks the device's opt-in limit */
+    /* within the device's limits: ms8_unfit (cuda_fit) */
     CUDA_CHECK(cudaFuncSetAttribute(ms_forward_v8, cudaFuncAttributeMaxDynamicSharedMemorySize, MS8_SMEM_BYTES));
     LAUNCH(ms_forward_v8, I * M, v8_block::threads, MS8_SMEM_BYTES)(I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();

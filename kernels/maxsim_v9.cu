@@ -18,6 +18,7 @@
 #include "maxsim_row_walk.h"
 
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_fit.h"
 #include "runtime/cuda_track.h"
 
 #include <stdint.h>
@@ -82,21 +83,13 @@ static int ptx_layout(void)
 
 extern "C" const char *ms9_unfit(const ms_dims *d)
 {
-    static char why[200];
-    int optin = 0;
     if (d->K > 256)
         return "K above 256: cuda-v9 keeps a[i]'s 128 rows of K floats in shared memory (cuda-v3 runs any K)";
-    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return "no CUDA device to ask for its shared memory per block";
-    }
     if (((long long)d->N + MS8_TN) * (long long)d->K > INT32_MAX)
         return "(N + 256) * K above 2^31 - 1: cuda-v9's copies index b[m] in int (cuda-v3 runs any size)";
-    if (MS9_SMEM_BYTES > optin) {
-        snprintf(why, sizeof why, "cuda-v9 needs %d bytes of shared memory per block (sm_90 allows 232448); this "
-                 "device allows %d (sm_80: 166912, where cuda-v7 runs)", MS9_SMEM_BYTES, optin);
-        return why;
-    }
+    const cuda_launch_need need = {(const void *)ms_forward_v9, v9_block::threads, MS9_SMEM_BYTES, 80, 0};
+    const char *why = cuda_fit(&need, 1);
+    if (why) return why;
     if (!ptx_layout())
         return "cuda-v9 loads WMMA's tf32 fragments as PTX's mma.m16n8k8 registers, and this build's are in another "
                "order (the emulator draws one unless EMU_WMMA_PTX=1); cuda-v8 learns its layout and runs";
@@ -106,7 +99,7 @@ extern "C" const char *ms9_unfit(const ms_dims *d)
 void ms9_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
-    /* ms9_unfit checks the device's opt-in limit and the fragment layout */
+    /* ms9_unfit checked the device's limits (cuda_fit) and the fragment layout */
     CUDA_CHECK(cudaFuncSetAttribute(ms_forward_v9, cudaFuncAttributeMaxDynamicSharedMemorySize, MS9_SMEM_BYTES));
     LAUNCH(ms_forward_v9, I * M, v9_block::threads, MS9_SMEM_BYTES)(I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();

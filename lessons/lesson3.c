@@ -107,19 +107,25 @@ static mem_formula cuda_memory(const void *p)
     return cuda_ms_memory(dims_of(p), prob_of(p)->recompute, prob_of(p)->deterministic);
 }
 static const char *cuda_unfit(const void *p) { return cuda_ms_unfit(dims_of(p)); }
-static const char *cuda4_unfit(const void *p) { return cuda_ms4_unfit(dims_of(p)); }
 #ifdef HAVE_CUDA
-static const char *cuda8_unfit(const void *p)
-{
-    const char *why = cuda_ms_unfit(dims_of(p));
-    return why ? why : ms8_unfit(dims_of(p));
-}
-static const char *cuda9_unfit(const void *p)
-{
-    const char *why = cuda_ms_unfit(dims_of(p));
-    return why ? why : ms9_unfit(dims_of(p));
-}
+/* the dims first (cuda_ms_unfit), then the version's own check: K and the device's limits */
+#define VERSION_UNFIT(v)                                 \
+    static const char *cuda##v##_unfit(const void *p)    \
+    {                                                    \
+        const char *why = cuda_ms_unfit(dims_of(p));     \
+        return why ? why : ms##v##_unfit(dims_of(p));    \
+    }
+VERSION_UNFIT(4)
+VERSION_UNFIT(5)
+VERSION_UNFIT(6)
+VERSION_UNFIT(7)
+VERSION_UNFIT(8)
+VERSION_UNFIT(9)
 #else
+static const char *cuda4_unfit(const void *p) { return cuda_ms4_unfit(dims_of(p)); }
+#define cuda5_unfit cuda4_unfit
+#define cuda6_unfit cuda4_unfit
+#define cuda7_unfit cuda4_unfit
 #define cuda8_unfit cuda4_unfit
 #define cuda9_unfit cuda4_unfit
 #endif
@@ -276,15 +282,15 @@ const lesson lesson3_def = {
               {LESSON_CUDA_VERSION(5),
                .about = "v4 with a fold of two compares and two selects per score (columns visited in increasing "
                         "order decide ties; the argmax column added once per j tile); K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
+               .memory = cuda_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(6),
                .about = "v5 with 8 warps of 32x64 per block instead of 4 of 64x64: half the registers a thread, two "
                         "warps per scheduler at K = 256 where v5 has one; K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
+               .memory = cuda_memory, .unfit = cuda6_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(7),
                .about = "v6 with its fragments filled by plain shared-memory loads at offsets each lane learns once, "
                         "not load_matrix_sync's generic-pointer loads; K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
+               .memory = cuda_memory, .unfit = cuda7_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(8),
                .about = "v7 on 128x256 score tiles: 8 warps of 64x64 instead of 32x64 (a third fewer fragment "
                         "loads per multiply-add), 32-column stages walked by counters; K <= 256, sm_90 only (207 KB "

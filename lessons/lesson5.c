@@ -174,9 +174,25 @@ static const char *cce_unfit(const void *p) { return cuda_cce_unfit(dims_of(p));
 static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(dims_of(p)); }
 static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(dims_of(p)); }
 static mem_formula cce4_memory(const void *p) { return cuda_cce4_memory(dims_of(p)); }
+#ifdef HAVE_CUDA
+static const char *cce4_unfit(const void *p)
+{
+    const char *why = cuda_cce4_unfit(dims_of(p));
+    return why ? why : lce4_device_unfit();
+}
+#else
 static const char *cce4_unfit(const void *p) { return cuda_cce4_unfit(dims_of(p)); }
+#endif
 static mem_formula cce5_memory(const void *p) { return cuda_cce5_memory(dims_of(p)); }
+#ifdef HAVE_CUDA
+static const char *cce5_unfit(const void *p)
+{
+    const char *why = cuda_cce5_unfit(dims_of(p));
+    return why ? why : lce5_device_unfit();
+}
+#else
 static const char *cce5_unfit(const void *p) { return cuda_cce5_unfit(dims_of(p)); }
+#endif
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)

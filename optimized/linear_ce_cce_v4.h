@@ -55,6 +55,8 @@ size_t cuda_cce4_chunks(const lce_dims *d); /* vocabulary chunks of backward */
 mem_formula cuda_cce4_memory(const lce_dims *d);
 /* NULL when the dimensions fit the kernels (int arguments, 1-D grids of tiles), else why not */
 const char *cuda_cce4_unfit(const lce_dims *d);
+/* NULL when this GPU fits every launch of cuda-v4 (kernels/linear_ce_v4.cu, CUDA builds only) */
+const char *lce4_device_unfit(void);
 
 /* What the filter did in the last cuda_cce4_backward: tiles ceil(N / 128) * ceil(V / 128); a tile skipped is
  * skipped by both dx and dW, so skipped_dx == skipped_dw. */

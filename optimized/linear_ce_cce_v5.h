@@ -43,6 +43,8 @@ void cuda_cce5_carve_backward(arena *a, const lce_dims *d, cuda_cce5_backward_wo
 mem_formula cuda_cce5_memory(const lce_dims *d);
 /* NULL when the dimensions fit the kernels (int arguments, 1-D grids of tiles), else why not */
 const char *cuda_cce5_unfit(const lce_dims *d);
+/* NULL when this GPU fits every launch of cuda-v5 (kernels/linear_ce_v5.cu, CUDA builds only) */
+const char *lce5_device_unfit(void);
 
 /* What the filter did in the last cuda_cce5_backward (as cuda_cce4_last_filter) */
 cce3_filter_stats cuda_cce5_last_filter(void);

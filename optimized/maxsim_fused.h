@@ -59,10 +59,16 @@ void cuda_ms_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_
 mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic);
 /* NULL when the problem fits the kernels' int32 argmax and grid limits, else why not. */
 const char *cuda_ms_unfit(const ms_dims *d);
-/* cuda-v4: cuda_ms_unfit, and a[i]'s 128 resident rows of K floats must fit shared memory beside the pipeline. */
+/* cuda-v4 to v7: cuda_ms_unfit, and K <= 256 (a[i]'s 128 resident rows of K floats beside the pipeline). */
 const char *cuda_ms4_unfit(const ms_dims *d);
-/* cuda-v8 (kernels/maxsim_v8.cu, CUDA builds only): K <= 256 and its shared memory within the device's opt-in
- * limit, which it asks the device for. */
+/* cuda-v4 to v7 (kernels/maxsim_vN.cu, CUDA builds only): cuda_ms4_unfit, and the launch within the device's
+ * limits (kernels/runtime/cuda_fit.h: shared memory per block, threads, compute capability). */
+const char *ms4_unfit(const ms_dims *d);
+const char *ms5_unfit(const ms_dims *d);
+const char *ms6_unfit(const ms_dims *d);
+const char *ms7_unfit(const ms_dims *d);
+/* cuda-v8 (kernels/maxsim_v8.cu, CUDA builds only): K <= 256 and the launch within the device's limits
+ * (cuda_fit). */
 const char *ms8_unfit(const ms_dims *d);
 /* cuda-v9 (kernels/maxsim_v9.cu, CUDA builds only): v8's limits, and WMMA's tf32 fragments in PTX's register
  * order, which it checks on the device once (ms_fragment_layout_probe). */

@@ -32,25 +32,51 @@ cudaError_t cudaDriverGetVersion(int *v)
 }
 cudaError_t cudaRuntimeGetVersion(int *v) { *v = CUDART_VERSION; return cudaSuccess; }
 
+namespace emu {
+const device_profile *selected_profile(void)
+{
+    static device_profile p;
+    static char last[64];
+    const char *e = getenv("EMU_GPU");
+    if (!e || !*e) return NULL;
+    if (strcmp(e, last) != 0) {
+        if (!gpu_profile(gpu_index(e), &p)) {
+            fprintf(stderr, "cuda-emu: EMU_GPU=%s: unknown GPU (%s)\n", e, gpu_names());
+            exit(2);
+        }
+        snprintf(last, sizeof last, "%s", e);
+    }
+    return &p;
+}
+} /* namespace emu */
+
+/* Without EMU_GPU: an sm_90 with sm_90's limits. With it, that GPU's figures. Either way one SM outside a dry run
+ * (a cooperative launch's every block runs as fibers at once), the GPU's own count in a dry run (boundary blocks
+ * only), so a persistent kernel's grid is planned there as on the GPU. */
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
 {
     if (device != 0) return cudaErrorInvalidDevice;
+    const emu::device_profile *g = emu::selected_profile();
     memset(p, 0, sizeof *p);
-    snprintf(p->name, sizeof p->name, "emulated (CPU)"); /* the session marks its timings as meaningless */
-    p->totalGlobalMem = emu::TOTAL_MEM;
+    /* the session marks the timings of an emulated device as meaningless */
+    if (g) snprintf(p->name, sizeof p->name, "emulated %s (CPU)", g->name);
+    else snprintf(p->name, sizeof p->name, "emulated (CPU)");
+    p->totalGlobalMem = g && emu::dry() ? g->mem_bytes : emu::TOTAL_MEM;
     p->sharedMemPerBlock = 48 << 10;
     p->warpSize = 32;
     p->maxThreadsPerBlock = 1024;
     p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
     p->maxGridSize[0] = 2147483647, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
-    p->major = 9;
-    /* one SM: a cooperative launch's every block runs as fibers at once; a dry run (boundary iterations only) has an
-     * H200's 132, so a persistent kernel's grid is planned there as on the GPU */
-    p->multiProcessorCount = emu::dry() ? 132 : 1;
-    p->maxThreadsPerMultiProcessor = 2048;
-    p->maxBlocksPerMultiProcessor = 32;
-    p->sharedMemPerMultiprocessor = 233472; /* sm_90: 228 KiB */
+    p->major = g ? g->cc / 10 : 9;
+    p->minor = g ? g->cc % 10 : 0;
+    p->multiProcessorCount = emu::dry() ? (g ? g->sms : 132) : 1;
+    p->maxThreadsPerMultiProcessor = g ? g->threads_per_sm : 2048;
+    p->maxBlocksPerMultiProcessor = g ? g->blocks_per_sm : 32;
+    p->sharedMemPerMultiprocessor = g ? g->smem_per_sm : 233472; /* sm_90: 228 KiB */
     p->sharedMemPerBlockOptin = emu::optin_dyn_smem(); /* the opt-in limit the launch checks (emu_dry.h) */
+    p->regsPerBlock = 65536;
+    p->regsPerMultiprocessor = g ? g->regs_per_sm : 65536;
+    p->l2CacheSize = (int)(g ? g->l2_bytes : 50000000);
     p->cooperativeLaunch = 1;
     return cudaSuccess;
 }
@@ -64,8 +90,26 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
     case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; return cudaSuccess;
     case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *value = p.major; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; return cudaSuccess;
+    case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; return cudaSuccess;
+    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; return cudaSuccess;
     default: return emu::fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: attribute %d is not emulated", (int)attr);
     }
+}
+
+/* A kernel's registers and static shared memory are nvcc's to know: here 0 (EMU_PTXAS's report is checked at the
+ * launch instead, emu_resources.cc), so a block of up to 1024 threads; the dynamic opt-in as set. */
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+    if (!attr || !func) return emu::fail(cudaErrorInvalidDeviceFunction, "cudaFuncGetAttributes: NULL kernel");
+    memset(attr, 0, sizeof *attr);
+    attr->maxThreadsPerBlock = 1024;
+    attr->maxDynamicSharedSizeBytes = (int)emu::max_dynamic_smem(func);
+    attr->ptxVersion = attr->binaryVersion = 90;
+    return cudaSuccess;
 }
 
 /* The blocks of blockSize threads and dynSmem bytes one SM holds at once: the thread, block and shared-memory

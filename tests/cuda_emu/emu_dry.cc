@@ -134,7 +134,15 @@ static std::map<const void *, int> dyn_smem_optin;
 size_t optin_dyn_smem(void)
 {
     const char *e = getenv("EMU_SMEM_OPTIN");
-    return e && *e ? (size_t)strtoull(e, NULL, 10) : SM90_OPTIN_DYN_SMEM;
+    if (e && *e) return (size_t)strtoull(e, NULL, 10);
+    const device_profile *g = selected_profile();
+    return g ? g->smem_optin : SM90_OPTIN_DYN_SMEM;
+}
+
+size_t dry_total_mem(void)
+{
+    const device_profile *g = selected_profile();
+    return g ? g->mem_bytes : DRY_TOTAL_MEM;
 }
 
 size_t max_dynamic_smem(const void *kernel)
@@ -154,7 +162,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
         if (value < 0 || (size_t)value > emu::optin_dyn_smem())
             return emu::fail(cudaErrorInvalidValue, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize, %d): above "
-                             "the %zu bytes a block may opt in to on this device (sm_90: 232448, sm_80: 166912)",
+                             "the %zu bytes a block may opt in to on this device (sm_90: 232448, sm_80: 166912, sm_86/89/120: 101376)",
                              value, emu::optin_dyn_smem());
         emu::dyn_smem_optin[func] = value;
         return cudaSuccess;

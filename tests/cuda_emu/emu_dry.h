@@ -12,17 +12,32 @@
 namespace emu {
 
 /* Dynamic shared memory per block: 48 KiB without an opt-in; with cudaFuncSetAttribute at most 163 KiB on sm_80
- * (166912 bytes) and 227 KiB on sm_90 (232448). Source: the CUDA C++ Programming Guide, "Compute Capabilities",
- * table "Technical Specifications per Compute Capability" (maximum amount of shared memory per thread block).
- * The emulated device is an sm_90 (cudaGetDeviceProperties: major 9), so its opt-in limit is sm_90's; a kernel
- * meant to fit sm_80 too states its own limit (lesson 3's MS4_SMEM_LIMIT), and EMU_SMEM_OPTIN=166912 runs the
- * device with sm_80's limit (a test of a version that asks the device, as lesson 3's cuda-v8 does). */
+ * (166912 bytes), 227 KiB on sm_90 (232448), 99 KiB on sm_86, sm_89 and sm_120 (101376). Source: the CUDA C++
+ * Programming Guide, "Compute Capabilities", table "Technical Specifications per Compute Capability" (maximum
+ * amount of shared memory per thread block). Without EMU_GPU the emulated device is an sm_90 (major 9), so its
+ * opt-in limit is sm_90's; EMU_SMEM_OPTIN=bytes overrides the limit alone. */
 static const size_t DEFAULT_DYN_SMEM = (size_t)48 << 10;
 static const size_t SM80_OPTIN_DYN_SMEM = 166912, SM90_OPTIN_DYN_SMEM = 232448;
-size_t optin_dyn_smem(void); /* EMU_SMEM_OPTIN if set (read at every call), else sm_90's */
+size_t optin_dyn_smem(void); /* EMU_SMEM_OPTIN if set (read at every call), else EMU_GPU's, else sm_90's */
 
-/* A dry run's device memory: an H200's 141 GB, the largest GPU the lessons are written for. */
+/* EMU_GPU=NAME: the emulated device is that GPU of the time model's table (emu_gpu.cc): it reports the GPU's
+ * properties (compute capability, SMs in a dry run, shared memory per block and per SM, residency, L2, memory)
+ * and every launch check holds to its limits. Read at every call; an unknown name exits with the list. */
+struct device_profile {
+    const char *name;
+    int cc, sms;
+    size_t smem_optin, smem_per_sm;
+    int threads_per_sm, blocks_per_sm, regs_per_sm;
+    size_t l2_bytes, mem_bytes;
+};
+int gpu_index(const char *name);                  /* emu_gpu.cc: -1 if the table has no such GPU */
+int gpu_profile(int g, device_profile *p);        /* 0 if g is out of range */
+const char *gpu_names(void);                      /* "A6000, A100, ..." */
+const device_profile *selected_profile(void);     /* EMU_GPU's, NULL without it */
+
+/* A dry run's device memory: EMU_GPU's, else an H200's 141 GB, the largest GPU the lessons are written for. */
 static const size_t DRY_TOTAL_MEM = (size_t)141000000000ull;
+size_t dry_total_mem(void);
 
 int dry(void);                               /* EMU_DRY: 0 off, 1 boundary blocks, 2 configurations only */
 void *dry_reserve(size_t bytes);             /* address space only, a guard region after the end; NULL if refused */

@@ -13,6 +13,7 @@
  *   L2, DRAM       = sectors x 32 bytes / bandwidth (device-wide)
  *   time           = max(SM throughput, SM latency, L2, DRAM) / clock + launch overhead.
  * The limiter is the largest term; each term's share is printed beside it. */
+#include "emu_dry.h"
 #include "emu_model.h"
 
 #include <algorithm>
@@ -30,29 +31,51 @@ struct gpu_spec {
     double mma16_tflops, tf32_tflops;  /* dense tensor-core peaks */
     double dram_gbs, l2_bytes, l2_bytes_per_clk;
     double l1_smem_bytes, smem_per_sm, threads_per_sm, blocks_per_sm, regs_per_sm;
+    /* what the device reports under EMU_GPU (emu_device.cc): compute capability, the dynamic shared memory a
+     * block may opt in to, the device memory */
+    int cc;
+    double smem_optin, mem_bytes;
     const char *source;
 };
 
 /* Lanes per SM per clock: CUDA C++ Programming Guide, "Arithmetic Instructions", throughput table (8.0: FP32 64,
- * FP64 32; 8.6: FP32 128, FP64 2; 9.0: FP32 128, FP64 64; 32-bit integer add/logic/multiply-add 64; special
- * functions 16). Residency: the Guide's "Technical Specifications per Compute Capability". L2 bandwidth: the A100
- * whitepaper's 5120 bytes/clock; not published for GA102 or GH100, taken as the same per SM and clock (47.4). */
+ * FP64 32; 8.6 and 8.9: FP32 128, FP64 2; 9.0: FP32 128, FP64 64; 12.0 as 8.9; 32-bit integer add/logic/multiply-add
+ * 64; special functions 16). Residency and shared memory: the Guide's "Technical Specifications per Compute
+ * Capability" (threads per SM 2048 on 8.0 and 9.0, 1536 on 8.6, 8.9 and 12.0; blocks per SM 32, 16 on 8.6, 24 on
+ * 8.9; shared memory per SM 164 KB on 8.0, 228 KB on 9.0, 100 KB on 8.6, 8.9 and 12.0, and per block with the
+ * opt-in 163 KB, 227 KB and 99 KB). L2 bandwidth: the A100 whitepaper's 5120 bytes/clock; not published for the
+ * others, taken as the same per SM and clock (47.4). */
 static const gpu_spec GPUS[] = {
     {"A6000", "sm_86", 84, 1.80, 128, 2, 64, 16, 154.8, 77.4, 768, 6e6, 84 * 47.4, 128 << 10, 100 << 10, 1536, 16,
-     65536,
+     65536, 86, 101376, 48e9,
      "NVIDIA RTX A6000 datasheet (84 SMs, 1.80 GHz boost, 38.7 TFLOP/s FP32, 309.7 TFLOP/s f16 tensor with "
-     "sparsity = 154.8 dense, 768 GB/s GDDR6, 6 MB L2) and the GA102 whitepaper (128 KB L1/shared per SM)"},
+     "sparsity = 154.8 dense, 768 GB/s GDDR6, 6 MB L2, 48 GB) and the GA102 whitepaper (128 KB L1/shared per SM)"},
     {"A100", "sm_80", 108, 1.41, 64, 32, 64, 16, 312, 156, 2039, 40e6, 5120, 192 << 10, 164 << 10, 2048, 32, 65536,
+     80, 166912, 80e9,
      "NVIDIA A100 Tensor Core GPU Architecture whitepaper and A100 80GB SXM datasheet (108 SMs, 1.41 GHz, 19.5 "
      "TFLOP/s FP32, 312 bf16 / 156 TF32 dense, 2039 GB/s, 40 MB L2, 192 KB L1/shared per SM, L2 5120 B/clk)"},
     {"H100", "sm_90", 132, 1.98, 128, 64, 64, 16, 989, 495, 3350, 50e6, 132 * 47.4, 256 << 10, 228 << 10, 2048, 32,
-     65536,
+     65536, 90, 232448, 80e9,
      "NVIDIA H100 Tensor Core GPU datasheet and Hopper whitepaper, SXM5 (132 SMs, 1.98 GHz boost, 67 TFLOP/s FP32, "
-     "989 bf16 / 495 TF32 dense, 3.35 TB/s HBM3, 50 MB L2, 256 KB L1/shared per SM, 228 KB shared)"},
+     "989 bf16 / 495 TF32 dense, 3.35 TB/s HBM3, 50 MB L2, 256 KB L1/shared per SM, 228 KB shared, 80 GB)"},
     {"H200", "sm_90", 132, 1.98, 128, 64, 64, 16, 989, 495, 4800, 50e6, 132 * 47.4, 256 << 10, 228 << 10, 2048, 32,
-     65536,
+     65536, 90, 232448, 141e9,
      "NVIDIA H200 Tensor Core GPU datasheet, SXM (141 GB HBM3e at 4.8 TB/s; the same GH100 compute as H100 SXM: "
      "67 TFLOP/s FP32, 989 bf16 / 495 TF32 dense); L2 not in the datasheet: H100 SXM's 50 MB (the same die)"},
+    {"RTX4090", "sm_89", 128, 2.52, 128, 2, 64, 16, 165.2, 82.6, 1008, 72e6, 128 * 47.4, 128 << 10, 100 << 10, 1536,
+     24, 65536, 89, 101376, 24e9,
+     "NVIDIA Ada GPU architecture whitepaper, GeForce RTX 4090 (128 SMs, 2.52 GHz boost, 82.6 TFLOP/s FP32, 165.2 "
+     "f16/bf16 tensor with FP32 accumulate and 82.6 TF32 dense, 1008 GB/s GDDR6X, 72 MB L2, 128 KB L1/shared per SM, "
+     "24 GB)"},
+    {"L4", "sm_89", 58, 2.04, 128, 2, 64, 16, 121, 60, 300, 48e6, 58 * 47.4, 128 << 10, 100 << 10, 1536, 24, 65536,
+     89, 101376, 24e9,
+     "NVIDIA L4 Tensor Core GPU datasheet (58 SMs, 2.04 GHz boost, 30.3 TFLOP/s FP32, 242 bf16 and 120 TF32 with "
+     "sparsity = 121 and 60 dense, 300 GB/s GDDR6, 48 MB L2, 24 GB)"},
+    {"RTX5090", "sm_120", 170, 2.41, 128, 2, 64, 16, 209.5, 104.8, 1792, 96e6, 170 * 47.4, 128 << 10, 100 << 10,
+     1536, 32, 65536, 120, 101376, 32e9,
+     "NVIDIA RTX Blackwell GPU architecture whitepaper, GeForce RTX 5090 (170 SMs, 2.41 GHz boost, 104.8 TFLOP/s FP32, "
+     "838 f16 tensor with sparsity and FP16 accumulate = 209.5 dense with FP32 accumulate, 104.8 TF32 dense, "
+     "1792 GB/s GDDR7, 96 MB L2, 128 KB L1/shared per SM, 32 GB)"},
 };
 static const int NGPUS = sizeof GPUS / sizeof GPUS[0];
 
@@ -87,6 +110,27 @@ int gpu_index(const char *name)
     for (int i = 0; i < NGPUS; i++)
         if (!strcasecmp(name, GPUS[i].name)) return i;
     return -1;
+}
+
+const char *gpu_names(void)
+{
+    static char names[160];
+    if (!names[0])
+        for (int i = 0; i < NGPUS; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", GPUS[i].name);
+    return names;
+}
+
+int gpu_profile(int g, device_profile *p)
+{
+    if (g < 0 || g >= NGPUS) return 0;
+    const gpu_spec &s = GPUS[g];
+    p->name = s.name;
+    p->cc = s.cc, p->sms = (int)s.sms;
+    p->smem_optin = (size_t)s.smem_optin, p->smem_per_sm = (size_t)s.smem_per_sm;
+    p->threads_per_sm = (int)s.threads_per_sm, p->blocks_per_sm = (int)s.blocks_per_sm;
+    p->regs_per_sm = (int)s.regs_per_sm, p->l2_bytes = (size_t)s.l2_bytes, p->mem_bytes = (size_t)s.mem_bytes;
+    return 1;
 }
 
 void gpu_caches(int g, double *sms, double *l1_smem_bytes, double *l2_bytes)

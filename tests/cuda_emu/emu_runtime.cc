@@ -124,9 +124,9 @@ extern "C" void emu_clear_error(void) { last_error = cudaSuccess; last_msg[0] = 
 /* EMU_DRY=1: address space only, committed by what the kernels write (emu_dry.cc); an H200's memory at most. */
 static cudaError_t dry_malloc(void **devPtr, size_t size)
 {
-    char *p = size <= emu::DRY_TOTAL_MEM - live_bytes ? (char *)emu::dry_reserve(size) : NULL;
+    char *p = size <= emu::dry_total_mem() - live_bytes ? (char *)emu::dry_reserve(size) : NULL;
     if (!p) return emu::fail(cudaErrorMemoryAllocation, "dry run: cudaMalloc(%zu bytes) with %zu live: over the "
-                             "%zu bytes of the largest GPU modelled", size, live_bytes, emu::DRY_TOTAL_MEM);
+                             "%zu bytes of the largest GPU modelled", size, live_bytes, emu::dry_total_mem());
     allocs[(uintptr_t)p] = emu::alloc_info{p, size, __builtin_return_address(0), "", NULL, NULL}; /* no shadow: dry */
     live_bytes += size;
     *devPtr = p;
@@ -217,7 +217,7 @@ cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t)
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
     /* Only cudaMalloc takes device memory here: the cuBLAS shim allocates none, so "untracked" reads 0. */
-    size_t all = emu::dry() ? emu::DRY_TOTAL_MEM : emu::TOTAL_MEM;
+    size_t all = emu::dry() ? emu::dry_total_mem() : emu::TOTAL_MEM;
     if (free_bytes) *free_bytes = all - live_bytes;
     if (total) *total = all;
     return cudaSuccess;
