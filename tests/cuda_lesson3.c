@@ -233,7 +233,7 @@ static void refuses_sm80_and_int_offsets(const char *impl, const char *smem_byte
     why = L->impls[k].unfit(&p);
     unsetenv("EMU_SMEM_OPTIN");
     ck_assert_ptr_nonnull(why);
-    ck_assert_msg(strstr(why, smem_bytes) && strstr(why, "166912"), "%s", why);
+    ck_assert_msg(strstr(why, smem_bytes) && strstr(why, "this GPU allows 166,912"), "%s", why);
 #else
     (void)smem_bytes;
 #endif
@@ -243,7 +243,7 @@ static void refuses_sm80_and_int_offsets(const char *impl, const char *smem_byte
     ck_assert_ptr_nonnull(why);
     ck_assert_msg(strstr(why, "2^31") != NULL, "%s", why);
 }
-START_TEST(cuda_v8_refuses_sm80_and_int_offsets) { refuses_sm80_and_int_offsets("cuda-v8", "206848"); }
+START_TEST(cuda_v8_refuses_sm80_and_int_offsets) { refuses_sm80_and_int_offsets("cuda-v8", "needs 206,848 bytes"); }
 END_TEST
 /* v9: v8 in PTX's fragment layout, which it checks on the device first (ms_fragment_layout_probe). It runs only
  * where WMMA's registers hold that order: on a GPU whose probe passes (elsewhere these cases fail: the docs' claim
@@ -290,7 +290,7 @@ START_TEST(cuda_v9_nan_inf)
 END_TEST
 START_TEST(cuda_v9_refuses_sm80_and_int_offsets)
 {
-    if (v9_runs()) refuses_sm80_and_int_offsets("cuda-v9", "217088");
+    if (v9_runs()) refuses_sm80_and_int_offsets("cuda-v9", "needs 217,088 bytes");
 }
 END_TEST
 /* "cuda" runs the fastest version that fits (lesson_cuda_pick, cuda_order v9 v8 v7 v6 v5 v3 ...): every version
@@ -323,6 +323,14 @@ START_TEST(cuda_alias_picks_the_fastest_that_fits)
     ck_assert_int_eq(alias_pick(&K4_MAX), 7);
     unsetenv("EMU_SMEM_OPTIN");
     ck_assert_int_eq(alias_pick(&k257), 3);
+    /* the 99 KB GPUs: v4 to v9 all need more shared memory at K = 256 (163,840 bytes and up), v3 runs */
+    setenv("EMU_GPU", "RTX4090", 1);
+    ck_assert_int_eq(alias_pick(&K4_MAX), 3);
+    setenv("EMU_GPU", "L4", 1);
+    ck_assert_int_eq(alias_pick(&K4_MAX), 3);
+    setenv("EMU_GPU", "A100", 1); /* sm_80's 163 KB: v7, as EMU_SMEM_OPTIN=166912 above */
+    ck_assert_int_eq(alias_pick(&K4_MAX), 7);
+    unsetenv("EMU_GPU");
 #else
     alias_pick(&K4_MAX);
     ck_assert_int_eq(alias_pick(&k257), 3);

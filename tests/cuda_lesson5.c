@@ -11,8 +11,11 @@
  * order of the float32 additions differs (cuBLAS's tiles versus OpenBLAS's), which can move a value across a
  * bf16 rounding boundary: one bf16 step, 2u relative, for dx; dW is float32 throughout but sums bf16 operands that
  * may differ by one step in a few elements, so also 2u of max|dW|. */
+#define _POSIX_C_SOURCE 200809L /* setenv: EMU_GPU, the emulated device a fit check asks */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/linear_ce_problem.h"
@@ -503,6 +506,36 @@ START_TEST(cuda_lce_v4_small)
     ck_assert_ptr_null(cuda_cce4_unfit(&seed));
 }
 END_TEST
+/* v4's and v5's tiles need more shared memory than the 99 KB GPUs allow: each is skipped there with both figures,
+ * `cuda` stays on v1, and the same versions fit an H100 */
+START_TEST(cuda_lce_v4_v5_fit_the_device)
+{
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {4, 3, 7}, opts[3] = {0, 0, 0};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    const char *impls[2] = {"cuda-v4", "cuda-v5"}, *need[2] = {"needs 111,616 bytes", "needs 165,888 bytes"};
+    for (int k = 0; k < 2; k++) {
+        const lesson_impl *im = &L->impls[lesson_find_impl(L, impls[k])];
+#ifdef CUDA_EMU
+        setenv("EMU_GPU", "RTX4090", 1);
+        const char *why = im->unfit(&prob);
+        ck_assert_msg(why && strstr(why, need[k]) && strstr(why, "this GPU allows 101,376"), "%s: %s", impls[k],
+                      why ? why : "(fits)");
+        setenv("EMU_GPU", "H100", 1);
+        ck_assert_ptr_null(im->unfit(&prob));
+        unsetenv("EMU_GPU");
+#else
+        (void)im, (void)need;
+#endif
+    }
+#ifdef CUDA_EMU
+    setenv("EMU_GPU", "L4", 1);
+    ck_assert_int_eq(lesson_cuda_pick(L, &prob, SIZE_MAX, NULL), lesson_find_impl(L, "cuda-v1"));
+    unsetenv("EMU_GPU");
+#endif
+}
+END_TEST
 START_TEST(cuda_lce_v4_nan_rows)
 {
     run_case_cce("cuda-v4", 37, 19, 301, 548, (v3_case){0, 0, 1});
@@ -689,6 +722,7 @@ END_TEST
     tcase_add_test(t4, cuda_lce_v4_odd);
     tcase_add_test(t4, cuda_lce_v4_edges);
     tcase_add_test(t4, cuda_lce_v4_small);
+    tcase_add_test(t4, cuda_lce_v4_v5_fit_the_device);
     tcase_add_test(t4, cuda_lce_v4_nan_rows);
     tcase_add_test(t4, cuda_lce_v4_filter);
     tcase_set_timeout(t4, 120);

@@ -28,15 +28,11 @@ static const char *grouped(long long v, char *buf)
     return buf;
 }
 
+/* read at every call (a few per run): what a test's emulated device reports may change between two checks */
 extern "C" const cuda_device_info *cuda_device_info_get(void)
 {
     static cuda_device_info info;
-    static int state; /* 0 unread, 1 read, -1 no device */
-    if (state) return state > 0 ? &info : NULL;
-    if (cuda_device_count(NULL) == 0) { /* it reports a broken setup itself and exits */
-        state = -1;
-        return NULL;
-    }
+    if (cuda_device_count(NULL) == 0) return NULL; /* it reports a broken setup itself and exits */
     cudaDeviceProp p;
     CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
     snprintf(info.name, sizeof info.name, "%s", p.name);
@@ -46,7 +42,6 @@ extern "C" const cuda_device_info *cuda_device_info_get(void)
     info.smem_per_sm = p.sharedMemPerMultiprocessor;
     info.total_mem = p.totalGlobalMem;
     info.regs_per_block = p.regsPerBlock;
-    state = 1;
     return &info;
 }
 

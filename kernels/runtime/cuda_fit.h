@@ -33,7 +33,7 @@ typedef struct cuda_launch_need {
 /* NULL when every launch fits device 0; otherwise the first reason (a static buffer, valid until 8 more calls) */
 const char *cuda_fit(const cuda_launch_need *needs, int n);
 
-/* What device 0 reports, read once; NULL without a device. */
+/* What device 0 reports (a static struct, filled again at each call); NULL without a device. */
 typedef struct cuda_device_info {
     char name[256];
     int cc;                  /* major * 10 + minor */

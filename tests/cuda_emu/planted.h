@@ -82,6 +82,9 @@ int planted_stride_sum(int bug, long long n);
 int planted_smem(int optin_bytes, size_t smem);
 /* cudaDevAttrMaxSharedMemoryPerBlockOptin of the emulated device */
 int planted_optin_limit(void);
+/* planted_smem behind the fit check (cuda_fit): -1 and the reason where the device does not fit it */
+int planted_fitted_smem(size_t smem, const char **why);
+int planted_device_cc(char *name, size_t len); /* major * 10 + minor; the device's name */
 
 /* One block of `threads` threads of the kernel echo_threads (registers per thread from EMU_PTXAS). */
 int planted_block(unsigned threads);

@@ -1,6 +1,7 @@
 /* planted_limits.cu - TEST-ONLY: limits that bite only at a large size, for the dry run, and the dynamic
  * shared-memory opt-in (see planted.h). */
 #include "../../kernels/runtime/cuda_check.h"
+#include "../../kernels/runtime/cuda_fit.h"
 #include "../../kernels/runtime/launch.h"
 #include "planted.h"
 
@@ -116,4 +117,22 @@ extern "C" int planted_block(unsigned threads)
     int err = (int)cudaGetLastError();
     CUDA_CHECK(cudaFree(d));
     return err;
+}
+
+/* A version's launch done right: its fit check first (kernels/runtime/cuda_fit.h), the launch only where it fits.
+ * Returns the launch's error, or -1 with the reason in *why when the check skipped it. */
+extern "C" int planted_fitted_smem(size_t smem, const char **why)
+{
+    const cuda_launch_need need = {(const void *)smem_echo, 64, smem, 80, 0};
+    if ((*why = cuda_fit(&need, 1))) return -1;
+    return planted_smem((int)smem, smem);
+}
+
+/* the emulated device's compute capability, major * 10 + minor, and the device's name */
+extern "C" int planted_device_cc(char *name, size_t len)
+{
+    cudaDeviceProp p;
+    CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+    snprintf(name, len, "%s", p.name);
+    return p.major * 10 + p.minor;
 }

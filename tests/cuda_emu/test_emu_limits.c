@@ -144,6 +144,52 @@ START_TEST(smem_optin_allows_up_to_it)
 }
 END_TEST
 
+/* EMU_GPU: the emulated device is that GPU (emu_gpu.cc's table). A kernel that opts in to 108 KiB without a fit
+ * check (the planted over-limit version) fails on the 99 KB GPUs as it would there, and runs on an H100; behind
+ * cuda_fit it is skipped with both figures instead. */
+START_TEST(gpu_profiles_hold_their_limits)
+{
+    const char *small[2] = {"RTX4090", "L4"}, *why = NULL;
+    char name[256];
+    size_t big = 108 << 10;
+    for (int k = 0; k < 2; k++) {
+        setenv("EMU_GPU", small[k], 1);
+        emu_clear_error();
+        ck_assert_int_eq(planted_device_cc(name, sizeof name), 89);
+        ck_assert_msg(strstr(name, small[k]) != NULL, "%s", name);
+        ck_assert_int_eq(planted_optin_limit(), 101376);
+        ck_assert_int_eq(planted_smem((int)big, big), cudaErrorInvalidValue);
+        assert_message("above the 101376 bytes");
+        emu_clear_error();
+        ck_assert_int_eq(planted_fitted_smem(big, &why), -1);
+        ck_assert_str_eq(why, "needs 110,592 bytes of shared memory per block, this GPU allows 101,376");
+        ck_assert_int_eq(planted_fitted_smem(96 << 10, &why), cudaSuccess);
+    }
+    setenv("EMU_GPU", "RTX5090", 1);
+    ck_assert_int_eq(planted_device_cc(name, sizeof name), 120);
+    ck_assert_int_eq(planted_optin_limit(), 101376);
+    setenv("EMU_GPU", "A100", 1);
+    ck_assert_int_eq(planted_device_cc(name, sizeof name), 80);
+    ck_assert_int_eq(planted_optin_limit(), 166912);
+    setenv("EMU_GPU", "H100", 1);
+    emu_clear_error();
+    ck_assert_int_eq(planted_smem((int)big, big), cudaSuccess);
+    ck_assert_int_eq(planted_fitted_smem(big, &why), cudaSuccess);
+    unsetenv("EMU_GPU");
+    ck_assert_int_eq(planted_device_cc(name, sizeof name), 90); /* without EMU_GPU: as before, an sm_90 */
+    ck_assert_str_eq(name, "emulated (CPU)");
+    emu_clear_error();
+}
+END_TEST
+
+/* an EMU_GPU the table lacks is refused with the list, not taken for some default */
+START_TEST(gpu_profile_unknown_exits)
+{
+    setenv("EMU_GPU", "RTX9999", 1);
+    (void)planted_optin_limit();
+}
+END_TEST
+
 /* nvcc's account (EMU_PTXAS, emu_resources.cc): 128 registers per thread allow 512 threads, not 1024 */
 START_TEST(registers_limit_the_block)
 {
@@ -188,6 +234,8 @@ Suite *emu_limits_suite(void)
     tcase_add_test(m, smem_above_48k_needs_the_optin);
     tcase_add_test(m, smem_optin_allows_up_to_it);
     tcase_add_test(m, registers_limit_the_block);
+    tcase_add_test(m, gpu_profiles_hold_their_limits);
+    tcase_add_exit_test(m, gpu_profile_unknown_exits, 2);
     suite_add_tcase(s, m);
     return s;
 }
