@@ -18,6 +18,7 @@
 #include "snapshot.h"
 #include "time_spread.h"
 #ifdef HAVE_CUDA
+#include "../kernels/runtime/cuda_fit.h"
 #include "../kernels/runtime/cuda_track.h"
 #endif
 
@@ -72,6 +73,25 @@ static int check_driver_bytes(const driver *dv)
     return -1;
 }
 
+/* The GPU the CUDA versions run on, with the limits their fit checks read (kernels/runtime/cuda_fit.h): printed
+ * when a CUDA version was asked for and a device exists (CUDA_VISIBLE_DEVICES chooses it, as for any CUDA program) */
+static void print_gpu(const driver *dv)
+{
+#ifdef HAVE_CUDA
+    int wants = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) wants |= dv->L->impls[dv->o.impl[k]].device;
+    const cuda_device_info *g = wants ? cuda_device_info_get() : NULL;
+    if (!g) return;
+    char mem[16], smem[32];
+    format_bytes_human(g->total_mem, mem, sizeof mem);
+    format_bytes_exact(g->smem_optin, smem, sizeof smem);
+    printf("GPU: %s, compute capability %d.%d, %d SM%s, %s, %s bytes of shared memory per block\n", g->name,
+           g->cc / 10, g->cc % 10, g->sms, g->sms == 1 ? "" : "s", mem, smem);
+#else
+    (void)dv;
+#endif
+}
+
 static void print_header(const driver *dv)
 {
     const lesson *L = dv->L;
@@ -85,6 +105,7 @@ static void print_header(const driver *dv)
         if (dv->o.opts[k] != L->opts[k].def || L->opts[k].takes_value)
             printf("  %s%s%lld", L->opts[k].flag, L->opts[k].takes_value ? " " : "=", dv->o.opts[k]);
     printf("   seed %llu   mem-limit %s (%s)\n", (unsigned long long)dv->o.seed, lim, limh);
+    print_gpu(dv);
     fflush(stdout);
 }
 

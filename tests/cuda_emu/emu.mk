@@ -227,6 +227,15 @@ dry-run: check-deps
 	$(MAKE) EMU=1 emu-build
 	tests/cuda_emu/dry_run.sh $(EMU_BIN) $(if $(filter 1,$(SANITIZE)),build/emu)
 
+# Every lesson as the 99 KB GPUs most learners own would run it (tests/cuda_emu/gpu_profiles.sh): under
+# EMU_GPU=RTX4090 and EMU_GPU=L4, every cuda-vN at tiny and `cuda` at the forum size in the dry run end in PASS or a
+# skip line with its reason, never a CUDA error. EMU_GPUS: the profiles (emu_gpu.cc's table).
+EMU_GPUS ?= RTX4090 L4
+.PHONY: emu-gpus
+emu-gpus: check-deps
+	$(MAKE) EMU=1 emu-build
+	tests/cuda_emu/gpu_profiles.sh $(EMU_BIN) $(EMU_GPUS)
+
 # nvcc's own account of every kernel (registers, spills, static shared memory) for sm_80 and sm_90, read by the
 # emulator with EMU_PTXAS=build/ptxas.txt (emu_resources.cc): launch limits and occupancy. Needs nvcc; slow
 # (one nvcc per .cu); headers are not dependencies here: `rm build/ptxas.txt` after changing one.
