@@ -20,9 +20,9 @@ static const char *grouped(long long v, char *buf)
     char digits[32];
     int n = snprintf(digits, sizeof digits, "%lld", v < 0 ? -v : v), o = 0;
     if (v < 0) buf[o++] = '-';
-    for (int i = 0; i < n; i++) {
-        if (i && (n - i) % 3 == 0) buf[o++] = ',';
-        buf[o++] = digits[i];
+    for (const char *d = digits; *d; d++) {
+        if (d != digits && (n - (d - digits)) % 3 == 0) buf[o++] = ',';
+        buf[o++] = *d;
     }
     buf[o] = 0;
     return buf;

@@ -9,7 +9,8 @@
  * some other way (the CPU emulator of the tests) defines LAUNCH and DYNAMIC_SHARED in its own cuda_runtime.h,
  * found first on its include path; no source is rewritten for either build.
  *
- *   DYNAMIC_SHARED(float, buf);   // inside a kernel: float *buf, smem_bytes long, 16-byte aligned
+ *   DYNAMIC_SHARED(float, buf);   // inside a kernel: float *buf, smem_bytes long, 128-byte aligned (the
+ *                                 // strictest of its uses: WMMA tiles need 32, a swizzled tile row 128)
  *
  *   CUDA_CHECK(LAUNCH_COOPERATIVE(kernel, grid, block, smem_bytes)(arg0, arg1, ...));
  *
@@ -42,7 +43,7 @@ static inline cooperative_launch<P...> make_cooperative_launch(void (*k)(P...), 
 }
 #define LAUNCH_COOPERATIVE(kernel, grid, block, smem) make_cooperative_launch((kernel), dim3(grid), dim3(block), (smem))
 #define DYNAMIC_SHARED(T, name)                                  \
-    extern __shared__ __align__(16) unsigned char name##_raw_[]; \
+    extern __shared__ __align__(128) unsigned char name##_raw_[]; \
     T *name = (T *)name##_raw_
 #endif
 

@@ -229,12 +229,14 @@ dry-run: check-deps
 
 # Every lesson as the 99 KB GPUs most learners own would run it (tests/cuda_emu/gpu_profiles.sh): under
 # EMU_GPU=RTX4090 and EMU_GPU=L4, every cuda-vN at tiny and `cuda` at the forum size in the dry run end in PASS or a
-# skip line with its reason, never a CUDA error. EMU_GPUS: the profiles (emu_gpu.cc's table).
+# skip line with its reason, never a CUDA error; then README.md's table of which version runs on which GPU must be
+# what the fit checks say (GPU_FIT_UPDATE=1 rewrites it). EMU_GPUS: the profiles (emu_gpu.cc's table).
 EMU_GPUS ?= RTX4090 L4
 .PHONY: emu-gpus
 emu-gpus: check-deps
 	$(MAKE) EMU=1 emu-build
 	tests/cuda_emu/gpu_profiles.sh $(EMU_BIN) $(EMU_GPUS)
+	tests/cuda_emu/gpu_fit_table.sh $(EMU_BIN) README.md
 
 # nvcc's own account of every kernel (registers, spills, static shared memory) for sm_80 and sm_90, read by the
 # emulator with EMU_PTXAS=build/ptxas.txt (emu_resources.cc): launch limits and occupancy. Needs nvcc; slow

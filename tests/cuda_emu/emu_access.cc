@@ -147,7 +147,31 @@ void eyes_async_land(uintptr_t dst, unsigned bytes, void *pc, unsigned tid)
     if (r >= 0) hazard_shared(access{dst, bytes, ACC_WRITE, pc, tid}, r, dst - sm_lo[r], sm_hi[r] - sm_lo[r]);
 }
 
+/* A GPU load or store of n bytes needs an address aligned to n (the CUDA C++ Programming Guide, "Device Memory
+ * Accesses": sizes 1, 2, 4, 8 or 16 bytes, naturally aligned, else the access faults with a misaligned address).
+ * g++ instruments an access it knows to be naturally aligned (a float4, a double, an int) with __tsan_readN and
+ * one it does not (a packed struct, a memcpy) with __tsan_unaligned_readN, so only the first kind is held to it:
+ * in shared memory or a device allocation, a misaligned one fails the launch. */
+static void check_aligned(uintptr_t p, unsigned n, void *pc)
+{
+    if (!(p & (n - 1))) return;
+    int shared = shared_region(p, n) >= 0;
+    if (!shared && (p < dev_lo || p >= dev_hi)) return;
+    block_fail(cudaErrorMisalignedAddress, "misaligned access at %s: thread %u accesses %u bytes of %s memory at %p, "
+               "which is not %u-byte aligned", source_line(pc), linear_tid(), n, shared ? "shared" : "global",
+               (void *)p, n);
+    abandon_thread();
+}
+
 } /* namespace emu */
+
+#define HOOK_ALIGNED(p, n, k)                                                                \
+    do {                                                                                     \
+        if (__builtin_expect(emu::W.on, 0)) {                                                \
+            emu::check_aligned((uintptr_t)(p), (n), __builtin_return_address(0));           \
+            emu::on_access((uintptr_t)(p), (n), (k), __builtin_return_address(0));          \
+        }                                                                                    \
+    } while (0)
 
 #define HOOK(p, n, k)                                                                        \
     do {                                                                                     \
@@ -163,8 +187,8 @@ void __tsan_vptr_update(void **, void *) {}
 void __tsan_vptr_read(void **) {}
 
 #define EMU_TSAN_SIZE(n)                                                                      \
-    void __tsan_read##n(void *p) { HOOK(p, n, emu::ACC_READ); }                               \
-    void __tsan_write##n(void *p) { HOOK(p, n, emu::ACC_WRITE); }                             \
+    void __tsan_read##n(void *p) { HOOK_ALIGNED(p, n, emu::ACC_READ); }                       \
+    void __tsan_write##n(void *p) { HOOK_ALIGNED(p, n, emu::ACC_WRITE); }                     \
     void __tsan_unaligned_read##n(void *p) { HOOK(p, n, emu::ACC_READ); }                     \
     void __tsan_unaligned_write##n(void *p) { HOOK(p, n, emu::ACC_WRITE); }                   \
     void __tsan_volatile_read##n(void *p) { HOOK(p, n, emu::ACC_READ); }                      \

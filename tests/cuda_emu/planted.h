@@ -84,7 +84,8 @@ int planted_smem(int optin_bytes, size_t smem);
 int planted_optin_limit(void);
 /* planted_smem behind the fit check (cuda_fit): -1 and the reason where the device does not fit it */
 int planted_fitted_smem(size_t smem, const char **why);
-int planted_device_cc(char *name, size_t len); /* major * 10 + minor; the device's name */
+int planted_device_cc(char *name, size_t len);
+int planted_vector_load(int offset); /* a double loaded at in + offset floats: 0 and 2 aligned, 1 not */ /* major * 10 + minor; the device's name */
 
 /* One block of `threads` threads of the kernel echo_threads (registers per thread from EMU_PTXAS). */
 int planted_block(unsigned threads);

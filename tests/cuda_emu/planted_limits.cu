@@ -136,3 +136,23 @@ extern "C" int planted_device_cc(char *name, size_t len)
     snprintf(name, len, "%s", p.name);
     return p.major * 10 + p.minor;
 }
+
+/* out[0] = the double at in + offset (floats): an 8-byte load, which a GPU makes only at an 8-byte aligned address
+ * (a float4 would show the same on a GPU, but g++ splits its load into four 4-byte ones, which the emulator then
+ * sees: tests/cuda_emu/README.md) */
+__global__ void load_double(const float *in, int offset, float *out)
+{
+    double v = *(const double *)(in + offset); /* PLANTED: offset 1 is 4 bytes past an 8-byte boundary */
+    out[0] = (float)v;
+}
+
+extern "C" int planted_vector_load(int offset)
+{
+    float *d;
+    CUDA_CHECK(cudaMalloc((void **)&d, 16 * sizeof(float)));
+    CUDA_CHECK(cudaMemset(d, 0, 16 * sizeof(float)));
+    LAUNCH(load_double, 1, 1, 0)(d, offset, d + 12);
+    int err = (int)cudaGetLastError();
+    CUDA_CHECK(cudaFree(d));
+    return err;
+}

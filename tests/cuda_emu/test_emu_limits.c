@@ -182,6 +182,18 @@ START_TEST(gpu_profiles_hold_their_limits)
 }
 END_TEST
 
+/* an 8-byte load 4 bytes off its boundary faults on a GPU (misaligned address): so it fails here */
+START_TEST(vector_load_needs_its_alignment)
+{
+    emu_clear_error();
+    ck_assert_int_eq(planted_vector_load(2), cudaSuccess);
+    ck_assert_int_eq(planted_vector_load(1), cudaErrorMisalignedAddress);
+    assert_message("accesses 8 bytes of global memory");
+    assert_message("not 8-byte aligned");
+    emu_clear_error();
+}
+END_TEST
+
 /* an EMU_GPU the table lacks is refused with the list, not taken for some default */
 START_TEST(gpu_profile_unknown_exits)
 {
@@ -235,6 +247,7 @@ Suite *emu_limits_suite(void)
     tcase_add_test(m, smem_optin_allows_up_to_it);
     tcase_add_test(m, registers_limit_the_block);
     tcase_add_test(m, gpu_profiles_hold_their_limits);
+    tcase_add_test(m, vector_load_needs_its_alignment);
     tcase_add_exit_test(m, gpu_profile_unknown_exits, 2);
     suite_add_tcase(s, m);
     return s;
