@@ -217,6 +217,8 @@ preflight() {
             FATAL="the probe run (lesson1 at tiny on the device) failed"
         fi
         cat "$TMP/probe" >>"$log"
+        # the limits every version's fit check compares with (kernels/runtime/cuda_fit.h), as the lesson printed them
+        grep -q '^GPU:' "$TMP/probe" && row NOTE preflight "$(grep -m1 '^GPU:' "$TMP/probe" | sed 's/^GPU: //')"
     fi
     [ -z "$FATAL" ] && [ $missing = 0 ] && row PASS preflight "$GPU_NAME: every binary there, every library loads"
     [ -z "$FATAL" ]
