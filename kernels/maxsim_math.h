@@ -99,7 +99,7 @@ HD long long ms4_smem_bytes(long long K)
 /* cuda-v8 (kernels/maxsim_v8.cu): v7's pipeline on score tiles twice as wide, MS8_TN rows of b per stage, so its
  * 8 warps each own 64 x 64 scores, and stages of MS8_TK columns (whole 128-byte rows of b per copy), MS8_STAGES
  * of them. a[i]'s rows sit MS8_LDA floats apart whatever K (K <= 256), so its shared memory is the same for every
- * K: 206,848 bytes, within sm_90's 227 KB opt-in and above sm_80's 163 KB (ms8_unfit asks the device). */
+ * K: 206,848 bytes, within sm_90's 227 KB opt-in and above sm_80's 163 KB (ms8_unfit asks the device, cuda_fit). */
 #define MS8_TN 256
 #define MS8_TK 32
 #define MS8_STAGES 2

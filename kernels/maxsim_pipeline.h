@@ -14,8 +14,8 @@
  * are the template's policies (pipe_forward) -- and at the end of a j tile the warps that share rows merge their
  * maxima through shared memory and one thread per row finishes it. Block order m outer, i inner
  * (blockIdx.x = m*I + i): b[m] stays in L2 while a[i] is read once per j tile. v4 .. v7 take K up to 256
- * (ms4_smem_bytes within sm_80's 163 KB; beyond, cuda_ms4_unfit refuses and v3 runs any K); v8 and v9 too, and
- * their MS8_SMEM_BYTES and MS9_SMEM_BYTES need sm_90's 227 KB whatever K (ms8_unfit, ms9_unfit ask the device).
+ * (ms4_smem_bytes, 163,840 bytes at K = 256; beyond, cuda_ms4_unfit refuses and v3 runs any K); v8 and v9 too,
+ * with MS8_SMEM_BYTES and MS9_SMEM_BYTES whatever K. Each version's unfit asks the device (cuda_fit) first.
  * CUDA sources only. */
 #ifndef KERNELS_MAXSIM_PIPELINE_H
 #define KERNELS_MAXSIM_PIPELINE_H

@@ -9,7 +9,8 @@
  * walk through the stages (kernels/maxsim_row_walk.h) steps counters where v7 divides by the stage count, with
  * each thread's rows of b fixed. The loads and the fold are v7's (maxsim_shared_loads.h, maxsim_ordered_fold.h).
  * Shared memory: a[i]'s 128 rows 260 floats apart whatever K, and 2 stages of 256 rows of 36 floats: 206,848
- * bytes, within sm_90's 227 KB opt-in, above sm_80's 163 KB (there ms8_unfit refuses, and v7 runs).
+ * bytes, within sm_90's 227 KB opt-in, above sm_80's 163 KB (there ms8_unfit refuses through cuda_fit, and v7
+ * runs).
  * Design target: >= 50% of the H100's TF32 tensor-core roofline by the time model at the forum size. */
 #include "maxsim_launch.h"
 #include "maxsim_ordered_fold.h"

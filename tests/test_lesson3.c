@@ -112,8 +112,9 @@ START_TEST(cuda_unfit_histogram_grid)
 }
 END_TEST
 
-/* cuda-v4 keeps a[i]'s 128 rows of K floats in shared memory beside its pipeline: K = 256 fits sm_80's 163 KB
- * (163,840 bytes), K = 257 (rounded up to 272 columns: 172,032 bytes) does not and is refused with the reason. */
+/* cuda-v4 keeps a[i]'s 128 rows of K floats in shared memory beside its pipeline: K = 256 takes 163,840 bytes,
+ * K = 257 (rounded up to 272 columns) 172,032 and is refused with the reason whatever the device (the device's
+ * own limit is each version's cuda_fit check: tests/cuda_lesson3.c) */
 START_TEST(cuda4_unfit_shared_memory)
 {
     ms_dims at = {2, 3, 2, 4, 256}, over = {2, 3, 2, 4, 257};
