@@ -5,7 +5,8 @@
 Reads RESULTS/results.csv, then its subfolders' results.csv in name order (the lessons' --csv rows: forward_ms,
 backward_ms, the tracker's peak bytes; a version's first row found, as docs/tools/cuda_order.py reads them) and RESULTS/pytorch/pytorch.csv (plots/pytorch_baseline.py on the same machine: its own
 median times, torch.cuda.max_memory_allocated for the peak), and RESULTS/pytorch/pytorch.log for the forms that ran
-out of memory. Both sides count every tensor from the inputs to the gradients; both time forward + backward after a
+out of memory, and RESULTS/anchors.csv (the report's anchors step, plots/anchors.py: Liger-Kernel, Cut
+Cross-Entropy, flash-maxsim, nn.GRU, torch.compile), each with a line: the best anchor against our fastest version. Both sides count every tensor from the inputs to the gradients; both time forward + backward after a
 warm-up. What differs, printed with the table: the number of timed runs (the C lessons' one timed pass, or a
 follow-up's median of several, PyTorch's median of three) and the arithmetic (lesson 3's cuda-v3 to v9 multiply in TF32 on the tensor cores, PyTorch in
 full float32, torch's default; lesson 5 has bf16 operands on both sides).
@@ -33,6 +34,7 @@ def main():
         if r["forward_ms"]:
             ours.setdefault((r["lesson"], r["size"]), {}).setdefault(r["impl"], r)
     torch = rows(os.path.join(d, "pytorch", "pytorch.csv"))
+    anchors = rows(os.path.join(d, "anchors.csv"))  # the report's anchors step: plots/anchors.py's rows
     oom = {}
     lesson = None
     log = os.path.join(d, "pytorch", "pytorch.log")
@@ -47,13 +49,17 @@ def main():
     print(f"{device}: each lesson's CUDA versions (one timed pass or a follow-up's median, the tracker's peak) beside")
     print("PyTorch's forms (median of 3 passes, torch.cuda.max_memory_allocated), forward + backward, at the size PyTorch ran")
     print(f"{'lesson':7} {'size':7} {'implementation':15} {'ms':>11} {'peak bytes':>16}")
-    keys = sorted({(r["lesson"], r["size"]) for r in torch} | set(oom))
+    keys = sorted({(r["lesson"], r["size"]) for r in torch + anchors} | set(oom))
     for lesson, size in keys:
         for r in [r for r in torch if (r["lesson"], r["size"]) == (lesson, size)]:
             ms = float(r["forward_ms"]) + float(r["backward_ms"])
             print(f"{lesson:7} {size:7} {r['impl']:15} {ms:11.3f} {int(r['peak_bytes']):16,d}")
         for impl, asked in oom.get((lesson, size), []):
             print(f"{lesson:7} {size:7} {impl:15} {'-':>11} {'out of memory':>16}  (asked for {asked} more)")
+        here = [r for r in anchors if (r["lesson"], r["size"]) == (lesson, size)]
+        for r in here:
+            ms = float(r["forward_ms"]) + float(r["backward_ms"])
+            print(f"{lesson:7} {size:7} {r['impl']:15} {ms:11.3f} {int(r['peak_bytes']):16,d}  (anchor)")
         mine = ours.get((lesson, size), {})
         for impl in sorted(mine, key=lambda v: int(v.split("-v")[-1]) if "-v" in v else 0):
             r = mine[impl]
@@ -66,6 +72,12 @@ def main():
             tf = float(mine[fastest]["forward_ms"]) + float(mine[fastest]["backward_ms"])
             print(f"{'':15} pytorch-best / {fastest}: time {tb / tf:.1f}x, peak "
                   f"{int(best[0]['peak_bytes']) / int(mine[fastest]['peak_bytes']):.2f}x")
+        if here and mine:
+            pass_ms = lambda r: float(r["forward_ms"]) + float(r["backward_ms"])
+            a = min(here, key=pass_ms)
+            fastest = min(mine, key=lambda v: pass_ms(mine[v]))
+            print(f"{'':15} best anchor {a['impl']} / {fastest}: time {pass_ms(a) / pass_ms(mine[fastest]):.2f}x, peak "
+                  f"{int(a['peak_bytes']) / int(mine[fastest]['peak_bytes']):.2f}x")
     print("arithmetic: lesson 3's cuda-v3 to v9 in TF32 on the tensor cores, PyTorch's float32 matmuls in full float32")
     print("(torch's default); lesson 5: bf16 operands on both sides")
     return 0

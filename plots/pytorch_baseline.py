@@ -81,19 +81,22 @@ def lesson1_forms(torch, d):
     return [x, W], dout, {"pytorch-naive": naive, "pytorch-best": best}
 
 
+def logchain_forward(torch, x, bulk, p0):
+    """lesson 2's fix: the alpha recursion, (n,c).(c,c) per step (plots/anchors.py compiles it and checks it)"""
+    alpha = torch.log(p0) + x[:, :, 0]
+    for i in range(x.shape[2] - 1):
+        m = alpha.max(-1, keepdim=True).values
+        alpha = x[:, :, i + 1] + m + torch.log(torch.einsum("ntj,tjk->ntk", torch.exp(alpha - m), bulk[0, :, i]))
+    return torch.logsumexp(alpha, -1)
+
+
 def lesson2_forms(torch, d):
     n, t, v, c = d["n"], d["t"], d["v"], d["c"]
     x = (torch.randn(n, t, v, c) - 2).requires_grad_()
     bulk = torch.empty(1, t, v - 1, c, c).uniform_(1e-3, 1).requires_grad_()
     p0 = torch.empty(1, t, c).uniform_(1e-3, 1).requires_grad_()
     dout = torch.randn(n, t)
-
-    def forward_algorithm():  # the fix: alpha recursion, (n,c).(c,c) per step
-        alpha = torch.log(p0) + x[:, :, 0]
-        for i in range(v - 1):
-            m = alpha.max(-1, keepdim=True).values
-            alpha = x[:, :, i + 1] + m + torch.log(torch.einsum("ntj,tjk->ntk", torch.exp(alpha - m), bulk[0, :, i]))
-        return torch.logsumexp(alpha, -1)
+    forward_algorithm = lambda: logchain_forward(torch, x, bulk, p0)
 
     def level(M):  # one level of the forum's mulstack; a function, as in the thread, so its locals die on return
         P = M.shape[2] // 2
@@ -129,32 +132,45 @@ def lesson3_forms(torch, d):
     return [a, b], dout, {"pytorch-naive": naive, "pytorch-best": chunked}
 
 
-def lesson4_forms(torch, d):
+def gru_inputs(torch, d):
+    """lesson 4's inputs: x, eps (T, Bt, X|H), then the leaves h0, W_enc, W_ih, W_zh, and dout (T, Bt, H)"""
     T, Bt, X, H = d["T"], d["Bt"], d["X"], d["H"]
     x, eps = torch.randn(T, Bt, X), torch.randn(T, Bt, H)
     h0 = (torch.randn(Bt, H) * 0.5).requires_grad_()
     W_enc = (torch.randn(H, 2 * H) / H ** 0.5 / 2).requires_grad_()
     W_ih = (torch.randn(X, 3 * H) / X ** 0.5).requires_grad_()
     W_zh = (torch.randn(H, 3 * H) / H ** 0.5).requires_grad_()
-    dout = torch.randn(T, Bt, H)
+    return x, eps, [h0, W_enc, W_ih, W_zh], torch.randn(T, Bt, H)
+
+
+def gru_cell(torch, hidden, x_results, e, W_enc, W_zh):
+    """the seed's step: sampled latent, then a GRU-like update"""
+    mean_, z = torch.mm(hidden, W_enc).chunk(2, 1)
+    z = mean_ + e * torch.exp(0.5 * z)
+    z_results = torch.mm(z, W_zh)
+    r, u, n = x_results.chunk(3, 1)
+    z_r, z_z, z_n = z_results.chunk(3, 1)
+    u = torch.sigmoid(u + z_z)
+    n = torch.tanh(n + torch.sigmoid(r + z_r) * z_n)
+    return n + torch.mul(u, hidden - n)
+
+
+def gru_seed_loop(torch, x, eps, h0, W_enc, W_ih, W_zh, cell=None):
+    """torch.mm(x, W_ih) inside the loop, every step's tensors kept by autograd; cell: the step (a compiled one)"""
+    cell = cell or (lambda *a: gru_cell(torch, *a))
+    hidden, outputs = h0, []
+    for i in range(x.shape[0]):
+        hidden = cell(hidden, torch.mm(x[i], W_ih), eps[i], W_enc, W_zh)
+        outputs.append(hidden)
+    return torch.stack(outputs)
+
+
+def lesson4_forms(torch, d):
+    T, Bt, X, H = d["T"], d["Bt"], d["X"], d["H"]
+    x, eps, (h0, W_enc, W_ih, W_zh), dout = gru_inputs(torch, d)
     from torch.utils.checkpoint import checkpoint
-
-    def cell(hidden, x_results, e):  # the seed's step: sampled latent, then a GRU-like update
-        mean_, z = torch.mm(hidden, W_enc).chunk(2, 1)
-        z = mean_ + e * torch.exp(0.5 * z)
-        z_results = torch.mm(z, W_zh)
-        r, u, n = x_results.chunk(3, 1)
-        z_r, z_z, z_n = z_results.chunk(3, 1)
-        u = torch.sigmoid(u + z_z)
-        n = torch.tanh(n + torch.sigmoid(r + z_r) * z_n)
-        return n + torch.mul(u, hidden - n)
-
-    def seed_loop():  # torch.mm(x, W_ih) inside the loop, every step's tensors kept by autograd
-        hidden, outputs = h0, []
-        for i in range(T):
-            hidden = cell(hidden, torch.mm(x[i], W_ih), eps[i])
-            outputs.append(hidden)
-        return torch.stack(outputs)
+    cell = lambda hidden, x_results, e: gru_cell(torch, hidden, x_results, e, W_enc, W_zh)
+    seed_loop = lambda: gru_seed_loop(torch, x, eps, h0, W_enc, W_ih, W_zh)
 
     def segment(hidden, xr, e):
         outs = []
@@ -365,6 +381,43 @@ def run_point(torch, lesson, d, impls, repeat):
     return rows
 
 
+def run_anchors(torch, lesson, d, repeat):
+    """plots/anchors.py's rows for the lesson: each validated against its float64 reference at a small size, then
+    measured at d as run_point measures the seed's forms. Prints one line a row ("anchor NAME: ..."): skipped with
+    the reason where it cannot run here, FAIL with the error or the validation's figures; returns the measured
+    rows, run_point's shape."""
+    import anchors
+    rows = []
+    for build in anchors.ANCHORS.get(lesson, []):
+        name = anchors.ROW_NAMES[build]
+        try:
+            torch.manual_seed(4321)
+            err, tol = anchors.validate(torch, build, anchors.VALIDATION_SIZE[lesson])
+            if not err <= tol:
+                print(f"anchor {name}: FAIL: max rel err {err:.2e} against float64 at "
+                      f"{dims_text(lesson, anchors.VALIDATION_SIZE[lesson])}, above {tol:.1e}", flush=True)
+                continue
+            print(f"anchor {name}: valid: max rel err {err:.2e} against float64 at "
+                  f"{dims_text(lesson, anchors.VALIDATION_SIZE[lesson])} (tolerance {tol:.1e})", flush=True)
+            meter = PeakMeter(torch)
+            torch.manual_seed(1234)
+            inputs, dout, forms, _ = build(torch, d)
+            rows.append((name, *measure(torch, meter, inputs, dout, forms[name], repeat)))
+        except anchors.Unavailable as e:
+            print(f"anchor {name}: skipped: {e}", flush=True)
+        except torch.cuda.OutOfMemoryError as e:
+            print(f"anchor {name}: out of memory: {str(e).splitlines()[0]}", flush=True)
+        except Exception as e:  # the anchor's own failure: reported, and the other rows go on
+            print(f"anchor {name}: FAIL: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+        inputs = dout = forms = None
+        torch.cuda.empty_cache() if torch.cuda.is_available() else None
+    return rows
+
+
+def dims_text(lesson, d):
+    return ",".join(f"{n}={d[n]}" for n in DIM_ORDER[lesson].split())
+
+
 NAIVE_CHECK_SIZES = {1: ("small", "forum"), 2: ("small", "medium"), 3: ("small", "medium"), 4: ("small", "medium"),
                      5: ("small", "medium")}  # lesson 1 has no medium: forum is its next size up
 NAIVE_TOLERANCE = 0.02  # issue 17: the C naive's formula and PyTorch's allocator agree within 2%
@@ -457,10 +510,17 @@ def main():
     ap.add_argument("--device", default="cpu", help="the device column's name for this machine (the CPU model)")
     ap.add_argument("--threads", type=int, help="torch threads (default: OPENBLAS_NUM_THREADS, else all cores)")
     ap.add_argument("--compare", metavar="BINARY", help="the C lesson binary to time in the same run")
+    ap.add_argument("--anchors", action="store_true",
+                    help="with --size: also plots/anchors.py's rows (Liger-Kernel, Cut Cross-Entropy, flash-maxsim, "
+                         "nn.GRU, torch.compile), each validated against float64 first")
+    ap.add_argument("--only-anchors", action="store_true", help="--anchors without the seed's own forms")
     ap.add_argument("--check-naive", action="store_true",
                     help="the C naive's predicted peak against PyTorch's measured peak, at small and medium "
                          "(--lesson 0: every lesson); exit 1 when one differs by more than 2%%")
     a = ap.parse_args()
+    a.anchors = a.anchors or a.only_anchors
+    if a.anchors and (a.sweeps or a.lesson == 0):
+        sys.exit("pytorch_baseline: --anchors runs with --lesson N --size S only")
     import importlib.util
     if importlib.util.find_spec("torch") is None:
         print("pytorch_baseline: torch is not installed (apt-get install python3-torch, then run with /usr/bin/python3)")
@@ -500,11 +560,15 @@ def main():
     csv_rows, run_rows, all_rows = [], [], []
     t_start = time.perf_counter()
     for k, (sweep, d, impls) in enumerate(points):
-        if not impls:
+        if a.only_anchors:
+            impls = []
+        if not impls and not a.anchors:
             continue
         dims = ",".join(f"{n}={d[n]}" for n in DIM_ORDER[a.lesson].split())
         t0 = time.perf_counter()
-        rows = run_point(torch, a.lesson, d, impls, a.repeat)
+        rows = run_point(torch, a.lesson, d, impls, a.repeat) if impls else []
+        if a.anchors:
+            rows += run_anchors(torch, a.lesson, d, a.repeat)
         for impl, f, b, mem in rows:
             fm, bm = statistics.median(f), statistics.median(b)
             all_rows.append((impl, fm, bm, mem))

@@ -4,6 +4,7 @@
 #                              rules (python3 only); PyTorch >= 2.1's _memory_viz reads them where one has it
 #   tests/test_gpu_tools.py    the tools that read a lent GPU's files for the docs print what the files hold
 #   tests/test_peak_alloc.py   the preloaded CPU peak counter sees every tensor (needs torch; skipped without)
+#   tests/test_anchors.py      plots/anchors.py's float64 references and tolerances, a planted wrong row refused (torch)
 # The torch python: TORCH_PYTHON, else /usr/bin/python3 (Debian's python3-torch, on the system OpenBLAS like the
 # C code), else python3, the first that imports torch. Exits non-zero when a check fails.
 set -euo pipefail
@@ -22,7 +23,8 @@ if [ -z "$py" ]; then
     done
 fi
 if [ -z "$py" ] || [ "$py" = none ]; then
-    echo "python_checks: no python with torch: tests/test_peak_alloc.py skipped"
+    echo "python_checks: no python with torch: tests/test_peak_alloc.py and tests/test_anchors.py skipped"
     exit 0
 fi
 "$py" tests/test_peak_alloc.py
+"$py" tests/test_anchors.py

@@ -19,9 +19,12 @@
 #              leaves its two passes (warm-up, timed) inside the run's budget, one process each, timed on the GPU
 #   profile    ncu on every project kernel at the size of docs/results/emu's profiles, the same kernel names and
 #              columns, the emulated rows beside the measured ones
-# Results: GPU_REPORT_DIR, else docs/results/<gpu-name>/ under the current directory, as 8 files: summary.txt
+#   anchors    plots/anchors.py's rows (Liger-Kernel, Cut Cross-Entropy, flash-maxsim, nn.GRU, torch.compile) at
+#              each lesson's forum size, each validated against float64 first; their wheels, carried in the
+#              bundle, installed by the preflight into a scratch target (pip --no-index --no-deps --target)
+# Results: GPU_REPORT_DIR, else docs/results/<gpu-name>/ under the current directory, as 10 files: summary.txt
 # (every step PASS, FAIL or TIMEOUT), preflight.log, small.log, sanitize.log, forum.log, results.csv (the
-# lessons' --csv rows), profile.csv, profile.log. Exit 1 when any step failed or timed out.
+# lessons' --csv rows), profile.csv, profile.log, anchors.log, anchors.csv (pytorch_baseline.py's CSV rows). Exit 1 when any step failed or timed out.
 #
 # GPU_REHEARSAL=1: the emulation build instead (tiny sizes everywhere, the emulator's detectors standing in for
 # compute-sanitizer: every run has all of them on, the tool name only labels it; the emulator's profile standing
@@ -31,15 +34,17 @@
 # predecessors (the profile then compares only the kernels those versions ran);
 # GPU_REPORT_JOBS (6; 2 rehearsing) runs that many sanitizer runs at once; GPU_REPORT_SCALE=2 doubles every
 # budget. The step budgets in seconds (small 60, sanitize 100, forum 220, profile 90 + 30 for the kernels its
-# first ncu pass missed) and the probe's 30 add up to 530: under 9 minutes whatever hangs. On an H200 the whole
-# report took 249 s with the forum step's time spent (docs/results/nvidia-h200/summary.txt).
+# first ncu pass missed) and the probe's 30 add up to 530: under 9 minutes whatever hangs; the anchors' 90 a
+# lesson (four lessons: 360) come on top, so where a device call allows 10 minutes, run them in a call of their
+# own (GPU_REPORT_STEPS="preflight anchors"). On an H200 the report without the anchors took 249 s with the
+# forum step's time spent (docs/results/nvidia-h200/summary.txt).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REHEARSAL=${GPU_REHEARSAL:-0}
 SCALE=${GPU_REPORT_SCALE:-1}
 JOBS=${GPU_REPORT_JOBS:-$([ "$REHEARSAL" = 1 ] && echo 2 || echo 6)}
-STEPS=${GPU_REPORT_STEPS:-preflight small sanitize forum profile}
+STEPS=${GPU_REPORT_STEPS:-preflight small sanitize forum profile anchors}
 START=$(date +%s)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpu-report.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -61,6 +66,7 @@ if [ -f "$HERE/payload.tar.xz" ]; then
     fi
     BIN=$ROOT/bin
     INPUTS=$ROOT/inputs
+    PLOTS=$ROOT/plots WHEELS=$ROOT/wheels
     BUNDLE_MODE=$(sed -n 's/^mode: //p' "$ROOT/MANIFEST")
     BINS=$(sed -n 's/^binaries: //p' "$ROOT/MANIFEST")
     CUDA_RT=$(sed -n 's/^cuda runtime: //p' "$ROOT/MANIFEST")
@@ -76,6 +82,7 @@ else
     REPO=$(cd "$HERE/../.." && pwd)
     BIN=${BIN:-$REPO/build$([ "$REHEARSAL" = 1 ] && echo /emu)}
     INPUTS=$REPO
+    PLOTS=$REPO/plots WHEELS=$REPO/build/anchor-wheels # make gpu-bundle fetches them there (ANCHOR_WHEELS)
     BINS="$(cd "$REPO" && ls lessons/lesson[0-9]*.c | sed 's|lessons/\(lesson[0-9]*\)\.c|\1|' | sort -V | tr '\n' ' ')"
     BINS="$BINS test_cuda planted_initcheck"
     CUDA_RT=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\),.*/\1/p')
@@ -156,6 +163,69 @@ run_queue() { # STEP LOGFILE STEP_SECONDS PARALLEL
     QUEUE=()
 }
 
+# ---- the anchors (plots/anchors.py): their wheels installed into a scratch target, then each lesson's rows ------
+# The python that holds torch: the GPU image's python3; rehearsing, TORCH_PYTHON or the first that imports torch
+SITE=$TMP/site
+torch_python() {
+    local c
+    for c in ${TORCH_PYTHON:-} python3 /usr/bin/python3; do
+        [ "$c" = none ] && return 1
+        command -v "$c" >/dev/null 2>&1 && "$c" -c 'import torch' 2>/dev/null && { echo "$c"; return 0; }
+    done
+    return 1
+}
+anchors_install() { # in the preflight: a failure is a FAIL row, and the rest of the report goes on
+    local py whl n=0
+    py=$(torch_python) || { row NOTE preflight "anchors: no python with torch here: their rows are not run"; return; }
+    for whl in "$WHEELS"/*.whl; do [ -f "$whl" ] && n=$((n + 1)); done
+    if [ $n = 0 ]; then row NOTE preflight "anchors: no wheels carried (make gpu-bundle packs them; ANCHOR_WHEELS=0 did not)"; return; fi
+    local pip=$py # pure-Python wheels: any python's pip can lay them into the target
+    "$pip" -m pip --version >/dev/null 2>&1 || pip=python3
+    if ! "$pip" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" "$WHEELS"/*.whl \
+        >"$TMP/pip" 2>&1; then
+        row FAIL preflight "anchors: pip install --no-index --no-deps --target failed: $(tail -1 "$TMP/pip")"
+        return
+    fi
+    row NOTE preflight "anchors: $n wheels installed into a scratch target (pip install --no-index --no-deps --target): $(cd "$WHEELS" && ls *.whl | tr '\n' ' ')"
+    local mod err
+    for mod in $(sed 's/#.*//' "$PLOTS/anchors.txt" | awk '$1 ~ /==/ && $1 !~ /^image/ {print $2}'); do
+        if err=$(PYTHONPATH=$SITE "$py" -c "import $mod" 2>&1); then
+            row PASS preflight "anchors: import $mod"
+        elif [ "$REHEARSAL" = 1 ]; then # no GPU, no Triton here: the route is rehearsed up to the import
+            row NOTE preflight "anchors: import $mod fails here (rehearsal, no GPU): $(echo "$err" | tail -1)"
+        else
+            row FAIL preflight "anchors: import $mod: $(echo "$err" | tail -1)"
+        fi
+    done
+}
+step_anchors() { # each lesson's anchors at its forum size (lesson 4: medium; rehearsed: tiny), one process each
+    local py L size rc line
+    py=$(torch_python) || { row NOTE anchors "not run: no python with torch"; return; }
+    for L in $LESSONS; do
+        grep -q "^    $L: \[" "$PLOTS/anchors.py" || continue
+        size=forum
+        [ "$L" = 4 ] && size=medium
+        [ "$REHEARSAL" = 1 ] && size=tiny
+        echo "== lesson $L --size $size --only-anchors" >>"$OUT/anchors.log"
+        PYTHONPATH=$SITE:$PLOTS timeout --kill-after=5 "$(budget 90)" "$py" "$PLOTS/pytorch_baseline.py" --lesson "$L" \
+            --size "$size" --only-anchors --repeat 3 --csv "$OUT/anchors.csv" >"$TMP/anchors" 2>&1
+        rc=$?
+        cat "$TMP/anchors" >>"$OUT/anchors.log"
+        [ $rc = 124 ] || [ $rc = 137 ] && row TIMEOUT anchors "lesson$L --size $size: over $(budget 90) s"
+        [ $rc = 0 ] || [ $rc = 124 ] || [ $rc = 137 ] || row FAIL anchors "lesson$L --size $size: exit $rc: $(tail -1 "$TMP/anchors")"
+        grep '^anchor ' "$TMP/anchors" | while read -r line; do
+            case $line in
+            *": FAIL"*) row FAIL anchors "lesson$L $line" ;;
+            *": skipped: GPU only"*) [ "$REHEARSAL" = 1 ] && row NOTE anchors "lesson$L $line" || row FAIL anchors "lesson$L $line" ;;
+            *) row NOTE anchors "lesson$L $line" ;;
+            esac
+        done
+        grep "^  lesson $L " "$TMP/anchors" | sed 's/  (median of.*//; s/^ *//' | while read -r line; do
+            row PASS anchors "$line"
+        done
+    done
+}
+
 # ---- preflight ----------------------------------------------------------------------------------------------
 GPU_NAME= GPU_MIB=
 FATAL=
@@ -220,6 +290,7 @@ preflight() {
         # the limits every version's fit check compares with (kernels/runtime/cuda_fit.h), as the lesson printed them
         grep -q '^GPU:' "$TMP/probe" && row NOTE preflight "$(grep -m1 '^GPU:' "$TMP/probe" | sed 's/^GPU: //')"
     fi
+    anchors_install
     [ -z "$FATAL" ] && [ $missing = 0 ] && row PASS preflight "$GPU_NAME: every binary there, every library loads"
     [ -z "$FATAL" ]
 }
@@ -412,7 +483,8 @@ PROFILE_ROWS=$([ -f "$HERE/profile_rows.py" ] && echo "$HERE/profile_rows.py" ||
 
 # ---- the run ----------------------------------------------------------------------------------------------------
 # GPU_REPORT_DIR, or docs/results/<gpu-name>: the name is known after preflight, so the files gather in a scratch
-# folder first; the eight names are cleared in the final folder, nothing else there is touched
+# folder first; the ten names are cleared in the final folder, nothing else there is touched
+REPORT_FILES="summary.txt preflight.log small.log sanitize.log forum.log results.csv profile.csv profile.log anchors.log anchors.csv"
 OUT=$TMP/out
 FINAL=${GPU_REPORT_DIR:-}
 mkdir -p "$OUT"
@@ -422,14 +494,14 @@ preflight || ok=0
 if [ -z "$FINAL" ]; then
     FINAL=docs/results/$(printf '%s' "${GPU_NAME:-no-gpu}" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-' | sed 's/--*/-/g; s/-$//')
 fi
-for s in small sanitize forum profile; do
+for s in small sanitize forum profile anchors; do
     case " $STEPS " in *" $s "*) ;; *) continue ;; esac
     if [ $ok = 0 ]; then row FAIL "$s" "not run: preflight failed ($FATAL)"; continue; fi
     say "step $s (at $(elapsed) s)"
     : >>"$OUT/$s.log" 2>/dev/null
     "step_$s"
 done
-case " $STEPS " in *" preflight small sanitize forum profile "*) ;; *) row NOTE steps "only: $STEPS (GPU_REPORT_STEPS)" ;; esac
+case " $STEPS " in *" preflight small sanitize forum profile anchors "*) ;; *) row NOTE steps "only: $STEPS (GPU_REPORT_STEPS)" ;; esac
 [ -n "$IMPLS" ] && row NOTE versions "only: $IMPLS (GPU_REPORT_IMPLS)"
 
 {
@@ -440,11 +512,11 @@ case " $STEPS " in *" preflight small sanitize forum profile "*) ;; *) row NOTE 
     n_pass=$(grep -c '^PASS' "$ROWS")
     echo "gpu-report: $n_pass PASS, $n_fail FAIL or TIMEOUT"
 } >"$OUT/summary.txt"
-for f in summary.txt preflight.log small.log sanitize.log forum.log results.csv profile.csv profile.log; do
-    [ -f "$OUT/$f" ] || : >"$OUT/$f" # the same eight files whatever ran: an empty one says its step did not
+for f in $REPORT_FILES; do
+    [ -f "$OUT/$f" ] || : >"$OUT/$f" # the same ten files whatever ran: an empty one says its step did not
 done
 mkdir -p "$FINAL"
-rm -f "$FINAL"/{summary.txt,preflight.log,small.log,sanitize.log,forum.log,results.csv,profile.csv,profile.log}
+for f in $REPORT_FILES; do rm -f "${FINAL:?}/$f"; done
 cp "$OUT"/* "$FINAL"/
 echo
 cat "$FINAL/summary.txt"

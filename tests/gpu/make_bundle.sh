@@ -10,6 +10,12 @@
 #                                inputs/  docs/results/emu/*_profile.csv (the emulated profiles, for profile.csv)
 #                                         and predicted_h*.csv (the model's times: the forum step's size choice)
 #                                profile_rows.py, MANIFEST (commit, mode, binaries, libraries, CUDA runtime)
+#                                wheels/  the anchors' wheels (plots/anchors.txt, fetched and checked against the GPU
+#                                         image's torch and triton by tests/gpu/anchor_wheels.py), which the report
+#                                         installs there into a scratch target
+#                                plots/   plots/pytorch_baseline.py, anchors.py and torch_peak/ (the anchors' rows),
+#                                         build/libpeak_alloc.so (the CPU peak counter: the rehearsal's runs)
+# ANCHOR_WHEELS=0 packs no wheels (a machine without PyPI): the report then says the anchors were not carried.
 #
 # The library list is read from the binaries' ldd, not typed: a CPU GEMM library a helper links in joins by
 # itself. Checked before the bundle is written: the ldd closure (every library of every binary resolves inside
@@ -52,6 +58,21 @@ done
 
 cp docs/results/emu/*_profile.csv docs/results/emu/predicted_h*.csv "$stage/inputs/docs/results/emu/"
 cp tests/gpu/profile_rows.py "$stage/"
+mkdir -p "$stage/plots/torch_peak" "$stage/build"
+cp plots/pytorch_baseline.py plots/anchors.py plots/anchors.txt "$stage/plots/"
+cp plots/torch_peak/__init__.py "$stage/plots/torch_peak/"
+make -s build/libpeak_alloc.so && cp build/libpeak_alloc.so "$stage/build/"
+anchors="not packed (ANCHOR_WHEELS=0)"
+if [ "${ANCHOR_WHEELS:-1}" != 0 ]; then
+    mkdir -p build/anchor-wheels "$stage/wheels"
+    python3 tests/gpu/anchor_wheels.py build/anchor-wheels ||
+        { echo "make_bundle: the anchors' wheels (plots/anchors.txt) could not be fetched or do not fit the GPU image; ANCHOR_WHEELS=0 packs none" >&2; exit 1; }
+    for pin in $(sed 's/#.*//' plots/anchors.txt | awk '$1 ~ /==/ && $1 !~ /^image/ {print $1}'); do
+        n=${pin%%==*} v=${pin#*==}
+        cp build/anchor-wheels/"${n//-/_}-$v"-*.whl "$stage/wheels/"
+    done
+    anchors=$(ls "$stage/wheels" | tr '\n' ' ')
+fi
 mode=native
 nm "$src/$1" 2>/dev/null | grep emu_mark_uninit >/dev/null && mode=emu # not grep -q: nm killed by SIGPIPE would fail the pipe (pipefail)
 {
@@ -60,6 +81,7 @@ nm "$src/$1" 2>/dev/null | grep emu_mark_uninit >/dev/null && mode=emu # not gre
     echo "mode: $mode"
     echo "cuda runtime: $( (nvcc --version 2>/dev/null || /usr/local/cuda/bin/nvcc --version) | sed -n 's/.*release \([0-9.]*\),.*/\1/p')"
     echo "binaries: $*"
+    echo "anchors: $anchors"
     echo "libraries: $(ls "$stage/lib" | tr '\n' ' ')"
     echo "machine libraries (not carried): $(for b; do ldd "$stage/bin/$b"; done | awk '{print $1}' | grep -E "$SYSTEM" | sort -u | tr '\n' ' ')"
 } >"$stage/MANIFEST"

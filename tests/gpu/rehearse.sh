@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/gpu/rehearse.sh BUNDLE_DIR - the GPU route rehearsed here (make gpu-rehearsal, CI): the emulation bundle
-# (make EMU=1 gpu-bundle) run by its own gpu-report.sh with GPU_REHEARSAL=1 must pass and write the eight files
+# (make EMU=1 gpu-bundle) run by its own gpu-report.sh with GPU_REHEARSAL=1 must pass and write the ten files
 # a GPU run writes; then four broken routes must fail, each for its own reason (seconds each):
 # a bundle with a binary removed, a bundle with a broken library, a checkout with no build/ at all, and (in the
 # preflight's probe run) a cuBLAS whose products are wrong, which lesson 1's validation must catch.
@@ -10,7 +10,7 @@ bundle=$1
 out=${GPU_REPORT_DIR:-build/gpu-rehearsal}
 t0=$(date +%s)
 status=0
-FILES="forum.log preflight.log profile.csv profile.log results.csv sanitize.log small.log summary.txt"
+FILES="anchors.csv anchors.log forum.log preflight.log profile.csv profile.log results.csv sanitize.log small.log summary.txt"
 
 # the emulated GPU holds PTX's fragment register order (EMU_WMMA_PTX=1; tests/cuda_emu/include/mma.h), the layout
 # lesson 3 cuda-v9 checks a GPU for and lesson 5 cuda-v5's paired loads take
@@ -24,7 +24,7 @@ if ! GPU_REHEARSAL=1 GPU_REPORT_DIR=$out GPU_REPORT_JOBS=${GPU_REPORT_JOBS:-2} G
 fi
 tail -1 "$out/summary.txt" 2>/dev/null
 if [ "$(ls "$out" 2>/dev/null | tr '\n' ' ')" != "$FILES " ]; then
-    echo "rehearse: $out holds [$(ls "$out" 2>/dev/null | tr '\n' ' ')], not the eight files [$FILES]"
+    echo "rehearse: $out holds [$(ls "$out" 2>/dev/null | tr '\n' ' ')], not the ten files [$FILES]"
     status=1
 fi
 
