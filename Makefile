@@ -86,7 +86,7 @@ RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c
 RUNTIME_CU := kernels/runtime/cuda_track.cu
 SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
               lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c \
-              lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c
+              lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c lessons/output_file.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(filter %.cu,$(1))))
@@ -167,8 +167,9 @@ TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(if
 ifeq ($(CUDA),1)
 TESTS   += $(BIN)/test_cuda
 endif
-# the preload allocator counter's own test, and the Python checks (snapshots replayed; torch where it imports)
-TESTS   += $(BIN)/test_peak_alloc tests/python_checks.sh
+# the preload allocator counter's own test, the Python checks (snapshots replayed; torch where it imports), and what
+# a run leaves on disk (every output whole or absent: tests/outputs_whole.sh)
+TESTS   += $(BIN)/test_peak_alloc tests/python_checks.sh tests/outputs_whole.sh
 
 # ---- top-level targets -----------------------------------------------------------------------------------
 .PHONY: all lessons docs check-docs gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
