@@ -149,6 +149,9 @@ static int parse_dims(const lesson *L, const char *arg, long long *dims)
     if (strlen(arg) >= sizeof buf) return cli_fail(L, "--dims '%s' is too long", arg);
     strcpy(buf, arg);
     if (!buf[0]) return cli_fail(L, "--dims needs NAME=VALUE pairs");
+    size_t len = strlen(buf); /* strtok_r below would skip an empty pair: "B=3," and "B=3,,G=2" are refused here */
+    if (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,"))
+        return cli_fail(L, "--dims '%s' has an empty pair (NAME=VALUE pairs, separated by single commas)", arg);
     unsigned given = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
@@ -206,9 +209,11 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
     case OPT_SEED: {
         errno = 0;
         char *end;
-        if (*val == '-' || !*val) return cli_fail(L, "--seed '%s' must be a non-negative integer", val);
+        if (*val == '-' || !*val)
+            return cli_fail(L, "--seed '%s' must be an integer from 0 to %llu", val, (unsigned long long)UINT64_MAX);
         o->seed = strtoull(val, &end, 10);
-        if (*end || errno == ERANGE) return cli_fail(L, "--seed '%s' must be a non-negative integer", val);
+        if (*end || errno == ERANGE)
+            return cli_fail(L, "--seed '%s' must be an integer from 0 to %llu", val, (unsigned long long)UINT64_MAX);
         return CLI_OK;
     }
     case OPT_CSV:
