@@ -251,9 +251,12 @@ plot-deps:
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq python3-matplotlib; } || \
 	  { echo "could not install matplotlib. Install it with:  python3 -m pip install matplotlib"; exit 1; }; }
 
-# Every figure (docs/img), the README's results table and the sweep tables in the lesson docs, from the CSVs.
+# Every figure (docs/img), the README's results table and the sweep tables in the lesson docs, from the CSVs of
+# docs/results/cpu. Another results folder (BENCH_DIR=docs/results/<gpu-name>) draws its figures into its own
+# img/ and leaves the README and the docs (the CPU's results) alone. No lessonN.csv found: an error, nothing changed.
+PLOTS_DIR := $(patsubst %/,%,$(or $(BENCH_DIR),docs/results/cpu))
 plots: plot-deps
-	$(PYTHON) plots/bench_plots.py --results $(or $(BENCH_DIR),docs/results/cpu) --out docs/img --readme README.md
+	$(PYTHON) plots/bench_plots.py --results $(PLOTS_DIR) $(if $(filter docs/results/cpu ./docs/results/cpu,	  $(PLOTS_DIR)),--out docs/img --readme README.md,--out $(PLOTS_DIR)/img --no-docs)
 
 # Re-run each lesson at the size its doc shows and paste the output into the doc or its appendix (between markers);
 # the list is docs/generated.txt, whose $$EMU lines run a lesson under the CUDA emulator (built here, into build/emu),
