@@ -120,9 +120,9 @@ static void usage(const lesson *L)
     printf("\nOptions may be abbreviated to a unique prefix; a repeated option: the last one wins; \"--\" ends the\n"
            "options. Exit status: 0 every implementation that ran is validated (PASS); 1 one FAILED validation\n"
            "against float64, or a memory formula disagreed with the tracker; 2 bad input (a flag, dimensions, an\n"
-           "output path); 3 out of memory; 4 nothing ran (every implementation was skipped: no device, over\n"
-           "--mem-limit or --time-limit); 5 an output file (--csv, --times, --timeline, --snapshot, --dump)\n"
-           "could not be written.\n");
+           "output path, two outputs on one file); 3 out of memory; 4 nothing ran (every implementation was\n"
+           "skipped: no device, over --mem-limit or --time-limit); 5 an output (--csv, --times, --timeline,\n"
+           "--snapshot, --dump, stdout) could not be written; every output file is then left as it was.\n");
 }
 
 static int find_size(const lesson *L, const char *name)

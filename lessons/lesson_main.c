@@ -385,7 +385,8 @@ static void print_ratios(const driver *dv)
     }
 }
 
-/* The tolerance an implementation is held to: its own where it has one (lesson_impl.tolerance), else the lesson's. */
+/* The tolerance an implementation is held to: its own where it has one (lesson_impl.tolerance), else the
+ * lesson's. */
 static double impl_tolerance(const driver *dv, int k)
 {
     const lesson_impl *im = &dv->L->impls[dv->res[k].impl];
@@ -410,7 +411,8 @@ static void list_with_tolerance(const driver *dv, int failed, const char *word, 
         const impl_row *r = &dv->res[k].row;
         if (!r->ran || r->failed != failed) continue;
         used += (size_t)snprintf(buf + used, len - used, "%s%s", i++ ? ", " : "", r->impl);
-        if (!shared && used < len) used += (size_t)snprintf(buf + used, len - used, " %s %.1e", word, impl_tolerance(dv, k));
+        if (!shared && used < len)
+            used += (size_t)snprintf(buf + used, len - used, " %s %.1e", word, impl_tolerance(dv, k));
     }
     if (shared && used < len) snprintf(buf + used, len - used, " %s %.1e", word, tol);
 }
@@ -578,7 +580,8 @@ static int check_distinct_outputs(const driver *dv)
         const char *slash = strrchr(path[i], '/'), *base = slash ? slash + 1 : path[i];
         size_t blen = strlen(base);
         char dir[4096];
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path[i]) + (slash == path[i]) : 1, slash ? path[i] : ".");
+        int dirlen = slash ? (int)(slash - path[i]) + (slash == path[i]) : 1;
+        snprintf(dir, sizeof dir, "%.*s", dirlen, slash ? path[i] : ".");
         if (dv->o.dump_dir && output_same_path(dir, dv->o.dump_dir) &&
             (strcmp(base, "meta.json") == 0 || (blen > 4 && strcmp(base + blen - 4, ".npy") == 0)))
             return cli_fail(dv->L, "%s %s is a file --dump %s writes or clears: each output needs its own", what[i],

@@ -162,8 +162,8 @@ static int stale_dump_file(const lesson *L, const char *name)
     if (!dot || dot == name + len - 4) return 0;
     size_t plen = (size_t)(dot - name);
     if (plen == 5 && strncmp(name, "input", 5) == 0) return 1;
-    if (lesson_cuda_alias_impl(L) >= 0 && plen == strlen(LESSON_CUDA_ALIAS) && strncmp(name, LESSON_CUDA_ALIAS, plen) == 0)
-        return 1;
+    int alias = lesson_cuda_alias_impl(L) >= 0 && plen == strlen(LESSON_CUDA_ALIAS);
+    if (alias && strncmp(name, LESSON_CUDA_ALIAS, plen) == 0) return 1;
     for (int i = 0; i < lesson_nimpls(L); i++)
         if (strlen(L->impls[i].name) == plen && strncmp(name, L->impls[i].name, plen) == 0) return 1;
     return 0;

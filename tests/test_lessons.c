@@ -564,7 +564,10 @@ static int toy_main_of(const lesson *L, char **argv, int argc, char *out, size_t
     return rc;
 }
 
-static int toy_main(char **argv, int argc, char *out, size_t len) { return toy_main_of(&toy_def, argv, argc, out, len); }
+static int toy_main(char **argv, int argc, char *out, size_t len)
+{
+    return toy_main_of(&toy_def, argv, argc, out, len);
+}
 
 START_TEST(validation_failure_exits_nonzero)
 {

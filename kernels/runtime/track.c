@@ -226,8 +226,8 @@ void *host_alloc_at(size_t bytes, const char *label, const char *file, int line)
     if (rounded < bytes) rounded = SIZE_MAX; /* overflow: let aligned_alloc refuse it below */
     void *p = rounded == SIZE_MAX ? NULL : lazy_host ? lazy_map(rounded) : aligned_alloc(256, rounded ? rounded : 256);
     if (!p) {
-        fprintf(stderr, "%s: out of host memory allocating %zu bytes for '%s'\n", program_invocation_short_name, bytes,
-                label ? label : "(unlabelled)");
+        fprintf(stderr, "%s: out of host memory allocating %zu bytes for '%s'\n", program_invocation_short_name,
+                bytes, label ? label : "(unlabelled)");
         exit(3);
     }
     if (poison_on) memset(p, 0xFF, bytes);
