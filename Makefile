@@ -86,7 +86,7 @@ RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c
 RUNTIME_CU := kernels/runtime/cuda_track.cu kernels/runtime/cuda_fit.cu
 SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
               lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c \
-              lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c
+              lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c lessons/output_file.c
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(filter %.cu,$(1))))
@@ -167,8 +167,9 @@ TESTS   := $(BIN)/test_runtime $(BIN)/test_lessons $(foreach n,$(LESSON_NS),$(if
 ifeq ($(CUDA),1)
 TESTS   += $(BIN)/test_cuda
 endif
-# the preload allocator counter's own test, and the Python checks (snapshots replayed; torch where it imports)
-TESTS   += $(BIN)/test_peak_alloc tests/python_checks.sh
+# the preload allocator counter's own test, the Python checks (snapshots replayed; torch where it imports), and what
+# a run leaves on disk (every output whole or absent: tests/outputs_whole.sh)
+TESTS   += $(BIN)/test_peak_alloc tests/python_checks.sh tests/outputs_whole.sh
 
 # ---- top-level targets -----------------------------------------------------------------------------------
 .PHONY: all lessons docs check-docs gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
@@ -250,9 +251,12 @@ plot-deps:
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq python3-matplotlib; } || \
 	  { echo "could not install matplotlib. Install it with:  python3 -m pip install matplotlib"; exit 1; }; }
 
-# Every figure (docs/img), the README's results table and the sweep tables in the lesson docs, from the CSVs.
+# Every figure (docs/img), the README's results table and the sweep tables in the lesson docs, from the CSVs of
+# docs/results/cpu. Another results folder (BENCH_DIR=docs/results/<gpu-name>) draws its figures into its own
+# img/ and leaves the README and the docs (the CPU's results) alone. No lessonN.csv found: an error, nothing changed.
+PLOTS_DIR := $(patsubst %/,%,$(or $(BENCH_DIR),docs/results/cpu))
 plots: plot-deps
-	$(PYTHON) plots/bench_plots.py --results $(or $(BENCH_DIR),docs/results/cpu) --out docs/img --readme README.md
+	$(PYTHON) plots/bench_plots.py --results $(PLOTS_DIR) $(if $(filter docs/results/cpu ./docs/results/cpu,	  $(PLOTS_DIR)),--out docs/img --readme README.md,--out $(PLOTS_DIR)/img --no-docs)
 
 # Re-run each lesson at the size its doc shows and paste the output into the doc or its appendix (between markers);
 # the list is docs/generated.txt, whose $$EMU lines run a lesson under the CUDA emulator (built here, into build/emu),

@@ -120,9 +120,9 @@ static void usage(const lesson *L)
     printf("\nOptions may be abbreviated to a unique prefix; a repeated option: the last one wins; \"--\" ends the\n"
            "options. Exit status: 0 every implementation that ran is validated (PASS); 1 one FAILED validation\n"
            "against float64, or a memory formula disagreed with the tracker; 2 bad input (a flag, dimensions, an\n"
-           "output path); 3 out of memory; 4 nothing ran (every implementation was skipped: no device, over\n"
-           "--mem-limit or --time-limit); 5 an output file (--csv, --times, --timeline, --snapshot, --dump)\n"
-           "could not be written.\n");
+           "output path, two outputs on one file); 3 out of memory; 4 nothing ran (every implementation was\n"
+           "skipped: no device, over --mem-limit or --time-limit); 5 an output (--csv, --times, --timeline,\n"
+           "--snapshot, --dump, stdout) could not be written; every output file is then left as it was.\n");
 }
 
 static int find_size(const lesson *L, const char *name)
@@ -149,6 +149,9 @@ static int parse_dims(const lesson *L, const char *arg, long long *dims)
     if (strlen(arg) >= sizeof buf) return cli_fail(L, "--dims '%s' is too long", arg);
     strcpy(buf, arg);
     if (!buf[0]) return cli_fail(L, "--dims needs NAME=VALUE pairs");
+    size_t len = strlen(buf); /* strtok_r below would skip an empty pair: "B=3," and "B=3,,G=2" are refused here */
+    if (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,"))
+        return cli_fail(L, "--dims '%s' has an empty pair (NAME=VALUE pairs, separated by single commas)", arg);
     unsigned given = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
@@ -206,9 +209,11 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
     case OPT_SEED: {
         errno = 0;
         char *end;
-        if (*val == '-' || !*val) return cli_fail(L, "--seed '%s' must be a non-negative integer", val);
+        if (*val == '-' || !*val)
+            return cli_fail(L, "--seed '%s' must be an integer from 0 to %llu", val, (unsigned long long)UINT64_MAX);
         o->seed = strtoull(val, &end, 10);
-        if (*end || errno == ERANGE) return cli_fail(L, "--seed '%s' must be a non-negative integer", val);
+        if (*end || errno == ERANGE)
+            return cli_fail(L, "--seed '%s' must be an integer from 0 to %llu", val, (unsigned long long)UINT64_MAX);
         return CLI_OK;
     }
     case OPT_CSV:

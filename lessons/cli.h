@@ -48,10 +48,10 @@ enum { CLI_OK = 0, CLI_HELP = 1, CLI_ERROR = 2 };
 enum {
     EXIT_PASS = 0,         /* every implementation that ran is validated and every formula equals the tracker */
     EXIT_FAILED = 1,       /* a FAIL against float64, a formula MISMATCH, or --repeat runs whose memory differed */
-    EXIT_BAD_INPUT = 2,    /* the command line, the dimensions, an output path that cannot be written */
+    EXIT_BAD_INPUT = 2,    /* the command line, the dimensions, an output path that cannot be written or is taken */
     EXIT_NO_MEMORY = 3,    /* an allocation failed (kernels/runtime/track.c exits with it) */
     EXIT_NOTHING_RAN = 4,  /* every implementation was skipped (no device, --mem-limit, --time-limit, unfit) */
-    EXIT_WRITE_FAILED = 5  /* --csv, --times, --timeline, --snapshot or --dump could not be written to the end */
+    EXIT_WRITE_FAILED = 5  /* --csv, --times, --timeline, --snapshot, --dump or stdout not written to the end */
 };
 
 /* CLI_OK: run. CLI_HELP: usage (or --version) was printed, exit 0. CLI_ERROR: one message was printed to stderr, exit 2. */

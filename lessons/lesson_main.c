@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "impl_gate.h"
 #include "lesson_output.h"
+#include "output_file.h"
 #include "run_estimate.h"
 #include "snapshot.h"
 #include "time_spread.h"
@@ -24,6 +25,7 @@
 
 #include "gpu_model.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,15 @@ typedef struct {
     int alias_skipped; /* how many faster versions "cuda" passed over because they do not fit (pick_alias) */
     gpu_model_result model[LESSON_MAX_IMPLS]; /* --gpu-model: each device row's prediction */
 } driver;
+
+/* The report is flushed before each long step and before stderr speaks; the first failure's errno is kept for
+ * check_stdout's message (a later flush of an emptied buffer succeeds and says nothing). */
+static int stdout_errno;
+static void flush_stdout(void)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
+}
 
 /* The driver holds the inputs, one result set per implementation and the float64 reference: refuse before
  * allocating anything if that alone overflows or is over the limit. */
@@ -106,7 +117,7 @@ static void print_header(const driver *dv)
             printf("  %s%s%lld", L->opts[k].flag, L->opts[k].takes_value ? " " : "=", dv->o.opts[k]);
     printf("   seed %llu   mem-limit %s (%s)\n", (unsigned long long)dv->o.seed, lim, limh);
     print_gpu(dv);
-    fflush(stdout);
+    flush_stdout();
 }
 
 /* What each row is and the lesson's model of it: after the verdict, before the details. */
@@ -217,7 +228,7 @@ static void announce_long(const driver *dv, int k)
     format_duration(s, est, sizeof est);
     if (runs > 1) printf("%s: about %s a run, %d runs (%s); running it\n", im->name, est, runs, how);
     else printf("%s: about %s (%s); running it\n", im->name, est, how);
-    fflush(stdout);
+    flush_stdout();
 }
 
 /* The share of the GEMM provider's peak a host implementation reached: the time its GEMMs take when each of its
@@ -243,7 +254,7 @@ static void say_device_skips(const driver *dv)
         why = r->note;
     }
     if (!why) return;
-    fflush(stdout);
+    flush_stdout();
     fprintf(stderr, "%s: skipped %s: %s; the rest ran\n", dv->L->program, names, why);
 }
 
@@ -313,7 +324,7 @@ static void run_all(driver *dv)
         if (too_slow(dv, im, &res->row)) continue;
         announce_long(dv, k);
         lesson_timeline_begin(L->program, dv->o.impl_name[k]);
-        snapshot_begin(L->program, dv->o.impl_name[k]);
+        snapshot_begin(dv->o.impl_name[k]);
         if (!im->device) gemm_cpu_record_begin();
         lesson_run_impl(L, dv->prob, dv->o.impl[k], dv->t, res);
         gemm_cpu_record_end();
@@ -342,7 +353,7 @@ static void announce_reference(const driver *dv)
         if (s < LONG_RUN_S) return;
         format_duration(s, est, sizeof est);
         printf("validation: about %s for the float64 reference (%s); running it\n", est, how);
-        fflush(stdout);
+        flush_stdout();
         return;
     }
 }
@@ -395,21 +406,45 @@ static void print_ratios(const driver *dv)
     }
 }
 
+/* The tolerance an implementation is held to: its own where it has one (lesson_impl.tolerance), else the
+ * lesson's. */
+static double impl_tolerance(const driver *dv, int k)
+{
+    const lesson_impl *im = &dv->L->impls[dv->res[k].impl];
+    return im->tolerance > 0 ? im->tolerance : lesson_tolerance(dv->L, dv->prob);
+}
+
+/* The implementations that ran with (failed) or without a FAIL, and their tolerance: one figure where they share
+ * it ("naive, cpu within 7.8e-03"), else each its own ("naive within 6.2e-02, cpu within 7.8e-03"). */
+static void list_with_tolerance(const driver *dv, int failed, const char *word, char *buf, size_t len)
+{
+    int n = 0, shared = 1;
+    double tol = 0.0;
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const impl_row *r = &dv->res[k].row;
+        if (!r->ran || r->failed != failed) continue;
+        if (n++ && impl_tolerance(dv, k) != tol) shared = 0;
+        tol = impl_tolerance(dv, k);
+    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0, i = 0; k < dv->o.nimpl && used < len; k++) {
+        const impl_row *r = &dv->res[k].row;
+        if (!r->ran || r->failed != failed) continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i++ ? ", " : "", r->impl);
+        if (!shared && used < len)
+            used += (size_t)snprintf(buf + used, len - used, " %s %.1e", word, impl_tolerance(dv, k));
+    }
+    if (shared && used < len) snprintf(buf + used, len - used, " %s %.1e", word, tol);
+}
+
 /* One line a learner can stop at: PASS or FAIL, why, and the exit status it gives. */
 static int print_verdict(const driver *dv, int failures, int mismatches)
 {
-    char ran[160] = "", failed[160] = "";
     int nran = 0, nskipped = 0;
     for (int k = 0; k < dv->o.nimpl; k++) {
-        const impl_row *r = &dv->res[k].row;
-        if (!r->ran) {
-            nskipped++;
-            continue;
-        }
-        char *list = r->failed ? failed : ran;
-        size_t used = strlen(list);
-        snprintf(list + used, 160 - used, "%s%s", used ? ", " : "", r->impl);
-        nran++;
+        if (dv->res[k].row.ran) nran++;
+        else nskipped++;
     }
     char skipped[48] = "";
     if (nskipped) snprintf(skipped, sizeof skipped, "; %d skipped (see the table)", nskipped);
@@ -422,7 +457,11 @@ static int print_verdict(const driver *dv, int failures, int mismatches)
     if (failures || mismatches || dv->unstable) {
         status = EXIT_FAILED;
         printf("FAIL:");
-        if (failures) printf(" %s over the tolerance %.1e against float64;", failed, lesson_tolerance(dv->L, dv->prob));
+        if (failures) {
+            char list[400];
+            list_with_tolerance(dv, 1, "over the tolerance", list, sizeof list);
+            printf(" %s against float64;", list);
+        }
         if (mismatches) printf(" %d memory formula%s disagree%s with the tracker (MISMATCH below);", mismatches,
                                mismatches == 1 ? "" : "s", mismatches == 1 ? "s" : "");
         if (dv->unstable) printf(" --repeat runs measured different memory;");
@@ -431,8 +470,9 @@ static int print_verdict(const driver *dv, int failures, int mismatches)
         printf("PASS (memory only): every memory formula equals the tracker; errors not measured (%s)%s\n",
                dv->ref_why, skipped);
     } else {
-        printf("PASS: %s within %.1e of the float64 reference, every memory formula equal to the tracker%s\n", ran,
-               lesson_tolerance(dv->L, dv->prob), skipped);
+        char list[400];
+        list_with_tolerance(dv, 0, "within", list, sizeof list);
+        printf("PASS: %s of the float64 reference, every memory formula equal to the tracker%s\n", list, skipped);
     }
     return status;
 }
@@ -482,8 +522,16 @@ static void print_details(const driver *dv)
            "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
     if (L->legend) printf("%s\n", L->legend);
     if (dv->ref_why) printf("max rel err: not measured (%s), so nothing is validated and no ratio is printed.\n", dv->ref_why);
-    else printf("max rel err = max |impl - ref| / max |ref| over every output and gradient against a float64\n"
-                "reference; FAIL above %.1e (%s).\n", lesson_tolerance(L, dv->prob), L->tolerance_why);
+    else {
+        char own[200] = ""; /* the implementations held to a tolerance of their own */
+        for (int k = 0; k < dv->o.nimpl; k++) {
+            size_t used = strlen(own);
+            if (dv->res[k].row.ran && impl_tolerance(dv, k) != lesson_tolerance(L, dv->prob))
+                snprintf(own + used, sizeof own - used, ", %s's own %.1e", rows[k].impl, impl_tolerance(dv, k));
+        }
+        printf("max rel err = max |impl - ref| / max |ref| over every output and gradient against a float64\n"
+               "reference; FAIL above %.1e%s (%s).\n", lesson_tolerance(L, dv->prob), own, L->tolerance_why);
+    }
     if (!dv->ref_why) /* where a run's time goes besides the implementations: on the CPU, not in any row */
         printf("validation took %.2f s: the float64 reference %.2f s (cblas_dgemm), the comparisons %.2f s\n",
                (dv->ref_ms + dv->compare_ms) * 1e-3, dv->ref_ms * 1e-3, dv->compare_ms * 1e-3);
@@ -503,27 +551,74 @@ static void print_details(const driver *dv)
     }
 }
 
-/* The files a run writes after its report; EXIT_WRITE_FAILED when one could not be written to the end. */
+/* The files a run writes after its report, all or none (output_file.h): each is written to a temporary and
+ * checked to the end; the first that fails is named, every temporary is removed and each path keeps what it held
+ * (EXIT_WRITE_FAILED); else all are renamed over their paths, and a --dump directory loses an earlier run's
+ * files that this run did not write. */
 static int write_outputs(driver *dv)
 {
     const lesson *L = dv->L;
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
-    int failed = 0;
-    if (dv->o.csv_path && report_csv(dv->o.csv_path, L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl) != 0)
-        failed = 1;
-    for (int k = 0; k < dv->o.nimpl && dv->o.times_path; k++)
-        if (rows[k].ran && report_times_csv(dv->o.times_path, L->number, dv->o.size_name, dv->dims, &rows[k],
-                                            dv->fwd_ms[k], dv->bwd_ms[k], dv->o.repeat) != 0)
-            failed = 1;
-    if (dv->o.dump_dir) {
-        lesson_dump_meta meta = {dv->o.seed, dv->o.size_name, dv->o.dims, dv->o.opts};
-        if (lesson_dump(L, dv->prob, dv->o.dump_dir, dv->t, dv->res, dv->o.nimpl, &meta) != 0) failed = 1;
-        else printf("\nwrote .npy files and meta.json to %s\n", dv->o.dump_dir);
+    int failed = lesson_timeline_close(1) != 0; /* the one written as the run went: where a full disk shows first */
+    failed = snapshot_close(!failed) != 0 || failed;
+    if (!failed && dv->o.csv_path) {
+        output_file *f = output_open("--csv", dv->o.csv_path, 1);
+        if (f) report_csv(output_stream(f), L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl);
+        failed = !f || output_close(f) != 0;
     }
-    if (lesson_timeline_close() != 0) failed = 1;
-    if (snapshot_close() != 0) failed = 1;
-    return failed ? EXIT_WRITE_FAILED : 0;
+    if (!failed && dv->o.times_path) {
+        output_file *f = output_open("--times", dv->o.times_path, 1);
+        for (int k = 0; k < dv->o.nimpl && f; k++)
+            if (rows[k].ran) report_times_csv(output_stream(f), L->number, dv->o.size_name, dv->dims, &rows[k],
+                                              dv->fwd_ms[k], dv->bwd_ms[k], dv->o.repeat);
+        failed = !f || output_close(f) != 0;
+    }
+    if (!failed && dv->o.dump_dir) {
+        lesson_dump_meta meta = {dv->o.seed, dv->o.size_name, dv->o.dims, dv->o.opts};
+        failed = lesson_dump(L, dv->prob, dv->o.dump_dir, dv->t, dv->res, dv->o.nimpl, &meta) != 0;
+    }
+    if (failed || output_publish() != 0) {
+        output_discard();
+        return EXIT_WRITE_FAILED;
+    }
+    if (dv->o.dump_dir && lesson_dump_report(L, dv->o.dump_dir, stdout) != 0) return EXIT_WRITE_FAILED;
+    return 0;
+}
+
+/* Two outputs naming one file would leave only the last one written: refused before anything runs, as is a file
+ * output inside the --dump directory under a name the dump writes or clears (meta.json, *.npy). */
+static int check_distinct_outputs(const driver *dv)
+{
+    const char *what[] = {"--csv", "--times", "--timeline", "--snapshot"};
+    const char *path[] = {dv->o.csv_path, dv->o.times_path, dv->o.timeline_path, dv->o.snapshot_path};
+    for (int i = 0; i < 4; i++) {
+        if (!path[i]) continue;
+        for (int j = i + 1; j < 4; j++)
+            if (path[j] && output_same_path(path[i], path[j]))
+                return cli_fail(dv->L, "%s %s and %s %s name the same file: each output needs its own", what[i],
+                                path[i], what[j], path[j]);
+        const char *slash = strrchr(path[i], '/'), *base = slash ? slash + 1 : path[i];
+        size_t blen = strlen(base);
+        char dir[4096];
+        int dirlen = slash ? (int)(slash - path[i]) + (slash == path[i]) : 1;
+        snprintf(dir, sizeof dir, "%.*s", dirlen, slash ? path[i] : ".");
+        if (dv->o.dump_dir && output_same_path(dir, dv->o.dump_dir) &&
+            (strcmp(base, "meta.json") == 0 || (blen > 4 && strcmp(base + blen - 4, ".npy") == 0)))
+            return cli_fail(dv->L, "%s %s is a file --dump %s writes or clears: each output needs its own", what[i],
+                            path[i], dv->o.dump_dir);
+    }
+    return CLI_OK;
+}
+
+/* stdout is an output too (`> /dev/full`, a closed pipe): a report that did not reach it is one message, exit 5. */
+static int check_stdout(const lesson *L)
+{
+    flush_stdout();
+    if (!ferror(stdout)) return 0;
+    fprintf(stderr, "%s: writing the report to stdout failed: %s\n", L->program,
+            stdout_errno ? strerror(stdout_errno) : "a write did not complete");
+    return EXIT_WRITE_FAILED;
 }
 
 /* --predict: nothing runs and nothing is allocated; each implementation's formula is printed and, with --csv,
@@ -535,6 +630,7 @@ static int predict_only(driver *dv)
     if (dv->o.dump_dir || dv->o.timeline_path || dv->o.snapshot_path || dv->o.times_path || dv->o.repeat > 1)
         return cli_fail(L, "--predict runs nothing: --dump, --timeline, --snapshot, --times and --repeat do not apply");
     if (report_prepare_outputs(L->program, dv->o.csv_path, NULL) != 0) return EXIT_BAD_INPUT;
+    output_init(L->program);
     print_header(dv);
     print_about(dv);
     printf("\n");
@@ -547,9 +643,15 @@ static int predict_only(driver *dv)
     }
     printf("--predict: nothing runs. Memory formulas (docs/lesson-%d.md):\n", L->number);
     report_predictions(stdout, rows, dv->o.nimpl);
-    if (dv->o.csv_path && report_csv(dv->o.csv_path, L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl) != 0)
-        return EXIT_WRITE_FAILED;
-    return EXIT_PASS;
+    if (dv->o.csv_path) {
+        output_file *f = output_open("--csv", dv->o.csv_path, 1);
+        if (f) report_csv(output_stream(f), L->number, dv->o.size_name, dv->dims, rows, dv->o.nimpl);
+        if (!f || output_close(f) != 0 || output_publish() != 0) {
+            output_discard();
+            return EXIT_WRITE_FAILED;
+        }
+    }
+    return check_stdout(L);
 }
 
 int lesson_main(const lesson *L, int argc, char **argv)
@@ -558,8 +660,9 @@ int lesson_main(const lesson *L, int argc, char **argv)
     lesson_problem prob;
     memset(&dv, 0, sizeof dv);
     dv.L = L;
+    stdout_errno = 0;
     int rc = cli_parse(L, argc, argv, &dv.o);
-    if (rc == CLI_HELP) return fflush(stdout) == 0 && !ferror(stdout) ? EXIT_PASS : EXIT_WRITE_FAILED;
+    if (rc == CLI_HELP) return check_stdout(L);
     if (rc != CLI_OK) return EXIT_BAD_INPUT;
     cli_format_dims(L, dv.o.dims, dv.dims, sizeof dv.dims);
     const char *bad = L->make_problem(dv.o.dims, dv.o.opts, &prob);
@@ -568,10 +671,17 @@ int lesson_main(const lesson *L, int argc, char **argv)
     if (dv.o.predict) return predict_only(&dv);
     if (check_driver_bytes(&dv) != 0) return EXIT_BAD_INPUT;
     pick_alias(&dv);
-    if (report_prepare_outputs(L->program, dv.o.csv_path, dv.o.dump_dir) != 0) return EXIT_BAD_INPUT;
-    if (report_prepare_times(L->program, dv.o.times_path) != 0) return EXIT_BAD_INPUT;
-    if (dv.o.timeline_path && lesson_timeline_open(L->program, dv.o.timeline_path) != 0) return EXIT_BAD_INPUT;
-    if (dv.o.snapshot_path && snapshot_open(L->program, dv.o.snapshot_path) != 0) return EXIT_BAD_INPUT;
+    if (check_distinct_outputs(&dv) != CLI_OK) return EXIT_BAD_INPUT;
+    output_init(L->program); /* from here a signal or an exit removes what the run has begun to write */
+    if (report_prepare_outputs(L->program, dv.o.csv_path, dv.o.dump_dir) != 0 ||
+        report_prepare_times(L->program, dv.o.times_path) != 0 ||
+        (dv.o.timeline_path && lesson_timeline_open(dv.o.timeline_path) != 0) ||
+        (dv.o.snapshot_path && snapshot_open(L->program, dv.o.snapshot_path) != 0)) {
+        lesson_timeline_close(0);
+        snapshot_close(0);
+        output_discard();
+        return EXIT_BAD_INPUT;
+    }
 
     if (lesson_dry()) { /* the emulator's dry run: address space only, nothing filled (lesson.h) */
         track_set_lazy_host(1);
@@ -584,7 +694,7 @@ int lesson_main(const lesson *L, int argc, char **argv)
     int failures = validate(&dv);
     int status = print_summary(&dv, failures);
     print_details(&dv);
-    fflush(stdout);
+    flush_stdout();
     if (status == EXIT_NOTHING_RAN)
         fprintf(stderr, "%s: no implementation ran (each was skipped: see the table)\n", L->program);
     if (failures) fprintf(stderr, "%s: %d implementation(s) FAILED validation against float64 (see the table)\n", L->program, failures);
@@ -597,6 +707,6 @@ int lesson_main(const lesson *L, int argc, char **argv)
     for (int k = 0; k < dv.o.nimpl; k++) lesson_result_free(L, &dv.res[k]);
     lesson_free_slots(L, dv.t);
     if (track_report_live(stderr) != 0) status = EXIT_FAILED;
-    if (fflush(stdout) != 0 || ferror(stdout)) status = status ? status : EXIT_WRITE_FAILED; /* `> /dev/full` */
-    return status;
+    int out = check_stdout(L);
+    return status ? status : out;
 }

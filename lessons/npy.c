@@ -4,10 +4,8 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 
-int npy_write(const char *path, const void *data, dtype t, int ndim, const size_t *shape)
+int npy_write_stream(FILE *f, const void *data, dtype t, int ndim, const size_t *shape)
 {
     char dict[256];
     int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", dtype_npy_descr(t));
@@ -21,8 +19,6 @@ int npy_write(const char *path, const void *data, dtype t, int ndim, const size_
     size_t total = (preamble + (size_t)len + 1 + 63) / 64 * 64;
     size_t pad = total - preamble - (size_t)len - 1;
 
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
     unsigned short hlen = (unsigned short)(total - preamble);
     unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
                               (unsigned char)(hlen >> 8)};
@@ -30,43 +26,17 @@ int npy_write(const char *path, const void *data, dtype t, int ndim, const size_
     for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
     ok = ok && fputc('\n', f) != EOF;
     ok = ok && fwrite(data, dtype_size(t), count, f) == count;
-    int err = ok ? 0 : errno;
+    if (!ok && !errno) errno = EIO;
+    return ok ? 0 : -1;
+}
+
+int npy_write(const char *path, const void *data, dtype t, int ndim, const size_t *shape)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    errno = 0;
+    int err = npy_write_stream(f, data, t, ndim, shape) == 0 ? 0 : errno;
     if (fclose(f) != 0 && !err) err = errno ? errno : EIO; /* a full disk shows here, when the buffer is written */
-    if (!ok && !err) err = EIO;
     errno = err;
     return err ? -1 : 0;
-}
-
-int npy_make_dir(const char *dir)
-{
-    char buf[4096];
-    if (strlen(dir) >= sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    strcpy(buf, dir);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-            *p = c;
-            if (!c) break;
-        }
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0) return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
-int npy_dump(const char *dir, const char *prefix, const char *name, const void *data, dtype t, int ndim,
-             const size_t *shape)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s.%s.npy", dir, prefix, name);
-    return npy_write(path, data, t, ndim, shape);
 }

@@ -1,7 +1,7 @@
 #include "report.h"
 
 #define _DEFAULT_SOURCE /* access() */
-#include "npy.h"
+#include "output_file.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -96,26 +96,37 @@ static const char CSV_HEADER[] =
     "lesson,impl,size,dims,peak_bytes,forward_live_bytes,allocs,forward_ms,backward_ms,max_rel_err,device,"
     "gemm_share\n";
 
-/* path must be appendable and, if it has content, start with exactly header. -1 and one message otherwise. */
+/* path must be appendable: its directory writable and, if it is a file with content, its first line exactly
+ * header. Nothing is created here (output_file.h makes the temporary at the end of the run). A device or FIFO
+ * (/dev/null, /dev/full) is written in place and has no header to read. -1 and one message otherwise. */
 static int check_appendable(const char *program, const char *flag, const char *path, const char *header)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "%s: %s %s is a directory\n", program, flag, path);
-        return -1;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "%s: %s %s is a directory\n", program, flag, path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) return 0;
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            fprintf(stderr, "%s: cannot open %s %s for appending: %s\n", program, flag, path, strerror(errno));
+            return -1;
+        }
+        char first[160] = "";
+        int empty = fgets(first, sizeof first, f) == NULL;
+        fclose(f);
+        if (!empty && strcmp(first, header) != 0) {
+            fprintf(stderr, "%s: %s %s has content that is not a lesson CSV (its first line is not the header "
+                            "lesson,impl,...); refusing to append\n", program, flag, path);
+            return -1;
+        }
     }
-    FILE *f = fopen(path, "a+");
-    if (!f) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+    if (access(dir, W_OK | X_OK) != 0) {
         fprintf(stderr, "%s: cannot open %s %s for appending: %s\n", program, flag, path, strerror(errno));
-        return -1;
-    }
-    char first[160] = "";
-    rewind(f);
-    int empty = fgets(first, sizeof first, f) == NULL;
-    fclose(f);
-    if (!empty && strcmp(first, header) != 0) {
-        fprintf(stderr, "%s: %s %s has content that is not a lesson CSV (its first line is not the header "
-                        "lesson,impl,...); refusing to append\n", program, flag, path);
         return -1;
     }
     return 0;
@@ -125,7 +136,7 @@ int report_prepare_outputs(const char *program, const char *csv_path, const char
 {
     if (csv_path && check_appendable(program, "--csv", csv_path, CSV_HEADER) != 0) return -1;
     if (dump_dir) {
-        if (npy_make_dir(dump_dir) != 0 || access(dump_dir, W_OK) != 0) {
+        if (output_make_dir(dump_dir) != 0 || access(dump_dir, W_OK) != 0) {
             fprintf(stderr, "%s: --dump %s is not a writable directory (%s)\n", program, dump_dir, strerror(errno));
             return -1;
         }
@@ -133,33 +144,15 @@ int report_prepare_outputs(const char *program, const char *csv_path, const char
     return 0;
 }
 
-/* Opens path for appending, writing header first when the file is new or empty; NULL (and a message) on failure. */
-static FILE *open_csv(const char *path, const char *header)
+/* The header where the stream is still empty: a new file, an empty one, or a device. */
+static void header_if_new(FILE *f, const char *header)
 {
-    struct stat st;
-    int need_header = stat(path, &st) != 0 || st.st_size == 0;
-    FILE *f = fopen(path, "a");
-    if (!f) {
-        fprintf(stderr, "error: cannot open %s for appending: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    if (need_header) fputs(header, f);
-    return f;
+    if (ftell(f) <= 0) fputs(header, f);
 }
 
-static int close_csv(FILE *f, const char *path)
+void report_csv(FILE *f, int lesson, const char *size, const char *dims, const impl_row *rows, int n)
 {
-    int lost = ferror(f); /* a write that failed before the last one: fclose alone would not say */
-    if (fclose(f) == 0 && !lost) return 0;
-    if (lost && !errno) errno = EIO;
-    fprintf(stderr, "error: writing %s failed: %s\n", path, strerror(errno));
-    return -1;
-}
-
-int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n)
-{
-    FILE *f = open_csv(path, CSV_HEADER);
-    if (!f) return -1;
+    header_if_new(f, CSV_HEADER);
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         if (r->predicted && !r->ran) {
@@ -178,7 +171,6 @@ int report_csv(const char *path, int lesson, const char *size, const char *dims,
         if (!isnan(r->gemm_share)) fprintf(f, "%.4g", r->gemm_share);
         fputc('\n', f);
     }
-    return close_csv(f, path);
 }
 
 static const char TIMES_HEADER[] = "lesson,impl,size,dims,run,forward_ms,backward_ms,device\n";
@@ -188,15 +180,13 @@ int report_prepare_times(const char *program, const char *path)
     return path ? check_appendable(program, "--times", path, TIMES_HEADER) : 0;
 }
 
-int report_times_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *row,
-                     const double *forward_ms, const double *backward_ms, int runs)
+void report_times_csv(FILE *f, int lesson, const char *size, const char *dims, const impl_row *row,
+                      const double *forward_ms, const double *backward_ms, int runs)
 {
-    FILE *f = open_csv(path, TIMES_HEADER);
-    if (!f) return -1;
+    header_if_new(f, TIMES_HEADER);
     for (int k = 0; k < runs; k++)
         fprintf(f, "%d,%s,%s,\"%s\",%d,%.4f,%.4f,%s\n", lesson, row->impl, size, dims, k + 1, forward_ms[k],
                 backward_ms[k], row->device);
-    return close_csv(f, path);
 }
 
 void report_launches(FILE *f, const impl_row *rows, int n)

@@ -59,18 +59,20 @@ void report_graphs(FILE *f, const impl_row *rows, int n);
 /* Prints "predicted vs measured" per implementation; returns the number of mismatches (f NULL: only counts). */
 int report_predictions(FILE *f, const impl_row *rows, int n);
 /* Checks --csv and --dump before anything runs, so a bad path fails in a second, not after the lesson: the
- * CSV must be appendable and, if it already has content, start with exactly the header above (a lesson never
- * appends to some other file); the dump directory is created and must be writable. Prints one message
+ * CSV's directory must be writable and the CSV, if it already has content, start with exactly the header above
+ * (a lesson never appends to some other file); the CSV is not created here. The dump directory is created
+ * (output_make_dir: removed again if the run writes nothing into it) and must be writable. Prints one message
  * prefixed with program and returns -1 on failure. Either path may be NULL. */
 int report_prepare_outputs(const char *program, const char *csv_path, const char *dump_dir);
-/* Appends rows to path, writing the header first if the file is new or empty. 0 on success. */
-int report_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *rows, int n);
+/* Appends rows to f, the CSV so far (lessons/output_file.h's temporary), the header first if f is empty. The
+ * caller's output_close checks that they were written. */
+void report_csv(FILE *f, int lesson, const char *size, const char *dims, const impl_row *rows, int n);
 
 /* --times: every timed run of a --repeat, one row each, so a plot can show the spread around the median:
  *   lesson,impl,size,dims,run,forward_ms,backward_ms,device
  * report_prepare_times checks the file like --csv (appendable; if not empty, this header first). */
 int report_prepare_times(const char *program, const char *path);
-int report_times_csv(const char *path, int lesson, const char *size, const char *dims, const impl_row *row,
-                     const double *forward_ms, const double *backward_ms, int runs);
+void report_times_csv(FILE *f, int lesson, const char *size, const char *dims, const impl_row *row,
+                      const double *forward_ms, const double *backward_ms, int runs);
 
 #endif

@@ -5,6 +5,7 @@
  * that called host_alloc would re-enter the tracker it observes. */
 #include "snapshot.h"
 #include "snapshot_allocator.h"
+#include "output_file.h"
 
 #include "../kernels/runtime/track.h"
 
@@ -21,7 +22,8 @@ typedef struct {
     uint64_t addr;           /* the viewer's address (snapshot_allocator.h) */
     const char *label;       /* the tracker's label (it keeps every label for the program's life) */
     const char *impl;        /* the implementation that ran */
-    size_t seq;              /* event number within the implementation's run */
+    const char *run_file;    /* where the driver began its run (snapshot_begin's call) */
+    int run_line;
     const char *file;        /* the allocating call's source file (a string literal, __FILE__), NULL if unknown */
     int line;                /* and its line; a free repeats its allocation's site */
 } snap_event;
@@ -32,10 +34,12 @@ typedef struct {
     unsigned char domain;
 } snap_live;
 
+static output_file *out_file;
 static FILE *out;
-static const char *out_path, *program_name, *run_impl;
+static const char *program_name, *run_impl, *run_file;
+static int run_line;
 static snap_event *events;
-static size_t nevents, cap_events, run_seq;
+static size_t nevents, cap_events;
 static snap_live *live;
 static size_t nlive, cap_live;
 static track_observer chained;
@@ -57,7 +61,7 @@ static snap_event *add_event(snap_event e)
 {
     if (grow((void **)&events, &cap_events, nevents + 1, sizeof *events) != 0) return NULL;
     e.impl = run_impl;
-    e.seq = run_seq++;
+    e.run_file = run_file, e.run_line = run_line;
     events[nevents] = e;
     return &events[nevents++];
 }
@@ -121,22 +125,18 @@ static void segment_released(void *ctx, size_t s)
 
 int snapshot_open(const char *program, const char *path)
 {
-    out = fopen(path, "wb");
-    if (!out) {
-        fprintf(stderr, "%s: cannot write --snapshot %s: %s\n", program, path, strerror(errno));
-        return -1;
-    }
-    out_path = path;
+    out_file = output_open("--snapshot", path, 0);
+    if (!out_file) return -1;
+    out = output_stream(out_file);
     program_name = program;
     return 0;
 }
 
-void snapshot_begin(const char *program, const char *impl)
+void snapshot_begin_at(const char *impl, const char *file, int line)
 {
-    (void)program;
     if (!out) return;
     run_impl = impl;
-    run_seq = 0;
+    run_file = file, run_line = line;
     /* each implementation starts from an empty cache, as after torch.cuda.empty_cache(): its segments are its own;
      * the last one's stay reserved, as PyTorch keeps them, and are the snapshot's segments */
     if (runs++)
@@ -206,9 +206,10 @@ static void frame(const char *name, const char *filename, int64_t line)
     pk_dict_end();
 }
 
-/* frames, innermost first as PyTorch writes them: the allocating call (the tracker's label as the function, its
- * source file and line), then the run (the implementation, the event number as the line). The viewer shows them
- * as a stack: "optimized/maxsim_fused.c:125 out (I,M) f32" over "build/lesson3 --impl cpu:4". */
+/* frames, innermost first as PyTorch writes them (the viewer shows each as filename:line:name): the allocating
+ * call (its source file and line, the tracker's label as the function), then the run (where the driver began it,
+ * "<program> --impl <impl>" as the function): "optimized/maxsim_fused.c:125:out (I,M) f32" over
+ * "lessons/lesson_main.c:301:lesson3 --impl cpu". */
 static void frames(const snap_event *e)
 {
     char run[256];
@@ -216,7 +217,7 @@ static void frames(const snap_event *e)
     pk_str("frames");
     fputs("](", out);
     if (e->kind != 'S') frame(e->label, e->file ? e->file : "(registered without a site)", e->line);
-    frame(e->impl, run, (int64_t)e->seq);
+    frame(run, e->run_file ? e->run_file : "(run without a site)", e->run_line);
     pk_list_end();
 }
 
@@ -315,18 +316,22 @@ static void write_snapshot(void)
     fputc('.', out); /* STOP */
 }
 
-int snapshot_close(void)
+int snapshot_close(int keep)
 {
     if (!out) return 0;
-    write_snapshot();
-    int failed = ferror(out) | (fclose(out) != 0) | out_of_memory;
-    if (failed) fprintf(stderr, "%s: could not write --snapshot %s%s\n", program_name, out_path,
-                        out_of_memory ? " (out of memory recording the events)" : "");
-    out = NULL;
+    int failed = 0;
+    if (keep) {
+        write_snapshot();
+        if (out_of_memory) fprintf(stderr, "%s: could not write --snapshot: out of memory recording the events\n",
+                                   program_name);
+        failed = out_of_memory ? -1 : output_close(out_file); /* output_close names the file when it fails */
+    }
+    out = NULL, out_file = NULL;
     free(events);
     free(live);
     events = NULL, live = NULL;
     nevents = cap_events = nlive = cap_live = 0;
+    out_of_memory = 0;
     sa_reset();
     runs = 0;
     return failed ? -1 : 0;

@@ -5,7 +5,7 @@
                                  [--readme README.md]
 
 From whatever CSVs exist under --results (lessonN.csv, lessonN_runs.csv, lessonN_timeline.csv, written by
-plots/bench.sh) it draws, per lesson:
+plots/bench.sh; none at all is an error that draws and changes nothing) it draws, per lesson:
   lessonN_memory.png    peak bytes against the sweep's axis, log scales (MiB below half a GiB); measured points
                         filled, predicted ones (device "predicted": the memory formula, not run) hollow; the
                         memory of real GPUs (16, 24, 80 GiB) where the data comes within a decade of it; the
@@ -564,6 +564,11 @@ def main():
     ap.add_argument("--no-docs", action="store_true", help="draw figures only; leave README and docs alone")
     a = ap.parse_args()
     lessons = read_sweeps(a.sweeps)
+    found = [n for n in lessons if os.path.exists(os.path.join(a.results, f"lesson{n}.csv"))]
+    if not found:  # a mistyped folder must not turn the README's table into "no results yet" rows
+        print(f"bench_plots: no lessonN.csv under {a.results} (run `make bench`, or name the folder that has "
+              "them): nothing drawn, no table changed", file=sys.stderr)
+        return 1
     os.makedirs(a.out, exist_ok=True)
     written, notes, data = [], [], {}
     for lesson, spec in lessons.items():

@@ -284,7 +284,10 @@ START_TEST(cli_rejects_bad_input)
         {"--dims B", "is not NAME=VALUE"},
         {"--impl gpu", "unknown implementation 'gpu'"},
         {"--impl cpu,cpu", "'cpu' is listed twice"},
-        {"--seed -1", "must be a non-negative integer"},
+        {"--seed -1", "--seed '-1' must be an integer from 0 to 18446744073709551615"},
+        {"--seed 12345678901234567890123", "must be an integer from 0 to 18446744073709551615"},
+        {"--dims B=3,", "--dims 'B=3,' has an empty pair"},
+        {"--dims B=3,,G=2", "--dims 'B=3,,G=2' has an empty pair"},
         {"--mem-limit 12X", "is not a positive size"},
         {"--time-limit 0", "must be a whole number of seconds"},
         {"--csv", "option --csv needs a value"},
@@ -537,7 +540,7 @@ static const lesson toy_def = {
 };
 
 /* lesson_main(argv) with stdout and stderr captured into out; returns its status. */
-static int toy_main(char **argv, int argc, char *out, size_t len)
+static int toy_main_of(const lesson *L, char **argv, int argc, char *out, size_t len)
 {
     char path[] = "/tmp/lesson_toy_XXXXXX";
     int fd = mkstemp(path);
@@ -547,7 +550,7 @@ static int toy_main(char **argv, int argc, char *out, size_t len)
     int so = dup(1), se = dup(2);
     dup2(fd, 1);
     dup2(fd, 2);
-    int rc = lesson_main(&toy_def, argc, argv);
+    int rc = lesson_main(L, argc, argv);
     fflush(stdout);
     fflush(stderr);
     dup2(so, 1);
@@ -559,6 +562,11 @@ static int toy_main(char **argv, int argc, char *out, size_t len)
     close(fd);
     unlink(path);
     return rc;
+}
+
+static int toy_main(char **argv, int argc, char *out, size_t len)
+{
+    return toy_main_of(&toy_def, argv, argc, out, len);
 }
 
 START_TEST(validation_failure_exits_nonzero)
@@ -574,6 +582,21 @@ START_TEST(validation_failure_exits_nonzero)
 }
 END_TEST
 
+/* An implementation held to a tolerance of its own (lesson_impl.tolerance, as lesson 5's naive is): the verdict and
+ * the tolerance line print each one's, not the lesson's for all. */
+START_TEST(each_impl_printed_with_its_own_tolerance)
+{
+    static char out[1 << 15];
+    lesson own = toy_def;
+    own.impls[1].tolerance = 1e-2; /* wrong's error, 5.0e-03, is within it and over the lesson's 1e-6 */
+    char *argv[] = {"toy", NULL};
+    ck_assert_int_eq(toy_main_of(&own, argv, 1, out, sizeof out), 0);
+    ck_assert_output(strstr(out, "PASS: right within 1.0e-06, wrong within 1.0e-02 of the float64 reference") &&
+                     strstr(out, "FAIL above 1.0e-06, wrong's own 1.0e-02 ("), out,
+                     "the verdict or the tolerance line does not give wrong its own tolerance");
+}
+END_TEST
+
 static Suite *lessons_suite(void)
 {
     Suite *s = suite_create("lessons");
@@ -582,6 +605,7 @@ static Suite *lessons_suite(void)
     tcase_add_loop_test(def, every_impl_validates_against_float64, 0, nlessons);
     tcase_add_loop_test(def, same_seed_same_bits, 0, nlessons);
     tcase_add_test(def, validation_failure_exits_nonzero);
+    tcase_add_test(def, each_impl_printed_with_its_own_tolerance);
     tcase_set_timeout(def, 300);
     suite_add_tcase(s, def);
     TCase *cli = tcase_create("binaries");

@@ -11,7 +11,8 @@ snapshot with Python's pickle, and checks:
   - the most bytes live at once in the replay is each implementation's peak in the --csv row;
   - every block allocated is freed, at a size equal to its allocation's;
   - each event's inner frame is its allocating call: a source file of this repository and a line that calls
-    host_alloc / dev_alloc (or a wrapper), the outer frame the run (program and --impl);
+    host_alloc / dev_alloc (or a wrapper), the outer frame the run: named "<program> --impl <impl>", at the source
+    line that began it (a call of snapshot_begin), so the viewer's filename:line:name reads as a stack;
   - the addresses are laid out as PyTorch's CUDA caching allocator lays them (lessons/snapshot_allocator.h), by a
     replay of its rules written here from the trace alone: every block lies inside a reserved segment and overlaps
     no other; a segment is reserved (segment_alloc) only when no free range of its pool fits the request, at the
@@ -85,6 +86,26 @@ def check_site(e):
         if not any("_alloc" in x for x in lines):
             fail(f"'{f['name']}': {f['filename']}:{f['line']} does not call an allocator: {lines}")
         SITES_SEEN[key] = f["name"]
+
+
+RUNS_SEEN = set()
+
+
+def check_run(e):
+    """The outer frame is the run: its name the program and --impl, its filename:line the driver's source line that
+    began it (snapshot_begin), not an event number."""
+    f = e["frames"][-1]
+    if " --impl " not in f["name"] or not f["name"].startswith("lesson"):
+        fail(f"{e['action']}: the outer frame's name '{f['name']}' is not '<program> --impl <impl>'")
+    key = (f["filename"], f["line"])
+    if key not in RUNS_SEEN:
+        path = os.path.join(ROOT, f["filename"])
+        if not os.path.isfile(path) or f["line"] < 1:
+            fail(f"{f['name']}: the run's frame {f['filename']}:{f['line']} is no source line here")
+        if "snapshot_begin" not in open(path).read().split("\n")[f["line"] - 1]:
+            fail(f"{f['name']}: {f['filename']}:{f['line']} does not begin a run (no snapshot_begin)")
+        RUNS_SEEN.add(key)
+    return f["name"].rsplit("--impl ", 1)[1]
 
 
 # PyTorch's caching-allocator constants (c10/cuda/CUDACachingAllocator.cpp), as lessons/snapshot_allocator.h states them
@@ -178,7 +199,7 @@ def replay(trace):
     sizes, live, out, start, prev = {}, 0, {}, {}, None
     layout, at_peak = Layout(), {}
     for e in trace:
-        impl = e["frames"][-1]["filename"].rsplit("--impl ", 1)[1]  # the outer frame: the run
+        impl = check_run(e)  # the outer frame: the run
         layout.event(e, f"{impl} {e['action']}")
         if e["action"] in ("segment_alloc", "segment_free"):
             continue

@@ -2,7 +2,8 @@
  *
  * Lesson 4 allocates thousands of small tensors per step, so lookups must be O(1): linear probing with
  * backward-shift deletion (no tombstones, so a long step loop never degrades the table). */
-#define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS, MAP_NORESERVE */
+#define _GNU_SOURCE /* mmap's MAP_ANONYMOUS, MAP_NORESERVE; program_invocation_short_name for the messages */
+#include <errno.h>
 #include "track.h"
 #include "timer.h"
 #include <stdint.h>
@@ -225,8 +226,8 @@ void *host_alloc_at(size_t bytes, const char *label, const char *file, int line)
     if (rounded < bytes) rounded = SIZE_MAX; /* overflow: let aligned_alloc refuse it below */
     void *p = rounded == SIZE_MAX ? NULL : lazy_host ? lazy_map(rounded) : aligned_alloc(256, rounded ? rounded : 256);
     if (!p) {
-        fprintf(stderr, "error: out of host memory allocating %zu bytes for '%s'\n", bytes,
-                label ? label : "(unlabelled)");
+        fprintf(stderr, "%s: out of host memory allocating %zu bytes for '%s'\n", program_invocation_short_name,
+                bytes, label ? label : "(unlabelled)");
         exit(3);
     }
     if (poison_on) memset(p, 0xFF, bytes);
@@ -240,8 +241,8 @@ void *host_alloc_array_at(size_t count, dtype t, const char *label, const char *
 {
     size_t es = dtype_size(t);
     if (es && count > SIZE_MAX / es) {
-        fprintf(stderr, "error: %zu elements of %s for '%s' overflow size_t\n", count, dtype_name(t),
-                label ? label : "(unlabelled)");
+        fprintf(stderr, "%s: %zu elements of %s for '%s' overflow size_t\n", program_invocation_short_name, count,
+                dtype_name(t), label ? label : "(unlabelled)");
         exit(3);
     }
     return host_alloc_at(count * es, label, file, line);
