@@ -21,7 +21,7 @@ tmp=$(mktemp)
     OPENBLAS_NUM_THREADS=1 "$py" plots/pytorch_baseline.py --lesson $l --size $size --repeat 5 --compare build/lesson$l \
       | grep -v "^torch [0-9]\|WARNING" | sed 's/ (median of 5, point .*)$//'
     OPENBLAS_NUM_THREADS=1 GEMM_CPU_PROFILE=1 build/lesson$l --size $size --impl cpu --repeat 3 2>&1 \
-      | grep '^CPU GEMMs:\|bf16 products:\|^gemm_cpu profile:'
+      | grep '^CPU GEMMs:\|^CPU GEMM rates\|bf16 products:\|^gemm_cpu profile:'
   done
 } > "$tmp"
 mv "$tmp" "$out"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gemm_paths.sh - every lesson's CPU versions, validated against float64, on each CPU GEMM path a machine may
-# take (kernels/runtime/gemm_cpu.c), and each run saying which one it took. The first setting is a CPU without
+# take (kernels/runtime/gemm_cpu.c's rule), and each run saying which one it took, why, and that idle workers sleep. The first setting is a CPU without
 # AVX-512, emulated by capping both libraries (DNNL_MAX_CPU_ISA=AVX2: oneDNN's kernels and no bf16 instructions;
 # OPENBLAS_CORETYPE=Haswell: OpenBLAS's AVX2 kernels); then each provider forced, then lesson 5's float32 path
 # by choice, then this CPU's own path uncapped (lesson 5 on bf16 instructions where /proc/cpuinfo lists
@@ -11,19 +11,17 @@ cd "$(dirname "$0")/.."
 bin=${1:-build}
 lessons=${LESSONS:-1 2 3 4 5}
 avx2="DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell"
-# with the instructions, the bf16 kernel is found; it runs unless its timing loses to float32 (under load it can:
-# the path is measured), which the line then says
+# with the instructions, the bf16 kernel is found and runs (a rule: no timing decides it)
 own_bf16="float32 copies, then the float32 GEMM (oneDNN at"
-grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null &&
-  own_bf16="oneDNN bf16 matmul (brg:avx512_core_bf16)|float32 copies, then the float32 GEMM (oneDNN's bf16 matmul brg:avx512_core_bf16: slower"
+grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && own_bf16="oneDNN bf16 matmul (brg:avx512_core_bf16), by rule"
 # setting # what the "CPU GEMMs:" line must say (grep) # what lesson 5's bf16 line must say (alternatives: |)
 settings=(
-  "$avx2#^[^(]*(\(avx2\|[^)]*, avx2\|Haswell kernels\))#float32 copies, then the float32 GEMM (oneDNN at avx2"
-  "$avx2 GEMM_CPU_PROVIDER=openblas#^OpenBLAS .*(Haswell kernels), .* forced#float32 copies"
-  "$avx2 GEMM_CPU_PROVIDER=onednn#^oneDNN .* sgemm (avx2), .* forced#float32 copies"
-  "$avx2 GEMM_CPU_PROVIDER=onednn-matmul#^oneDNN .* matmul (.*, avx2), .* forced#float32 copies"
-  "GEMM_CPU_BF16=0#GFLOP/s at 256^3#float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)"
-  "#GFLOP/s at 256^3#$own_bf16"
+  "$avx2#^oneDNN .* sgemm (avx2), OpenBLAS .* (Haswell kernels) for a product with a dimension <= 32, by rule#float32 copies, then the float32 GEMM (oneDNN at avx2"
+  "$avx2 GEMM_CPU_PROVIDER=openblas#^OpenBLAS .*(Haswell kernels), forced#float32 copies"
+  "$avx2 GEMM_CPU_PROVIDER=onednn#^oneDNN .* sgemm (avx2), forced#float32 copies"
+  "$avx2 GEMM_CPU_PROVIDER=onednn-matmul#^oneDNN .* matmul (.*, avx2), forced#float32 copies"
+  "GEMM_CPU_BF16=0#, by rule (oneDNN at#float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)"
+  "#, by rule (oneDNN at#$own_bf16"
 )
 status=0
 t0=$(date +%s)
@@ -36,18 +34,21 @@ for s in "${settings[@]}"; do
     bad=""
     [ $rc -eq 0 ] || bad="exit status $rc"
     grep -q "$want_gemm" <<<"$line" || bad="${bad:+$bad; }the GEMM line does not say '$want_gemm'"
+    grep -q "1 thread (OPENBLAS_NUM_THREADS=1); workers sleep between calls" <<<"$line" ||
+      bad="${bad:+$bad; }the GEMM line does not say '1 thread (OPENBLAS_NUM_THREADS=1); workers sleep between calls'"
     if [ "$l" = 5 ]; then
       IFS='|' read -ra alts <<<"$want_bf16"
       found=0
       for a in "${alts[@]}"; do grep -qF "bf16 products: $a" <<<"$out" && found=1; done
       [ $found = 1 ] || bad="${bad:+$bad; }no 'bf16 products: $want_bf16' line"
     fi
+    where=${envs:-"this CPU's own path"}
     if [ -n "$bad" ]; then
       status=1
-      echo "gemm_paths: FAIL lesson $l under ${envs:-this CPU's own path}: $bad"
+      echo "gemm_paths: FAIL lesson $l under $where: $bad"
       echo "$out" | tail -20
     else
-      echo "gemm_paths: lesson $l under ${envs:-this CPU's own path}: validated; $line"
+      echo "gemm_paths: lesson $l under $where: validated; $line"
     fi
   done
 done
