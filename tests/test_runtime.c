@@ -401,6 +401,7 @@ START_TEST(gemm_threads_set_and_stated)
     ck_assert_int_eq(openblas_get_num_threads(), 1);
     ck_assert_ptr_nonnull(strstr(gemm_cpu_library(), "1 thread (--threads 1)"));
     gemm_cpu_set_threads(2);
+    ck_assert_ptr_nonnull(strstr(gemm_cpu_library(), "2 threads (--threads 2)"));
     ck_assert_int_eq(omp_get_max_threads(), 2);
     ck_assert_int_eq(openblas_get_num_threads(), 2);
     ck_assert(gemm_cpu_cores_available() >= 1);

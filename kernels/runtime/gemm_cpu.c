@@ -87,6 +87,7 @@ enum { NPROV = sizeof providers / sizeof providers[0] };
 static provider *chosen;
 static int forced; /* GEMM_CPU_PROVIDER or gemm_cpu_use: one provider for every product */
 static char library[512];
+static const char *choice_how; /* the rule's reason or "forced": describe_choice's argument, kept for --threads */
 
 /* ---- threads and idle workers ------------------------------------------------------------------------------- */
 
@@ -124,17 +125,24 @@ static void set_threads(void)
     omp_set_num_threads(nthreads);
 }
 
+static void describe_choice(const char *how);
+
 void gemm_cpu_set_threads(int n)
 {
     if (n <= 0) return;
     nthreads = n;
     snprintf(threads_why, sizeof threads_why, "--threads %d", n);
     set_threads();
+    if (chosen) describe_choice(choice_how); /* the header's count follows */
 }
 
-/* Is a debugger attached? It follows one program image: a re-executed one would lose its breakpoints' context. */
+/* Is a debugger or a tool attached? A debugger follows one program image, and a tool that injects itself
+ * (valgrind and preloaded libraries through LD_PRELOAD, ncu, nsys and compute-sanitizer through
+ * CUDA_INJECTION64_PATH) may not follow a re-executed one: the program then runs as started. */
 static int traced(void)
 {
+    const char *preload = getenv("LD_PRELOAD"), *injection = getenv("CUDA_INJECTION64_PATH");
+    if ((preload && *preload) || (injection && *injection)) return 1;
     char line[128];
     int pid = 0;
     FILE *f = fopen("/proc/self/status", "r");
@@ -273,6 +281,7 @@ static int onednn_avx512(void)
 
 static void describe_choice(const char *how)
 {
+    choice_how = how;
     int n = snprintf(library, sizeof library, "%s", chosen->about);
     if (skinny_openblas) n += snprintf(library + n, sizeof library - n, ", %s for a product with a dimension <= %d",
                                        find("openblas")->about, SKINNY);

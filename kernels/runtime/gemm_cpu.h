@@ -56,8 +56,9 @@ void gemm_cpu_set_threads(int n);
 int gemm_cpu_cores_available(void); /* the CPUs this process may run on */
 /* OpenMP's and OpenBLAS's workers busy-wait after each call unless told otherwise when the libraries load, before
  * main: main calls this first. Where OMP_WAIT_POLICY or OPENBLAS_THREAD_TIMEOUT is unset it sets PASSIVE and 4
- * (sleep at once) and executes the program again, once (not under a debugger: one program image there). It
- * returns only where it did not re-execute. */
+ * (sleep at once) and executes the program again, once (not under a debugger, nor a tool that injects itself
+ * through LD_PRELOAD or CUDA_INJECTION64_PATH: one program image there). It returns only where it did not
+ * re-execute. */
 void gemm_cpu_exec_with_sleeping_workers(char **argv);
 
 /* For the lesson header: the provider, the rule's reason, the thread count and its source, and what idle workers
