@@ -395,7 +395,7 @@ void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alph
                const double *B, size_t ldb, double beta, double *C, size_t ldc)
 {
     if (M == 0 || N == 0) return;
-    set_threads();
+    if (!nthreads) set_threads();
     cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                 as_int(M, "M"), as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B, as_int(ldb, "ldb"),
                 beta, C, as_int(ldc, "ldc"));
