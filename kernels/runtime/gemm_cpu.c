@@ -291,10 +291,10 @@ static void describe_choice(const char *how)
 
 /* The rule, from what oneDNN reports of the CPU (its effective ISA) and the product's shape; the measurements it
  * came from are the README's ("CPU GEMMs"):
- *   1. every float32 product on oneDNN's sgemm: at 256^3 it was the fastest, or within 10% of the fastest, on
- *      every CPU measured (AVX-512: oneDNN uses it, Debian's OpenBLAS 0.3.21 runs its AVX2 kernels on Zen 4);
+ *   1. every float32 product on oneDNN's sgemm: it was the fastest, or tied, on every CPU measured (with AVX-512
+ *      oneDNN uses it, and Debian's OpenBLAS 0.3.21 runs its AVX2 kernels on Zen 4);
  *   2. where oneDNN runs below AVX-512 (an AVX2 CPU, or DNNL_MAX_CPU_ISA=AVX2), a product with a dimension <= 32
- *      on OpenBLAS: lesson 4's per-step products of 32 rows ran 15-25% faster there, the rest 10-50% slower.
+ *      on OpenBLAS: on an AVX2-only CPU lesson 4's per-step products of 32 rows ran faster there, the rest slower.
  * A provider the rule names that fails the exactness check gives its products to the other library. No timing
  * decides anything: the same CPU and the same product give the same provider in every run. */
 static void choose(void)
@@ -437,8 +437,8 @@ static const char *bf16_kernel(void)
 
 /* A rule, as for float32: bf16 instructions (oneDNN's avx512_core_bf16 level or above), matmul kernels that are not
  * oneDNN's plain reference loop, and exact results on the check. A bf16 product then does half the float32
- * path's work and none of its conversions (on the AVX-512 machines measured its 256^3 rate was 2.5-5x float32's),
- * so no timing is asked. GEMM_CPU_BF16=0 turns it off (the float32 path, on any CPU). */
+ * path's work and none of its conversions (and out-ran float32 on every AVX-512 machine measured), so no timing
+ * is asked. GEMM_CPU_BF16=0 turns it off (the float32 path, on any CPU). */
 static void decide_bf16(void)
 {
     if (bf16_state >= 0) return;
