@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "gpu_model.h"
 #include "version.h"
+#include "../kernels/runtime/gemm_cpu.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,12 +19,13 @@
 typedef enum {
     OPT_SIZE, OPT_DIMS, OPT_IMPL, OPT_SEED, OPT_CSV, OPT_DUMP, OPT_MEM_LIMIT, OPT_TIME_LIMIT, OPT_TIMELINE,
     OPT_REPEAT, OPT_TIMES, OPT_PREDICT, /* measurement: the bench's options (cli.h) */
-    OPT_SNAPSHOT, OPT_GPU_MODEL,
+    OPT_SNAPSHOT, OPT_GPU_MODEL, OPT_THREADS,
     OPT_COMMON
 } common_option;
 static const char *const common_flags[OPT_COMMON] = {"--size", "--dims", "--impl", "--seed", "--csv", "--dump",
                                                      "--mem-limit", "--time-limit", "--timeline", "--repeat",
-                                                     "--times", "--predict", "--snapshot", "--gpu-model"};
+                                                     "--times", "--predict", "--snapshot", "--gpu-model",
+                                                     "--threads"};
 #define TIME_LIMIT_DEFAULT 120
 
 int cli_fail(const lesson *L, const char *fmt, ...)
@@ -107,6 +109,8 @@ static void usage(const lesson *L)
     printf("  --gpu-model GPU    CPU emulation build only: each CUDA version's forward + backward predicted on\n");
     printf("                     GPU (%s) by the emulator's time model: a model, not a measurement\n",
            gpus[0] ? gpus : "build/emu/lessonN knows the GPUs");
+    printf("  --threads N        the CPU GEMM libraries' threads (default: the cores available, %d here;\n"
+           "                     OPENBLAS_NUM_THREADS or OMP_NUM_THREADS when set)\n", gemm_cpu_cores_available());
     for (int k = 0; k < lesson_nopts(L); k++) {
         const lesson_option *op = &L->opts[k];
         char head[40];
@@ -237,6 +241,13 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
         char why[200];
         if (gpu_model_check(val, why, sizeof why) != 0) return cli_fail(L, "%s", why);
         o->gpu_model = val;
+        return CLI_OK;
+    }
+    case OPT_THREADS: {
+        long long n;
+        if (parse_ll(val, 1, CLI_MAX_THREADS, &n) != 0)
+            return cli_fail(L, "--threads '%s' must be an integer from 1 to %d", val, CLI_MAX_THREADS);
+        o->threads = (int)n;
         return CLI_OK;
     }
     case OPT_MEM_LIMIT:

@@ -2,7 +2,7 @@
  *
  *   build/lessonN [--size NAME] [--dims A=..,B=..] [--impl a,b,c] [--seed S] [--csv FILE] [--dump DIR]
  *                 [--mem-limit BYTES] [--time-limit SECONDS] [--timeline FILE] [--repeat N] [--times FILE]
- *                 [--predict] [--gpu-model GPU] [lesson options] [-h|--help] [--version] [--]
+ *                 [--predict] [--gpu-model GPU] [--threads N] [lesson options] [-h|--help] [--version] [--]
  *
  * --repeat, --times and --predict are for the bench (plots/bench.sh): N timed runs after a warm-up with the
  * median reported, every run's times to a CSV, and rows for what is only predicted.
@@ -38,9 +38,11 @@ typedef struct {
     const char *times_path;            /* NULL: no per-run times CSV */
     int predict;                       /* run nothing; print (and --csv) the memory formulas */
     const char *gpu_model;             /* --gpu-model: the time model's GPU (emulation build), or NULL */
+    int threads;                       /* --threads: the CPU GEMMs' threads; 0: the GEMM layer's default */
 } cli_options;
 
 #define CLI_MAX_REPEAT 100
+#define CLI_MAX_THREADS 1024
 
 enum { CLI_OK = 0, CLI_HELP = 1, CLI_ERROR = 2 };
 

@@ -206,6 +206,7 @@ static void preamble(const void *prob, FILE *f)
             lce_default_chunk(d->N, d->H, d->V), lce_chunks(d), lce_chunks(d) == 1 ? "" : "s", lg, six);
     lce_print_chunk_choice(d, f);
     fprintf(f, "naive, cpu: %s\n", gemm_cpu_bf16_about());
+    fprintf(f, "cpu: row pass (max, exp and sum, bf16 gradient): %s\n", cpu_lce_rows_about());
 }
 
 /* max |x - ref| / max |ref| of one tensor of one implementation */

@@ -120,11 +120,26 @@ static void print_header(const driver *dv)
     flush_stdout();
 }
 
+/* The 1-minute load average against the cores this process may use: above them, other work shares the cores and
+ * a time measures the sharing as much as the code (a run says so in its header). */
+static void warn_if_loaded(void)
+{
+    double load = 0.0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    int got = f && fscanf(f, "%lf", &load) == 1;
+    if (f) fclose(f);
+    int cores = gemm_cpu_cores_available();
+    if (got && load > (double)cores)
+        printf("warning: load average %.2f over %d core%s when this run started: times unreliable\n", load, cores,
+               cores == 1 ? "" : "s");
+}
+
 /* What each row is and the lesson's model of it: after the verdict, before the details. */
 static void print_about(const driver *dv)
 {
     const lesson *L = dv->L;
-    printf("\nCPU GEMMs: %s, %d thread%s\n", gemm_cpu_library(), gemm_cpu_threads(), gemm_cpu_threads() == 1 ? "" : "s");
+    printf("\nCPU GEMMs: %s\nCPU GEMM rates (measured, for the time estimates; they choose nothing): %s\n",
+           gemm_cpu_library(), gemm_cpu_rates());
     for (int i = 0; i < dv->o.nimpl; i++) {
         const lesson_impl *im = &L->impls[dv->o.impl[i]];
         if (strcmp(dv->o.impl_name[i], im->name) != 0 && dv->alias_skipped) { /* "cuda", past faster versions */
@@ -687,7 +702,9 @@ int lesson_main(const lesson *L, int argc, char **argv)
         track_set_lazy_host(1);
         track_set_poison(0);
     }
+    if (dv.o.threads) gemm_cpu_set_threads(dv.o.threads);
     print_header(&dv);
+    warn_if_loaded();
     gemm_cpu_warm_up();
     lesson_make_inputs(L, dv.prob, dv.o.seed, dv.t);
     run_all(&dv);

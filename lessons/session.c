@@ -177,16 +177,15 @@ static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role r
 
 /* Milliseconds of fn(r), allocator time and set-up excluded, queued work finished, on the place's own clock.
  * Capturing and instantiating CUDA Graphs is set-up, left out of a pass like the allocators' time (a graph version
- * captures once per shape and its passes replay), and so is the CPU GEMM layer timing its providers on a product
- * shape it has not seen before (once per shape and process: gemm_cpu.c). */
+ * captures once per shape and its passes replay). */
 static double timed(const run_ctx *c, void (*fn)(lesson_run *), lesson_run *r)
 {
     c->at->sync();
-    double a0 = track_alloc_ms() + c->at->graph_setup_ms() + gemm_cpu_setup_ms(), t0 = host_time_ms();
+    double a0 = track_alloc_ms() + c->at->graph_setup_ms(), t0 = host_time_ms();
     c->at->timer_begin();
     fn(r);
     c->at->sync();
-    double t1 = host_time_ms(), a1 = track_alloc_ms() + c->at->graph_setup_ms() + gemm_cpu_setup_ms();
+    double t1 = host_time_ms(), a1 = track_alloc_ms() + c->at->graph_setup_ms();
     double ms = c->at->timer_end_ms(t1 - t0) - (a1 - a0);
     return ms > 0 ? ms : 0;
 }

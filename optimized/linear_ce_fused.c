@@ -46,53 +46,6 @@ size_t cpu_lce_workspace_bytes(const lce_dims *d)
     return ARENA_BYTES(a, carve(&a, d, &w));
 }
 
-/* g[v] as bf16 at byte 2v of the row: it lands on float v/2, which the loop has already read (v/2 <= v), so the
- * row is rewritten in place in one forward sweep. memcpy: a byte store, legal over float storage. */
-static void put_grad(float *row, size_t v, float g)
-{
-    bf16 h = bf16_from_f32(g);
-    memcpy((char *)row + v * sizeof h, &h, sizeof h);
-}
-
-/* One block's (max, sum of exp(z - max)) pair: a plain maximum first, then one expf per element (lce_lse_add takes
- * two, for its running rescale). The pairs merge with lce_lse_merge, the rule the CUDA kernels use across threads. */
-enum { LSE_BLOCK = 64 };
-static lce_lse_acc block_lse(const float *z, size_t n)
-{
-    lce_lse_acc b = lce_lse_init();
-    for (size_t i = 0; i < n; i++) b.m = z[i] > b.m ? z[i] : b.m; /* fmaxf's answer, NaN skipped; no libm call */
-    if (b.m == -INFINITY) return b; /* nothing to sum: merges as empty */
-    for (size_t i = 0; i < n; i++) b.s += expf(z[i] - b.m);
-    return b;
-}
-
-static float row_lse(const float *z, size_t V)
-{
-    lce_lse_acc acc = lce_lse_init();
-    for (size_t v = 0; v < V; v += LSE_BLOCK) acc = lce_lse_merge(acc, block_lse(z + v, V - v < LSE_BLOCK ? V - v : LSE_BLOCK));
-    return lce_lse_finish(acc);
-}
-
-double cpu_lce_rows(float *z, const int32_t *target, size_t rows, size_t V, float scale)
-{
-    double loss = 0.0;
-    for (size_t r = 0; r < rows; r++) {
-        float *zr = z + r * V; /* (V,) f32 logits, becoming (V,) bf16 gradient */
-        int32_t t = target[r];
-        if (t == LCE_IGNORE) {
-            memset(zr, 0, V * sizeof(bf16));
-            continue;
-        }
-        float lse = row_lse(zr, V);
-        loss += lce_row_loss(lse, zr[t]);
-        for (size_t v = 0; v < V; v++) {
-            float zv = zr[v];
-            put_grad(zr, v, lce_grad(zv, lse, (size_t)t == v, scale));
-        }
-    }
-    return loss;
-}
-
 /* One block of rows [start, start + rows): logits, the row pass, then per W panel the dx share and the in-place
  * dW accumulation. */
 static double cpu_block(const lce_dims *d, size_t start, size_t rows, const bf16 *x, const bf16 *W,

@@ -19,6 +19,7 @@
 #include "../kernels/runtime/bf16.h"
 #include "../kernels/linear_ce_problem.h"
 #include "../kernels/runtime/mem_formula.h"
+#include "linear_ce_rows.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,9 +45,7 @@ float *cpu_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const in
                        fused_lce_saved *saved);
 /* Scales the saved gradients by dloss (1,) in place: *dx (N, H) bf16, *dW (V, H) f32. */
 void cpu_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dloss, bf16 **dx, float **dW);
-/* The one pass over a chunk's f32 logits z (rows, V): returns the sum of the counted rows' losses (not yet divided
- * by n_valid) and leaves row r's gradient as bf16 at (bf16 *)(z + r * V), i.e. row stride 2V. */
-double cpu_lce_rows(float *z, const int32_t *target, size_t rows, size_t V, float scale);
+/* The row pass between the logits and the gradient GEMMs: cpu_lce_rows (linear_ce_rows.h). */
 size_t cpu_lce_workspace_bytes(const lce_dims *d);
 mem_formula cpu_lce_memory(const lce_dims *d);
 

@@ -3,8 +3,8 @@
 # in one run of plots/pytorch_baseline.py --compare (lesson 1 at forum size, the others at medium, the sizes
 # issue 17 names). Then the C cpu once more with GEMM_CPU_PROFILE=1: the GEMM provider it chose, lesson 5's bf16
 # path, and its GEMMs' CPU time against the same shapes replayed alone on the provider and on oneDNN float32.
-# Writes OUT (default docs/results/cpu/cpu_vs_pytorch.txt) with the machine's load beside it: the ratios are
-# what to read, the absolute times move with the load. Needs torch (/usr/bin/python3 with Debian's
+# Writes OUT (default docs/results/cpu/cpu_vs_pytorch.txt) with the machine's load at its start and end: the
+# ratios are what to read, the absolute times move with the load. Needs torch (/usr/bin/python3 with Debian's
 # python3-torch) and the release binaries (make).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +21,9 @@ tmp=$(mktemp)
     OPENBLAS_NUM_THREADS=1 "$py" plots/pytorch_baseline.py --lesson $l --size $size --repeat 5 --compare build/lesson$l \
       | grep -v "^torch [0-9]\|WARNING" | sed 's/ (median of 5, point .*)$//'
     OPENBLAS_NUM_THREADS=1 GEMM_CPU_PROFILE=1 build/lesson$l --size $size --impl cpu --repeat 3 2>&1 \
-      | grep '^CPU GEMMs:\|bf16 products:\|^gemm_cpu profile:'
+      | grep '^CPU GEMMs:\|^CPU GEMM rates\|bf16 products:\|^gemm_cpu profile:'
   done
+  echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$tmp"
 mv "$tmp" "$out"
 cat "$out"

@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 
     double flop = 2.0 * (double)n * (double)c * (double)c;
     printf("gemm_in_context: [%zu, %zu] x [%zu, %zu] on %s through the layer (%s), %zu products each, CPU time per "
-           "product:\n", n, c, c, c, gemm_cpu_provider_name(0, 0, n, c, c, c, c, c, 0.0f), gemm_cpu_library(), calls);
+           "product:\n", n, c, c, c, gemm_cpu_provider_name(n, c, c), gemm_cpu_library(), calls);
     const char *name[] = {"alone", "alone, clocked", "P walks", "in the lesson", "P prefetched"};
     double us[] = {alone, clocked, walks, lesson, fetched};
     for (int i = 0; i < 5; i++)

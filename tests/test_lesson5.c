@@ -197,6 +197,62 @@ START_TEST(row_pass_in_place_layout)
 }
 END_TEST
 
+/* Each row-pass path this CPU runs (loop index: avx512, avx2, c), forced, against float64: rows long enough for the
+ * vector loops and with tails (V = 4133, 109), logits of a wide range (sd 8: exp down to ~1e-40, below float's
+ * normals), an ignored row, a row with -inf logits. The gradient within one bf16 rounding (u relative) plus 1e-6,
+ * the exact zeros where exp underflows or the row is ignored. Each row's loss within 1e-5 plus 2e-7 (float32's
+ * rounding, 1 ulp-ish) of |lse| and of |z_t|: the sum s of V floats in 32 lanes (or 16, or double in C) errs by at
+ * most (V / 16) 2^-24 relative = 1.5e-5 at V = 4133, typically far less; exp's ~1 ulp adds 1e-7 to it. */
+static const char *const ROW_PATHS[] = {"avx512", "avx2", "c"};
+
+START_TEST(row_pass_each_path_against_double)
+{
+    if (!cpu_lce_rows_can(ROW_PATHS[_i])) {
+        printf("row_pass_each_path: %s: skipped, this CPU lacks its instructions\n", ROW_PATHS[_i]);
+        return;
+    }
+    ck_assert_int_eq(cpu_lce_rows_use(ROW_PATHS[_i]), 0);
+    ck_assert_ptr_nonnull(strstr(cpu_lce_rows_about(), ROW_PATHS[_i]));
+    static const size_t Vs[] = {4133, 109};
+    for (size_t k = 0; k < 2; k++) {
+        size_t V = Vs[k], rows = 5;
+        float *z = host_alloc_array(rows * V, DT_F32, "test logits"), *zc = host_alloc_array(rows * V, DT_F32, "test copy");
+        int32_t t[5] = {0, LCE_IGNORE, (int32_t)V - 1, 17, 40};
+        rng r;
+        rng_seed(&r, 61 + k);
+        rng_fill_normal_f32(&r, z, rows * V, 0.0f, 8.0f);
+        for (size_t v = 0; v < V; v += 7) z[4 * V + v] = -INFINITY; /* row 4: -inf logits, exp exactly 0 */
+        memcpy(zc, z, rows * V * sizeof *z);
+        float scale = 0.25f;
+        double loss = cpu_lce_rows(z, t, rows, V, scale), want = 0.0, bound = 0.0;
+        for (size_t i = 0; i < rows; i++) {
+            const bf16 *g = (const bf16 *)(z + i * V);
+            if (t[i] == LCE_IGNORE) {
+                for (size_t v = 0; v < V; v++) ck_assert_uint_eq(g[v], 0);
+                continue;
+            }
+            const float *zi = zc + i * V;
+            double m = -INFINITY, s = 0.0;
+            for (size_t v = 0; v < V; v++) m = fmax(m, zi[v]);
+            for (size_t v = 0; v < V; v++) s += exp((double)zi[v] - m);
+            double lse = m + log(s);
+            want += lse - zi[t[i]];
+            bound += 1e-5 + 2e-7 * (fabs(lse) + fabs(zi[t[i]]));
+            for (size_t v = 0; v < V; v++) {
+                double gv = (exp((double)zi[v] - lse) - (v == (size_t)t[i])) * scale;
+                ck_assert_msg(fabs(bf16_to_f32(g[v]) - gv) <= U8 * fabs(gv) + 1e-6, "%s V %zu row %zu v %zu: %g vs %g",
+                              ROW_PATHS[_i], V, i, v, bf16_to_f32(g[v]), gv);
+                if (zi[v] == -INFINITY) ck_assert_uint_eq(g[v], 0);
+            }
+        }
+        ck_assert_msg(fabs(loss - want) <= bound, "%s V %zu: loss %.9g vs %.9g (bound %.3g)", ROW_PATHS[_i], V, loss,
+                      want, bound);
+        host_free(z);
+        host_free(zc);
+    }
+}
+END_TEST
+
 /* ---- finite differences of the float64 math ---------------------------------------------------------------- */
 
 typedef struct {
@@ -579,6 +635,7 @@ static Suite *lesson5_suite(void)
     TCase *m = tcase_create("math");
     tcase_add_test(m, online_lse_matches_double);
     tcase_add_test(m, row_pass_in_place_layout);
+    tcase_add_loop_test(m, row_pass_each_path_against_double, 0, 3);
     tcase_add_test(m, filter_never_drops_nan);
     tcase_add_test(m, reference_gradients_fd_tiny);
     tcase_set_timeout(m, 30);

@@ -306,8 +306,37 @@ START_TEST(cli_rejects_bad_input)
         {"--predict=1", "option --predict takes no value"},
         {"--size tiny --predict --repeat 3", "--predict runs nothing"},
         {"--size tiny --times README.md", "--times README.md has content that is not a lesson CSV"},
+        {"--threads 0", "--threads '0' must be an integer from 1 to 1024"},
     };
     assert_rejects(LESSON1_BIN, cases, sizeof cases / sizeof cases[0]);
+}
+END_TEST
+
+/* The CPU GEMM header (kernels/runtime/gemm_cpu.h): three runs print the same provider line, which names the
+ * thread count --threads asked for and says idle workers sleep (the program re-executed itself with
+ * OMP_WAIT_POLICY=PASSIVE and OPENBLAS_THREAD_TIMEOUT=4 before the libraries loaded); on 2 threads they then use
+ * under 2 CPU ms of the rates line's 10 ms pause (spinning, 3-8 ms were measured on a 2-core EPYC). */
+START_TEST(gemm_header_repeats_and_workers_sleep)
+{
+    static char out[1 << 17];
+    char first[1024] = "";
+    for (int run = 0; run < 3; run++) {
+        int rc = run_lesson(LESSON1_BIN, "--size tiny --impl cpu --threads 2", out, sizeof out);
+        ck_assert_output(rc == 0, out, "lesson1 --threads 2 exited %d", rc);
+        const char *line = strstr(out, "\nCPU GEMMs: ");
+        ck_assert_output(line != NULL, out, "no CPU GEMMs line");
+        char now[1024];
+        snprintf(now, sizeof now, "%.*s", (int)strcspn(line + 1, "\n"), line + 1);
+        ck_assert_output(strstr(now, "2 threads (--threads 2); workers sleep between calls") != NULL, out,
+                         "the line does not say '2 threads (--threads 2); workers sleep between calls'");
+        ck_assert_output(strstr(now, "by rule") != NULL, out, "the line does not say 'by rule'");
+        if (run == 0) snprintf(first, sizeof first, "%s", now);
+        ck_assert_output(strcmp(first, now) == 0, out, "run %d's provider line differs from the first's", run);
+        const char *idle = strstr(out, "idle workers used ");
+        double ms = 99.0;
+        ck_assert_output(idle && sscanf(idle, "idle workers used %lf CPU ms", &ms) == 1, out, "no idle workers figure");
+        ck_assert_output(ms < 2.0, out, "idle workers used %.1f CPU ms of a 10 ms pause: they spin", ms);
+    }
 }
 END_TEST
 
@@ -614,6 +643,7 @@ static Suite *lessons_suite(void)
     tcase_add_loop_test(cli, dump_writes_every_tensor, 0, nlessons);
     tcase_add_test(cli, cli_rejects_bad_input);
     tcase_add_test(cli, cli_as_gnu_users_expect);
+    tcase_add_test(cli, gemm_header_repeats_and_workers_sleep);
     tcase_add_test(cli, outputs_that_cannot_be_written_fail);
     tcase_add_loop_test(cli, help_exits_zero_for_every_lesson, 0, nlessons);
     tcase_add_loop_test(cli, cuda_versions_in_reading_order_with_an_alias, 0, nlessons);

@@ -1,10 +1,12 @@
 /* test_runtime.c - the shared runtime: tracker, arena, bf16, RNG, CPU GEMM, comparisons, gradient checker,
  * .npy writer and size parsing. Each test draws random data from a fixed seed. */
 #define _POSIX_C_SOURCE 200809L
+#include <cblas.h>
 #include <check.h>
 
 #include "check_main.h"
 #include <math.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "../kernels/runtime/compare.h"
 #include "../kernels/runtime/gemm_cpu.h"
 #include "../kernels/runtime/gemm_layout.h"
+#include "../kernels/runtime/gemm_matmul.h"
 #include "../kernels/runtime/gemm_record.h"
 #include "gradcheck.h"
 #include "../kernels/runtime/rng.h"
@@ -347,50 +350,61 @@ static void check_product(int ta, int tb, size_t M, size_t N, size_t K, const fl
         }
 }
 
-/* The provider chosen per shape, unforced (forked: a fresh process): a small product's shape is timed once, at its
- * first call (the set-up time grows then and not at the next call), every call of the shape runs on the same
- * provider (identical bits from identical inputs), whichever provider won computes it right, and a product above
- * the calibration's size is not timed. The shapes: padded strides, each transpose pair, one whose A fills the
- * calibration buffer exactly. */
-START_TEST(gemm_small_shapes_choose_once_and_keep_their_provider)
+/* The provider by rule, unforced, in a fresh (forked) process, on this CPU (_i = 0) and capped to AVX2 (_i = 1,
+ * DNNL_MAX_CPU_ISA read at oneDNN's first call): oneDNN's sgemm for every product where oneDNN runs AVX-512, and
+ * OpenBLAS for a product with a dimension <= 32 below it; the same answer when asked again and after the products;
+ * the header's line saying "by rule"; each product right on whichever provider, two calls giving the same bits. */
+START_TEST(gemm_provider_follows_the_rule)
 {
     unsetenv("GEMM_CPU_PROVIDER"); /* the layer's own choice, whatever the caller forced */
+    if (_i == 1) setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);
     static const struct { int ta, tb; size_t M, N, K, pad; } shapes[] = {
-        {0, 1, 100, 100, 100, 3}, {1, 0, 33, 65, 17, 2}, {0, 0, 9, 130, 64, 0}, {1, 1, 64, 48, 40, 5}, {0, 0, 512, 64, 512, 0}};
-    static float A[512 * 512], B[512 * 512], C1[512 * 512], C2[512 * 512];
+        {0, 1, 100, 100, 100, 3}, {1, 0, 33, 65, 17, 2}, {0, 0, 9, 130, 64, 0}, {1, 1, 64, 48, 40, 5},
+        {0, 0, 512, 64, 512, 0}, {0, 0, 32, 300, 200, 1}, {0, 1, 600, 600, 600, 0}};
+    static float A[600 * 610], B[600 * 610], C1[600 * 610], C2[600 * 610];
+    int avx512 = strncmp(gemm_onednn_isa(), "avx512_core", 11) == 0;
+    if (_i == 1) ck_assert_str_eq(gemm_onednn_isa(), "avx2");
+    ck_assert_ptr_nonnull(strstr(gemm_cpu_library(), "by rule"));
     rng r;
     rng_seed(&r, 33);
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         int ta = shapes[t].ta, tb = shapes[t].tb;
         size_t M = shapes[t].M, N = shapes[t].N, K = shapes[t].K;
         size_t lda = (ta ? M : K) + shapes[t].pad, ldb = (tb ? K : N) + shapes[t].pad, ldc = N + shapes[t].pad;
+        int skinny = M <= 32 || N <= 32 || K <= 32;
+        const char *want = skinny && !avx512 ? "openblas" : "onednn";
+        ck_assert_str_eq(gemm_cpu_provider_name(M, N, K), want);
         rng_fill_normal_f32(&r, A, (ta ? K : M) * lda, 0, 1);
         rng_fill_normal_f32(&r, B, (tb ? N : K) * ldb, 0, 1);
         for (size_t i = 0; i < M * ldc; i++) C1[i] = C2[i] = NAN;
-        double setup0 = gemm_cpu_setup_ms();
         sgemm_cpu(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C1, ldc);
-        double setup1 = gemm_cpu_setup_ms();
-        const char *p = gemm_cpu_provider_name(ta, tb, M, N, K, lda, ldb, ldc, 0.0f);
         sgemm_cpu(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C2, ldc);
-        ck_assert_msg(setup1 > setup0, "shape %zu: not timed at its first call", t);
-        ck_assert_msg(gemm_cpu_setup_ms() == setup1, "shape %zu: timed again", t);
-        ck_assert_str_eq(gemm_cpu_provider_name(ta, tb, M, N, K, lda, ldb, ldc, 0.0f), p);
-        ck_assert_msg(memcmp(C1, C2, M * ldc * sizeof *C1) == 0, "shape %zu: two calls, two results (%s)", t, p);
+        ck_assert_str_eq(gemm_cpu_provider_name(M, N, K), want);
+        ck_assert_msg(memcmp(C1, C2, M * ldc * sizeof *C1) == 0, "shape %zu: two calls, two results (%s)", t, want);
         check_product(ta, tb, M, N, K, A, lda, B, ldb, C1, ldc);
-        printf("gemm_small_shapes: %c%c [%zu, %zu, %zu] on %s\n", ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, p);
+        printf("gemm_provider_follows_the_rule (oneDNN at %s): %c%c [%zu, %zu, %zu] on %s\n", gemm_onednn_isa(),
+               ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, want);
     }
-    /* 600^3 multiply-adds: above 512^3, the largest calibration */
-    enum { L = 600 };
-    static float a[L * L], b[L * L], c[L * L];
-    rng_fill_normal_f32(&r, a, L * L, 0, 1);
-    rng_fill_normal_f32(&r, b, L * L, 0, 1);
-    double setup0 = gemm_cpu_setup_ms();
-    sgemm_cpu(0, 0, L, L, L, 1.0f, a, L, b, L, 0.0f, c, L);
-    ck_assert(gemm_cpu_setup_ms() == setup0);
-    /* a forced provider runs everything: no shape is timed */
+    /* a forced provider runs everything */
     ck_assert_int_eq(gemm_cpu_use("openblas"), 0);
-    ck_assert_str_eq(gemm_cpu_provider_name(0, 0, 77, 77, 77, 77, 77, 77, 0.0f), "openblas");
-    ck_assert(gemm_cpu_setup_ms() == setup0);
+    ck_assert_str_eq(gemm_cpu_provider_name(77, 77, 77), "openblas");
+    ck_assert_str_eq(gemm_cpu_provider_name(8, 77, 77), "openblas");
+}
+END_TEST
+
+/* --threads's setter: both libraries run the count asked, and the header says where it came from. */
+START_TEST(gemm_threads_set_and_stated)
+{
+    gemm_cpu_set_threads(1);
+    ck_assert_int_eq(gemm_cpu_threads(), 1);
+    ck_assert_int_eq(omp_get_max_threads(), 1);
+    ck_assert_int_eq(openblas_get_num_threads(), 1);
+    ck_assert_ptr_nonnull(strstr(gemm_cpu_library(), "1 thread (--threads 1)"));
+    gemm_cpu_set_threads(2);
+    ck_assert_ptr_nonnull(strstr(gemm_cpu_library(), "2 threads (--threads 2)"));
+    ck_assert_int_eq(omp_get_max_threads(), 2);
+    ck_assert_int_eq(openblas_get_num_threads(), 2);
+    ck_assert(gemm_cpu_cores_available() >= 1);
 }
 END_TEST
 
@@ -711,7 +725,8 @@ static Suite *runtime_suite(void)
     tcase_add_loop_test(n, sgemm_all_transposes_against_double, 0, NPROVIDERS);
     tcase_add_loop_test(n, gemm_k_zero_scales_c, 0, NPROVIDERS);
     tcase_add_test(n, gemm_unknown_provider_refused);
-    tcase_add_test(n, gemm_small_shapes_choose_once_and_keep_their_provider);
+    tcase_add_loop_test(n, gemm_provider_follows_the_rule, 0, 2);
+    tcase_add_test(n, gemm_threads_set_and_stated);
     tcase_add_test(n, bf16_gemm_against_double);
     tcase_add_test(n, gemm_record_replays_recorded_shapes);
     tcase_add_test(n, gemm_record_counts_per_run_and_not_the_calibration);

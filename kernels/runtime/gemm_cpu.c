@@ -4,14 +4,14 @@
  * matrix products through the same optimized library: a time ratio then measures the algorithm, not the
  * quality of two hand-written loops. (A plain triple loop was 12x behind PyTorch on OpenBLAS for lesson 1.)
  * Which library is fastest depends on the CPU: Debian's OpenBLAS 0.3.21 does not know AMD's Zen 4 and runs its
- * AVX2 kernels there (117 GFLOP/s on one core, against oneDNN's 231 with AVX-512), and OPENBLAS_CORETYPE, which
- * would fix that, is read when OpenBLAS loads, before main. oneDNN dispatches on the instructions it finds (and
- * DNNL_MAX_CPU_ISA caps them), so the layer asks each candidate for the same products, checks and times them,
- * and keeps the fastest. The tests keep one tiny independent reference GEMM of their own.
+ * AVX2 kernels there, while oneDNN dispatches on the instructions it finds (DNNL_MAX_CPU_ISA caps them). The
+ * choice is a rule over what oneDNN reports (choose() below), not a race: timing the candidates at start-up on a
+ * shared machine picked a different provider from one run to the next. The tests keep one tiny independent
+ * reference GEMM of their own.
  *
  * CBLAS takes int dimensions and leading dimensions: a size beyond INT_MAX is a programming error here (the
  * lessons' fit checks refuse such dimensions first), reported with the call's sizes. */
-#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT; clock_gettime, setenv, strcasecmp */
 #include "gemm_cpu.h"
 
 #include <cblas.h>
@@ -19,10 +19,13 @@
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gemm_matmul.h"
 #include "gemm_record.h"
@@ -84,22 +87,102 @@ enum { NPROV = sizeof providers / sizeof providers[0] };
 static provider *chosen;
 static int forced; /* GEMM_CPU_PROVIDER or gemm_cpu_use: one provider for every product */
 static char library[512];
+static const char *choice_how; /* the rule's reason or "forced": describe_choice's argument, kept for --threads */
 
-/* ---- the choice -------------------------------------------------------------------------------------------- */
+/* ---- threads and idle workers ------------------------------------------------------------------------------- */
 
-/* One knob for both libraries: OPENBLAS_NUM_THREADS (what the bench scripts set), else OMP_NUM_THREADS (oneDNN
- * reads it through OpenMP); unset, each library takes every core. */
+static int nthreads;          /* both libraries' thread count, once set_threads ran */
+static char threads_why[64];  /* where the count came from, for the header */
+
+int gemm_cpu_cores_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* gemm_cpu_set_threads's count; else OPENBLAS_NUM_THREADS (what the bench scripts set), else OMP_NUM_THREADS;
+ * else the cores this process may run on. Both libraries get it explicitly, so the header's count is the one that
+ * runs. */
 static void set_threads(void)
 {
-    static int done;
-    if (done++) return;
-    const char *e = getenv("OPENBLAS_NUM_THREADS");
-    if (!e || !*e) e = getenv("OMP_NUM_THREADS");
-    int n = e ? atoi(e) : 0;
-    if (n <= 0) return;
-    openblas_set_num_threads(n);
-    omp_set_num_threads(n);
+    if (!nthreads) {
+        const char *names[] = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"};
+        for (int i = 0; i < 2 && !nthreads; i++) {
+            const char *e = getenv(names[i]);
+            if (e && atoi(e) > 0) {
+                nthreads = atoi(e);
+                snprintf(threads_why, sizeof threads_why, "%s=%d", names[i], nthreads);
+            }
+        }
+        if (!nthreads) {
+            nthreads = gemm_cpu_cores_available();
+            snprintf(threads_why, sizeof threads_why, "the cores available; --threads N");
+        }
+    }
+    openblas_set_num_threads(nthreads);
+    omp_set_num_threads(nthreads);
 }
+
+static void describe_choice(const char *how);
+
+void gemm_cpu_set_threads(int n)
+{
+    if (n <= 0) return;
+    nthreads = n;
+    snprintf(threads_why, sizeof threads_why, "--threads %d", n);
+    set_threads();
+    if (chosen) describe_choice(choice_how); /* the header's count follows */
+}
+
+/* Is a debugger or a tool attached? A debugger follows one program image, and a tool that injects itself
+ * (valgrind and preloaded libraries through LD_PRELOAD, ncu, nsys and compute-sanitizer through
+ * CUDA_INJECTION64_PATH) may not follow a re-executed one: the program then runs as started. */
+static int traced(void)
+{
+    const char *preload = getenv("LD_PRELOAD"), *injection = getenv("CUDA_INJECTION64_PATH");
+    if ((preload && *preload) || (injection && *injection)) return 1;
+    char line[128];
+    int pid = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "TracerPid: %d", &pid) == 1) break;
+    if (f) fclose(f);
+    return pid != 0;
+}
+
+/* OpenMP's workers (oneDNN's) and OpenBLAS's own threads busy-wait after each call, libgomp for up to 300,000
+ * spins and OpenBLAS for 2^28 cycles: on a 2-core machine a library called right after the other runs beside
+ * spinning threads at a fraction of its rate. Both read their wait setting from the environment when they load,
+ * before main, so the program sets it and executes itself again, once. */
+void gemm_cpu_exec_with_sleeping_workers(char **argv)
+{
+    static const char *const vars[][2] = {{"OMP_WAIT_POLICY", "PASSIVE"}, {"OPENBLAS_THREAD_TIMEOUT", "4"}};
+    if (getenv("GEMM_CPU_REEXECUTED") || traced()) return;
+    int set[2] = {0, 0};
+    for (int i = 0; i < 2; i++)
+        if (!getenv(vars[i][0])) set[i] = setenv(vars[i][0], vars[i][1], 1) == 0;
+    if (!set[0] && !set[1]) return;
+    setenv("GEMM_CPU_REEXECUTED", "1", 1);
+    execv("/proc/self/exe", argv);
+    for (int i = 0; i < 2; i++) /* exec failed: this image's libraries kept their defaults; say so */
+        if (set[i]) unsetenv(vars[i][0]);
+    unsetenv("GEMM_CPU_REEXECUTED");
+}
+
+/* What the workers do between calls, from the settings the libraries read when they loaded. */
+static const char *wait_about(void)
+{
+    static char text[160];
+    const char *omp = getenv("OMP_WAIT_POLICY"), *ob = getenv("OPENBLAS_THREAD_TIMEOUT");
+    int omp_sleeps = omp && (strcasecmp(omp, "PASSIVE") == 0), ob_sleeps = ob && atoi(ob) > 0 && atoi(ob) <= 8;
+    snprintf(text, sizeof text, "workers %s between calls (OMP_WAIT_POLICY=%s, OPENBLAS_THREAD_TIMEOUT=%s)",
+             omp_sleeps && ob_sleeps ? "sleep" : "may spin", omp ? omp : "unset", ob ? ob : "unset");
+    return text;
+}
+
+/* ---- the choice: a fixed rule ------------------------------------------------------------------------------ */
 
 static void describe_providers(void)
 {
@@ -122,11 +205,7 @@ static int S = 256; /* the timing side (timing_side) */
 /* 256, or 512 with more than four threads: a 256^3 product (17 million multiply-adds) split over 16 threads takes
  * a few microseconds each, and then the threads' start and join are what is timed, not their rate (on the GPU
  * report's 16-core machine every provider measured 4-12 GFLOP/s at 256^3). */
-static int timing_side(void)
-{
-    int t = openblas_get_num_threads(), o = omp_get_max_threads();
-    return (t > o ? t : o) > 4 ? 512 : 256;
-}
+static int timing_side(void) { return nthreads > 4 ? 512 : 256; }
 
 /* Small integers, so every product and sum is exact in float32 and any correct GEMM returns the same bits: op(A)
  * (E, E) . op(B) (E, E) for all four transpose pairs, with padded strides, beta = 1 and alpha = 2. */
@@ -149,9 +228,9 @@ static int exact_on_integers(sgemm_fn *run)
     return 1;
 }
 
-/* The process's CPU seconds: GEMM_CPU_PROFILE's clock, and the calibration's on one thread, so that time this
- * shared machine gives other processes is not charged to a GEMM (with more threads, every thread's time adds up,
- * and wall-clock is the smaller). */
+/* The process's CPU seconds: GEMM_CPU_PROFILE's clock, and the rate's on one thread, so that time this shared
+ * machine gives other processes is not charged to a GEMM (with more threads, every thread's time adds up, and
+ * wall-clock is the smaller). */
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -167,33 +246,24 @@ static double time_one_ms(sgemm_fn *run)
     return cpu < wall ? cpu : wall;
 }
 
-/* Each candidate checked, then timed on S^3 products, the candidates taking turns so that a load spike on this
- * shared machine hits them alike; the best time of each (the rate its cores reach). Forced, only that one. With
- * more than one thread, OpenBLAS timed between oneDNN's calls is slow (8 GFLOP/s on 2 threads here, 132 alone):
- * oneDNN's OpenMP workers spin on the cores after each call. That is what a lesson mixing the two would see, so it
- * is measured so, and no tie sends the skinny products to OpenBLAS then. */
-static void measure(provider **list, int n)
+/* The rate of a provider the rule chose, on S^3 products: the best of a few (the rate its cores reach). What the
+ * lessons' time estimates divide by and the header prints; it decides nothing. */
+static void measure(provider *p)
 {
     S = timing_side();
     for (int i = 0; i < S * S; i++) cal_a[i] = (float)(i % 7) - 3.0f, cal_b[i] = (float)(i % 5) - 2.0f;
-    double best[8] = {0};
-    for (int i = 0; i < n; i++) {
-        list[i]->correct = exact_on_integers(list[i]->run);
-        if (list[i]->correct) time_one_ms(list[i]->run); /* JIT, buffers, threads */
+    time_one_ms(p->run); /* JIT, buffers, threads */
+    double best = 0.0, t_start = host_time_ms();
+    for (int rep = 0; rep < 12 && (rep < 4 || host_time_ms() - t_start < 20.0); rep++) {
+        double ms = time_one_ms(p->run);
+        if (best == 0.0 || ms < best) best = ms;
     }
-    double t_start = host_time_ms();
-    for (int rep = 0; rep < 12 && (rep < 4 || host_time_ms() - t_start < 20.0); rep++)
-        for (int i = 0; i < n; i++) {
-            if (!list[i]->correct) continue;
-            double ms = time_one_ms(list[i]->run);
-            if (best[i] == 0.0 || ms < best[i]) best[i] = ms;
-        }
-    for (int i = 0; i < n; i++) list[i]->rate = list[i]->correct ? (double)S * S * S / (best[i] * 1e-3) : 0.0;
+    p->rate = (double)S * S * S / (best * 1e-3);
 }
 
-#define OPENBLAS_MARGIN 1.10 /* rates within 10% at S^3: a tie */
-enum { SKINNY = 32 };        /* a product with a dimension this small or smaller is skinny */
-static int skinny_openblas;  /* skinny products on OpenBLAS (a tie at S^3 with the chosen provider) */
+enum { SKINNY = 32 };       /* a product with a dimension this small or smaller is skinny */
+static int skinny_openblas; /* the rule's second clause: skinny products on OpenBLAS */
+static char rule_why[256];
 
 static provider *find(const char *name)
 {
@@ -202,28 +272,31 @@ static provider *find(const char *name)
     return NULL;
 }
 
-/* The other library: OpenBLAS beside either of oneDNN's entry points, oneDNN's sgemm beside OpenBLAS. */
-static provider *rival(void)
+/* oneDNN dispatches to AVX-512 here (its effective ISA is avx512_core or above). */
+static int onednn_avx512(void)
 {
-    provider *r = chosen == find("openblas") ? find("onednn") : find("openblas");
-    return r->correct ? r : NULL;
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), need = (unsigned)dnnl_cpu_isa_avx512_core;
+    return (isa & need) == need;
 }
 
 static void describe_choice(const char *how)
 {
-    int n = snprintf(library, sizeof library, "%s, %.0f GFLOP/s at %d^3, %s", chosen->about, 2e-9 * chosen->rate, S, how);
-    const char *sep = "; ";
-    for (int i = 0; i < NPROV && n < (int)sizeof library; i++) {
-        provider *p = &providers[i];
-        if (p == chosen || (p->rate == 0.0 && p->correct)) continue;
-        if (p->rate > 0.0) n += snprintf(library + n, sizeof library - n, "%s%s %.0f", sep, p->about, 2e-9 * p->rate);
-        else if (strstr(how, "forced") == NULL)
-            n += snprintf(library + n, sizeof library - n, "%s%s: wrong on the exactness check", sep, p->about);
-        else continue;
-        sep = ", ";
-    }
+    choice_how = how;
+    int n = snprintf(library, sizeof library, "%s", chosen->about);
+    if (skinny_openblas) n += snprintf(library + n, sizeof library - n, ", %s for a product with a dimension <= %d",
+                                       find("openblas")->about, SKINNY);
+    snprintf(library + n, sizeof library - n, ", %s; %d thread%s (%s); %s", how, nthreads, nthreads == 1 ? "" : "s",
+             threads_why, wait_about());
 }
 
+/* The rule, from what oneDNN reports of the CPU (its effective ISA) and the product's shape; the measurements it
+ * came from are the README's ("CPU GEMMs"):
+ *   1. every float32 product on oneDNN's sgemm: it was the fastest, or tied, on every CPU measured (with AVX-512
+ *      oneDNN uses it, and Debian's OpenBLAS 0.3.21 runs its AVX2 kernels on Zen 4);
+ *   2. where oneDNN runs below AVX-512 (an AVX2 CPU, or DNNL_MAX_CPU_ISA=AVX2), a product with a dimension <= 32
+ *      on OpenBLAS: on an AVX2-only CPU lesson 4's per-step products of 32 rows ran faster there, the rest slower.
+ * A provider the rule names that fails the exactness check gives its products to the other library. No timing
+ * decides anything: the same CPU and the same product give the same provider in every run. */
 static void choose(void)
 {
     if (chosen) return;
@@ -237,31 +310,26 @@ static void choose(void)
         }
         return;
     }
-    provider *all[NPROV], *best = NULL;
-    for (int i = 0; i < NPROV; i++) all[i] = &providers[i];
-    measure(all, NPROV);
-    for (int i = 0; i < NPROV; i++)
-        if (providers[i].correct && (!best || providers[i].rate > best->rate)) best = &providers[i];
-    /* A near tie at S^3 (within OPENBLAS_MARGIN) goes to oneDNN's sgemm, and then the skinny products (a
-     * dimension of SKINNY or less) to OpenBLAS: measured on an AVX2-only EPYC, one thread, with the products'
-     * own operands (GEMM_CPU_PROFILE), lessons 1-3 and 5 ran their GEMMs 10-50% faster on oneDNN, and lesson 4's
-     * per-step products of 32 rows 15-25% faster on OpenBLAS, while 256^3 was a tie. Where OpenBLAS lacks the
-     * CPU's kernels (AVX-512 on Zen 4: 117 GFLOP/s against oneDNN's 231) there is no tie and oneDNN runs all. */
-    provider *openblas = find("openblas"), *onednn = find("onednn");
-    if (best && onednn->correct && onednn->rate * OPENBLAS_MARGIN >= best->rate) best = onednn;
-    skinny_openblas = best != openblas && openblas->correct && openblas->rate * OPENBLAS_MARGIN >= best->rate;
-    if (!best) {
+    provider *onednn = find("onednn"), *openblas = find("openblas");
+    onednn->correct = exact_on_integers(onednn->run);
+    openblas->correct = exact_on_integers(openblas->run);
+    if (!onednn->correct && !openblas->correct) {
         fprintf(stderr, "sgemm_cpu: no GEMM provider passed the exactness check on this CPU\n");
         abort();
     }
-    chosen = best;
-    char how[256];
-    int n = snprintf(how, sizeof how, "chosen (the fastest; a 10%% tie goes to oneDNN sgemm)");
-    if (rival())
-        n += snprintf(how + n, sizeof how - n, "; a product of up to %d^3 multiply-adds on %s where that is over 10%% "
-                      "faster on its own shape (timed at its first call)", S, rival()->name);
-    if (skinny_openblas) snprintf(how + n, sizeof how - n, "; a larger one with a dimension <= %d on openblas", SKINNY);
-    describe_choice(how);
+    chosen = onednn->correct ? onednn : openblas;
+    skinny_openblas = chosen == onednn && openblas->correct && !onednn_avx512();
+    if (!onednn->correct)
+        snprintf(rule_why, sizeof rule_why, "by rule (oneDNN's sgemm failed the exactness check here)");
+    else if (skinny_openblas)
+        snprintf(rule_why, sizeof rule_why, "by rule (oneDNN at %s, below AVX-512: skinny products on OpenBLAS)",
+                 gemm_onednn_isa());
+    else
+        snprintf(rule_why, sizeof rule_why, "by rule (oneDNN at %s%s)", gemm_onednn_isa(),
+                 onednn_avx512() ? ": every product on oneDNN" : "");
+    measure(chosen);
+    if (skinny_openblas) measure(openblas);
+    describe_choice(rule_why);
 }
 
 int gemm_cpu_use(const char *name)
@@ -272,87 +340,20 @@ int gemm_cpu_use(const char *name)
         set_threads();
         describe_providers();
     }
-    measure(&p, 1);
+    p->correct = exact_on_integers(p->run);
     if (!p->correct) return -1;
+    measure(p);
     chosen = p;
     forced = 1;
+    skinny_openblas = 0;
     describe_choice("forced (GEMM_CPU_PROVIDER)");
     return 0;
 }
 
-/* ---- small products: the provider timed on their own shape -------------------------------------------------- */
-
-/* Below S^3 multiply-adds, the S^3 timing says little about a product: which library is faster on a small shape
- * depends on the shape and on the CPU, in either direction (the README says what it chose where). So the first call
- * of each such shape times the chosen provider and the other library on that shape (its transposes and strides;
- * the calibration buffers as operands), taking turns, best of ROUNDS; the other library takes the shape only if it
- * is faster by more than the tie margin. The choice is made before the shape's first product computes,
- * so every call of a shape in a process runs on one provider: the same inputs give the same bits. */
-enum { SHAPES_MAX = 128, ROUNDS = 4 };
-typedef struct {
-    int ta, tb, beta1;
-    size_t M, N, K, lda, ldb, ldc;
-    provider *p;
-    double us_chosen, us_rival; /* best single-call microseconds of the two */
-} shape_choice;
-static shape_choice shape_choices[SHAPES_MAX];
-static int nshape_choices;
-static double setup_ms; /* the time spent choosing, all shapes together */
-
-static double time_call_us(provider *p, const shape_choice *s)
-{
-    double t0 = host_time_ms(), c0 = cpu_seconds();
-    p->run(s->ta, s->tb, s->M, s->N, s->K, 1.0f, cal_a, s->lda, cal_b, s->ldb, s->beta1 ? 1.0f : 0.0f, cal_c, s->ldc);
-    double wall = 1e3 * (host_time_ms() - t0), cpu = 1e6 * (cpu_seconds() - c0);
-    return cpu < wall ? cpu : wall;
-}
-
-/* The provider for a product of at most S^3 multiply-adds whose operands fit the calibration buffers; NULL for
- * any other (the S^3 rule decides those). */
-static provider *provider_for_shape(int ta, int tb, size_t M, size_t N, size_t K, size_t lda, size_t ldb, size_t ldc,
-                                    float beta)
-{
-    provider *r = rival();
-    const size_t cap = (size_t)S_MAX * S_MAX;
-    if (!r || (double)M * N * K > (double)S * S * S || (ta ? K : M) * lda > cap || (tb ? N : K) * ldb > cap ||
-        M * ldc > cap)
-        return NULL;
-    shape_choice k = {!!ta, !!tb, beta != 0.0f, M, N, K, lda, ldb, ldc, NULL, 0.0, 0.0};
-    for (int i = nshape_choices - 1; i >= 0; i--) {
-        const shape_choice *c = &shape_choices[i];
-        if (c->ta == k.ta && c->tb == k.tb && c->beta1 == k.beta1 && c->M == M && c->N == N && c->K == K &&
-            c->lda == lda && c->ldb == ldb && c->ldc == ldc)
-            return c->p;
-    }
-    if (nshape_choices == SHAPES_MAX) return NULL;
-    double t_start = host_time_ms();
-    size_t na = (ta ? K : M) * lda, nb = (tb ? N : K) * ldb;
-    for (size_t i = 0; i < na; i++) cal_a[i] = (float)(i % 7) - 3.0f;
-    for (size_t i = 0; i < nb; i++) cal_b[i] = (float)(i % 5) - 2.0f;
-    memset(cal_c, 0, M * ldc * sizeof *cal_c);
-    time_call_us(chosen, &k), time_call_us(r, &k); /* first calls: JIT, packing buffers */
-    for (int round = 0; round < ROUNDS; round++) {
-        double a = time_call_us(chosen, &k), b = time_call_us(r, &k);
-        if (round == 0 || a < k.us_chosen) k.us_chosen = a;
-        if (round == 0 || b < k.us_rival) k.us_rival = b;
-    }
-    k.p = k.us_rival * OPENBLAS_MARGIN < k.us_chosen ? r : chosen;
-    shape_choices[nshape_choices++] = k;
-    if (getenv("GEMM_CPU_PROFILE"))
-        fprintf(stderr, "gemm_cpu shape %c%c [%zu, %zu, %zu]: %s %.1f us, %s %.1f us: %s\n", ta ? 'T' : 'N',
-                tb ? 'T' : 'N', M, N, K, chosen->name, k.us_chosen, r->name, k.us_rival, k.p->name);
-    setup_ms += host_time_ms() - t_start;
-    return k.p;
-}
-
-/* Which provider runs a float32 product: the forced one; else the one timed on its shape; else the S^3 choice,
- * with OpenBLAS for a skinny product on a tie. */
-static provider *provider_for(int ta, int tb, size_t M, size_t N, size_t K, size_t lda, size_t ldb, size_t ldc,
-                              float beta)
+/* Which provider runs a float32 product: the forced one; else the rule's. */
+static provider *provider_for(size_t M, size_t N, size_t K)
 {
     if (forced) return chosen;
-    provider *p = provider_for_shape(ta, tb, M, N, K, lda, ldb, ldc, beta);
-    if (p) return p;
     return skinny_openblas && (M <= SKINNY || N <= SKINNY || K <= SKINNY) ? find("openblas") : chosen;
 }
 
@@ -374,7 +375,7 @@ void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha
         return;
     }
     choose();
-    provider *p = provider_for(transA, transB, M, N, K, lda, ldb, ldc, beta);
+    provider *p = provider_for(M, N, K);
     double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
     /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
     p->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -394,7 +395,7 @@ void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alph
                const double *B, size_t ldb, double beta, double *C, size_t ldc)
 {
     if (M == 0 || N == 0) return;
-    set_threads();
+    if (!nthreads) set_threads();
     cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                 as_int(M, "M"), as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B, as_int(ldb, "ldb"),
                 beta, C, as_int(ldc, "ldc"));
@@ -405,27 +406,20 @@ void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alph
 static int bf16_state = -1; /* -1 not decided; 0 float32 conversions; 1 oneDNN's bf16 matmul */
 static char bf16_about[256];
 
-/* The exactness check and the timing, run on bf16 copies of the calibration values (small integers: exact),
- * straight on oneDNN: not through gemm_cpu_bf16, whose calls an implementation's GEMM record counts. */
-static double bf16_rate(void)
+/* The exactness check on bf16 copies of the calibration values (small integers: exact), straight on oneDNN: not
+ * through gemm_cpu_bf16, whose calls an implementation's GEMM record counts. 1 when every sampled entry is exact. */
+static int bf16_exact(void)
 {
     static bf16 a[S_MAX * S_MAX], b[S_MAX * S_MAX];
     for (int i = 0; i < S * S; i++) a[i] = bf16_from_f32((float)(i % 7) - 3.0f), b[i] = bf16_from_f32((float)(i % 5) - 2.0f);
-    if (gemm_matmul(GEMM_MM_BF16, 0, 0, S, S, S, 1.0f, a, S, b, S, 0.0f, cal_c, S) != 0) return 0.0;
+    if (gemm_matmul(GEMM_MM_BF16, 0, 0, S, S, S, 1.0f, a, S, b, S, 0.0f, cal_c, S) != 0) return 0;
     for (int i = 0; i < S; i += 37)
         for (int j = 0; j < S; j += 41) {
             double s = 0;
             for (int k = 0; k < S; k++) s += (double)((i * S + k) % 7 - 3) * ((k * S + j) % 5 - 2);
-            if ((double)cal_c[i * S + j] != s) return 0.0;
+            if ((double)cal_c[i * S + j] != s) return 0;
         }
-    double best = 0.0;
-    for (int reps = 0; reps < 5; reps++) {
-        double t0 = host_time_ms();
-        gemm_matmul(GEMM_MM_BF16, 0, 0, S, S, S, 1.0f, a, S, b, S, 0.0f, cal_c, S);
-        double ms = host_time_ms() - t0;
-        if (best == 0.0 || ms < best) best = ms;
-    }
-    return (double)S * S * S / (best * 1e-3);
+    return 1;
 }
 
 /* oneDNN's kernel for bf16 products in each layout lesson 5 uses (x W^T; g W with g's rows strided, beta = 1;
@@ -441,9 +435,10 @@ static const char *bf16_kernel(void)
     return gemm_matmul_kernel(GEMM_MM_BF16, 0, 1, 0, 0.0f);
 }
 
-/* bf16 instructions (oneDNN's avx512_core_bf16 level or above) and matmul kernels that are not oneDNN's plain
- * reference loop; then the bf16 rate must beat the float32 provider's, conversions aside. GEMM_CPU_BF16=0 turns
- * it off (the float32 path, on any CPU). */
+/* A rule, as for float32: bf16 instructions (oneDNN's avx512_core_bf16 level or above), matmul kernels that are not
+ * oneDNN's plain reference loop, and exact results on the check. A bf16 product then does half the float32
+ * path's work and none of its conversions (and out-ran float32 on every AVX-512 machine measured), so no timing
+ * is asked. GEMM_CPU_BF16=0 turns it off (the float32 path, on any CPU). */
 static void decide_bf16(void)
 {
     if (bf16_state >= 0) return;
@@ -457,17 +452,13 @@ static void decide_bf16(void)
     } else if (!k) {
         snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN at %s: "
                  "no bf16 dot-product instructions)", gemm_onednn_isa());
+    } else if (!bf16_exact()) {
+        snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN's "
+                 "bf16 matmul %s: inexact on the check)", k);
     } else {
-        double r = bf16_rate();
-        if (r > chosen->rate) {
-            bf16_state = 1;
-            snprintf(bf16_about, sizeof bf16_about, "bf16 products: oneDNN bf16 matmul (%s), %.0f GFLOP/s at %d^3 "
-                     "against float32's %.0f", k, 2e-9 * r, S, 2e-9 * chosen->rate);
-        } else {
-            snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN's "
-                     "bf16 matmul %s: %s at %d^3, float32 %.0f GFLOP/s)", k, r > 0 ? "slower" : "inexact", S,
-                     2e-9 * chosen->rate);
-        }
+        bf16_state = 1;
+        snprintf(bf16_about, sizeof bf16_about, "bf16 products: oneDNN bf16 matmul (%s), by rule: the CPU's bf16 "
+                 "dot-product instructions", k);
     }
 }
 
@@ -504,7 +495,7 @@ void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const b
 int gemm_cpu_threads(void)
 {
     choose();
-    return chosen->run == openblas_sgemm ? openblas_get_num_threads() : omp_get_max_threads();
+    return nthreads;
 }
 
 const char *gemm_cpu_library(void)
@@ -513,24 +504,59 @@ const char *gemm_cpu_library(void)
     return library;
 }
 
+/* The bf16 matmul's rate at S^3, for the rates line (0 off the bf16 path). */
+static double bf16_rate(void)
+{
+    static bf16 a[S_MAX * S_MAX], b[S_MAX * S_MAX];
+    if (bf16_state != 1) return 0.0;
+    for (int i = 0; i < S * S; i++) a[i] = bf16_from_f32((float)(i % 7) - 3.0f), b[i] = bf16_from_f32((float)(i % 5) - 2.0f);
+    double best = 0.0;
+    for (int reps = 0; reps < 6; reps++) {
+        double t0 = host_time_ms();
+        gemm_matmul(GEMM_MM_BF16, 0, 0, S, S, S, 1.0f, a, S, b, S, 0.0f, cal_c, S);
+        double ms = host_time_ms() - t0;
+        if (reps > 0 && (best == 0.0 || ms < best)) best = ms; /* the first: JIT and buffers */
+    }
+    return (double)S * S * S / (best * 1e-3);
+}
+
+static char rates[256];
+enum { IDLE_PAUSE_MS = 10 };
+
 void gemm_cpu_warm_up(void)
 {
     /* The choice ran the chosen provider already (threads started, JIT done, buffers mapped); one small GEMM
-     * more makes sure of it whatever the provider. Stack buffers: nothing to track. The bf16 path is decided here
-     * too, so that its own timing runs before the implementations' timed (and recorded) runs, not inside one. */
+     * more on each provider in use makes sure of it. Stack buffers: nothing to track. The bf16 path is decided
+     * here too, so that its check runs before the implementations' timed (and recorded) runs, not inside one. */
     decide_bf16();
     float a[64 * 64], c[64 * 64];
     for (int i = 0; i < 64 * 64; i++) a[i] = (float)(i % 7);
     sgemm_cpu(0, 0, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
+    if (skinny_openblas) sgemm_cpu(0, 0, 16, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
+    double r16 = bf16_rate();
+    /* The CPU time the process spends while it sleeps right after its calls: its workers' waiting (wait_about) */
+    double c0 = cpu_seconds();
+    struct timespec pause = {0, IDLE_PAUSE_MS * 1000000L};
+    nanosleep(&pause, NULL);
+    double idle_ms = 1e3 * (cpu_seconds() - c0);
+    int n = snprintf(rates, sizeof rates, "%s %.0f GFLOP/s at %d^3", chosen->name, 2e-9 * chosen->rate, S);
+    if (skinny_openblas)
+        n += snprintf(rates + n, sizeof rates - n, ", openblas %.0f", 2e-9 * find("openblas")->rate);
+    if (r16 > 0.0) n += snprintf(rates + n, sizeof rates - n, ", onednn-bf16 %.0f", 2e-9 * r16);
+    snprintf(rates + n, sizeof rates - n, "; idle workers used %.1f CPU ms over a %d ms pause after the calls",
+             idle_ms, IDLE_PAUSE_MS);
 }
 
-double gemm_cpu_setup_ms(void) { return setup_ms; }
+const char *gemm_cpu_rates(void)
+{
+    if (!rates[0]) gemm_cpu_warm_up();
+    return rates;
+}
 
-const char *gemm_cpu_provider_name(int transA, int transB, size_t M, size_t N, size_t K, size_t lda, size_t ldb,
-                                   size_t ldc, float beta)
+const char *gemm_cpu_provider_name(size_t M, size_t N, size_t K)
 {
     choose();
-    return provider_for(transA, transB, M, N, K, lda, ldb, ldc, beta)->name;
+    return provider_for(M, N, K)->name;
 }
 
 double gemm_cpu_fmas_per_second(void)
@@ -564,7 +590,7 @@ static const char *providers_used(void)
         size_t M, N, K, lda, ldb, ldc;
         float beta;
         gemm_record_shape(s, &bf, &ta, &tb, &M, &N, &K, &lda, &ldb, &ldc, &beta);
-        count[bf ? NPROV : (int)(provider_for(ta, tb, M, N, K, lda, ldb, ldc, beta) - providers)]++;
+        count[bf ? NPROV : (int)(provider_for(M, N, K) - providers)]++;
     }
     text[0] = 0;
     for (int i = 0; i <= NPROV; i++) kinds += count[i] > 0;

@@ -8,14 +8,13 @@
  * beta == 0 means C is written, never read: a poisoned (NaN) C does not leak into the result, exactly the
  * BLAS convention. Accumulation is in float, as cuBLAS's SGEMM does (the summation order is the provider's).
  *
- * The provider is chosen at run time, once per process (gemm_cpu.c): each candidate this CPU can run - oneDNN's
- * sgemm, oneDNN's matmul primitives, OpenBLAS's cblas_sgemm with the core type it detected - is checked on an
- * exactly representable product and timed on a 256^3 one (512^3 above four threads), and the fastest correct one runs every float32 GEMM
- * (a near tie goes to oneDNN's sgemm). A smaller product is timed on its own shape at its first call, on that
- * provider and the other library, and runs on the other where that is over 10% faster; a larger one with a
- * dimension <= 32 runs on OpenBLAS after a tie (gemm_cpu.c says why).
- * GEMM_CPU_PROVIDER=openblas|onednn|onednn-matmul forces one. Threads: OPENBLAS_NUM_THREADS, else
- * OMP_NUM_THREADS, sets both libraries' count.
+ * The provider follows a fixed rule from what oneDNN reports of the CPU and from the product's shape (gemm_cpu.c
+ * writes it down with the measurements behind it): oneDNN's sgemm for every float32 product, and where oneDNN
+ * runs below AVX-512, OpenBLAS for a product with a dimension <= 32. Each provider the rule names is checked on
+ * an exactly representable product first; its rate is measured for the time estimates and decides nothing, so
+ * the same binary on the same CPU takes the same provider in every run.
+ * GEMM_CPU_PROVIDER=openblas|onednn|onednn-matmul forces one. Threads: gemm_cpu_set_threads (--threads), else
+ * OPENBLAS_NUM_THREADS, else OMP_NUM_THREADS, else the cores available, for both libraries.
  *
  * The strided-batched form runs `batch` independent products, matrix b at A + b*strideA, B + b*strideB,
  * C + b*strideC: the view trick lesson 1 uses to multiply G groups without copying anything.
@@ -52,22 +51,30 @@ const char *gemm_cpu_bf16_about(void);
 void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alpha, const double *A, size_t lda,
                const double *B, size_t ldb, double beta, double *C, size_t ldc);
 
-/* For the lesson header: the provider chosen, its measured rate and the others', and the thread count. */
+/* Both libraries' thread count (n > 0), before or after the first product. */
+void gemm_cpu_set_threads(int n);
+int gemm_cpu_cores_available(void); /* the CPUs this process may run on */
+/* OpenMP's and OpenBLAS's workers busy-wait after each call unless told otherwise when the libraries load, before
+ * main: main calls this first. Where OMP_WAIT_POLICY or OPENBLAS_THREAD_TIMEOUT is unset it sets PASSIVE and 4
+ * (sleep at once) and executes the program again, once (not under a debugger, nor a tool that injects itself
+ * through LD_PRELOAD or CUDA_INJECTION64_PATH: one program image there). It returns only where it did not
+ * re-execute. */
+void gemm_cpu_exec_with_sleeping_workers(char **argv);
+
+/* For the lesson header: the provider, the rule's reason, the thread count and its source, and what idle workers
+ * do - the same text in every run on one machine. gemm_cpu_rates: the measured rates (the time estimates'
+ * divisor, nothing chosen by them) and the CPU time idle workers used in a short pause after the warm-up calls. */
 int gemm_cpu_threads(void);
 const char *gemm_cpu_library(void);
+const char *gemm_cpu_rates(void);
 /* Forces a provider by its GEMM_CPU_PROVIDER name (the tests run every one): 0, or -1 for an unknown name or
  * one that cannot run here. */
 int gemm_cpu_use(const char *provider);
-/* The choice, and one small GEMM, so the library's thread start-up and buffer mapping happen before anything
- * is timed. */
+/* The choice, one small GEMM per provider in use (the libraries' thread start-up and buffer mapping happen before
+ * anything is timed), the bf16 decision and the rates line. */
 void gemm_cpu_warm_up(void);
-/* The provider a float32 product of this shape runs on ("onednn", "onednn-matmul" or "openblas"), choosing it
- * first if this is the shape's first product: what the tests check, and what GEMM_CPU_PROFILE prints. */
-const char *gemm_cpu_provider_name(int transA, int transB, size_t M, size_t N, size_t K, size_t lda, size_t ldb,
-                                   size_t ldc, float beta);
-/* Milliseconds spent so far timing providers on a new product shape (gemm_cpu.c): set-up, which the lessons leave
- * out of a pass's time as they leave out the allocators'. */
-double gemm_cpu_setup_ms(void);
+/* The provider a float32 product of this shape runs on ("onednn", "onednn-matmul" or "openblas"). */
+const char *gemm_cpu_provider_name(size_t M, size_t N, size_t K);
 /* Multiply-adds per second of the chosen provider on the timing GEMM (256^3, 512^3 above four threads), measured
  * once: what the lessons' time estimates divide by. */
 double gemm_cpu_fmas_per_second(void);
