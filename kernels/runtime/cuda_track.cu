@@ -4,6 +4,7 @@
 #include "timer.h"
 #include "track.h"
 
+#include <errno.h> /* program_invocation_short_name (g++ defines _GNU_SOURCE), for the messages */
 #include <stdint.h>
 #include <string.h>
 /* A build with its own memory checker (its cuda_runtime.h) defines this to name the buffer in its messages and
@@ -117,8 +118,8 @@ extern "C" void *dev_alloc_at(size_t bytes, const char *label, const char *file,
     cudaError_t e = (p = echo_take(bytes ? bytes : 1)) ? cudaSuccess : cudaMalloc(&p, bytes ? bytes : 1);
     if (e == cudaSuccess && echo_mode == 1 && echo_n < CUDA_ECHO_MAX) echo[echo_n++] = {p, bytes ? bytes : 1, 0};
     if (e != cudaSuccess) {
-        fprintf(stderr, "error: cudaMalloc of %zu bytes for '%s' failed: %s (%s)\n", bytes,
-                label ? label : "(unlabelled)", cudaGetErrorName(e), cudaGetErrorString(e));
+        fprintf(stderr, "%s: cudaMalloc of %zu bytes for '%s' failed: %s (%s)\n", program_invocation_short_name,
+                bytes, label ? label : "(unlabelled)", cudaGetErrorName(e), cudaGetErrorString(e));
         exit(3);
     }
     if (dev_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));

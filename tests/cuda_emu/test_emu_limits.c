@@ -187,9 +187,12 @@ START_TEST(vector_load_needs_its_alignment)
 {
     emu_clear_error();
     ck_assert_int_eq(planted_vector_load(2), cudaSuccess);
+#ifndef ASAN_EXIT /* the ASan + UBSan build has no access hooks (they are the plain build's detectors), and UBSan's
+                   * own alignment check would end the process at the planted load */
     ck_assert_int_eq(planted_vector_load(1), cudaErrorMisalignedAddress);
     assert_message("accesses 8 bytes of global memory");
     assert_message("not 8-byte aligned");
+#endif
     emu_clear_error();
 }
 END_TEST
