@@ -1,9 +1,10 @@
-/* planted_mma.cu - TEST-ONLY: mma.sync, ldmatrix and cp.async through kernels/runtime/ptx/mma_ptx.h, right and
- * wrong (see planted.h). The same file compiles with nvcc (-Ikernels/runtime/ptx) against the product header.
- *   mma_tile:  one warp, C (16 x 8) = A (16 x 32) . B (32 x 8), each lane loading its fragment registers from
- *              global memory as the PTX ISA lays them out (the product header's top comment) and storing C so.
- *   mma_block: C (M x N) = A (M x K) . B, one 64 x 64 tile per block of four warps (each 32 x 32), each k-tile
- *              of 32 bytes per row copied to shared memory by cp.async and read into fragments by ldmatrix. */
+/* planted_mma.cu - TEST-ONLY: mma.sync, ldmatrix and cp.async through kernels/runtime/ptx/mma_ptx.h, right
+ * and wrong (see planted.h). The same file compiles with nvcc against the product header (make ptx-check).
+ *   mma_tile:  one warp, C (16 x 8) = A (16 x 32) . B (32 x 8), each lane loading its fragment registers
+ *              from global memory as the PTX ISA lays them out (the product header's top comment), and
+ *              storing C so.
+ *   mma_block: C (M x N) = A (M x K) . B, one 64 x 64 tile per block of four warps (each 32 x 32), each
+ *              k-tile of 32 bytes per row copied to shared memory by cp.async and read by ldmatrix. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma_ptx.h>
@@ -60,14 +61,17 @@ __global__ void mma_tile(const void *A, const void *B, float *C, int op, int var
             if (variant == MMA_TILE_LDMATRIX_GLOBAL) /* PLANTED: ldmatrix's rows in global memory */
                 ldmatrix_x4(a[0], a[1], a[2], a[3], ha + (lane % 16) * TILE_K + k + lane / 16 * 8);
             else {
-                a[0] = pair(ha + g * TILE_K + k + 2 * t, 1), a[1] = pair(ha + (g + 8) * TILE_K + k + 2 * t, 1);
+                a[0] = pair(ha + g * TILE_K + k + 2 * t, 1);
+                a[1] = pair(ha + (g + 8) * TILE_K + k + 2 * t, 1);
                 a[2] = pair(ha + g * TILE_K + k + 2 * t + 8, 1);
                 a[3] = pair(ha + (g + 8) * TILE_K + k + 2 * t + 8, 1);
             }
             b[0] = pair(hb + (k + 2 * t) * 8 + g, 8), b[1] = pair(hb + (k + 2 * t + 8) * 8 + g, 8);
             if (variant == MMA_TILE_HALF_WARP && lane >= 16) return; /* PLANTED: half the warp leaves */
-            if (op == OP_BF16) mma_bf16_m16n8k16(c, a, b, c);
-            else mma_f16_m16n8k16(c, a, b, c);
+            if (op == OP_BF16)
+                mma_bf16_m16n8k16(c, a, b, c);
+            else
+                mma_f16_m16n8k16(c, a, b, c);
         }
     }
     if (variant == MMA_TILE_WRONG_LANES) g = lane % 8, t = lane / 8; /* PLANTED: groupID and thread swapped */
@@ -95,9 +99,9 @@ template <int NUM, int TRANS, class Row> __device__ void load_matrices(uint32_t 
     }
 }
 
-/* A: M x K row-major; B: K x N row-major when TRANS (read by ldmatrix .trans), else B^T: N x K row-major. Elements
- * of 2 bytes (bf16, f16) or 4 (tf32: floats, B^T only, converted by cvt.rna after the load). bug: 0 correct,
- * MMA_BLOCK_MISALIGNED, MMA_BLOCK_NO_WAIT or MMA_BLOCK_CP_MISALIGNED. */
+/* A: M x K row-major; B: K x N row-major when TRANS (read by ldmatrix .trans), else B^T: N x K row-major.
+ * Elements of 2 bytes (bf16, f16) or 4 (tf32: floats, B^T only, converted by cvt.rna after the load). bug: 0
+ * correct, MMA_BLOCK_MISALIGNED, MMA_BLOCK_NO_WAIT or MMA_BLOCK_CP_MISALIGNED. */
 template <int OP, int NUM, int TRANS>
 __global__ void mma_block(const char *A, const char *B, float *C, int N, int K, int bug)
 {
@@ -138,8 +142,10 @@ __global__ void mma_block(const char *A, const char *B, float *C, int N, int K, 
                     for (int i = 0; i < 4; i++) ta[i] = tf32_operand(bits_float(a[mi][i]), 1);
                     for (int i = 0; i < 2; i++) tb[i] = tf32_operand(bits_float(b[ni][i]), 1);
                     mma_tf32_m16n8k8(acc[mi][ni], ta, tb, acc[mi][ni]);
-                } else if (OP == OP_BF16) mma_bf16_m16n8k16(acc[mi][ni], a[mi], b[ni], acc[mi][ni]);
-                else mma_f16_m16n8k16(acc[mi][ni], a[mi], b[ni], acc[mi][ni]);
+                } else if (OP == OP_BF16)
+                    mma_bf16_m16n8k16(acc[mi][ni], a[mi], b[ni], acc[mi][ni]);
+                else
+                    mma_f16_m16n8k16(acc[mi][ni], a[mi], b[ni], acc[mi][ni]);
             }
         __syncthreads(); /* the next k-tile's copies overwrite As and Bs */
     }
@@ -159,10 +165,18 @@ static void *upload_operand(const float *h, size_t n, int op)
     void *d;
     for (size_t i = 0; i < n; i++) {
         uint16_t bits = 0;
-        if (op == OP_BF16) { __nv_bfloat16 v = __float2bfloat16_rn(h[i]); memcpy(&bits, &v, 2); }
-        if (op == OP_F16) { __half v = __float2half_rn(h[i]); memcpy(&bits, &v, 2); }
-        if (op == OP_TF32) memcpy(tmp + 4 * i, h + i, 4);
-        else memcpy(tmp + 2 * i, &bits, 2);
+        if (op == OP_BF16) {
+            __nv_bfloat16 v = __float2bfloat16_rn(h[i]);
+            memcpy(&bits, &v, 2);
+        }
+        if (op == OP_F16) {
+            __half v = __float2half_rn(h[i]);
+            memcpy(&bits, &v, 2);
+        }
+        if (op == OP_TF32)
+            memcpy(tmp + 4 * i, h + i, 4);
+        else
+            memcpy(tmp + 2 * i, &bits, 2);
     }
     CUDA_CHECK(cudaMalloc(&d, n * es));
     CUDA_CHECK(cudaMemcpy(d, tmp, n * es, cudaMemcpyHostToDevice));
@@ -174,14 +188,15 @@ static float *poisoned_output(size_t n)
 {
     float *d;
     CUDA_CHECK(cudaMalloc((void **)&d, n * sizeof(float)));
-    CUDA_CHECK(cudaMemset(d, 0xff, n * sizeof(float))); /* NaN: an element the kernel does not write stays so */
+    /* NaN: an element the kernel does not write stays so */
+    CUDA_CHECK(cudaMemset(d, 0xff, n * sizeof(float)));
     return d;
 }
 
 int planted_mma_tile(int variant, const float *A, const float *B, float *C)
 {
-    int op = variant == MMA_TILE_F16 ? OP_F16 : variant == MMA_TILE_TF32 || variant == MMA_TILE_TF32_RAW ? OP_TF32
-             : OP_BF16;
+    int tf32 = variant == MMA_TILE_TF32 || variant == MMA_TILE_TF32_RAW;
+    int op = variant == MMA_TILE_F16 ? OP_F16 : tf32 ? OP_TF32 : OP_BF16;
     void *dA = upload_operand(A, 16 * TILE_K, op), *dB = upload_operand(B, TILE_K * 8, op);
     float *dC = poisoned_output(16 * 8);
     LAUNCH(mma_tile, 1, 32, 0)(dA, dB, dC, op, variant);
@@ -194,7 +209,8 @@ int planted_mma_tile(int variant, const float *A, const float *B, float *C)
 template <int OP, int NUM, int TRANS>
 static void launch_block(dim3 grid, const char *A, const char *B, float *C, int N, int K, int bug)
 {
-    void (*mma_block_instance)(const char *, const char *, float *, int, int, int) = mma_block<OP, NUM, TRANS>;
+    void (*mma_block_instance)(const char *, const char *, float *, int, int, int) =
+        mma_block<OP, NUM, TRANS>;
     LAUNCH(mma_block_instance, grid, 128, 0)(A, B, C, N, K, bug); /* a name without commas for the macro */
 }
 
@@ -211,13 +227,27 @@ int planted_mma_block(int variant, int bug, const float *A, const float *B, floa
     dim3 grid(N / BLOCK_TILE, M / BLOCK_TILE);
     const char *a = (const char *)dA, *b = (const char *)dB;
     switch (variant) {
-    case MMA_BLOCK_X4_TRANS: launch_block<OP_BF16, 4, 1>(grid, a, b, dC, N, K, bug); break;
-    case MMA_BLOCK_X2_TRANS: launch_block<OP_F16, 2, 1>(grid, a, b, dC, N, K, bug); break;
-    case MMA_BLOCK_X1_TRANS: launch_block<OP_BF16, 1, 1>(grid, a, b, dC, N, K, bug); break;
-    case MMA_BLOCK_X4: launch_block<OP_F16, 4, 0>(grid, a, b, dC, N, K, bug); break;
-    case MMA_BLOCK_X2: launch_block<OP_BF16, 2, 0>(grid, a, b, dC, N, K, bug); break;
-    case MMA_BLOCK_X1: launch_block<OP_F16, 1, 0>(grid, a, b, dC, N, K, bug); break;
-    default: launch_block<OP_TF32, 4, 0>(grid, a, b, dC, N, K, bug); break;
+    case MMA_BLOCK_X4_TRANS:
+        launch_block<OP_BF16, 4, 1>(grid, a, b, dC, N, K, bug);
+        break;
+    case MMA_BLOCK_X2_TRANS:
+        launch_block<OP_F16, 2, 1>(grid, a, b, dC, N, K, bug);
+        break;
+    case MMA_BLOCK_X1_TRANS:
+        launch_block<OP_BF16, 1, 1>(grid, a, b, dC, N, K, bug);
+        break;
+    case MMA_BLOCK_X4:
+        launch_block<OP_F16, 4, 0>(grid, a, b, dC, N, K, bug);
+        break;
+    case MMA_BLOCK_X2:
+        launch_block<OP_BF16, 2, 0>(grid, a, b, dC, N, K, bug);
+        break;
+    case MMA_BLOCK_X1:
+        launch_block<OP_F16, 1, 0>(grid, a, b, dC, N, K, bug);
+        break;
+    default:
+        launch_block<OP_TF32, 4, 0>(grid, a, b, dC, N, K, bug);
+        break;
     }
     int err = (int)cudaGetLastError();
     CUDA_CHECK(cudaMemcpy(C, dC, (size_t)M * N * sizeof(float), cudaMemcpyDeviceToHost));

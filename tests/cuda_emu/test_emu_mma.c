@@ -1,13 +1,13 @@
 /* test_emu_mma.c - TEST-ONLY: mma.sync, ldmatrix and cp.async through kernels/runtime/ptx/mma_ptx.h
- * (planted_mma.cu): every operand type and ldmatrix form against a double reference, the tf32 rounding, and the
- * planted bugs -- C read in the wrong lane order, half a warp at an mma.sync, ldmatrix rows in global memory or
- * misaligned, a read before the cp.async landed, a misaligned cp.async -- each failing for its own reason.
- * Run by test_emu.c.
+ * (planted_mma.cu): every operand type and ldmatrix form against a double reference, the tf32 rounding, and
+ * the planted bugs -- C read in the wrong lane order, half a warp at an mma.sync, ldmatrix rows in global
+ * memory or misaligned, a read before the cp.async landed, a misaligned cp.async -- each failing for its own
+ * reason. Run by test_emu.c.
  *
- * Inputs: fresh random multiples of 1/8 in [-1, 1), never 0, exact in bf16, f16 and tf32, so every product is a
- * multiple of 1/64 and every partial sum (|sum| <= K = 64) needs at most 13 significant bits: fp32 sums them
- * exactly in any order, and the result must equal the double reference bit for bit. A fragment element in the
- * wrong lane or register moves a product by at least 1/64, far outside that zero tolerance. */
+ * Inputs: fresh random multiples of 1/8 in [-1, 1), never 0, exact in bf16, f16 and tf32, so every product is
+ * a multiple of 1/64 and every partial sum (|sum| <= K = 64) needs at most 13 significant bits: fp32 sums
+ * them exactly in any order, and the result must equal the double reference bit for bit. A fragment element
+ * in the wrong lane or register moves a product by at least 1/64, far outside that zero tolerance. */
 #include <driver_types.h>
 #include <math.h>
 #include <stdint.h>
@@ -18,7 +18,8 @@
 #include "planted.h"
 #include "test_emu.h"
 
-#define MB 128 /* the block kernel's M, N and K: a 2 x 2 grid of 64 x 64 tiles, 4 k-tiles of 16 (8 of tf32) */
+/* the block kernel's M, N and K: a 2 x 2 grid of 64 x 64 tiles, 4 k-tiles of 16 (8 of tf32) */
+#define MB 128
 #define NB 128
 #define KB 64
 #define KT 32 /* the tile kernel's K */
@@ -67,7 +68,8 @@ START_TEST(mma_tile_types)
         inputs();
         ck_assert_int_eq(planted_mma_tile(variants[v], TA, TB, TC), cudaSuccess);
         int bad = wrong(TA, TB, TC, 16, 8, KT);
-        ck_assert_msg(bad == 0, "variant %d: %d of 128 elements wrong (seed %llu)", v, bad, (unsigned long long)seed);
+        ck_assert_msg(bad == 0, "variant %d: %d of 128 elements wrong (seed %llu)", v, bad,
+                      (unsigned long long)seed);
     }
 }
 END_TEST
@@ -94,7 +96,8 @@ END_TEST
 START_TEST(mma_tile_wrong_lanes)
 {
     inputs();
-    ck_assert_int_eq(planted_mma_tile(MMA_TILE_WRONG_LANES, TA, TB, TC), cudaSuccess); /* no error: just wrong */
+    /* no error: just wrong */
+    ck_assert_int_eq(planted_mma_tile(MMA_TILE_WRONG_LANES, TA, TB, TC), cudaSuccess);
     ck_assert_int_gt(wrong(TA, TB, TC, 16, 8, KT), 100);
 }
 END_TEST
@@ -143,7 +146,8 @@ START_TEST(mma_block_no_wait)
 {
     inputs();
     int err = planted_mma_block(MMA_BLOCK_X4_TRANS, MMA_BLOCK_NO_WAIT, BA, BB, BC, MB, NB, KB);
-#ifdef __SANITIZE_ADDRESS__ /* no eyes: the poison (NaN) reaches C, or the two passes read different poison */
+    /* under ASan (no eyes) the poison (NaN) reaches C, or the two passes read different poison */
+#ifdef __SANITIZE_ADDRESS__
     if (err == cudaSuccess) {
         int nan = 0;
         for (int i = 0; i < MB * NB; i++) nan += isnan(BC[i]);

@@ -12,7 +12,8 @@
 namespace emu {
 
 /* One lane's request (W_PTX): for ldmatrix, num matrices, this lane's row address and its destination
- * registers r[0..num-1]; for mma.sync, its fragments (a[4], b[2], c[4]; d[4] written after every lane's c is read) */
+ * registers r[0..num-1]; for mma.sync, its fragments (a[4], b[2], c[4]; d[4], written after every lane's
+ * c was read) */
 struct ptx_lane : warp_collective {
     int num;
     const void *row;
@@ -26,8 +27,8 @@ struct ptx_lane : warp_collective {
  * 8 num - 1) in the block's shared memory and 16-byte aligned. Fails the launch and returns -1 otherwise. */
 int ldmatrix_check(warp_collective *const lanes[32], const char *file, int line, size_t warp);
 
-/* cvt.rna.tf32.f32: to nearest, ties away from zero, to 10 mantissa bits (low 13 bits zero); Inf stays Inf, a NaN
- * stays a (quiet) NaN. mma.h's __float_to_tf32 is the same instruction. */
+/* cvt.rna.tf32.f32: to nearest, ties away from zero, to 10 mantissa bits (low 13 bits zero); Inf stays Inf, a
+ * NaN stays a (quiet) NaN. mma.h's __float_to_tf32 is the same instruction. */
 inline uint32_t tf32_rna_bits(float in)
 {
     uint32_t u;

@@ -1,25 +1,25 @@
-/* mma_ptx.h - TEST-ONLY shim: kernels/runtime/ptx/mma_ptx.h (mma.sync, ldmatrix, cp.async.cg, cvt.rna.tf32) on
- * the CPU emulator. A kernel's `#include <mma_ptx.h>` finds this file first in the emulation build (emu.mk puts
- * tests/cuda_emu/include before everything); nvcc finds the product's through -Ikernels/runtime/ptx. The
+/* mma_ptx.h - TEST-ONLY shim: kernels/runtime/ptx/mma_ptx.h (mma.sync, ldmatrix, cp.async.cg, cvt.rna.tf32)
+ * on the CPU emulator. A kernel's `#include <mma_ptx.h>` finds this file first in the emulation build (emu.mk
+ * puts tests/cuda_emu/include before everything); nvcc finds the product's through -Ikernels/runtime/ptx. The
  * functions and their signatures are the product's (a call that compiles against one and not the other is a
  * build failure in one of the two builds); each trailing file/line argument is this file's own, defaulted to
  * the call site for messages. The product header's top comment is the layout; this file executes it.
  *
  *   - mma.sync and ldmatrix are warp operations of the whole warp (W_PTX, emu_warp.cc): each lane parks until
  *     all 32 have arrived at the same instruction (.aligned); a lane that exited, waits elsewhere or executes
- *     another variant fails the launch. The result is then computed from every lane's registers as the PTX ISA
- *     lays them out (lane 4g + t owns the elements the product header lists).
+ *     another variant fails the launch. The result is then computed from every lane's registers as the
+ *     PTX ISA lays them out (lane 4g + t owns the elements the product header lists).
  *   - ldmatrix: the row addresses of the supplying lanes must lie in the block's shared memory and be 16-byte
- *     aligned (emu_ptx.cc). The rows are read here, in instrumented code, each as the supplying lane's access: the
- *     eyes see them (racecheck, initcheck, a read before the cp.async that fills it landed, the profile).
+ *     aligned (emu_ptx.cc). The rows are read here, in instrumented code, each as the supplying lane's
+ *     access: the eyes see them (racecheck, initcheck, a read before the cp.async landed, the profile).
  *   - cp_async_16 / cp_async_commit / cp_async_wait<N> are the pipeline primitives' copies (emu_async.cc): 16
  *     bytes, both addresses 16-byte aligned, destination in shared memory, source in one device allocation,
  *     the destination poison until the wait that covers its group.
- * Numerics (the same rules as the WMMA shim, include/mma.h): a tf32 operand register is truncated to its top 19
- * bits (the tensor core ignores the low 13); f32_to_tf32 rounds to nearest, ties away from zero; bf16 and f16
- * operands are exact in float, so are their products and tf32's (barring overflow and underflow); each D element
- * is C plus the k products summed in float in k order. The hardware's order is not documented: compare with a
- * tolerance. */
+ * Numerics (the same rules as the WMMA shim, include/mma.h): a tf32 operand register is truncated to its top
+ * 19 bits (the tensor core ignores the low 13); f32_to_tf32 rounds to nearest, ties away from zero; bf16 and
+ * f16 operands are exact in float, so are their products and tf32's (barring overflow and underflow); each D
+ * element is C plus the k products summed in float in k order. The hardware's order is not documented:
+ * compare with a tolerance. */
 #ifndef CUDA_EMU_MMA_PTX_H
 #define CUDA_EMU_MMA_PTX_H
 
@@ -47,7 +47,9 @@ inline float bf16_value(uint32_t h)
 inline float f16_value(uint32_t h)
 {
     int e = (int)(h >> 10 & 31), m = (int)(h & 1023);
-    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
+    float v = e == 0 ? ldexpf((float)m, -24)
+        : e == 31    ? (m ? NAN : INFINITY)
+                     : ldexpf((float)(m | 1024), e - 25);
     return h >> 15 & 1 ? -v : v;
 }
 
@@ -66,9 +68,9 @@ inline float half_of(uint32_t reg, int j, int type)
     return type == BF16 ? bf16_value(reg >> 16 * j) : f16_value(reg >> 16 * j & 0xffffu);
 }
 
-/* D = A . B + C for the warp. A is 16 x K, B is K x 8 (K = 16, or 8 for tf32), from each lane's registers as the
- * PTX ISA's "Matrix Fragments for mma.m16n8k16 / m16n8k8" place them; D is written only after every lane's C was
- * read (d may be c). */
+/* D = A . B + C for the warp. A is 16 x K, B is K x 8 (K = 16, or 8 for tf32), from each lane's registers as
+ * the PTX ISA's "Matrix Fragments for mma.m16n8k16 / m16n8k8" place them; D is written only after every
+ * lane's C was read (d may be c). */
 template <int type> void mma_run(warp_collective *const lanes[32])
 {
     enum { K = type == TF32 ? 8 : 16 };
@@ -83,11 +85,13 @@ template <int type> void mma_run(warp_collective *const lanes[32])
         } else {
             for (int j = 0; j < 2; j++) {
                 A[g][2 * t + j] = half_of(p.a[0], j, type), A[g + 8][2 * t + j] = half_of(p.a[1], j, type);
-                A[g][2 * t + 8 + j] = half_of(p.a[2], j, type), A[g + 8][2 * t + 8 + j] = half_of(p.a[3], j, type);
+                A[g][2 * t + 8 + j] = half_of(p.a[2], j, type);
+                A[g + 8][2 * t + 8 + j] = half_of(p.a[3], j, type);
                 B[2 * t + j][g] = half_of(p.b[0], j, type), B[2 * t + 8 + j][g] = half_of(p.b[1], j, type);
             }
         }
-        C[g][2 * t] = p.c[0], C[g][2 * t + 1] = p.c[1], C[g + 8][2 * t] = p.c[2], C[g + 8][2 * t + 1] = p.c[3];
+        C[g][2 * t] = p.c[0], C[g][2 * t + 1] = p.c[1];
+        C[g + 8][2 * t] = p.c[2], C[g + 8][2 * t + 1] = p.c[3];
     }
     for (int r = 0; r < 16; r++)
         for (int n = 0; n < 8; n++)
@@ -95,7 +99,8 @@ template <int type> void mma_run(warp_collective *const lanes[32])
     for (int l = 0; l < 32; l++) {
         const ptx_lane &p = *(const ptx_lane *)lanes[l];
         int g = l / 4, t = l % 4;
-        p.d[0] = C[g][2 * t], p.d[1] = C[g][2 * t + 1], p.d[2] = C[g + 8][2 * t], p.d[3] = C[g + 8][2 * t + 1];
+        p.d[0] = C[g][2 * t], p.d[1] = C[g][2 * t + 1];
+        p.d[2] = C[g + 8][2 * t], p.d[3] = C[g + 8][2 * t + 1];
     }
 }
 
@@ -131,7 +136,8 @@ template <int NUM, int TRANS> const char *ldmatrix_name(void)
     return names[TRANS][NUM == 4 ? 2 : NUM - 1];
 }
 
-template <int NUM, int TRANS> void ldmatrix(uint32_t *const r[NUM], const void *row, const char *file, int line)
+template <int NUM, int TRANS>
+void ldmatrix(uint32_t *const r[NUM], const void *row, const char *file, int line)
 {
     ptx_lane me{};
     me.run = &ldmatrix_run<NUM, TRANS>, me.check = &ldmatrix_check, me.name = ldmatrix_name<NUM, TRANS>();
@@ -140,8 +146,8 @@ template <int NUM, int TRANS> void ldmatrix(uint32_t *const r[NUM], const void *
     (void)warp_op(W_PTX, 0xffffffffu, (uint64_t)(uintptr_t)(warp_collective *)&me, 0, 32, file, line);
 }
 
-template <int type>
-void mma(float *d, const uint32_t *a, const uint32_t *b, const float *c, const char *name, const char *file, int line)
+template <int type> void mma(float *d, const uint32_t *a, const uint32_t *b, const float *c, const char *name,
+                             const char *file, int line)
 {
     ptx_lane me{};
     me.run = &mma_run<type>, me.name = name;
@@ -154,22 +160,24 @@ void mma(float *d, const uint32_t *a, const uint32_t *b, const float *c, const c
 
 #define EMU_PTX_SITE const char *file = __builtin_FILE(), int line = __builtin_LINE()
 
-inline void mma_bf16_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4],
-                              EMU_PTX_SITE)
+inline void mma_bf16_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
+                              const float (&c)[4], EMU_PTX_SITE)
 {
-    emu::ptx::mma<emu::ptx::BF16>(d, a, b, c, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", file, line);
+    emu::ptx::mma<emu::ptx::BF16>(d, a, b, c, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", file,
+                                  line);
 }
 
-inline void mma_f16_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4],
-                             EMU_PTX_SITE)
+inline void mma_f16_m16n8k16(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
+                             const float (&c)[4], EMU_PTX_SITE)
 {
     emu::ptx::mma<emu::ptx::F16>(d, a, b, c, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", file, line);
 }
 
-inline void mma_tf32_m16n8k8(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4],
-                             EMU_PTX_SITE)
+inline void mma_tf32_m16n8k8(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
+                             const float (&c)[4], EMU_PTX_SITE)
 {
-    emu::ptx::mma<emu::ptx::TF32>(d, a, b, c, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", file, line);
+    emu::ptx::mma<emu::ptx::TF32>(d, a, b, c, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", file,
+                                  line);
 }
 
 inline uint32_t f32_to_tf32(float x) { return emu::tf32_rna_bits(x); }
