@@ -106,9 +106,11 @@ static int release_wmma(std::vector<fiber> &f, size_t w)
     const fiber &f0 = f[w * 32];
     for (int l = 1; l < 32; l++) {
         const warp_collective &b = *lanes[l];
-        if (a.check && b.run != a.run) {
-            block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: warp %zu lane %d executes %s: .aligned needs the "
-                       "same instruction in every lane", a.name, f0.file, f0.line, w, l, b.name);
+        if (f0.kind == W_PTX && b.run != a.run) {
+            const fiber &fl = f[w * 32 + l];
+            block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: warp %zu lane %d executes %s at %s:%d: .aligned "
+                       "needs the same instruction in every lane", a.name, f0.file, f0.line, w, l, b.name, fl.file,
+                       fl.line);
             return -1;
         }
         if (b.run != a.run || b.mem != a.mem || b.ldm != a.ldm || b.layout != a.layout) {

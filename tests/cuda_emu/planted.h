@@ -124,7 +124,8 @@ enum planted_mma_tile_variant {
     MMA_TILE_TF32_RAW,       /* the same with the floats' bits as operands: the tensor core truncates them */
     MMA_TILE_WRONG_LANES,    /* bug (bf16): C stored with groupID and threadID_in_group swapped */
     MMA_TILE_HALF_WARP,      /* bug (bf16): lanes 16-31 return before the mma.sync */
-    MMA_TILE_LDMATRIX_GLOBAL /* bug (bf16): A's fragments by ldmatrix.x4 from rows in global memory */
+    MMA_TILE_LDMATRIX_GLOBAL, /* bug (bf16): A's fragments by ldmatrix.x4 from rows in global memory */
+    MMA_TILE_MIXED            /* bug: lanes 0-15 execute the bf16 mma.sync, lanes 16-31 the f16 one */
 };
 int planted_mma_tile(int variant, const float *A, const float *B, float *C);
 /* planted_mma_block: C (M x N) = A (M x K) . B (K x N) row-major, M and N multiples of 64, K of 32; one 64 x 64
@@ -143,7 +144,8 @@ enum planted_mma_block_bug {
     MMA_BLOCK_CORRECT,
     MMA_BLOCK_MISALIGNED,   /* A's ldmatrix row addresses 8 bytes off 16-byte alignment */
     MMA_BLOCK_NO_WAIT,      /* no cp.async.wait_group before the __syncthreads and the ldmatrix reads */
-    MMA_BLOCK_CP_MISALIGNED /* A's cp.async sources 8 bytes off 16-byte alignment */
+    MMA_BLOCK_CP_MISALIGNED, /* A's cp.async sources 8 bytes off 16-byte alignment */
+    MMA_BLOCK_CP_TO_GLOBAL   /* A's cp.async destinations in global memory (C) instead of shared */
 };
 int planted_mma_block(int variant, int bug, const float *A, const float *B, float *C, int M, int N, int K);
 

@@ -68,7 +68,7 @@ __global__ void mma_tile(const void *A, const void *B, float *C, int op, int var
             }
             b[0] = pair(hb + (k + 2 * t) * 8 + g, 8), b[1] = pair(hb + (k + 2 * t + 8) * 8 + g, 8);
             if (variant == MMA_TILE_HALF_WARP && lane >= 16) return; /* PLANTED: half the warp leaves */
-            if (op == OP_BF16)
+            if (op == OP_BF16 && !(variant == MMA_TILE_MIXED && lane >= 16)) /* PLANTED (MIXED) */
                 mma_bf16_m16n8k16(c, a, b, c);
             else
                 mma_f16_m16n8k16(c, a, b, c);
@@ -113,7 +113,8 @@ __global__ void mma_block(const char *A, const char *B, float *C, int N, int K, 
     for (int k0 = 0; k0 < K; k0 += KT) {
         /* 128 threads, 128 16-byte chunks per operand tile */
         int shift = bug == MMA_BLOCK_CP_MISALIGNED ? 8 : 0; /* PLANTED: 8 bytes off 16-byte alignment */
-        cp_async_16(As + tid * 16, A + (size_t)(m0 + tid / 2) * K * ES + k0 * ES + tid % 2 * 16 + shift);
+        char *to = bug == MMA_BLOCK_CP_TO_GLOBAL ? (char *)C : As; /* PLANTED: a global destination */
+        cp_async_16(to + tid * 16, A + (size_t)(m0 + tid / 2) * K * ES + k0 * ES + tid % 2 * 16 + shift);
         if (TRANS) /* 16 rows of k, 128 bytes of n each */
             cp_async_16(Bs + tid * 16, B + (size_t)(k0 + tid / 8) * N * ES + n0 * ES + tid % 8 * 16);
         else

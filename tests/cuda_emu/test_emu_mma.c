@@ -120,6 +120,15 @@ START_TEST(mma_tile_ldmatrix_global)
 }
 END_TEST
 
+START_TEST(mma_tile_mixed_instructions)
+{
+    inputs();
+    ck_assert_int_eq(planted_mma_tile(MMA_TILE_MIXED, TA, TB, TC), cudaErrorIllegalInstruction);
+    assert_message("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 at tests/cuda_emu/planted_mma.cu:");
+    assert_message("lane 16 executes mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+}
+END_TEST
+
 START_TEST(mma_block_forms)
 {
     for (int v = MMA_BLOCK_X4_TRANS; v <= MMA_BLOCK_TF32; v++) {
@@ -172,6 +181,15 @@ START_TEST(mma_block_cp_async_misaligned)
 }
 END_TEST
 
+START_TEST(mma_block_cp_async_to_global)
+{
+    inputs();
+    ck_assert_int_eq(planted_mma_block(MMA_BLOCK_X4_TRANS, MMA_BLOCK_CP_TO_GLOBAL, BA, BB, BC, MB, NB, KB),
+                     cudaErrorIllegalAddress);
+    assert_message("is not the block's shared memory");
+}
+END_TEST
+
 Suite *emu_mma_suite(void)
 {
     Suite *s = suite_create("cuda-emu-mma");
@@ -182,10 +200,12 @@ Suite *emu_mma_suite(void)
     tcase_add_test(t, mma_tile_wrong_lanes);
     tcase_add_test(t, mma_tile_half_warp);
     tcase_add_test(t, mma_tile_ldmatrix_global);
+    tcase_add_test(t, mma_tile_mixed_instructions);
     tcase_add_test(t, mma_block_forms);
     tcase_add_test(t, mma_block_misaligned_ldmatrix);
     tcase_add_test(t, mma_block_no_wait);
     tcase_add_test(t, mma_block_cp_async_misaligned);
+    tcase_add_test(t, mma_block_cp_async_to_global);
     suite_add_tcase(s, t);
     return s;
 }
