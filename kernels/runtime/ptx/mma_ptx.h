@@ -51,11 +51,14 @@
 
 #include <stdint.h>
 
-/* the 32-bit .shared state-space address PTX's operands take, from a generic pointer into shared memory */
+namespace mma_ptx_detail {
+/* the 32-bit .shared state-space address PTX's operands take, from a generic pointer into shared memory (the
+ * wrappers' own step: kernels pass pointers, which is all the emulator's header takes too) */
 __device__ __forceinline__ uint32_t shared_address(const void *p)
 {
     return (uint32_t)__cvta_generic_to_shared(p);
 }
+} /* namespace mma_ptx_detail */
 
 /* D = A . B + C, m16n8k16, bf16 operands (two per register), fp32 accumulators; d may be c */
 __device__ __forceinline__ void mma_bf16_m16n8k16(float (&d)[4], const uint32_t (&a)[4],
@@ -103,7 +106,7 @@ __device__ __forceinline__ void ldmatrix_x1(uint32_t &r0, const void *row)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n"
                  : "=r"(r0)
-                 : "r"(shared_address(row))
+                 : "r"(mma_ptx_detail::shared_address(row))
                  : "memory");
 }
 
@@ -111,7 +114,7 @@ __device__ __forceinline__ void ldmatrix_x2(uint32_t &r0, uint32_t &r1, const vo
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
                  : "=r"(r0), "=r"(r1)
-                 : "r"(shared_address(row))
+                 : "r"(mma_ptx_detail::shared_address(row))
                  : "memory");
 }
 
@@ -120,7 +123,7 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t &r0, uint32_t &r1, uint32_t
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(shared_address(row))
+                 : "r"(mma_ptx_detail::shared_address(row))
                  : "memory");
 }
 
@@ -128,7 +131,7 @@ __device__ __forceinline__ void ldmatrix_x1_trans(uint32_t &r0, const void *row)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n"
                  : "=r"(r0)
-                 : "r"(shared_address(row))
+                 : "r"(mma_ptx_detail::shared_address(row))
                  : "memory");
 }
 
@@ -136,7 +139,7 @@ __device__ __forceinline__ void ldmatrix_x2_trans(uint32_t &r0, uint32_t &r1, co
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
                  : "=r"(r0), "=r"(r1)
-                 : "r"(shared_address(row))
+                 : "r"(mma_ptx_detail::shared_address(row))
                  : "memory");
 }
 
@@ -145,14 +148,16 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t &r0, uint32_t &r1, ui
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-                 : "r"(shared_address(row))
+                 : "r"(mma_ptx_detail::shared_address(row))
                  : "memory");
 }
 
 /* cp.async.cg: 16 bytes from global src to shared dst, cached in L2 only (not L1: read from shared) */
 __device__ __forceinline__ void cp_async_16(void *dst, const void *src)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                 :
+                 : "r"(mma_ptx_detail::shared_address(dst)), "l"(src)
                  : "memory");
 }
 
