@@ -11,7 +11,7 @@ EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_la
                 $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc \
                 $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_model_record.cc \
                 $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc \
-                $(EMU_DIR)/emu_async.cc
+                $(EMU_DIR)/emu_async.cc $(EMU_DIR)/emu_ptx.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 EMU_FMA      ?= 0
 EMU_COUNT    ?= 0
@@ -73,7 +73,7 @@ $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
 
-$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(OBJ)/$(EMU_DIR)/test_emu_async.o $(OBJ)/$(EMU_DIR)/test_emu_model.o $(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
+$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(OBJ)/$(EMU_DIR)/test_emu_async.o $(OBJ)/$(EMU_DIR)/test_emu_mma.o $(OBJ)/$(EMU_DIR)/test_emu_model.o $(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
                  $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
@@ -130,7 +130,7 @@ build/sass/kernels_%.sass: $(SASS_CU) $(wildcard kernels/*.h kernels/runtime/*.h
 	@test -n "$(NVCC)" || { echo "the time model needs nvcc (SASS of the kernels)"; exit 1; }
 	@mkdir -p build/sass && rm -f $@.tmp
 	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; echo "nvcc -cubin -arch=$* $$f"; \
-	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
+	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
 	  $(NVDISASM) -hex -gi -c $$o.cubin >> $@.tmp && cat $$o.ptxas >> $@.tmp || exit 1; done
 	@mv $@.tmp $@
 
@@ -247,10 +247,20 @@ ptxas: build/ptxas.txt
 build/ptxas.txt: $(PTXAS_CU)
 	@test -n "$(NVCC)" || { echo "make ptxas: nvcc not found"; exit 1; }
 	@mkdir -p build && rm -f $@.tmp
-	@for f in $(PTXAS_CU); do echo "nvcc -Xptxas -v $$f"; $(NVCC) -std=c++17 -O2 -DHAVE_CUDA \
+	@for f in $(PTXAS_CU); do echo "nvcc -Xptxas -v $$f"; $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx \
 	  -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -Xptxas -v -c -o /dev/null $$f \
 	  2>>$@.tmp || exit 1; done
 	@mv $@.tmp $@
+
+# The product's inline PTX (kernels/runtime/ptx/mma_ptx.h) through nvcc and ptxas for sm_80 and sm_90: the kernel
+# that test_emu runs against the emulator's <mma_ptx.h> (planted_mma.cu), compiled against the product's.
+.PHONY: ptx-check
+ptx-check:
+	@test -n "$(NVCC)" || { echo "make ptx-check: nvcc not found"; exit 1; }
+	@mkdir -p build/ptx-check
+	@for a in sm_80 sm_90; do echo "nvcc -arch=$$a -c $(EMU_DIR)/planted_mma.cu"; \
+	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx -arch=$$a -Xcompiler -Wall,-Wextra,-Wshadow,-Werror \
+	  -Werror all-warnings -c -o build/ptx-check/planted_mma_$$a.o $(EMU_DIR)/planted_mma.cu || exit 1; done
 
 # The memory-efficiency profile of every lesson's CUDA implementations at EMU_PROFILE_SIZE (lesson 5 at
 # EMU_PROFILE_ARGS5: its kernels take minutes here, so the arguments can be cut down), one pass (EMU_ONE_PASS=1), as

@@ -8,7 +8,8 @@
  *     later group gives the caller's own value;
  *   - reading a lane that is not in the mask is undefined: an error here.
  * nvcuda::wmma's load_matrix_sync, store_matrix_sync and mma_sync (include/mma.h) are warp operations too
- * (W_WMMA): the whole warp, the same arguments in every lane ("Warp Matrix Functions"). */
+ * (W_WMMA): the whole warp, the same arguments in every lane ("Warp Matrix Functions"). So are mma.sync and
+ * ldmatrix (W_PTX, include/mma_ptx.h): .aligned, the whole warp executing the same instruction (PTX ISA). */
 #include "emu_eyes.h"
 #include "emu_sched.h"
 
@@ -22,7 +23,8 @@ namespace emu {
 const char *kind_name(int k)
 {
     static const char *names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
-                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp", "nvcuda::wmma"};
+                                  "__ballot_sync", "__any_sync", "__all_sync", "__syncwarp", "nvcuda::wmma",
+                                  "mma.sync/ldmatrix"};
     return k >= 0 && k < W_KINDS ? names[k] : "?";
 }
 
@@ -104,6 +106,13 @@ static int release_wmma(std::vector<fiber> &f, size_t w)
     const fiber &f0 = f[w * 32];
     for (int l = 1; l < 32; l++) {
         const warp_collective &b = *lanes[l];
+        if (f0.kind == W_PTX && b.run != a.run) {
+            const fiber &fl = f[w * 32 + l];
+            block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: warp %zu lane %d executes %s at %s:%d: .aligned "
+                       "needs the same instruction in every lane", a.name, f0.file, f0.line, w, l, b.name, fl.file,
+                       fl.line);
+            return -1;
+        }
         if (b.run != a.run || b.mem != a.mem || b.ldm != a.ldm || b.layout != a.layout) {
             block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: warp %zu lane %d passes (mptr %p, ldm %u, layout %d) "
                        "or other fragment types, lane 0 (mptr %p, ldm %u, layout %d): every lane must pass the same",
@@ -128,6 +137,7 @@ static int release_wmma(std::vector<fiber> &f, size_t w)
                    a.ldm, a.mem);
         return -1;
     }
+    if (a.check && a.check(lanes, f0.file, f0.line, w) < 0) return -1;
     eyes_collective_begin((unsigned)(w * 32), site_pc(f0.file, f0.line));
     a.run(lanes);
     eyes_collective_end();
@@ -172,10 +182,10 @@ static int release(std::vector<fiber> &f, size_t w, int lane0)
                    kind_name(a.kind), a.file, a.line, wd);
         return -1;
     }
-    if (a.kind == W_WMMA) {
+    if (a.kind == W_WMMA || a.kind == W_PTX) {
         if (m != 0xffffffffu) {
-            block_fail(cudaErrorIllegalInstruction, "nvcuda::wmma at %s:%d: mask 0x%08x, not the whole warp", a.file,
-                       a.line, m);
+            block_fail(cudaErrorIllegalInstruction, "%s at %s:%d: mask 0x%08x, not the whole warp", kind_name(a.kind),
+                       a.file, a.line, m);
             return -1;
         }
         if (release_wmma(f, w) < 0) return -1;

@@ -112,6 +112,43 @@ int planted_pattern(int bug, const float *in, float *out);
  * 512). Returns the cudaError_t. */
 int planted_async(int bug, const float *in, float *out, int n);
 
+/* mma.sync through kernels/runtime/ptx/mma_ptx.h (planted_mma.cu). A and B are floats, stored on the device as
+ * the variant's operand type (bf16 and f16 rounded to nearest even; tf32 as the floats themselves); C is
+ * poisoned (NaN) before the launch. Returns the cudaError_t.
+ * planted_mma_tile: one warp, C (16 x 8) = A (16 x 32) . B (32 x 8), all row-major, fragments loaded from global
+ * memory by each lane as the PTX ISA lays them out. */
+enum planted_mma_tile_variant {
+    MMA_TILE_BF16,           /* m16n8k16 bf16 */
+    MMA_TILE_F16,            /* m16n8k16 f16 */
+    MMA_TILE_TF32,           /* m16n8k8 tf32, each operand converted by cvt.rna.tf32.f32 */
+    MMA_TILE_TF32_RAW,       /* the same with the floats' bits as operands: the tensor core truncates them */
+    MMA_TILE_WRONG_LANES,    /* bug (bf16): C stored with groupID and threadID_in_group swapped */
+    MMA_TILE_HALF_WARP,      /* bug (bf16): lanes 16-31 return before the mma.sync */
+    MMA_TILE_LDMATRIX_GLOBAL, /* bug (bf16): A's fragments by ldmatrix.x4 from rows in global memory */
+    MMA_TILE_MIXED            /* bug: lanes 0-15 execute the bf16 mma.sync, lanes 16-31 the f16 one */
+};
+int planted_mma_tile(int variant, const float *A, const float *B, float *C);
+/* planted_mma_block: C (M x N) = A (M x K) . B (K x N) row-major, M and N multiples of 64, K of 32; one 64 x 64
+ * tile per block of 128 threads, each k-tile copied to shared memory by cp.async (16 bytes) and read by ldmatrix;
+ * the first three variants read B as stored (K x N) with ldmatrix .trans, the others B^T (transposed on the host). */
+enum planted_mma_block_variant {
+    MMA_BLOCK_X4_TRANS, /* bf16: A by ldmatrix.x4, B by .x4.trans */
+    MMA_BLOCK_X2_TRANS, /* f16: .x2 and .x2.trans */
+    MMA_BLOCK_X1_TRANS, /* bf16: .x1 and .x1.trans */
+    MMA_BLOCK_X4,       /* f16: .x4, B^T by .x4 */
+    MMA_BLOCK_X2,       /* bf16: .x2 */
+    MMA_BLOCK_X1,       /* f16: .x1 */
+    MMA_BLOCK_TF32      /* tf32 m16n8k8: floats through ldmatrix.x4 (a 16-byte row is 4 floats), cvt.rna after */
+};
+enum planted_mma_block_bug {
+    MMA_BLOCK_CORRECT,
+    MMA_BLOCK_MISALIGNED,   /* A's ldmatrix row addresses 8 bytes off 16-byte alignment */
+    MMA_BLOCK_NO_WAIT,      /* no cp.async.wait_group before the __syncthreads and the ldmatrix reads */
+    MMA_BLOCK_CP_MISALIGNED, /* A's cp.async sources 8 bytes off 16-byte alignment */
+    MMA_BLOCK_CP_TO_GLOBAL   /* A's cp.async destinations in global memory (C) instead of shared */
+};
+int planted_mma_block(int variant, int bug, const float *A, const float *B, float *C, int M, int N, int K);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,5 +30,6 @@ Suite *emu_limits_suite(void); /* test_emu_limits.c: the dry run and the shared-
 Suite *emu_eyes_suite(void); /* test_emu_eyes.c: the access-hook detectors and the profile */
 Suite *emu_model_suite(void); /* test_emu_model.c: the time model's reading of SASS control bits */
 Suite *emu_async_suite(void); /* test_emu_async.c: cp.async, cuda::barrier, cuda::pipeline */
+Suite *emu_mma_suite(void); /* test_emu_mma.c: mma.sync, ldmatrix, cp.async through mma_ptx.h */
 
 #endif

@@ -19,11 +19,13 @@ static const int warpSize = 32;
 
 namespace emu {
 
-enum warp_kind { W_SHFL_IDX, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_SYNCWARP, W_WMMA, W_KINDS };
+enum warp_kind { W_SHFL_IDX, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL, W_SYNCWARP, W_WMMA, W_PTX, W_KINDS };
 
-/* A W_WMMA lane's value points at its request (mma.h). Every lane of the warp must ask the same: same run, mem,
- * ldm, layout. run computes the warp's operation from the 32 requests (lane order) once the preconditions
- * hold (emu_warp.cc). mem: a load's or store's tile, elem its element size, extent its bytes from mem. */
+/* A W_WMMA lane's value points at its request (mma.h); a W_PTX lane's at its mma.sync or ldmatrix request
+ * (mma_ptx.h). Every lane of the warp must ask the same: same run, mem, ldm, layout. run computes the warp's
+ * operation from the 32 requests (lane order) once the preconditions hold (emu_warp.cc); check, when set, tests
+ * the operation's own preconditions first and fails the launch (returning -1) when one does not hold. mem: a
+ * load's or store's tile, elem its element size, extent its bytes from mem. */
 struct warp_collective {
     void (*run)(warp_collective *const lanes[32]);
     const char *name;
@@ -31,6 +33,7 @@ struct warp_collective {
     size_t elem, extent;
     unsigned ldm;
     int layout, writes;
+    int (*check)(warp_collective *const lanes[32], const char *file, int line, size_t warp);
 };
 
 void syncthreads(const char *file, int line);

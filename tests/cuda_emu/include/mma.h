@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "emu_kernel.h"
+#include "emu_ptx.h"
 
 namespace emu {
 
@@ -229,10 +230,7 @@ template <> class fragment<accumulator, 16, 16, 8, float> : public __frag_base<f
 /* NVIDIA's cvt.rna.tf32.f32: round to nearest, ties away from zero; Inf stays Inf, NaN stays NaN */
 inline float __float_to_tf32(float in)
 {
-    uint32_t u;
-    memcpy(&u, &in, 4);
-    if ((u & 0x7f800000u) == 0x7f800000u) u = (u & 0x7fffff) ? (u | 0x00400000u) & 0xffffe000u : u;
-    else u = (u + 0x1000u) & 0xffffe000u; /* sign-magnitude: adding half an ulp rounds ties away from zero */
+    uint32_t u = emu::tf32_rna_bits(in); /* emu_ptx.h: mma_ptx.h's f32_to_tf32 is the same instruction */
     float r;
     memcpy(&r, &u, 4);
     return r;
