@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* the reasons live in a small ring, so a caller may hold a few at once (the `cuda` alias's pick and the row) */
+/* the reasons live in a small ring, so a caller may hold a few at once (the `cuda` alias's pick, the row) */
 static char *reason_buffer(void)
 {
     static char ring[8][320];
@@ -50,22 +50,22 @@ static const char *fit_one(const cuda_launch_need *need, const cuda_device_info 
     char a[32], b[32], c[32];
     char *why = reason_buffer();
     if (dev->cc < need->min_cc) {
-        snprintf(why, 320, "needs compute capability %d.%d, this GPU has %d.%d", need->min_cc / 10, need->min_cc % 10,
-                 dev->cc / 10, dev->cc % 10);
+        snprintf(why, 320, "needs compute capability %d.%d, this GPU has %d.%d", need->min_cc / 10,
+                 need->min_cc % 10, dev->cc / 10, dev->cc % 10);
         return why;
     }
     cudaFuncAttributes attr;
     CUDA_CHECK(cudaFuncGetAttributes(&attr, need->kernel));
     size_t smem = need->dyn_smem + attr.sharedSizeBytes;
     if (smem > dev->smem_optin) {
-        snprintf(why, 320, "needs %s bytes of shared memory per block, this GPU allows %s", grouped((long long)smem, a),
-                 grouped((long long)dev->smem_optin, b));
+        snprintf(why, 320, "needs %s bytes of shared memory per block, this GPU allows %s",
+                 grouped((long long)smem, a), grouped((long long)dev->smem_optin, b));
         return why;
     }
     if (need->threads > attr.maxThreadsPerBlock) {
-        snprintf(why, 320, "needs %s threads per block at %d registers each, this GPU runs at most %s (%s registers "
-                 "per block)", grouped(need->threads, a), attr.numRegs, grouped(attr.maxThreadsPerBlock, b),
-                 grouped(dev->regs_per_block, c));
+        snprintf(why, 320, "needs %s threads per block at %d registers each, this GPU runs at most %s (%s "
+                 "registers per block)", grouped(need->threads, a), attr.numRegs,
+                 grouped(attr.maxThreadsPerBlock, b), grouped(dev->regs_per_block, c));
         return why;
     }
     if (need->coop_blocks > 0) {
@@ -73,11 +73,13 @@ static const char *fit_one(const cuda_launch_need *need, const cuda_device_info 
         if (need->dyn_smem > 48u << 10)
             CUDA_CHECK(cudaFuncSetAttribute(need->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             (int)need->dyn_smem));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, need->kernel, need->threads, need->dyn_smem));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, need->kernel, need->threads,
+                                                                 need->dyn_smem));
         long long resident = (long long)per_sm * dev->sms;
         if (need->coop_blocks > resident) {
-            snprintf(why, 320, "needs %s blocks resident at once (a cooperative grid), this GPU holds %s (%d per SM x "
-                     "%d SMs)", grouped(need->coop_blocks, a), grouped(resident, b), per_sm, dev->sms);
+            snprintf(why, 320, "needs %s blocks resident at once (a cooperative grid), this GPU holds %s (%d "
+                     "per SM x %d SMs)", grouped(need->coop_blocks, a), grouped(resident, b), per_sm,
+                     dev->sms);
             return why;
         }
     }
