@@ -32,7 +32,7 @@ typedef struct cuda_launch_need {
     long long coop_blocks;   /* a cooperative grid: blocks that must all be resident at once; 0 otherwise */
 } cuda_launch_need;
 
-/* NULL when every launch fits device 0; otherwise the first reason (a static buffer, valid for 8 more calls) */
+/* NULL when every launch fits device 0; else the first reason (a static buffer, valid for 8 more calls) */
 const char *cuda_fit(const cuda_launch_need *needs, int n);
 
 /* What device 0 reports (a static struct, filled again at each call); NULL without a device. */
