@@ -146,6 +146,9 @@ gru_coop_plan gru_plan_cooperative(const void *kernel, int threads, long long mo
         cuda_launch_need need = {kernel, threads, smem_of(d, G), 80, G};
         if (!(last = cuda_fit(&need, 1))) {
             p.blocks = (int)G, p.smem = need.dyn_smem;
+            /* the launch's opt-in, said here though cuda_fit's occupancy query has already set it */
+            if (p.smem > (48u << 10))
+                CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.smem));
             return p;
         }
     }
