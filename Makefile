@@ -7,7 +7,8 @@
 #   make bench        every lesson's sweeps (plots/sweeps.txt) -> docs/results/<machine>/lessonN.csv; bench-N: one
 #   make plots        draw docs/img/*.png and the results tables from those CSVs (installs matplotlib if missing)
 #   make docs         re-run the lessons and paste their output into docs/lesson-N.md
-#   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
+#   make debug        -O0 -g3 build for gdb (same as DEBUG=1); make gdb-build: the lessons alone, CPU only, into
+#                     build/debug (seconds, no nvcc -G): what the docs' gdb walks use
 #   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
 #   make WERROR=1     warnings are errors (CI)       make clean
 #   make test-emu     the CUDA code run on the CPU emulator (tests/cuda_emu/, test-only; EMU=1 builds into build/emu/)
@@ -173,7 +174,7 @@ endif
 TESTS   += $(BIN)/test_peak_alloc tests/python_checks.sh tests/outputs_whole.sh
 
 # ---- top-level targets -----------------------------------------------------------------------------------
-.PHONY: all lessons docs check-docs gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
+.PHONY: all lessons docs check-docs gdb-build gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
 .DEFAULT_GOAL := all
 
 all: blas-deps cuda-status $(LESSONS) $(BIN)/gradcheck_example
@@ -272,8 +273,11 @@ docs: all test-build plot-deps
 	$(MAKE) sass-kernels GPU=H100
 	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --bin $(BIN)
 
-check-docs: gdb-deps plot-deps all
+# gdb-build: the docs' gdb walks' build, `gdb --args build/debug/lessonN ...` (-O0 -g3, CPU only: no nvcc -G)
+gdb-build:
 	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
+
+check-docs: gdb-deps plot-deps all gdb-build
 	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
 	$(PYTHON) docs/tools/check_docs.py
 	$(PYTHON) docs/tools/check_reading_paths.py
