@@ -58,8 +58,10 @@ static void flush_stdout(void)
     if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
 }
 
-/* The driver holds the inputs, one result set per implementation and the float64 reference: refuse before
- * allocating anything if that alone overflows or is over the limit. */
+/* The driver holds the inputs, one result set per implementation that will run and the float64 reference: refuse
+ * before allocating anything if that alone overflows or is over the limit. An implementation the gate or its fit
+ * check will skip (no device, over --mem-limit) holds no result set: at the forum's size the skips are the answer
+ * (what would not fit, with its bytes), not a refusal of the whole run. */
 static int check_driver_bytes(const driver *dv)
 {
     size_t in = 0, out = 0, out_f64 = 0;
@@ -73,7 +75,16 @@ static int check_driver_bytes(const driver *dv)
         }
     }
     if ((dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) || lesson_dry()) out_f64 = 0; /* not made */
-    size_t sets = (size_t)dv->o.nimpl + (dv->o.repeat > 1); /* --repeat holds one more result set */
+    size_t sets = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const lesson_impl *im = &dv->L->impls[dv->o.impl[k]];
+        impl_row scratch;
+        memset(&scratch, 0, sizeof scratch);
+        if (impl_gate(&scratch, im->device, im->memory(dv->prob).peak, dv->o.mem_limit) == GATE_RUN &&
+            !(im->unfit && im->unfit(dv->prob)))
+            sets++;
+    }
+    sets += sets && dv->o.repeat > 1; /* --repeat holds one more result set */
     size_t need = size_add(size_add(in, size_mul(out, sets)), out_f64);
     if (need != SIZE_MAX && need <= dv->o.mem_limit) return 0;
     char n[32], lim[32];
@@ -270,7 +281,9 @@ static void say_device_skips(const driver *dv)
     }
     if (!why) return;
     flush_stdout();
-    fprintf(stderr, "%s: skipped %s: %s; the rest ran\n", dv->L->program, names, why);
+    int ran = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) ran |= dv->res[k].row.ran;
+    fprintf(stderr, "%s: skipped %s: %s%s\n", dv->L->program, names, why, ran ? "; the rest ran" : "");
 }
 
 /* --gpu-model: one more run of a device implementation, under the emulator's time model (gpu_model.h); its
@@ -517,6 +530,10 @@ static int print_summary(const driver *dv, int failures)
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
     printf("\n");
     report_table(stdout, rows, dv->o.nimpl);
+    if (dv->L->answer) {
+        lesson_report rep = {dv->L, dv->prob, dv->t, dv->ref, dv->res, dv->o.nimpl};
+        dv->L->answer(&rep, stdout);
+    }
     print_model(dv);
     print_ratios(dv);
     return print_verdict(dv, failures, report_predictions(NULL, rows, dv->o.nimpl));
