@@ -45,13 +45,36 @@ def keep_tensor_lists(text, keep):
     return "\n".join(out), dropped
 
 
+SPREAD = re.compile(r"\[(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\]")
+MAX_SPREAD, TRIES = 2.0, 3  # a median whose slowest run is over twice its fastest says little: run again
+
+
+def spread(text):
+    """The largest slowest/fastest ratio of the "[lo-hi]" spreads the times' lines show (1 where none)."""
+    ratios = [float(hi) / float(lo) for line in text.split("\n") if TIME_LINES.match(line)
+              for lo, hi in SPREAD.findall(line) if float(lo) > 0]
+    return max(ratios, default=1.0)
+
+
 def run_once(cmd):
+    """The command's output, run once per table (a doc's excerpt and its appendix share it). A timed run whose
+    spread is over MAX_SPREAD runs again, up to TRIES times; the tightest is kept, and said when still over."""
     key = tuple(cmd)
     if key not in RUNS:
-        run = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-        if run.returncode != 0:
-            sys.exit(f"paste_output: {' '.join(cmd)} exited {run.returncode}")
-        RUNS[key] = run.stdout.rstrip("\n")
+        best = None
+        for _ in range(TRIES):
+            run = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+            if run.returncode != 0:
+                sys.exit(f"paste_output: {' '.join(cmd)} exited {run.returncode}")
+            out = run.stdout.rstrip("\n")
+            if best is None or spread(out) < spread(best):
+                best = out
+            if spread(best) <= MAX_SPREAD:
+                break
+        if spread(best) > MAX_SPREAD:
+            print(f"paste_output: {' '.join(cmd)}: the slowest run is {spread(best):.1f}x the fastest after {TRIES} "
+                  "tries (a loaded machine): pasted as it is, with the program's load warning", file=sys.stderr)
+        RUNS[key] = best
     return RUNS[key]
 
 
