@@ -265,7 +265,9 @@ plots: plot-deps
 # and lesson 3's model counts its time model's build and nvcc's SASS (both built here; nvcc needed).
 # check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
 # -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py), and
-# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them).
+# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them), and
+# the docs' commands and PyTorch snippets run as pasted (docs/tools/check_doc_commands.py; check_doc_snippets.py,
+# where /usr/bin/python3 has torch).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
@@ -277,11 +279,14 @@ docs: all test-build plot-deps
 gdb-build:
 	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
 
-check-docs: gdb-deps plot-deps all gdb-build
+check-docs: gdb-deps plot-deps all gdb-build test-build
 	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
 	$(PYTHON) docs/tools/check_docs.py
 	$(PYTHON) docs/tools/check_reading_paths.py
 	$(PYTHON) docs/tools/cuda_order.py --check $(BIN)
+	$(PYTHON) docs/tools/check_doc_commands.py
+	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then /usr/bin/python3 docs/tools/check_doc_snippets.py; \
+	else echo "check-docs: no /usr/bin/python3 with torch: the docs' PyTorch snippets (docs/tools/check_doc_snippets.py) not run"; fi
 	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
 	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \
 	  ! $(PYTHON) plots/compare_npy.py $$d/l1/cpu.dx.npy $$d/l1/cpu.dW.npy 2>/dev/null && rm -rf $$d && \

@@ -162,6 +162,27 @@ def lesson4_values():
               max((p - q).abs().max().item() for p, q in zip(got, want)))
 
 
+def lesson4_own_gradient():
+    """Lesson 4's "check your own gradient": its commands as the doc gives them, its block 3 after block 1's forms."""
+    import subprocess
+    doc = open(os.path.join(ROOT, "docs", "lesson-4.md")).read()
+    dump = "./build/lesson4 --size small --impl cpu --dump /tmp/l4"
+    compare = ("/usr/bin/python3 plots/compare_npy.py /tmp/l4/my_dW_zh.npy /tmp/l4/cpu.dW_zh.npy --rtol 1e-4 "
+               "--atol 1e-5")
+    for cmd in (dump, compare):
+        if cmd not in doc:
+            sys.exit(f"lesson 4: the doc no longer shows `{cmd}`: update check_doc_snippets.py with it")
+    if subprocess.run(dump.split(), cwd=ROOT, stdout=subprocess.DEVNULL).returncode != 0:
+        sys.exit(f"lesson 4: `{dump}` failed")
+    from torch.utils.checkpoint import checkpoint
+    ns = lesson4_forms({"torch": torch, "checkpoint": checkpoint})
+    exec(block(4, 3), ns)
+    run = subprocess.run([sys.executable] + compare.split()[1:], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    print(f"lesson 4 check your own gradient: {run.stdout.strip()}")
+    if run.returncode != 0:
+        sys.exit("lesson 4: the doc's own-gradient check does not agree with the lesson's dW_zh")
+
+
 def lesson5_values():
     acc = snippet(5, 2)["accumulate_grad_weight"]
     V, H, c = 7, 3, 4
@@ -256,7 +277,7 @@ def main():
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    for values in (lesson2_values, lesson3_values, lesson4_values, lesson5_values):
+    for values in (lesson2_values, lesson3_values, lesson4_values, lesson4_own_gradient, lesson5_values):
         values()
     for memory in (lesson3_memory, lesson4_memory, lesson5_memory):
         memory()

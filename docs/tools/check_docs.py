@@ -32,6 +32,9 @@
 12. Which version `cuda` runs: a hand-written sentence (outside code and generated blocks) of a lesson's docs that
     names the version `cuda` runs or tries first ("`cuda` runs cuda-v3", "cuda-v3 (`cuda`)", "`cuda` tries v3
     first", "`cuda` tries v3 v1 v2") must agree with lessons/lessonN.c's .cuda_order, which `--help` prints.
+13. Current: a block pasted from one of the tools that read only committed files and `--help` (FRESH: which
+    version `cuda` runs, the versions' measured times, which ran where, the sweeps' growth) shows what the tool
+    prints today; run docs/tools/paste_output.py --table docs/generated.txt --only DOC:MARKER otherwise.
 Rules 10 to 12 skip the lessons of NOT_YET (being rewritten on other branches; the integrator empties it).
 """
 import glob
@@ -333,11 +336,31 @@ def check_alias(doc, text):
     return errors
 
 
+FRESH = ("python3 docs/tools/versions_table.py ", "python3 docs/tools/cuda_order.py ",
+         "python3 docs/tools/sweep_growth.py ")
+
+
+def check_fresh(doc, text):
+    """Rule 13: the blocks of FRESH's tools against what they print now (skipped where build/ has no lessons)."""
+    import subprocess
+    rows, errors = table_commands(), []
+    for marker, body in GENERATED.findall(text):
+        cmd = rows.get((os.path.normpath(doc), marker))
+        if not cmd or not cmd.startswith(FRESH) or not glob.glob("build/lesson[0-9]*"):
+            continue
+        run = subprocess.run(shlex.split(cmd), stdout=subprocess.PIPE, text=True)
+        pasted = re.search(r"```\n\$ [^\n]*\n(.*?)\n```", body, re.S)
+        if run.returncode != 0 or not pasted or pasted.group(1) != run.stdout.rstrip("\n"):
+            errors.append(f"block '{marker}' is not what `{cmd}` prints today: run docs/tools/paste_output.py "
+                          f"--table docs/generated.txt --only {doc}:{marker}")
+    return errors
+
+
 def check_lesson_rules(doc, text):
     """Rules 10-12, for the lessons not in NOT_YET."""
     if lesson_of(doc) in NOT_YET:
         return []
-    errors = check_alias(doc, text)
+    errors = check_alias(doc, text) + check_fresh(doc, text)
     if LESSON_DOC.search(doc):
         errors += check_size(doc, text) + check_seed(doc, text)
     return errors
