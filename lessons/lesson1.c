@@ -109,8 +109,8 @@ static void epilogue(const lesson_report *rep, FILE *f)
                "Its backward adds a gradient of the same size before summing it over B.\n", extra, wexp);
 }
 
-/* The first screen's answer, under the table: the forum's figure (naive's formula at its size) beside this run's,
- * the reason in one line, the saving. */
+/* The first screen's answer, under the table: the forum's figure (naive's formula at its size) beside this
+ * run's, the reason in one line, the saving. */
 static void answer(const lesson_report *rep, FILE *f)
 {
     const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
@@ -118,14 +118,17 @@ static void answer(const lesson_report *rep, FILE *f)
     char b[32], w[32];
     if (lesson_size_formula(rep->L, "forum", "naive", &forum) != 0) return;
     format_bytes_exact(forum.forward_live, b, sizeof b);
-    fprintf(f, "\nthe forum: torch.matmul keeps %s bytes after forward at its size (naive's formula there)", b);
+    fprintf(f, "\nthe forum: torch.matmul keeps %s bytes after forward at its size (naive's formula there)",
+            b);
     if (naive && naive->row.ran) {
         format_bytes_exact(naive->row.forward_live_bytes, b, sizeof b);
         fprintf(f, "; this run's naive keeps %s", b);
     }
     format_bytes_exact(4 * bmm_w_expanded_count(dims_of(rep->prob)), w, sizeof w);
-    fprintf(f, "\nwhy: W is expanded and copied to (B*G, K, N), %s bytes here, and bmm saves the copy for backward\n", w);
-    if (naive && cpu && naive->row.ran && cpu->row.ran) {
+    fprintf(f, "\nwhy: W is expanded and copied to (B*G, K, N), %s bytes here, and bmm saves the copy for "
+               "backward\n", w);
+    if (naive && cpu && naive->row.ran && cpu->row.ran &&
+        naive->row.forward_live_bytes > cpu->row.forward_live_bytes) {
         format_bytes_exact(naive->row.forward_live_bytes - cpu->row.forward_live_bytes, b, sizeof b);
         fprintf(f, "the fix: the grouped GEMM (cpu) keeps no copy: %s bytes less after forward\n", b);
     }

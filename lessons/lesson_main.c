@@ -58,10 +58,10 @@ static void flush_stdout(void)
     if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
 }
 
-/* The driver holds the inputs, one result set per implementation that will run and the float64 reference: refuse
- * before allocating anything if that alone overflows or is over the limit. An implementation the gate or its fit
- * check will skip (no device, over --mem-limit) holds no result set: at the forum's size the skips are the answer
- * (what would not fit, with its bytes), not a refusal of the whole run. */
+/* The driver holds the inputs, one result set per implementation that will run and the float64 reference:
+ * refuse before allocating anything if that alone overflows or is over the limit. An implementation the gate
+ * or its fit check will skip (no device, over --mem-limit) holds no result set: at the forum's size the skips
+ * are the answer (what would not fit, with its bytes), not a refusal of the whole run. */
 static int check_driver_bytes(const driver *dv)
 {
     size_t in = 0, out = 0, out_f64 = 0;

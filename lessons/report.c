@@ -43,7 +43,7 @@ void report_table(FILE *f, const impl_row *rows, int n)
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         if (!r->ran) {
-            int last = i; /* a run of rows skipped for one reason (a CPU-only build's CUDA versions): one line */
+            int last = i; /* rows skipped for one reason (a CPU-only build's CUDA versions): one line */
             while (last + 1 < n && !rows[last + 1].ran && strcmp(rows[last + 1].note, r->note) == 0) last++;
             if (last - i >= 2) fprintf(f, "%s ... %s (%d versions) skipped: %s\n", r->impl, rows[last].impl,
                                        last - i + 1, r->note);
@@ -65,12 +65,12 @@ void report_table(FILE *f, const impl_row *rows, int n)
         fprintf(f, "%-8s %28s %28s %7zu %11.2f %11.2f %13s %6s  %s%s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
                 r->backward_ms, rel, share, r->device, r->emulated ? " (emulated: times mean nothing)" : "");
     }
-    /* The share is a replay's time over the run's: the replay can take longer than the run (a reader sees 213%). */
+    /* The share is a replay's time over the run's: the replay can take longer than the run did. */
     for (int i = 0; i < n; i++)
         if (rows[i].ran && rows[i].gemm_share > 1.0) {
-            fprintf(f, "GEMM share over 100%%: each GEMM shape's fastest call, replayed alone on fresh operands, times "
-                       "its calls, took longer than the whole run (the run's calls found their operands in cache): "
-                       "the run is all GEMM\n");
+            fprintf(f, "GEMM share over 100%%: each GEMM shape's fastest call, replayed alone on fresh "
+                       "operands, times its calls, took longer than the whole run (the run's calls found "
+                       "their operands in cache): the run is all GEMM\n");
             break;
         }
 }
