@@ -7,7 +7,8 @@
 #   make bench        every lesson's sweeps (plots/sweeps.txt) -> docs/results/<machine>/lessonN.csv; bench-N: one
 #   make plots        draw docs/img/*.png and the results tables from those CSVs (installs matplotlib if missing)
 #   make docs         re-run the lessons and paste their output into docs/lesson-N.md
-#   make debug        -O0 -g3 build for gdb (same as DEBUG=1)
+#   make debug        -O0 -g3 build for gdb (same as DEBUG=1); make gdb-build: the lessons alone, CPU only, into
+#                     build/debug (seconds, no nvcc -G): what the docs' gdb walks use
 #   make CUDA=0       force the CPU-only build        make SANITIZE=1   AddressSanitizer + UBSan (CPU build)
 #   make WERROR=1     warnings are errors (CI)       make clean
 #   make test-emu     the CUDA code run on the CPU emulator (tests/cuda_emu/, test-only; EMU=1 builds into build/emu/)
@@ -173,7 +174,7 @@ endif
 TESTS   += $(BIN)/test_peak_alloc tests/python_checks.sh tests/outputs_whole.sh
 
 # ---- top-level targets -----------------------------------------------------------------------------------
-.PHONY: all lessons docs check-docs gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
+.PHONY: all lessons docs check-docs gdb-build gdb-deps test test-build check-deps blas-deps bench plots plot-deps debug clean cuda-status
 .DEFAULT_GOAL := all
 
 all: blas-deps cuda-status $(LESSONS) $(BIN)/gradcheck_example
@@ -264,7 +265,9 @@ plots: plot-deps
 # and lesson 3's model counts its time model's build and nvcc's SASS (both built here; nvcc needed).
 # check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
 # -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py), and
-# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them).
+# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them), and
+# the docs' commands and PyTorch snippets run as pasted (docs/tools/check_doc_commands.py; check_doc_snippets.py,
+# where /usr/bin/python3 has torch).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
@@ -272,12 +275,18 @@ docs: all test-build plot-deps
 	$(MAKE) sass-kernels GPU=H100
 	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --bin $(BIN)
 
-check-docs: gdb-deps plot-deps all
+# gdb-build: the docs' gdb walks' build, `gdb --args build/debug/lessonN ...` (-O0 -g3, CPU only: no nvcc -G)
+gdb-build:
 	$(MAKE) DEBUG=1 CUDA=0 BIN=build/debug $(foreach n,$(LESSON_NS),build/debug/lesson$(n))
+
+check-docs: gdb-deps plot-deps all gdb-build test-build
 	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
 	$(PYTHON) docs/tools/check_docs.py
 	$(PYTHON) docs/tools/check_reading_paths.py
 	$(PYTHON) docs/tools/cuda_order.py --check $(BIN)
+	$(PYTHON) docs/tools/check_doc_commands.py
+	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then /usr/bin/python3 docs/tools/check_doc_snippets.py; \
+	else echo "check-docs: no /usr/bin/python3 with torch: the docs' PyTorch snippets (docs/tools/check_doc_snippets.py) not run"; fi
 	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
 	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \
 	  ! $(PYTHON) plots/compare_npy.py $$d/l1/cpu.dx.npy $$d/l1/cpu.dW.npy 2>/dev/null && rm -rf $$d && \

@@ -87,3 +87,17 @@ int lesson_find_impl(const lesson *L, const char *name)
         if (strcmp(L->impls[i].name, name) == 0) return i;
     return -1;
 }
+
+int lesson_size_formula(const lesson *L, const char *size, const char *impl, mem_formula *out)
+{
+    int i = lesson_find_impl(L, impl);
+    long long opts[LESSON_MAX_OPTS];
+    lesson_problem prob;
+    for (int k = 0; k < lesson_nopts(L); k++) opts[k] = L->opts[k].def;
+    for (int s = 0; s < lesson_nsizes(L) && i >= 0; s++) {
+        if (strcmp(L->sizes[s].name, size) != 0 || L->make_problem(L->sizes[s].dims, opts, &prob)) continue;
+        *out = L->impls[i].memory(&prob);
+        return 0;
+    }
+    return -1;
+}

@@ -174,6 +174,9 @@ struct lesson {
 
     void (*preamble)(const void *prob, FILE *f);     /* optional: the lesson's model, printed after the verdict */
     void (*epilogue)(const lesson_report *r, FILE *f); /* optional: lines after the formulas: where the bytes go */
+    /* optional: under the table, the first screen's answer: the forum's figure beside the run's, the reason,
+     * the saving */
+    void (*answer)(const lesson_report *r, FILE *f);
     const char *legend;               /* printed under the table: what "peak" and the labels mean here */
 };
 
@@ -194,6 +197,9 @@ size_t lesson_tensor_count(const lesson *L, int i, const void *prob); /* element
 size_t lesson_tensor_bytes(const lesson *L, int i, const void *prob);
 /* The row called name, "cuda" meaning the row of cuda_order's first version; -1 when absent. */
 int lesson_find_impl(const lesson *L, const char *name);
+/* impl's memory formula at the lesson's preset `size` (options at their defaults): 0, or -1 when the lesson
+ * has no such size or implementation (the first screen's forum figure). */
+int lesson_size_formula(const lesson *L, const char *size, const char *impl, mem_formula *out);
 /* The alias's row before a problem is known: cuda_order's first version (-1 when the lesson has no CUDA). */
 int lesson_cuda_alias_impl(const lesson *L);
 /* The row "cuda" runs for prob on this device: the first of cuda_order whose unfit(prob) is NULL and whose

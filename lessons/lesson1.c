@@ -109,6 +109,31 @@ static void epilogue(const lesson_report *rep, FILE *f)
                "Its backward adds a gradient of the same size before summing it over B.\n", extra, wexp);
 }
 
+/* The first screen's answer, under the table: the forum's figure (naive's formula at its size) beside this
+ * run's, the reason in one line, the saving. */
+static void answer(const lesson_report *rep, FILE *f)
+{
+    const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
+    mem_formula forum;
+    char b[32], w[32];
+    if (lesson_size_formula(rep->L, "forum", "naive", &forum) != 0) return;
+    format_bytes_exact(forum.forward_live, b, sizeof b);
+    fprintf(f, "\nthe forum: torch.matmul keeps %s bytes after forward at its size (naive's formula there)",
+            b);
+    if (naive && naive->row.ran) {
+        format_bytes_exact(naive->row.forward_live_bytes, b, sizeof b);
+        fprintf(f, "; this run's naive keeps %s", b);
+    }
+    format_bytes_exact(4 * bmm_w_expanded_count(dims_of(rep->prob)), w, sizeof w);
+    fprintf(f, "\nwhy: W is expanded and copied to (B*G, K, N), %s bytes here, and bmm saves the copy for "
+               "backward\n", w);
+    if (naive && cpu && naive->row.ran && cpu->row.ran &&
+        naive->row.forward_live_bytes > cpu->row.forward_live_bytes) {
+        format_bytes_exact(naive->row.forward_live_bytes - cpu->row.forward_live_bytes, b, sizeof b);
+        fprintf(f, "the fix: the grouped GEMM (cpu) keeps no copy: %s bytes less after forward\n", b);
+    }
+}
+
 const lesson lesson1_def = {
     .number = 1,
     .program = "lesson1",
@@ -144,5 +169,6 @@ const lesson lesson1_def = {
                .backward = cuda_backward}},
     .cuda_order = {1}, /* fastest first: docs/tools/cuda_order.py 1 */
     .epilogue = epilogue,
+    .answer = answer,
     .legend = "(\"live after forward\" is what torch.cuda.memory_allocated() printed in the forum.)",
 };

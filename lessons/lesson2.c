@@ -280,6 +280,31 @@ static void epilogue(const lesson_report *rep, FILE *f)
     where_bytes_go(rep, f);
 }
 
+/* The first screen's answer, under the table: the forum's figure (naive's formula at its size) beside this
+ * run's, the reason in one line, the saving. */
+static void answer(const lesson_report *rep, FILE *f)
+{
+    const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
+    mem_formula forum;
+    char b[32], h[16];
+    if (lesson_size_formula(rep->L, "forum", "naive", &forum) != 0) return;
+    format_bytes_exact(forum.peak, b, sizeof b);
+    format_bytes_human(forum.peak, h, sizeof h);
+    fprintf(f, "\nthe forum: its tree needs %s bytes (%s) at its size (naive's formula there): out of memory",
+            b, h);
+    if (naive && naive->row.ran) {
+        format_bytes_exact(naive->row.peak_bytes, b, sizeof b);
+        fprintf(f, "; this run's naive peaks at %s", b);
+    }
+    fprintf(f, "\nwhy: each pair product of the tree keeps five (c, c) matrices per chain for backward, "
+               "(v-2) products; the forward algorithm keeps one (n, t, v, c) alpha\n");
+    if (naive && cpu && naive->row.ran && cpu->row.ran) {
+        size_t n = naive->row.peak_bytes, c = cpu->row.peak_bytes;
+        format_bytes_exact(n > c ? n - c : c - n, b, sizeof b);
+        fprintf(f, "the fix: the forward algorithm (cpu) peaks %s bytes %s\n", b, n > c ? "lower" : "higher");
+    }
+}
+
 const lesson lesson2_def = {
     .number = 2,
     .program = "lesson2",
@@ -343,6 +368,7 @@ const lesson lesson2_def = {
     .cuda_order = {5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 2 */
     .preamble = preamble,
     .epilogue = epilogue,
+    .answer = answer,
     .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"
               "entering a tree level, m/2 its pair products. \"level:\" labels are reused by every level of the\n"
               "tree (allocs = levels), so their peak bytes are the largest level's; \"saved\" marks what autograd\n"

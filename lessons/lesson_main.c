@@ -6,6 +6,7 @@
  * then what each row is and the lesson's model (preamble), what the columns mean, each run's memory by tensor,
  * the formulas against the tracker, and the lesson's own epilogue (where the bytes go).
  */
+#define _POSIX_C_SOURCE 200809L /* pthread_cond_timedwait, clock_gettime, isatty, fileno: the run's notice */
 #include "lesson.h"
 
 #include "../kernels/runtime/gemm_cpu.h"
@@ -27,9 +28,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef struct {
     const lesson *L;
@@ -58,8 +62,10 @@ static void flush_stdout(void)
     if (fflush(stdout) != 0 && !stdout_errno) stdout_errno = errno;
 }
 
-/* The driver holds the inputs, one result set per implementation and the float64 reference: refuse before
- * allocating anything if that alone overflows or is over the limit. */
+/* The driver holds the inputs, one result set per implementation that will run and the float64 reference:
+ * refuse before allocating anything if that alone overflows or is over the limit. An implementation the gate
+ * or its fit check will skip (no device, over --mem-limit) holds no result set: at the forum's size the skips
+ * are the answer (what would not fit, with its bytes), not a refusal of the whole run. */
 static int check_driver_bytes(const driver *dv)
 {
     size_t in = 0, out = 0, out_f64 = 0;
@@ -73,7 +79,16 @@ static int check_driver_bytes(const driver *dv)
         }
     }
     if ((dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) || lesson_dry()) out_f64 = 0; /* not made */
-    size_t sets = (size_t)dv->o.nimpl + (dv->o.repeat > 1); /* --repeat holds one more result set */
+    size_t sets = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) {
+        const lesson_impl *im = &dv->L->impls[dv->o.impl[k]];
+        impl_row scratch;
+        memset(&scratch, 0, sizeof scratch);
+        if (impl_gate(&scratch, im->device, im->memory(dv->prob).peak, dv->o.mem_limit) == GATE_RUN &&
+            !(im->unfit && im->unfit(dv->prob)))
+            sets++;
+    }
+    sets += sets && dv->o.repeat > 1; /* --repeat holds one more result set */
     size_t need = size_add(size_add(in, size_mul(out, sets)), out_f64);
     if (need != SIZE_MAX && need <= dv->o.mem_limit) return 0;
     char n[32], lim[32];
@@ -118,6 +133,61 @@ static void print_header(const driver *dv)
     printf("   seed %llu   mem-limit %s (%s)\n", (unsigned long long)dv->o.seed, lim, limh);
     print_gpu(dv);
     flush_stdout();
+}
+
+/* A notice on a terminal when a run is still working NOTICE_S seconds after it started (the forum sizes take
+ * minutes on a loaded machine): a thread waits on a condition the run signals when its table is ready, and says
+ * once, on stderr, what the run is doing then. Only where stderr is a terminal: a pipe's reader (make docs, the
+ * tests) reads the output, not the wait. */
+#define NOTICE_S 2
+static struct {
+    pthread_mutex_t m;
+    pthread_cond_t done_cond;
+    int done, started;
+    char what[160];
+    const char *program;
+    pthread_t thread;
+} notice = {.m = PTHREAD_MUTEX_INITIALIZER, .done_cond = PTHREAD_COND_INITIALIZER};
+
+static void *notice_wait(void *arg)
+{
+    (void)arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += NOTICE_S;
+    pthread_mutex_lock(&notice.m);
+    int rc = 0;
+    while (!notice.done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&notice.done_cond, &notice.m, &until);
+    if (!notice.done)
+        fprintf(stderr, "%s: still working after %d s: %s (the table follows when every implementation has run)\n",
+                notice.program, NOTICE_S, notice.what);
+    pthread_mutex_unlock(&notice.m);
+    return NULL;
+}
+
+static void notice_doing(const char *what, const char *name)
+{
+    pthread_mutex_lock(&notice.m);
+    snprintf(notice.what, sizeof notice.what, "%s%s", what, name);
+    pthread_mutex_unlock(&notice.m);
+}
+
+static void notice_start(const char *program)
+{
+    notice.program = program;
+    notice.done = 0;
+    notice_doing("preparing the inputs", "");
+    notice.started = isatty(fileno(stderr)) && pthread_create(&notice.thread, NULL, notice_wait, NULL) == 0;
+}
+
+static void notice_stop(void)
+{
+    pthread_mutex_lock(&notice.m);
+    notice.done = 1;
+    pthread_cond_signal(&notice.done_cond);
+    pthread_mutex_unlock(&notice.m);
+    if (notice.started) pthread_join(notice.thread, NULL);
+    notice.started = 0;
 }
 
 /* The 1-minute load average against the cores this process may use: above them, other work shares the cores and
@@ -270,7 +340,9 @@ static void say_device_skips(const driver *dv)
     }
     if (!why) return;
     flush_stdout();
-    fprintf(stderr, "%s: skipped %s: %s; the rest ran\n", dv->L->program, names, why);
+    int ran = 0;
+    for (int k = 0; k < dv->o.nimpl; k++) ran |= dv->res[k].row.ran;
+    fprintf(stderr, "%s: skipped %s: %s%s\n", dv->L->program, names, why, ran ? "; the rest ran" : "");
 }
 
 /* --gpu-model: one more run of a device implementation, under the emulator's time model (gpu_model.h); its
@@ -337,6 +409,7 @@ static void run_all(driver *dv)
             continue;
         }
         if (too_slow(dv, im, &res->row)) continue;
+        notice_doing("running ", dv->o.impl_name[k]);
         announce_long(dv, k);
         lesson_timeline_begin(L->program, dv->o.impl_name[k]);
         snapshot_begin(dv->o.impl_name[k]);
@@ -383,6 +456,7 @@ static int validate(driver *dv)
         return 0;
     }
     announce_reference(dv);
+    notice_doing("the float64 reference, to validate every implementation against", "");
     double t0 = host_time_ms();
     dv->ref_why = lesson_make_reference(dv->L, dv->prob, dv->t, dv->ref);
     double t1 = host_time_ms();
@@ -517,6 +591,10 @@ static int print_summary(const driver *dv, int failures)
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
     printf("\n");
     report_table(stdout, rows, dv->o.nimpl);
+    if (dv->L->answer) {
+        lesson_report rep = {dv->L, dv->prob, dv->t, dv->ref, dv->res, dv->o.nimpl};
+        dv->L->answer(&rep, stdout);
+    }
     print_model(dv);
     print_ratios(dv);
     return print_verdict(dv, failures, report_predictions(NULL, rows, dv->o.nimpl));
@@ -705,10 +783,12 @@ int lesson_main(const lesson *L, int argc, char **argv)
     if (dv.o.threads) gemm_cpu_set_threads(dv.o.threads);
     print_header(&dv);
     warn_if_loaded();
+    notice_start(L->program);
     gemm_cpu_warm_up();
     lesson_make_inputs(L, dv.prob, dv.o.seed, dv.t);
     run_all(&dv);
     int failures = validate(&dv);
+    notice_stop();
     int status = print_summary(&dv, failures);
     print_details(&dv);
     flush_stdout();

@@ -43,7 +43,12 @@ void report_table(FILE *f, const impl_row *rows, int n)
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         if (!r->ran) {
-            fprintf(f, "%-8s skipped: %s\n", r->impl, r->note);
+            int last = i; /* rows skipped for one reason (a CPU-only build's CUDA versions): one line */
+            while (last + 1 < n && !rows[last + 1].ran && strcmp(rows[last + 1].note, r->note) == 0) last++;
+            if (last - i >= 2) fprintf(f, "%s ... %s (%d versions) skipped: %s\n", r->impl, rows[last].impl,
+                                       last - i + 1, r->note);
+            else for (int k = i; k <= last; k++) fprintf(f, "%-8s skipped: %s\n", rows[k].impl, rows[k].note);
+            i = last;
             continue;
         }
         char peak[32], live[32], hp[16], hl[16], pk[64], lv[64], rel[24], share[16] = "-";
@@ -60,6 +65,14 @@ void report_table(FILE *f, const impl_row *rows, int n)
         fprintf(f, "%-8s %28s %28s %7zu %11.2f %11.2f %13s %6s  %s%s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
                 r->backward_ms, rel, share, r->device, r->emulated ? " (emulated: times mean nothing)" : "");
     }
+    /* The share is a replay's time over the run's: the replay can take longer than the run did. */
+    for (int i = 0; i < n; i++)
+        if (rows[i].ran && rows[i].gemm_share > 1.0) {
+            fprintf(f, "GEMM share over 100%%: each GEMM shape's fastest call, replayed alone on fresh "
+                       "operands, times its calls, took longer than the whole run (the run's calls found "
+                       "their operands in cache): the run is all GEMM\n");
+            break;
+        }
 }
 
 static int report_one(FILE *f, const char *impl, const char *what, size_t pred, size_t meas, int ran)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The tools that read a lent GPU's files for the docs (docs/tools/gpu_times.py, gpu_kernel_times.py, gpu_stalls.py,
-tests/cuda_emu/predict_table.sh's measured lines), run on the H200's committed files: each must print the figures
+tests/cuda_emu/predict_table.sh's measured lines, versions_table.py; and sweep_growth.py, the CPU sweep's), run on
+the committed files: each must print the figures
 those files hold, worked out here from the raw CSVs by a second route (the docs quote the tools' lines).
 
     python3 tests/test_gpu_tools.py          (from the repository root; tests/python_checks.sh runs it)
@@ -15,6 +16,7 @@ import sys
 H200 = "docs/results/nvidia-h200"
 FOLLOWUP = H200 + "/issue27-followup"
 failures = []
+checks = [0]
 
 
 def out(*cmd):
@@ -22,6 +24,7 @@ def out(*cmd):
 
 
 def expect(what, text, needle):
+    checks[0] += 1
     if needle not in text:
         failures.append(f"{what}: expected {needle!r} in:\n{text}")
 
@@ -86,9 +89,26 @@ def main():
     t3 = out("sh", "tests/cuda_emu/predict_table.sh", "3")
     expect("predict_table.sh 3", t3, f"H200 {share:5.1f}% of the roofline")
 
+    # versions_table: the H200's cuda-v5 of lesson 2 as the first row found (the report's own file, then its
+    # subfolders'), and which version `cuda` runs as lessons/lesson2.c's .cuda_order says (needs build/lesson2)
+    import os
+    import re
+    if os.path.exists("build/lesson2"):
+        rows = [r for path in (H200 + "/results.csv", H200 + "/issue27-followup/results.csv")
+                for r in csv.DictReader(open(path)) if (r["lesson"], r["impl"], r["size"]) == ("2", "cuda-v5", "forum")]
+        v2 = out("python3", "docs/tools/versions_table.py", "2")
+        expect("versions_table.py 2", v2, f"{float(rows[0]['forward_ms']) + float(rows[0]['backward_ms']):9.3f}")
+        first = re.search(r"\.cuda_order = \{(\d+)", open("lessons/lesson2.c").read()).group(1)
+        expect("versions_table.py 2", v2, f"`cuda` runs cuda-v{first}:")
+    # sweep_growth: the cpu's forward + backward at c = 512 of lesson 2's c sweep, from the CSV directly
+    r = next(r for r in csv.DictReader(open("docs/results/cpu/lesson2.csv"))
+             if r["impl"] == "cpu" and r["dims"] == "n=100,t=1,v=40,c=512" and r["device"] != "predicted")
+    g2 = out("python3", "docs/tools/sweep_growth.py", "2", "c", "v=40,n=100")
+    expect("sweep_growth.py 2 c", g2, f"{float(r['forward_ms']) + float(r['backward_ms']):7.1f}")
+
     for f in failures:
         print("test_gpu_tools: FAIL " + f, file=sys.stderr)
-    print(f"test_gpu_tools: {8 - len(failures)} of 8 checks passed")
+    print(f"test_gpu_tools: {checks[0] - len(failures)} of {checks[0]} checks passed")
     return 1 if failures else 0
 
 

@@ -569,7 +569,7 @@ static Suite *lesson2_suite(void)
     tcase_add_test(exact, test_odd_levels_vs_bruteforce);
     suite_add_tcase(s, exact);
 
-    TCase *grad = tcase_create("gradcheck");
+    TCase *grad = tcase_create("gradients");
     tcase_add_test(grad, test_naive_gradcheck);
     tcase_add_test(grad, test_cpu_gradcheck);
     suite_add_tcase(s, grad);

@@ -637,9 +637,12 @@ static Suite *lesson5_suite(void)
     tcase_add_test(m, row_pass_in_place_layout);
     tcase_add_loop_test(m, row_pass_each_path_against_double, 0, 3);
     tcase_add_test(m, filter_never_drops_nan);
-    tcase_add_test(m, reference_gradients_fd_tiny);
     tcase_set_timeout(m, 30);
     suite_add_tcase(s, m);
+    TCase *g = tcase_create("gradients"); /* every lesson's gradient checks: CK_RUN_CASE=gradients */
+    tcase_add_test(g, reference_gradients_fd_tiny);
+    tcase_set_timeout(g, 30);
+    suite_add_tcase(s, g);
     TCase *r = tcase_create("implementations");
     tcase_add_test(r, tiny_against_f64);
     tcase_add_test(r, small_against_f64);

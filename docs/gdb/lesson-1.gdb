@@ -1,5 +1,5 @@
 # The gdb walk of docs/lesson-1.md. Every stop and printed value below is checked by `make check-docs`
-# (docs/tools/check_gdb_walks.py runs this file in gdb -batch against `make debug`'s build).
+# (docs/tools/check_gdb_walks.py runs this file in gdb -batch against `make gdb-build`'s build, build/debug).
 # program: lesson1
 # args: --dims B=1000,G=8,K=64,N=48 --impl naive,cpu
 # Every allocation of 64 MiB or more stops here: W_expanded in forward, dW_expanded in backward.

@@ -1,4 +1,5 @@
-# The gdb walk of docs/lesson-2.md, checked by `make check-docs` (gdb -batch against `make debug`'s build).
+# The gdb walk of docs/lesson-2.md, checked by `make check-docs` (gdb -batch against
+# `make gdb-build`'s build, build/debug: -O0 -g3, CPU only).
 # program: lesson2
 # args: --size small --impl naive,cpu
 # naive: the forum's tree. Its middle is every row's own copy of every log matrix, n*t*(v-1)*c*c floats.

@@ -1,4 +1,5 @@
-# The gdb walk of docs/lesson-4.md, checked by `make check-docs` (gdb -batch against `make debug`'s build).
+# The gdb walk of docs/lesson-4.md, checked by `make check-docs` (gdb -batch against
+# `make gdb-build`'s build, build/debug: -O0 -g3, CPU only).
 # program: lesson4
 # args: --size tiny --impl naive,cpu
 # naive: the forum's eager loop. Every step allocates its own tensors; autograd keeps their pointers.

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""A lesson's CUDA versions as one table: the idea, the peak and the time each GPU measured, the file it is in.
+
+    python3 docs/tools/versions_table.py LESSON [BIN]     (BIN: the build directory, default build)
+
+Everything printed comes from a file or a program, so a doc that pastes it (docs/generated.txt) cannot go stale:
+- the idea in one line, and which version `cuda` runs: `BIN/lessonN --help` (its .cuda_order);
+- peak bytes and forward + backward ms: the first row found for the version at the lesson's forum size (lesson 4:
+  medium) in each GPU report, docs/results/<gpu>/results.csv, then its subfolders' results.csv (the rule of
+  docs/tools/cuda_order.py and tests/cuda_emu/predict_table.sh);
+- the anchor: PyTorch's best form on the same GPU, docs/results/<gpu>/pytorch/pytorch.csv.
+"vs previous" is the version above's time over this one's (above 1: faster), "vs anchor" the anchor's time over
+this one's, both on the last GPU that measured the version.
+"""
+import csv
+import os
+import re
+import subprocess
+import sys
+
+from cuda_order import RESULTS, gpu_reports, read_csv, version  # beside this file
+
+FORUM = {1: "forum", 2: "forum", 3: "forum", 4: "medium", 5: "forum"}
+
+
+def help_text(bin_dir, lesson):
+    prog = os.path.join(bin_dir, f"lesson{lesson}")
+    return subprocess.run([prog, "--help"], stdout=subprocess.PIPE, text=True, check=True).stdout
+
+
+def ideas(text):
+    """{version: the --help line's idea} and the alias's order, from `lessonN --help`."""
+    out = {int(m.group(1)): m.group(2).strip() for m in re.finditer(r"^ +cuda-v(\d+) +(.+)$", text, re.M)}
+    m = re.search(r"cuda +\= cuda-v(\d+), an alias: of the versions fastest first \(([v\d ]+)\)", text)
+    order = [int(x[1:]) for x in m.group(2).split()] if m else []
+    return out, order
+
+
+def measured(lesson, size):
+    """{gpu: {version: (ms, peak bytes, path)}}, the first row found in each report."""
+    out = {}
+    for gpu, paths in gpu_reports().items():
+        seen = out.setdefault(gpu, {})
+        for p in paths:
+            for r in read_csv(p):
+                v = version(r["impl"])
+                if r["lesson"] != str(lesson) or r["size"] != size or v is None or v in seen:
+                    continue
+                if r.get("forward_ms") and r.get("backward_ms"):
+                    seen[v] = (float(r["forward_ms"]) + float(r["backward_ms"]), int(r["peak_bytes"]), p)
+    return {g: m for g, m in out.items() if m}
+
+
+def anchors(lesson, size):
+    """{gpu: (ms, peak, path)} of pytorch-best on each GPU that ran it."""
+    out = {}
+    for d in sorted(os.listdir(RESULTS)):
+        p = os.path.join(RESULTS, d, "pytorch", "pytorch.csv")
+        if not d.startswith("nvidia-") or not os.path.isfile(p):
+            continue
+        gpu = next((g for g, paths in gpu_reports().items() if paths and paths[0].startswith(os.path.join(RESULTS, d)
+                                                                                              + os.sep)), d)
+        for r in read_csv(p):
+            if r["lesson"] == str(lesson) and r["size"] == size and r["impl"] == "pytorch-best" and r["forward_ms"]:
+                out[gpu] = (float(r["forward_ms"]) + float(r["backward_ms"]), int(r["peak_bytes"]), p)
+    return out
+
+
+def main():
+    if len(sys.argv) not in (2, 3) or not sys.argv[1].isdigit() or int(sys.argv[1]) not in FORUM:
+        sys.exit(__doc__)
+    lesson, bin_dir = int(sys.argv[1]), sys.argv[2] if len(sys.argv) == 3 else "build"
+    size = FORUM[lesson]
+    idea, order = ideas(help_text(bin_dir, lesson))
+    meas, anchor = measured(lesson, size), anchors(lesson, size)
+    gpus = sorted(meas)
+    print(f"lesson {lesson} at the {size} size: forward + backward ms and peak bytes as each GPU measured them")
+    print(f"{'version':<8} {'peak bytes':>13}" + "".join(f" {g + ' ms':>9}" for g in gpus)
+          + f" {'vs prev':>7} {'vs anchor':>9}  the idea (build/lesson{lesson} --help)")
+    prev = None
+    for v in sorted(idea):
+        last = next((meas[g][v] for g in reversed(gpus) if v in meas[g]), None)
+        gpu = next((g for g in reversed(gpus) if v in meas[g]), None)
+        cells = f"{'cuda-v%d' % v:<8} {'{:,}'.format(last[1]) if last else 'not run':>13}"
+        cells += "".join(f" {('%.3f' % meas[g][v][0]) if v in meas[g] else '-':>9}" for g in gpus)
+        vs_prev = (f"{meas[gpu][prev][0] / last[0]:.2f}x" if last and prev is not None and prev in meas[gpu]
+                   else "-")
+        vs_anchor = f"{anchor[gpu][0] / last[0]:.2f}x" if last and gpu in anchor else "-"
+        print(f"{cells} {vs_prev:>7} {vs_anchor:>9}  {idea[v]}")
+        prev = v
+    if anchor:
+        peaks = sorted({a[1] for a in anchor.values()})
+        print("anchor: PyTorch's best form, " + ", ".join(f"{g} {anchor[g][0]:.3f} ms" for g in gpus if g in anchor)
+              + f", peak {' / '.join(f'{p:,}' for p in peaks)} bytes (docs/results/<gpu>/pytorch/pytorch.csv)")
+    for g in gpus:
+        files = sorted({os.path.relpath(m[2], RESULTS) for m in meas[g].values()})
+        print(f"ran on the {g}: {' '.join('v%d' % v for v in sorted(meas[g]))} (docs/results/: {', '.join(files)})")
+    unrun = [v for v in sorted(idea) if not any(v in m for m in meas.values())]
+    if unrun:
+        print(f"no GPU has run {' '.join('v%d' % v for v in unrun)}")
+    if order:
+        print(f"`cuda` runs cuda-v{order[0]}: it tries {' '.join('v%d' % v for v in order)} (fastest first, "
+              "docs/tools/cuda_order.py) and runs the first that fits the problem and the device")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
