@@ -62,8 +62,10 @@ OBJ      := build/obj/$(subst -count,,$(subst -fma,,$(MODE)))
 endif
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic -Werror=implicit-function-declaration $(if $(filter 1,$(WERROR)),-Werror,)
-CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP
-# the CPU GEMM providers (kernels/runtime/gemm_cpu.c): OpenBLAS, and oneDNN with its OpenMP runtime
+# the runner (lessons/runner) and the host-only runtime (lessons/host) by bare name, from any folder
+HOST_INC := -Ilessons/runner -Ilessons/host
+CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP $(HOST_INC)
+# the CPU GEMM providers (lessons/host/gemm_cpu.c): OpenBLAS, and oneDNN with its OpenMP runtime
 LDLIBS   := -lopenblas -ldnnl -lgomp -lm
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -75,7 +77,7 @@ CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
 # sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it.
 # -Ikernels/runtime/ptx: <mma_ptx.h> (the emulation build finds its own first, tests/cuda_emu/include)
-NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA -Ikernels/runtime/ptx \
+NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) \
              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Wshadow$(if $(filter 1,$(WERROR)),$(comma)-Werror,) \
              $(if $(filter 1,$(WERROR)),-Werror all-warnings,) -MMD -MP
@@ -83,11 +85,12 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudar
 endif
 
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
-RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c gemm_matmul.c gemm_record.c)
+RUNTIME_C  := kernels/runtime/dtype.c $(addprefix lessons/host/,track.c arena.c rng.c timer.c compare.c gemm_cpu.c \
+              gemm_matmul.c gemm_record.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu kernels/runtime/cuda_fit.cu
-SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
-              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c \
-              lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c lessons/output_file.c
+SESSION_C  := $(addprefix lessons/runner/,lesson.c cli.c report.c npy.c impl_gate.c tensor_copy.c session.c \
+              lesson_main.c lesson_output.c snapshot.c run_estimate.c snapshot_allocator.c time_spread.c gpu_model.c \
+              output_file.c)
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(filter %.cu,$(1))))
@@ -109,7 +112,7 @@ include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, te
 
 # ---- lessons ---------------------------------------------------------------------------------------------
 # $(call LESSON,N,C sources,CUDA sources,extra test C sources[,definition]): lessons/lessonN.c (or the fifth
-# argument) holds the definition (lessonN_def); build/lessonN is lessons/lesson_program.c over it;
+# argument) holds the definition (lessonN_def); build/lessonN is lessons/runner/lesson_program.c over it;
 # tests/test_lessonN.c (when present) is its own suite and tests/cuda_lessonN.c (when present) joins
 # build/test_cuda. These lines are the one list of lessons: LESSON_NS, and from it the generated
 # $(LESSON_LIST_H) (X(1) X(2) ...) that tests/test_lessons.c and tests/test_cuda.c expand, the docs target and
@@ -122,9 +125,9 @@ LESSON_NS += $(1)
 L$(1)_OBJ := $$(call objs,$(or $(5),lessons/lesson$(1).c) $(2) $(3))
 LESSON_DEF_OBJ += $$(L$(1)_OBJ)
 LESSON_CUDA_TEST_OBJ += $$(if $$(wildcard tests/cuda_lesson$(1).c),$$(OBJ)/tests/cuda_lesson$(1).o)
-$(BIN)/lesson$(1): $$(OBJ)/lessons/lesson_program_$(1).o $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
+$(BIN)/lesson$(1): $$(OBJ)/lessons/runner/lesson_program_$(1).o $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
 	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(LDLIBS)
-$$(OBJ)/lessons/lesson_program_$(1).o: lessons/lesson_program.c
+$$(OBJ)/lessons/runner/lesson_program_$(1).o: lessons/runner/lesson_program.c
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS) -DLESSON_DEF=lesson$(1)_def -c -o $$@ $$<
 $(BIN)/test_lesson$(1): $$(OBJ)/tests/test_lesson$(1).o $$(call objs,$(4)) $$(TEST_LIB_OBJ) $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
@@ -150,15 +153,15 @@ $(LESSON_LIST_H): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(foreach n,$(LESSON_NS),X($(n)))' >$@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(OBJ)/tests/test_lessons.o $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ): $(LESSON_LIST_H)
-# The commit a lesson was built from, for --version and --dump's meta.json (lessons/version.h; rewritten only
+# The commit a lesson was built from, for --version and --dump's meta.json (lessons/runner/version.h; rewritten only
 # when `git describe` changes, so nothing rebuilds needlessly)
 GIT_DESCRIBE_H := $(OBJ)/gen/git_describe.h
 $(GIT_DESCRIBE_H): FORCE
 	@mkdir -p $(dir $@)
 	@echo '#define LESSON_GIT_DESCRIBE "$(shell git describe --always --dirty 2>/dev/null || echo unknown)"' >$@.tmp; \
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(OBJ)/lessons/cli.o $(OBJ)/lessons/lesson_output.o: $(GIT_DESCRIBE_H)
-$(OBJ)/lessons/cli.o $(OBJ)/lessons/lesson_output.o: CFLAGS += -I$(OBJ)/gen
+$(OBJ)/lessons/runner/cli.o $(OBJ)/lessons/runner/lesson_output.o: $(GIT_DESCRIBE_H)
+$(OBJ)/lessons/runner/cli.o $(OBJ)/lessons/runner/lesson_output.o: CFLAGS += -I$(OBJ)/gen
 $(OBJ)/tests/test_lessons.o: CFLAGS += -DLESSON_BIN_DIR='"$(BIN)"'
 .PHONY: FORCE
 FORCE:

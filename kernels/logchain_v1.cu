@@ -13,7 +13,6 @@
 
 #include "runtime/cuda_check.h"
 #include "runtime/launch.h"
-#include "runtime/track.h"
 
 #define TILE LC1_TILE
 #define ROWS LC1_ROWS

@@ -14,8 +14,8 @@
 
 #include <stddef.h>
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 enum { REF_N = 0, REF_T = 1 }; /* op(X) = X, or X^T */
 

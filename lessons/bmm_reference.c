@@ -1,6 +1,6 @@
 #include "bmm_reference.h"
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "blas_reference.h"
 
 #include <math.h>

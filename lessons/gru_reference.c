@@ -6,7 +6,7 @@
  */
 #include "gru_reference.h"
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "blas_reference.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
  */
 #include "lesson1.h"
 
-#include "../kernels/runtime/rng.h"
+#include "rng.h"
 #include "../naive/bmm_broadcast.h"
 #include "../optimized/bmm_grouped.h"
 #include "bmm_reference.h"

@@ -6,8 +6,8 @@
  */
 #include "lesson2.h"
 
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../naive/logchain_tree.h"
 #include "../optimized/logchain_forward.h"
 #include "lesson_defs.h"

@@ -8,10 +8,10 @@
  */
 #include "lesson4.h"
 
-#include "../kernels/runtime/arena.h"
+#include "arena.h"
 #include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES: a constant, no CUDA needed */
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../naive/gru_eager.h"
 #include "../optimized/gru_fused.h"
 #include "gru_reference.h"

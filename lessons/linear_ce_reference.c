@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "blas_reference.h"
 
 static size_t count_valid(const int32_t *target, size_t N)

@@ -2,7 +2,7 @@
 #include "maxsim_reference.h"
 
 #include "../kernels/maxsim_math.h"
-#include "../kernels/runtime/rng.h"
+#include "rng.h"
 #include "blas_reference.h"
 
 #include <string.h>

@@ -1,8 +1,8 @@
 /* bmm_broadcast.c - the dataflow that keeps 1,107,427,328 bytes alive at the forum's size. */
 #include "bmm_broadcast.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 #include <string.h>
 

@@ -3,8 +3,8 @@
  * and a row stride (ld = 3H), exactly what torch's chunk returns. */
 #include "gru_eager.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 #include <math.h>
 #include <string.h>

@@ -8,10 +8,10 @@
 
 #include <string.h>
 
-#include "../kernels/runtime/arena.h"
+#include "arena.h"
 #include "../optimized/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 typedef struct {
     float *xf;  /* (chunk, H) the chunk's x rows in f32 */

@@ -10,8 +10,8 @@
  */
 #include "logchain_tree.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,9 +5,9 @@
  */
 #include "maxsim_einsum.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 #include "../kernels/maxsim_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 #include <string.h>
 

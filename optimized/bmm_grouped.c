@@ -1,8 +1,8 @@
 /* bmm_grouped.c - lesson 1's grouped GEMM on the CPU. */
 #include "bmm_grouped.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 float *cpu_bmm_forward(const bmm_dims *d, const float *x, const float *W)
 {

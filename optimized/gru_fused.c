@@ -3,10 +3,10 @@
  * S_t = ws->S + (t mod cap) B 6H, row i of it is [r u n zn z e] (each H wide), row stride 6H. */
 #include "gru_fused.h"
 
-#include "../kernels/runtime/arena.h"
-#include "../kernels/runtime/gemm_cpu.h"
+#include "arena.h"
+#include "gemm_cpu.h"
 #include "../kernels/gru_cell_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 #define SW GRU_SAVED_PER_ROW
 

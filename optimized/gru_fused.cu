@@ -8,7 +8,7 @@
 extern "C" {
 #include "gru_fused.h"
 
-#include "../kernels/runtime/arena.h"
+#include "arena.h"
 #include "../kernels/runtime/cuda_track.h"
 }
 #include "../kernels/gru_launch.h"

@@ -6,9 +6,9 @@
  */
 #include "logchain_forward.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 #include "../kernels/logchain_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 #include <math.h>
 

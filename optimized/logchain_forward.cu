@@ -10,7 +10,7 @@
 #include "../kernels/logchain_launch.h"
 #include "../kernels/logchain_math.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 typedef void lc_forward_fn(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                            float *out);

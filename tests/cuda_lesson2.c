@@ -17,13 +17,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../lessons/logchain_reference.h"
 #include "lc_testing.h"
 #include "../kernels/logchain_math.h"
 #include "../optimized/logchain_forward.h"
-#include "../lessons/lesson.h"
+#include "lesson.h"
 #include "graph_twin.h"
 
 extern const lesson lesson2_def;

@@ -28,10 +28,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../kernels/runtime/compare.h"
+#include "compare.h"
 #include "gradcheck.h"
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../lessons/logchain_reference.h"
 #include "lc_testing.h"
 #include "../naive/logchain_tree.h"

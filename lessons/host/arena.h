@@ -13,7 +13,7 @@
 #define KERNELS_ARENA_H
 
 #include <stddef.h>
-#include "dtype.h"
+#include "../../kernels/runtime/dtype.h"
 
 typedef struct {
     char *base;      /* NULL while planning */

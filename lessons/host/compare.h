@@ -12,7 +12,7 @@
 #define KERNELS_COMPARE_H
 
 #include <stddef.h>
-#include "dtype.h"
+#include "../../kernels/runtime/dtype.h"
 
 typedef struct {
     size_t n;          /* elements compared */

@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "bf16.h"
+#include "../../kernels/runtime/bf16.h"
 
 #ifdef __cplusplus
 extern "C" {

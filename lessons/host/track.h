@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "dtype.h"
+#include "../../kernels/runtime/dtype.h"
 
 #ifdef __cplusplus
 extern "C" {

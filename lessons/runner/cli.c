@@ -3,7 +3,7 @@
 #include "cli.h"
 #include "gpu_model.h"
 #include "version.h"
-#include "../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 
 #include <errno.h>
 #include <getopt.h>

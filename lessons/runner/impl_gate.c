@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #ifdef HAVE_CUDA
-#include "../kernels/runtime/cuda_track.h"
+#include "../../kernels/runtime/cuda_track.h"
 #endif
 
 impl_gate_verdict impl_gate(impl_row *row, int needs_cuda, size_t predicted_peak, size_t mem_limit)

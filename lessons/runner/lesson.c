@@ -2,7 +2,7 @@
  * tolerance. No state and nothing run: the session, the output and the CLI all ask here. */
 #include "lesson.h"
 
-#include "../kernels/runtime/size_math.h"
+#include "../../kernels/runtime/size_math.h"
 
 #include <stddef.h>
 #include <string.h>

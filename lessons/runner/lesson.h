@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../kernels/runtime/dtype.h"
-#include "../kernels/runtime/mem_formula.h"
+#include "../../kernels/runtime/dtype.h"
+#include "../../kernels/runtime/mem_formula.h"
 #include "report.h"
 
 /* CUDA versions, as llm.c's dev/cuda numbers its kernels: a lesson's CUDA implementations are cuda-v1, cuda-v2,
@@ -168,7 +168,7 @@ struct lesson {
      * empty: the lesson has no CUDA. "cuda" runs the first whose unfit() passes (lesson_cuda_pick). */
     int cuda_order[LESSON_MAX_IMPLS];
 
-    /* Optional: the progress notice's smaller problem (lessons/run_estimate.h). dims and opts are the run's,
+    /* Optional: the progress notice's smaller problem (lessons/runner/run_estimate.h). dims and opts are the run's,
      * dims[0] already cut; adjust whatever must stay as in prob so the time per multiply-add is the same. */
     void (*calibrate)(const void *prob, long long *dims, long long *opts);
 

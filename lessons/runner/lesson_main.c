@@ -8,9 +8,9 @@
  */
 #include "lesson.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/timer.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "timer.h"
+#include "track.h"
 #include "cli.h"
 #include "impl_gate.h"
 #include "lesson_output.h"
@@ -19,8 +19,8 @@
 #include "snapshot.h"
 #include "time_spread.h"
 #ifdef HAVE_CUDA
-#include "../kernels/runtime/cuda_fit.h"
-#include "../kernels/runtime/cuda_track.h"
+#include "../../kernels/runtime/cuda_fit.h"
+#include "../../kernels/runtime/cuda_track.h"
 #endif
 
 #include "gpu_model.h"

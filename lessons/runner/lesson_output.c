@@ -2,8 +2,8 @@
 #define _DEFAULT_SOURCE /* dirent, access */
 #include "lesson_output.h"
 
-#include "../kernels/runtime/bf16.h"
-#include "../kernels/runtime/track.h"
+#include "../../kernels/runtime/bf16.h"
+#include "track.h"
 #include "npy.h"
 #include "output_file.h"
 #include "version.h"

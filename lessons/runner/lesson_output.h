@@ -1,5 +1,5 @@
 /* lesson_output.h - what a lesson writes besides its table: the .npy dumps and the allocation timeline, each
- * file through lessons/output_file.h (a temporary renamed over the path when the run's outputs are complete). */
+ * file through lessons/runner/output_file.h (a temporary renamed over the path when the run's outputs are complete). */
 #ifndef LESSONS_LESSON_OUTPUT_H
 #define LESSONS_LESSON_OUTPUT_H
 

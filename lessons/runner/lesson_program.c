@@ -1,7 +1,7 @@
 /* lesson_program.c - main() of build/lessonN: the Makefile compiles this file once per lesson with
  * -DLESSON_DEF=lessonN_def, so every lesson binary is the same generic program over its own definition. */
 #include "lesson.h"
-#include "../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 
 #ifndef LESSON_DEF
 #error "compile with -DLESSON_DEF=lessonN_def"

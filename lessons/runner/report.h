@@ -64,7 +64,7 @@ int report_predictions(FILE *f, const impl_row *rows, int n);
  * (output_make_dir: removed again if the run writes nothing into it) and must be writable. Prints one message
  * prefixed with program and returns -1 on failure. Either path may be NULL. */
 int report_prepare_outputs(const char *program, const char *csv_path, const char *dump_dir);
-/* Appends rows to f, the CSV so far (lessons/output_file.h's temporary), the header first if f is empty. The
+/* Appends rows to f, the CSV so far (lessons/runner/output_file.h's temporary), the header first if f is empty. The
  * caller's output_close checks that they were written. */
 void report_csv(FILE *f, int lesson, const char *size, const char *dims, const impl_row *rows, int n);
 

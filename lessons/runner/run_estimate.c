@@ -1,8 +1,8 @@
 /* run_estimate.c - a host implementation's time, measured on a smaller problem (run_estimate.h). */
 #include "run_estimate.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/timer.h"
+#include "gemm_cpu.h"
+#include "timer.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -13,14 +13,14 @@
 #include "gpu_model.h"
 #include "lesson.h"
 
-#include "../kernels/runtime/compare.h"
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/timer.h"
-#include "../kernels/runtime/track.h"
+#include "compare.h"
+#include "gemm_cpu.h"
+#include "timer.h"
+#include "track.h"
 #include "lesson_output.h"
 #include "tensor_copy.h"
 #ifdef HAVE_CUDA
-#include "../kernels/runtime/cuda_track.h"
+#include "../../kernels/runtime/cuda_track.h"
 #endif
 #ifdef CUDA_EMU
 #include <emu_api.h>

@@ -7,7 +7,7 @@
 #include "snapshot_allocator.h"
 #include "output_file.h"
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -209,7 +209,7 @@ static void frame(const char *name, const char *filename, int64_t line)
 /* frames, innermost first as PyTorch writes them (the viewer shows each as filename:line:name): the allocating
  * call (its source file and line, the tracker's label as the function), then the run (where the driver began it,
  * "<program> --impl <impl>" as the function): "optimized/maxsim_fused.c:125:out (I,M) f32" over
- * "lessons/lesson_main.c:301:lesson3 --impl cpu". */
+ * "lessons/runner/lesson_main.c:301:lesson3 --impl cpu". */
 static void frames(const snap_event *e)
 {
     char run[256];

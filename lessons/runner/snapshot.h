@@ -17,7 +17,7 @@
  * 'inactive', allocated_size / requested_size their sums. Relabels change no bytes and are not written; the
  * "driver: ..." copies are left out, as in --timeline.
  *
- * open fails with one message (and -1) if the file cannot be written (lessons/output_file.h: a temporary, renamed
+ * open fails with one message (and -1) if the file cannot be written (lessons/runner/output_file.h: a temporary, renamed
  * over the path when the run's outputs are complete); begin/end bracket one implementation and chain to any other
  * observer (--timeline); close writes the pickle (protocol 2: dict, list, str and int opcodes, all of which the
  * viewer's JavaScript unpickler reads). All are no-ops when no snapshot is open. */

@@ -1,8 +1,8 @@
 #include "tensor_copy.h"
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #ifdef HAVE_CUDA
-#include "../kernels/runtime/cuda_track.h"
+#include "../../kernels/runtime/cuda_track.h"
 #endif
 
 #include <string.h>

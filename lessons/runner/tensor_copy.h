@@ -4,7 +4,7 @@
 #define LESSONS_TENSOR_COPY_H
 
 #include <stddef.h>
-#include "../kernels/runtime/dtype.h"
+#include "../../kernels/runtime/dtype.h"
 
 void *host_copy(const void *src, size_t count, dtype t, const char *label);
 #ifdef HAVE_CUDA

@@ -39,7 +39,7 @@ EMU_WATCH    := $(if $(filter 1,$(SANITIZE)),,-fsanitize=thread --param tsan-ins
 EMU_COUNT_FLAGS := -fsanitize-coverage=trace-pc
 # EMU_FMA=1: the .cu objects contract a*b+c into FMA as nvcc does (its own build: build/emu-fma)
 EMU_FMA_FLAGS := $(if $(filter 1,$(EMU_FMA)),-ffp-contract=fast -mfma,)
-EMU_CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
+EMU_CXXFLAGS := -std=c++17 $(OPT) $(HOST_INC) -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
 CFLAGS       += -DHAVE_CUDA -DCUDA_EMU $(EMU_INC)
 LDLIBS       += -lopenblas -lstdc++
 EMU_OBJ      := $(patsubst %.cc,$(OBJ)/%.o,$(EMU_SRC))
@@ -130,7 +130,7 @@ build/sass/kernels_%.sass: $(SASS_CU) $(wildcard kernels/*.h kernels/runtime/*.h
 	@test -n "$(NVCC)" || { echo "the time model needs nvcc (SASS of the kernels)"; exit 1; }
 	@mkdir -p build/sass && rm -f $@.tmp
 	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; echo "nvcc -cubin -arch=$* $$f"; \
-	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
+	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
 	  $(NVDISASM) -hex -gi -c $$o.cubin >> $@.tmp && cat $$o.ptxas >> $@.tmp || exit 1; done
 	@mv $@.tmp $@
 
@@ -247,7 +247,7 @@ ptxas: build/ptxas.txt
 build/ptxas.txt: $(PTXAS_CU)
 	@test -n "$(NVCC)" || { echo "make ptxas: nvcc not found"; exit 1; }
 	@mkdir -p build && rm -f $@.tmp
-	@for f in $(PTXAS_CU); do echo "nvcc -Xptxas -v $$f"; $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx \
+	@for f in $(PTXAS_CU); do echo "nvcc -Xptxas -v $$f"; $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) \
 	  -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -Xptxas -v -c -o /dev/null $$f \
 	  2>>$@.tmp || exit 1; done
 	@mv $@.tmp $@
