@@ -209,8 +209,8 @@ double lesson_tolerance(const lesson *L, const void *prob);           /* toleran
  * formula disagreed with the tracker, or nothing ran), 2 (bad input). */
 int lesson_main(const lesson *L, int argc, char **argv);
 
-/* The CPU emulator's dry run (EMU_DRY=1, tests/cuda_emu/emu_dry.cc): host memory is reserved, not allocated,
- * nothing is filled or poisoned, no reference is computed; only the limits are checked. 0 outside the emulator. */
+/* 1 in a dry run (a build that runs kernels some other way may run them dry: gpu_model.h): host memory is
+ * reserved, not allocated, nothing is filled or poisoned, no reference is computed; only the limits are checked. */
 int lesson_dry(void);
 
 /* --- the session, for tests -------------------------------------------------------------------------------- */

@@ -300,7 +300,7 @@ static void print_model(const driver *dv)
     }
     if (!counted)
         printf("  (this build does not count basic blocks: code that moves no memory is taken to run as often as its\n"
-               "  loop, an upper bound; make predict's build, make EMU=1 EMU_COUNT=1 -> build/emu-count, counts it)\n");
+               "  loop, an upper bound; make predict's build, build/emu-count, counts it)\n");
 }
 
 /* "cuda" is the fastest version that fits (lesson.cuda_order): where a device exists, each "cuda" of --impl becomes
@@ -698,7 +698,7 @@ int lesson_main(const lesson *L, int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
 
-    if (lesson_dry()) { /* the emulator's dry run: address space only, nothing filled (lesson.h) */
+    if (lesson_dry()) { /* a dry run: address space only, nothing filled (lesson.h) */
         track_set_lazy_host(1);
         track_set_poison(0);
     }

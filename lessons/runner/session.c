@@ -22,9 +22,6 @@
 #ifdef HAVE_CUDA
 #include "../../kernels/runtime/cuda_track.h"
 #endif
-#ifdef CUDA_EMU
-#include <emu_api.h>
-#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -78,7 +75,6 @@ void lesson_row_predict(impl_row *row, const char *impl, mem_formula f)
 typedef struct {
     mem_domain domain;
     int runs;                 /* runs per measurement, the last one reported */
-    int emulated;             /* a device run by the CPU emulation (EMU=1): its times mean nothing */
     void *(*copy_in)(const void *src_host, size_t count, dtype t, const char *label);
     void (*copy_out)(void *dst_host, const void *src, size_t bytes);
     void (*free)(void *p);
@@ -111,16 +107,6 @@ static const place_ops host_place = {
     .echo_record = host_no_echo, .echo_replay = host_nothing, .echo_end = host_nothing,
 };
 
-/* The CPU emulation build (EMU=1, tests/cuda_emu): device runs are emulated, and EMU_DRY=1 makes them a dry run
- * (limits checked, nothing computed). */
-#ifdef CUDA_EMU
-enum { DEVICE_EMULATED = 1 };
-int lesson_dry(void) { return emu_dry(); }
-#else
-enum { DEVICE_EMULATED = 0 };
-int lesson_dry(void) { return 0; }
-#endif
-
 #ifdef HAVE_CUDA
 static double device_elapsed_ms(double host_ms) { return (void)host_ms, gpu_timer_end_ms(); }
 static void device_run_begin(const lesson_impl *im) { if (im->uses_cublas) cublas_workspace_attach(); }
@@ -128,7 +114,7 @@ static void device_run_end(const lesson_impl *im) { if (im->uses_cublas) cublas_
 
 /* Two runs: the first pays for cuBLAS's kernel selection and module loading, the second is timed. */
 static const place_ops device_place = {
-    .domain = MEM_DEVICE, .runs = 2, .emulated = DEVICE_EMULATED, .copy_in = dev_copy, .copy_out = dev_download,
+    .domain = MEM_DEVICE, .runs = 2, .copy_in = dev_copy, .copy_out = dev_download,
     .free = dev_free, .sync = dev_synchronize, .timer_begin = gpu_timer_begin, .timer_end_ms = device_elapsed_ms,
     .run_begin = device_run_begin, .run_end = device_run_end, .launches = cuda_launch_count, .name = cuda_device_name,
     .graph_setup_ms = cuda_graph_setup_ms, .graph_captures = cuda_graph_captures, .graph_replays = cuda_graph_replays,
@@ -268,7 +254,7 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
         res->row.graph_captures = c.at->graph_captures() - captures0;
     }
     snprintf(res->row.device, sizeof res->row.device, "%s", c.at->name());
-    res->row.emulated = c.at->emulated;
+    res->row.emulated = im->device && gpu_device_emulated();
     res->row.ran = 1;
 }
 
@@ -289,7 +275,7 @@ const char *lesson_make_reference(const lesson *L, const void *prob, void *const
     static char labels[LESSON_MAX_TENSORS][64];
     for (int i = 0; i < LESSON_MAX_TENSORS; i++) ref[i] = NULL;
     const char *why = L->reference_unfit ? L->reference_unfit(prob) : NULL;
-    if (lesson_dry()) why = "a dry run (EMU_DRY=1) checks limits and computes nothing";
+    if (lesson_dry()) why = "a dry run checks limits and computes nothing";
     if (why) return why;
     alloc_host_slots(L, prob, 0, 1, "float64 reference ", labels, (void **)ref);
     L->reference(prob, t, ref);

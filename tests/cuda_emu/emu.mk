@@ -44,6 +44,9 @@ CFLAGS       += -DHAVE_CUDA -DCUDA_EMU $(EMU_INC)
 LDLIBS       += -lopenblas -lstdc++
 EMU_OBJ      := $(patsubst %.cc,$(OBJ)/%.o,$(EMU_SRC))
 RUNTIME_OBJ  += $(EMU_OBJ)
+# the session's hooks (lessons/runner/gpu_model.h): the emulator's time model, dry run and emulated-device mark,
+# linked in place of the product's none (lessons/runner/gpu_model.c)
+SESSION_OBJ  := $(filter-out %/lessons/runner/gpu_model.o,$(SESSION_OBJ)) $(OBJ)/$(EMU_DIR)/lesson_model.o
 
 # The .cu files are compiled from a mirror of the sources in which every loop with a data-sized range carries the
 # dry run's loop skip (emu_loops.cc, a build tool; line numbers and file names are the originals': #line for
