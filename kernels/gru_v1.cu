@@ -21,8 +21,6 @@ static_assert(GRU_THREADS % 32 == 0, "blocks are whole warps");
 
 #define SW GRU_SAVED_PER_ROW /* floats saved per (row, unit) and step */
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive elements),
- * no shared memory. */
 __global__ void gru_reparam_fwd_kernel(int B, int H, const float *pd, const float *eps_t, float *St)
 {
     /* pd (B, 2H), eps_t (B, H), St (B, 6H) */
@@ -33,8 +31,6 @@ __global__ void gru_reparam_fwd_kernel(int B, int H, const float *pd, const floa
     row[4 * H + j] = gru_reparam(pd[i * 2 * H + j], pd[i * 2 * H + H + j], eps_t[i * H + j], &row[5 * H + j]);
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive elements),
- * no shared memory. */
 __global__ void gru_gate_fwd_kernel(int B, int H, const float *xp_t, const float *zp, const float *h, float *hnew,
                                     float *St)
 {
@@ -52,8 +48,6 @@ __global__ void gru_gate_fwd_kernel(int B, int H, const float *xp_t, const float
     row[3 * H + j] = s.zn;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive elements),
- * no shared memory. */
 __global__ void gru_gate_bwd_kernel(int B, int H, const float *dout_t, const float *h, float *dh, float *St)
 {
     /* dout_t (B, H), h (B, H) the old h, dh (B, H) in/out, St (B, 6H) */
@@ -70,8 +64,6 @@ __global__ void gru_gate_bwd_kernel(int B, int H, const float *dout_t, const flo
     row[3 * H + j] = o.da_n;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive elements),
- * no shared memory. */
 __global__ void gru_reparam_bwd_kernel(int B, int H, float *St)
 {
     /* St (B, 6H): column 4H holds dz, 5H holds e, which becomes dlv */
@@ -82,7 +74,6 @@ __global__ void gru_reparam_bwd_kernel(int B, int H, float *St)
     row[5 * H + j] = gru_reparam_backward(row[4 * H + j], row[5 * H + j]);
 }
 
-/* Designed for: no global loads, stores >= 80% (consecutive threads, consecutive elements), no shared memory. */
 __global__ void gru_fill_kernel(long long n, float v, float *p)
 {
     long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -44,8 +44,6 @@ __host__ __device__ static inline void gru3_slice(int H, int G, int g, int *j0, 
     *nj = (int)((long long)(g + 1) * H / G) - *j0;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (a warp's lanes are a few rows' consecutive
- * units), shared memory <= 1 wavefront per request (no bank conflict: a weight word per unit, broadcast over rows). */
 __global__ void gru3_forward_kernel(int T, int B, int X, int H, const float *x, const float *h0, const float *eps,
                                     const float *W_enc, const float *W_ih, const float *W_zh, float *out, float *S)
 {

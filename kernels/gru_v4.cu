@@ -34,10 +34,6 @@ static_assert(GRU4_THREADS % 32 == 0 && 32 % GRU4_LANES == 0, "whole warps, lane
 #define SW GRU_SAVED_PER_ROW                        /* floats saved per (row, unit) and step */
 #define ITEMS_PER_PASS (GRU4_THREADS / GRU4_LANES)  /* (i, j) a block works on at once */
 
-/* Designed for: loads >= 80% of each 32-byte sector used (a lane group reads 8 consecutive words of one row), stores
- * >= 25% (one lane of a group writes its (i, j)'s values; a warp's 4 groups are 2 to 4 units of one or two rows),
- * shared memory <= 2 wavefronts per request (weights stored per unit along k, rows padded: gru_row_words; 1 unless a
- * warp's 4 units wrap to the next row i, where units c and c + 4 share banks). */
 __global__ void gru4_forward_kernel(int T, int B, int X, int H, const float *x, const float *h0, const float *eps,
                                     const float *W_enc, const float *W_ih, const float *W_zh, float *out, float *S)
 {

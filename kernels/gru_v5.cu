@@ -43,9 +43,6 @@ __device__ static inline float gru5_dot(bool mine, const float *a, const float *
     return gru_group_sum(v);
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used (lane groups read 8 consecutive words of a row; dW_zh's sums
- * read z along k), stores >= 12.5% (a (row, unit)'s values, 2 to 4 units of a row per warp), shared memory <= 2
- * wavefronts per request (rows padded as v4's). */
 __global__ void gru5_backward_kernel(int T, int B, int H, const float *h0, const float *W_enc, const float *W_zh,
                                      const float *out, const float *dout, float *dh, float *S, float *dW_zh)
 {
@@ -194,8 +191,7 @@ HD float gru5_split_sum(const float *part, long long stride, int slices, float a
     return acc;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive columns
- * of a slice), no shared memory. One pass over the partials, just written by the GEMM. */
+/* One pass over the partials, just written by the GEMM. */
 __global__ void gru5_split_sum_kernel(int m, int n, int slices, const float *part, float beta, float *C, int ldc)
 {
     /* part (slices, m, n), C (m, n; ldc) */

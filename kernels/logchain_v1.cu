@@ -19,8 +19,6 @@
 static_assert(TILE == 32, "log_vecmat_kernel loads one log input per thread: blockDim.x must equal the j tile");
 static_assert(TILE % ROWS == 0, "the transition tile is loaded ROWS rows at a time");
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive elements),
- * no shared memory. */
 __global__ void alpha_init_kernel(int n, int c, const float *x0, long long ld, const float *p0s, float *alpha0)
 {
     long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -30,8 +28,6 @@ __global__ void alpha_init_kernel(int n, int c, const float *x0, long long ld, c
     alpha0[b * ld + j] = logf(p0s[j]) + x0[b * ld + j];
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
- * bank conflict). */
 __global__ void log_vecmat_kernel(int n, int c, const float *in, long long ld_in, const float *add_in,
                                   long long ld_add_in, const float *P, int transP, const float *add_out,
                                   long long ld_add_out, float *out, long long ld_out)
@@ -76,8 +72,6 @@ __global__ void log_vecmat_kernel(int n, int c, const float *in, long long ld_in
     if (b < n && k < c) out[b * ld_out + k] = lc_finish(add_out ? add_out[b * ld_add_out + k] : 0.0f, M, acc);
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (lane 0 writes its row's log Z: one float
- * in its own sector), no shared memory. */
 __global__ void logz_kernel(int n, int c, const float *alpha_last, long long ld, float *out, long long ld_out)
 {
     long long b = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -98,8 +92,6 @@ __global__ void logz_kernel(int n, int c, const float *alpha_last, long long ld,
     if (lane == 0) out[b * ld_out] = lc_finish(0.0f, m, s);
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive elements),
- * no shared memory. */
 __global__ void posterior_kernel(int n, int c, const float *alpha_i, long long ld, const float *beta_i,
                                  const float *dout, const float *logz, long long ld_r, float *dx_i)
 {
@@ -111,8 +103,6 @@ __global__ void posterior_kernel(int n, int c, const float *alpha_i, long long l
     dx_i[b * ld + j] = dout[b * ld_r] * lc_posterior(alpha_i[b * ld + j], beta, logz[b * ld_r]);
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
- * bank conflict). */
 __global__ void dbulk_kernel(int n, int c, const float *alpha_i, const float *x_next, long long ld,
                              const float *beta_next, const float *dout, const float *logz, long long ld_r,
                              float *dbulk_i)
@@ -147,7 +137,6 @@ __global__ void dbulk_kernel(int n, int c, const float *alpha_i, const float *x_
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory. */
 __global__ void dp0_kernel(int n, int c, const float *dx0, long long ld, const float *p0s, float *dp0s)
 {
     int j = blockIdx.x * blockDim.x + threadIdx.x;

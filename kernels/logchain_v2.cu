@@ -34,9 +34,7 @@ __device__ static inline lc2_row lc2_this_row(void)
 }
 
 /* S, W: (t, n, c) scratch; m: (t, n) row shifts. i: the variable alpha_i being produced (0: from p0).
- * out: (n, t), written when i == v - 1.
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (the rows' shifts m and log Z, one float
- * each, keep it below 100%), no shared memory. */
+ * out: (n, t), written when i == v - 1. */
 __global__ void lc2_fwd_weights_kernel(int n, int c, int t, int v, int i, const float *x, const float *p0,
                                        const float *S, float *m, float *alpha, float *W, float *out)
 {
@@ -68,9 +66,7 @@ __global__ void lc2_fwd_weights_kernel(int n, int c, int t, int v, int i, const 
 
 /* Finishes step i+1 (if i + 1 < v - 1: beta_{i+1} from S and mb; else beta_{v-1} = 0), writes dx_{i+1} over
  * alpha_{i+1}, and prepares step i's GEMM operands W and U. S and U share a buffer: S is read, then U written,
- * element by element by the same lane.
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (the rows' shifts mb, one float each, keep it
- * below 100%), no shared memory. */
+ * element by element by the same lane. */
 __global__ void lc2_bwd_weights_kernel(int n, int c, int t, int v, int i, const float *x, const float *dout,
                                        const float *out, float *mb, float *alpha, float *W, float *SU)
 {
@@ -99,8 +95,7 @@ __global__ void lc2_bwd_weights_kernel(int n, int c, int t, int v, int i, const 
     if (r.lane == 0) mb[row] = mw;
 }
 
-/* Step 0's finish: beta_0 = mb + log S, dx_0 = dout posterior over alpha_0. Elementwise within the row.
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory. */
+/* Step 0's finish: beta_0 = mb + log S, dx_0 = dout posterior over alpha_0. Elementwise within the row. */
 __global__ void lc2_dx0_kernel(int n, int c, int t, int v, const float *dout, const float *out, const float *mb,
                                const float *S, float *alpha)
 {
@@ -112,8 +107,7 @@ __global__ void lc2_dx0_kernel(int n, int c, int t, int v, const float *dout, co
         alpha[a0 + j] = g * lc_posterior(alpha[a0 + j], lc_finish(0.0f, m, S[row * c + j]), lz);
 }
 
-/* dp0[s, j] = sum_b dx[b, s, 0, j] / p0[s, j]
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory. */
+/* dp0[s, j] = sum_b dx[b, s, 0, j] / p0[s, j] */
 __global__ void lc2_dp0_kernel(int n, int c, int t, int v, const float *dx, const float *p0, float *dp0)
 {
     int j = blockIdx.x * blockDim.x + threadIdx.x, s = blockIdx.y;

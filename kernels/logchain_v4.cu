@@ -59,9 +59,7 @@ __device__ static inline float lc4_quad_sum(const float *a, int lane)
 }
 
 /* Block (bx, s) owns rows b = bx LC4_ROWS + r, r < LC4_ROWS, of chain position s; rows past n compute on -inf and
- * store nothing, so every thread meets every barrier.
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (log Z: one float per row), shared memory
- * <= 1 wavefront per request (no bank conflict). */
+ * store nothing, so every thread meets every barrier. */
 __global__ void lc4_forward_kernel(int n, int c, int t, int v, const float *x, const float *bulk, const float *p0,
                                    float *alpha, float *out)
 {
@@ -139,9 +137,7 @@ __global__ void lc4_forward_kernel(int n, int c, int t, int v, const float *x, c
 
 /* Rows as in lc4_forward_kernel. Step i (v-2 down to 0) finishes variable i+1 (dx_{i+1} over alpha_{i+1}), writes
  * U_i = dout exp(alpha_i + mw - log Z) and W_i = exp(x_{i+1} + beta_{i+1} - mw) for the GEMM, then
- * beta_i = mw + log(P_i W_i): warp and lanes over P_i's row j and its k (coalesced), four rows j per quad sum.
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (a row of beta in shared memory is written
- * by one lane per output), shared memory <= 1 wavefront per request (no bank conflict). */
+ * beta_i = mw + log(P_i W_i): warp and lanes over P_i's row j and its k (coalesced), four rows j per quad sum. */
 __global__ void lc4_backward_kernel(int n, int c, int t, int v, const float *x, const float *bulk, const float *dout,
                                     const float *out, float *alpha, float *U, float *W)
 {

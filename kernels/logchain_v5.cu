@@ -152,9 +152,7 @@ __device__ static inline void lc5_row_words(const float *row, const bool (&in)[L
 
 /* Block (bx, s) owns rows b = bx LC5_ROWS + r, r < LC5_ROWS, of chain position s; in the walk lane owns the states
  * 4 lane + 128 h + e, between walks thread k owns state k of all rows. Rows past n compute on -inf and store
- * nothing, so every thread meets every barrier.
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (log Z: one float per row), shared memory
- * <= 4 wavefronts per request (16-byte loads and stores: 4 quarter-warp phases, each conflict-free). */
+ * nothing, so every thread meets every barrier. */
 __global__ void lc5_forward_kernel(int n, int c, int t, int v, const float *x, const float *bulk, const float *p0,
                                    float *alpha, float *out)
 {
@@ -241,10 +239,7 @@ __global__ void lc5_forward_kernel(int n, int c, int t, int v, const float *x, c
 /* Rows as in lc5_forward_kernel. Step i (v-2 down to 0) finishes variable i+1 (dx_{i+1} over alpha_{i+1}), writes
  * U_i = dout exp(alpha_i + mw - log Z) and W_i = exp(x_{i+1} + beta_{i+1} - mw) for the GEMM, then walks
  * beta_i = mw + log(P_i W_i): a lane multiplies its states of W_i into each of its rows j of P_i, and one
- * reduction over the lanes leaves the sum for chain row r in lanes 8 r .. 8 r + 7.
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (beta's stores in shared memory: one
- * lane per output), shared memory <= 4 wavefronts per request (16-byte loads: 4 quarter-warp phases, each
- * conflict-free). */
+ * reduction over the lanes leaves the sum for chain row r in lanes 8 r .. 8 r + 7. */
 __global__ void lc5_backward_kernel(int n, int c, int t, int v, const float *x, const float *bulk, const float *dout,
                                     const float *out, float *alpha, float *U, float *W)
 {
@@ -347,9 +342,7 @@ __global__ void lc5_backward_kernel(int n, int c, int t, int v, const float *x, 
 
 /* dp0[s, k] = sum_b dx[b, s, 0, k] / p0[s, k]. Block (32, LC5_DP0_ROWS) covers 32 states: thread (x, y) sums the
  * rows b = y, y + LC5_DP0_ROWS, ... of state 32 blockIdx.x + x (independent loads, a warp's 128 bytes each), and
- * row y = 0 adds up the column of partial sums.
- * Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request
- * (no bank conflict: the partials' rows padded by one float). */
+ * row y = 0 adds up the column of partial sums. */
 __global__ void lc5_dp0_kernel(int n, int c, int t, int v, const float *dx, const float *p0, float *dp0)
 {
     /* dx (n, t, v, c); p0, dp0 (1, t, c) */
