@@ -267,7 +267,9 @@ plots: plot-deps
 # and lesson 3's model counts its time model's build and nvcc's SASS (both built here; nvcc needed).
 # check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
 # -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py), and
-# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them).
+# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them),
+# and the product code's shape: no emulator names, short version headers, 110 columns, no figures in comments
+# (docs/tools/check_code_shape.py; docs/tools/code_shape_allow.txt lists the files not converted yet).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
@@ -280,6 +282,7 @@ check-docs: gdb-deps plot-deps all
 	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
 	$(PYTHON) docs/tools/check_docs.py
 	$(PYTHON) docs/tools/check_reading_paths.py
+	$(PYTHON) docs/tools/check_code_shape.py
 	$(PYTHON) docs/tools/cuda_order.py --check $(BIN)
 	@d=$$(mktemp -d) && ./$(BIN)/lesson1 --size tiny --impl naive,cpu --dump $$d/l1 >/dev/null && \
 	  $(PYTHON) plots/compare_npy.py $$d/l1/naive.dW.npy $$d/l1/cpu.dW.npy && \

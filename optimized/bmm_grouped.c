@@ -31,7 +31,8 @@ void cpu_bmm_backward(const bmm_dims *d, const float *x, const float *W, const f
 bmm_memory cpu_bmm_memory(const bmm_dims *d)
 {
     size_t f = sizeof(float);
-    size_t x = size_mul(f, bmm_x_count(d)), w = size_mul(f, bmm_w_count(d)), out = size_mul(f, bmm_out_count(d));
+    size_t x = size_mul(f, bmm_x_count(d)), w = size_mul(f, bmm_w_count(d)),
+           out = size_mul(f, bmm_out_count(d));
     bmm_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(x, w), out);
     m.peak = size_add(m.forward_live, size_add(size_add(out, x), w)); /* + dout + dx + dW */

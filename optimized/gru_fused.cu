@@ -1,10 +1,11 @@
-/* gru_fused.cu - lesson 4 on the GPU: device memory and the choice of version. Every device buffer of the step
- * loop comes from one dev_alloc'ed arena carved before it (gru_fused_carve, the CPU's own carving code): no
- * cudaMalloc inside the loop. The launches are kernels/gru_v1.cu (cuda-v1), kernels/gru_v2.cu (cuda-v2, the
- * same loop as one CUDA Graph, captured once per shape and buffers and replayed), kernels/gru_v3.cu (cuda-v3, the
- * forward loop as one persistent cooperative kernel over the same arena; backward cuda-v2's) and kernels/gru_v4.cu
- * (cuda-v4, the same with every thread of a block at work in a step) and kernels/gru_v5.cu (cuda-v5: v4's forward,
- * backward's step loop as one persistent cooperative kernel too). */
+/* gru_fused.cu - lesson 4 on the GPU: device memory and the choice of version. Every device buffer of the
+ * step loop comes from one dev_alloc'ed arena carved before it (gru_fused_carve, the CPU's own carving code):
+ * no cudaMalloc inside the loop. The launches are kernels/gru_v1.cu (cuda-v1), kernels/gru_v2.cu (cuda-v2,
+ * the same loop as one CUDA Graph, captured once per shape and buffers and replayed), kernels/gru_v3.cu
+ * (cuda-v3, the forward loop as one persistent cooperative kernel over the same arena; backward cuda-v2's)
+ * and kernels/gru_v4.cu (cuda-v4, the same with every thread of a block at work in a step) and
+ * kernels/gru_v5.cu (cuda-v5: v4's forward, backward's step loop as one persistent cooperative kernel
+ * too). */
 extern "C" {
 #include "gru_fused.h"
 
@@ -19,14 +20,16 @@ extern "C" float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const f
 {
     int persistent = version >= 3; /* x_t W_ih and the step's GEMMs inside the kernel: the saved rows alone */
     size_t bytes = persistent ? gru_saved_arena_bytes(d) : gru_fused_arena_bytes(d, o);
-    void *mem = dev_alloc(bytes, persistent ? "arena: saved rows (T,B,6H)" : "arena: saved rows (cap,B,6H) + xp block + scratch");
+    void *mem = dev_alloc(bytes, persistent ? "arena: saved rows (T,B,6H)"
+                                            : "arena: saved rows (cap,B,6H) + xp block + scratch");
     arena a;
     arena_init(&a, mem, bytes);
     if (persistent)
         gru_saved_carve(d, &a, ws);
     else
         gru_fused_carve(d, o, &a, ws);
-    float *out = (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
+    float *out =
+        (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
     if (version == 4 || version == 5)
         gru4_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
     else if (version == 3)

@@ -2,9 +2,11 @@
  * and launches are kernels/logchain_vN.cu; here its buffers are allocated, in the order the memory formulas
  * (logchain_forward.c) count them, and freed.
  *   v1  cuda_lc_forward_v1 / cuda_lc_backward_v1        log-space kernels only (kernels/logchain_v1.cu)
- *   v2  cuda_lc_forward / cuda_lc_backward              row kernels around cuBLAS GEMMs (kernels/logchain_v2.cu)
+ *   v2  cuda_lc_forward / cuda_lc_backward              row kernels around cuBLAS GEMMs
+ *       (kernels/logchain_v2.cu)
  *   v3  cuda_lc_forward_graph / cuda_lc_backward_graph  v2's steps as one CUDA Graph (kernels/logchain_v3.cu)
- *   v4  cuda_lc_forward_v4 / cuda_lc_backward_v4        one persistent kernel per pass (kernels/logchain_v4.cu) */
+ *   v4  cuda_lc_forward_v4 / cuda_lc_backward_v4        one persistent kernel per pass
+ *       (kernels/logchain_v4.cu) */
 #include "logchain_forward.h"
 
 #include "../kernels/logchain_launch.h"
@@ -51,12 +53,13 @@ extern "C" void cuda_lc_backward_v1(const lc_dims *d, const float *x, const floa
 }
 
 /* v2 (graph = 0) and v3 (graph = 1) share their buffers and their kernels */
-static float *lc2_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha_out,
-                          int graph)
+static float *lc2_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha_out, int graph)
 {
     float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
     float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
-    float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: W = exp(alpha - m) (t,n,c)");
+    float *W =
+        (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: W = exp(alpha - m) (t,n,c)");
     float *S = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: S = W . P (t,n,c)");
     float *m = (float *)dev_alloc_array(d->t * d->n, DT_F32, "fwd scratch: row maxima m (t,n)");
     (graph ? lc3_forward : lc2_forward_steps)(d, x, bulk, p0, alpha, out, W, S, m);
@@ -68,15 +71,17 @@ static float *lc2_forward(const lc_dims *d, const float *x, const float *bulk, c
 }
 
 static void lc2_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                         const float *out, const float *dout, float **dx_out, float **dbulk_out, float **dp0_out,
-                         int graph)
+                         const float *out, const float *dout, float **dx_out, float **dbulk_out,
+                         float **dp0_out, int graph)
 {
     float *dx = alpha; /* written over alpha, step by step, as on the CPU */
     track_relabel(MEM_DEVICE, dx, "dx (n,t,v,c) written over alpha");
     float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
     float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
-    float *W = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: W = exp(x + beta - mb) (t,n,c)");
-    float *SU = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: U, then S = W . P^T (t,n,c)");
+    float *W =
+        (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: W = exp(x + beta - mb) (t,n,c)");
+    float *SU =
+        (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: U, then S = W . P^T (t,n,c)");
     float *mb = (float *)dev_alloc_array(d->t * d->n, DT_F32, "bwd scratch: row maxima mb (t,n)");
     (graph ? lc3_backward : lc2_backward_steps)(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, W, SU, mb);
     dev_free(W);
@@ -94,8 +99,9 @@ extern "C" float *cuda_lc_forward(const lc_dims *d, const float *x, const float 
     return lc2_forward(d, x, bulk, p0, alpha_out, 0);
 }
 
-extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                                 const float *out, const float *dout, float **dx, float **dbulk, float **dp0)
+extern "C" void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                 float *alpha, const float *out, const float *dout, float **dx, float **dbulk,
+                                 float **dp0)
 {
     lc2_backward(d, x, bulk, p0, alpha, out, dout, dx, dbulk, dp0, 0);
 }
@@ -107,8 +113,8 @@ extern "C" float *cuda_lc_forward_graph(const lc_dims *d, const float *x, const 
 }
 
 extern "C" void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0,
-                                       float *alpha, const float *out, const float *dout, float **dx, float **dbulk,
-                                       float **dp0)
+                                       float *alpha, const float *out, const float *dout, float **dx,
+                                       float **dbulk, float **dp0)
 {
     lc2_backward(d, x, bulk, p0, alpha, out, dout, dx, dbulk, dp0, 1);
 }

@@ -27,8 +27,9 @@ extern "C" {
 float *cpu_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 
 /* Allocates *dbulk (1,t,v-1,c,c) and *dp0 (1,t,c); *dx (n,t,v,c) is alpha's buffer, overwritten in place as
- * the beta recursion walks back (alpha_i is dead once dx_i is written), so the caller frees *dx and not alpha.
- * Scratch for its duration: beta (n,c), weights W (n,c), U (n,c), sums (n,c), two row-max vectors (n). */
+ * the beta recursion walks back (alpha_i is dead once dx_i is written), so the caller frees *dx and not
+ * alpha. Scratch for its duration: beta (n,c), weights W (n,c), U (n,c), sums (n,c), two row-max vectors
+ * (n). */
 void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                      const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 
@@ -43,28 +44,39 @@ lc_memory cpu_lc_memory(const lc_dims *d);
  *   v2: per step one strided-batched GEMM over all t chain positions + one row kernel (forward), two GEMMs +
  *       one row kernel (backward); O(n c) exps per step. Uses cuBLAS: the caller attaches the tracked
  *       workspace (cublas_workspace_attach) around forward + backward, as the session does for uses_cublas.
- *   v1: log-space kernels only (online logsumexp "log-GEMM", O(n c^2) exps in dbulk); t looped on the host. */
+ *   v1: log-space kernels only (online logsumexp "log-GEMM", O(n c^2) exps in dbulk); t looped on the
+ *   host. */
 float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                       const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
-/*   v3 (graph): v2's step loops captured into one CUDA Graph once per shape, then replayed (cuda_track.h); the same
+/*   v3 (graph): v2's step loops captured into one CUDA Graph once per shape, then replayed (cuda_track.h);
+ *   the same
  *       kernels, GEMMs, order, results and memory as v2, 1 launch per forward and per backward. */
-float *cuda_lc_forward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
-void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                            const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
-/*   v4: one persistent kernel per pass, a block per LC4_ROWS rows walking the whole chain (c <= LC4_MAX_C); backward
- *       writes every step's dbulk operands U, W (t,v-1,n,c) and reduces them with one strided-batched GEMM. */
-float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+float *cuda_lc_forward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                             float **alpha);
+void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                            float *alpha, const float *out, const float *dout, float **dx, float **dbulk,
+                            float **dp0);
+/*   v4: one persistent kernel per pass, a block per LC4_ROWS rows walking the whole chain (c <= LC4_MAX_C);
+ *   backward
+ *       writes every step's dbulk operands U, W (t,v-1,n,c) and reduces them with one strided-batched
+ *       GEMM. */
+float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha);
 void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                          const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
-/*   v5: v4's walk with each warp's next rows of P copied ahead into its own ring in shared memory, one thread per
- *       state between walks, dp0 by a block-wide sum; v4's buffers, memory and fit, plus lc5_unfit: NULL, or why
+/*   v5: v4's walk with each warp's next rows of P copied ahead into its own ring in shared memory, one thread
+ *   per
+ *       state between walks, dp0 by a block-wide sum; v4's buffers, memory and fit, plus lc5_unfit: NULL, or
+ *       why
  *       this device's opt-in shared memory cannot hold the rings. */
-float *cuda_lc_forward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+float *cuda_lc_forward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha);
 void cuda_lc_backward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                          const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 const char *lc5_unfit(const lc_dims *d);
-float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha);
 void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                          const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 

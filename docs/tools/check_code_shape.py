@@ -26,7 +26,7 @@ EMU = re.compile(r"CUDA_EMU|emu_|EMU_")
 VERSION_FILE = re.compile(r"^kernels/[a-z_]+_v\d+\.cu$")
 HEADER_MAX, WIDTH_MAX, CI_HEADER_MAX = 6, 110, 12
 GPU = re.compile(r"\b(H100|H200|A100|A6000|A10G?|V100|T4|L4|L40S?|RTX ?\d{4}|GH200|B200)\b")
-FIGURE = re.compile(r"\b\d+(\.\d+)? ?(ms|us|µs|ns|GB/s|TB/s|[GT]FLOP/s|GiB/s)\b|\b\d+(\.\d+)?x (faster|slower)\b"
+FIGURE = re.compile(r"\b\d+(\.\d+)? ?(ms|us|µs|ns|GB/s|TB/s|[GT]FLOP/s|GiB/s)\b|\b\d+(\.\d+)?x (faster|slower|behind|ahead)\b"
                     r"|\b\d+(\.\d+)?% of (the )?(roofline|peak)\b|\b20\d\d-\d\d-\d\d\b")
 
 

@@ -31,7 +31,8 @@ void *arena_take(arena *a, size_t count, dtype t, const char *what);
 void arena_reset(arena *a); /* every piece is given back at once */
 
 /* The bytes a carving takes, the one way every workspace is sized: a (an arena variable) becomes a counting
- * arena, carve_call carves from &a, and the expression is what it used. The layout the call fills holds NULLs.
+ * arena, carve_call carves from &a, and the expression is what it used. The layout the call fills holds
+ * NULLs.
  *     arena a;
  *     cpu_workspace w;
  *     return ARENA_BYTES(a, carve(&a, d, &w)); */

@@ -2,12 +2,12 @@
  *
  * The lessons compare algorithms and memory, so every CPU implementation, naive and optimized alike, runs its
  * matrix products through the same optimized library: a time ratio then measures the algorithm, not the
- * quality of two hand-written loops. (A plain triple loop was 12x behind PyTorch on OpenBLAS for lesson 1.)
- * Which library is fastest depends on the CPU: Debian's OpenBLAS 0.3.21 does not know AMD's Zen 4 and runs its
- * AVX2 kernels there, while oneDNN dispatches on the instructions it finds (DNNL_MAX_CPU_ISA caps them). The
- * choice is a rule over what oneDNN reports (choose() below), not a race: timing the candidates at start-up on a
- * shared machine picked a different provider from one run to the next. The tests keep one tiny independent
- * reference GEMM of their own.
+ * quality of two hand-written loops.
+ * Which library is fastest depends on the CPU: Debian's OpenBLAS 0.3.21 does not know AMD's Zen 4 and runs
+ * its AVX2 kernels there, while oneDNN dispatches on the instructions it finds (DNNL_MAX_CPU_ISA caps them).
+ * The choice is a rule over what oneDNN reports (choose() below), not a race: timing the candidates at
+ * start-up on a shared machine picked a different provider from one run to the next. The tests keep one tiny
+ * independent reference GEMM of their own.
  *
  * CBLAS takes int dimensions and leading dimensions: a size beyond INT_MAX is a programming error here (the
  * lessons' fit checks refuse such dimensions first), reported with the call's sizes. */
@@ -43,8 +43,8 @@ static int as_int(size_t v, const char *what)
     return (int)v;
 }
 
-static void openblas_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                           const float *B, size_t ldb, float beta, float *C, size_t ldc)
+static void openblas_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+                           size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, as_int(M, "M"),
                 as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B, as_int(ldb, "ldb"), beta, C,
@@ -52,19 +52,19 @@ static void openblas_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float a
 }
 
 /* oneDNN's GEMM API is row-major already, with 64-bit dimensions. */
-static void onednn_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                         const float *B, size_t ldb, float beta, float *C, size_t ldc)
+static void onednn_sgemm(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+                         size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
     if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, alpha, A,
                    (dnnl_dim_t)lda, B, (dnnl_dim_t)ldb, beta, C, (dnnl_dim_t)ldc) != dnnl_success) {
-        fprintf(stderr, "sgemm_cpu: dnnl_sgemm refused [%zu, %zu, %zu] (lda %zu, ldb %zu, ldc %zu)\n", M, N, K, lda,
-                ldb, ldc);
+        fprintf(stderr, "sgemm_cpu: dnnl_sgemm refused [%zu, %zu, %zu] (lda %zu, ldb %zu, ldc %zu)\n", M, N,
+                K, lda, ldb, ldc);
         abort();
     }
 }
 
-static void onednn_matmul(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                          const float *B, size_t ldb, float beta, float *C, size_t ldc)
+static void onednn_matmul(int ta, int tb, size_t M, size_t N, size_t K, float alpha, const float *A,
+                          size_t lda, const float *B, size_t ldb, float beta, float *C, size_t ldc)
 {
     if (gemm_matmul(GEMM_MM_F32, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) != 0) {
         fprintf(stderr, "sgemm_cpu: oneDNN has no float32 matmul for [%zu, %zu, %zu]\n", M, N, K);
@@ -87,9 +87,10 @@ enum { NPROV = sizeof providers / sizeof providers[0] };
 static provider *chosen;
 static int forced; /* GEMM_CPU_PROVIDER or gemm_cpu_use: one provider for every product */
 static char library[512];
-static const char *choice_how; /* the rule's reason or "forced": describe_choice's argument, kept for --threads */
+static const char
+    *choice_how; /* the rule's reason or "forced": describe_choice's argument, kept for --threads */
 
-/* ---- threads and idle workers ------------------------------------------------------------------------------- */
+/* ---- threads and idle workers -------------------------------------------------------------------------- */
 
 static int nthreads;          /* both libraries' thread count, once set_threads ran */
 static char threads_why[64];  /* where the count came from, for the header */
@@ -103,8 +104,8 @@ int gemm_cpu_cores_available(void)
 }
 
 /* gemm_cpu_set_threads's count; else OPENBLAS_NUM_THREADS (what the bench scripts set), else OMP_NUM_THREADS;
- * else the cores this process may run on. Both libraries get it explicitly, so the header's count is the one that
- * runs. */
+ * else the cores this process may run on. Both libraries get it explicitly, so the header's count is the one
+ * that runs. */
 static void set_threads(void)
 {
     if (!nthreads) {
@@ -154,8 +155,8 @@ static int traced(void)
 
 /* OpenMP's workers (oneDNN's) and OpenBLAS's own threads busy-wait after each call, libgomp for up to 300,000
  * spins and OpenBLAS for 2^28 cycles: on a 2-core machine a library called right after the other runs beside
- * spinning threads at a fraction of its rate. Both read their wait setting from the environment when they load,
- * before main, so the program sets it and executes itself again, once. */
+ * spinning threads at a fraction of its rate. Both read their wait setting from the environment when they
+ * load, before main, so the program sets it and executes itself again, once. */
 void gemm_cpu_exec_with_sleeping_workers(char **argv)
 {
     static const char *const vars[][2] = {{"OMP_WAIT_POLICY", "PASSIVE"}, {"OPENBLAS_THREAD_TIMEOUT", "4"}};
@@ -176,13 +177,14 @@ static const char *wait_about(void)
 {
     static char text[160];
     const char *omp = getenv("OMP_WAIT_POLICY"), *ob = getenv("OPENBLAS_THREAD_TIMEOUT");
-    int omp_sleeps = omp && (strcasecmp(omp, "PASSIVE") == 0), ob_sleeps = ob && atoi(ob) > 0 && atoi(ob) <= 8;
+    int omp_sleeps = omp && (strcasecmp(omp, "PASSIVE") == 0),
+        ob_sleeps = ob && atoi(ob) > 0 && atoi(ob) <= 8;
     snprintf(text, sizeof text, "workers %s between calls (OMP_WAIT_POLICY=%s, OPENBLAS_THREAD_TIMEOUT=%s)",
              omp_sleeps && ob_sleeps ? "sleep" : "may spin", omp ? omp : "unset", ob ? ob : "unset");
     return text;
 }
 
-/* ---- the choice: a fixed rule ------------------------------------------------------------------------------ */
+/* ---- the choice: a fixed rule -------------------------------------------------------------------------- */
 
 static void describe_providers(void)
 {
@@ -190,25 +192,27 @@ static void describe_providers(void)
     snprintf(providers[0].about, sizeof providers[0].about, "oneDNN %d.%d.%d sgemm (%s)", v->major, v->minor,
              v->patch, gemm_onednn_isa());
     const char *k = gemm_matmul_kernel(GEMM_MM_F32, 0, 0, 0, 0.0f);
-    snprintf(providers[1].about, sizeof providers[1].about, "oneDNN %d.%d.%d matmul (%s, %s)", v->major, v->minor,
-             v->patch, k ? k : "none", gemm_onednn_isa());
-    char version[32] = "?"; /* openblas_get_config(): "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Zen MAX_THREADS=64" */
+    snprintf(providers[1].about, sizeof providers[1].about, "oneDNN %d.%d.%d matmul (%s, %s)", v->major,
+             v->minor, v->patch, k ? k : "none", gemm_onednn_isa());
+    char version[32] =
+        "?"; /* openblas_get_config(): "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... Zen MAX_THREADS=64" */
     sscanf(openblas_get_config(), "OpenBLAS %31s", version);
     snprintf(providers[2].about, sizeof providers[2].about, "OpenBLAS %s (%s kernels)", version,
              openblas_get_corename());
 }
 
 enum { S_MAX = 512, E = 48 }; /* the largest timing side, and the exactness check's */
-static float cal_a[S_MAX * S_MAX], cal_b[S_MAX * S_MAX], cal_c[S_MAX * S_MAX]; /* calibration buffers, not a lesson's memory */
+/* calibration buffers, not a lesson's memory */
+static float cal_a[S_MAX * S_MAX], cal_b[S_MAX * S_MAX], cal_c[S_MAX * S_MAX];
 static int S = 256; /* the timing side (timing_side) */
 
-/* 256, or 512 with more than four threads: a 256^3 product (17 million multiply-adds) split over 16 threads takes
- * a few microseconds each, and then the threads' start and join are what is timed, not their rate (on the GPU
- * report's 16-core machine every provider measured 4-12 GFLOP/s at 256^3). */
+/* 256, or 512 with more than four threads: a 256^3 product (17 million multiply-adds) split over 16 threads
+ * takes a few microseconds each, and then the threads' start and join are what is timed, not their rate
+ * (docs/results has what the GPU report's 16-core machine measured at 256^3). */
 static int timing_side(void) { return nthreads > 4 ? 512 : 256; }
 
-/* Small integers, so every product and sum is exact in float32 and any correct GEMM returns the same bits: op(A)
- * (E, E) . op(B) (E, E) for all four transpose pairs, with padded strides, beta = 1 and alpha = 2. */
+/* Small integers, so every product and sum is exact in float32 and any correct GEMM returns the same bits:
+ * op(A) (E, E) . op(B) (E, E) for all four transpose pairs, with padded strides, beta = 1 and alpha = 2. */
 static int exact_on_integers(sgemm_fn *run)
 {
     enum { LD = E + 3 };
@@ -221,7 +225,8 @@ static int exact_on_integers(sgemm_fn *run)
         for (int i = 0; i < E; i++)
             for (int j = 0; j < E; j++) {
                 double s = 0;
-                for (int k = 0; k < E; k++) s += (double)(ta ? a[k * LD + i] : a[i * LD + k]) * (tb ? b[j * LD + k] : b[k * LD + j]);
+                for (int k = 0; k < E; k++)
+                    s += (double)(ta ? a[k * LD + i] : a[i * LD + k]) * (tb ? b[j * LD + k] : b[k * LD + j]);
                 if ((double)c[i * LD + j] != 2.0 * s + (double)((i * LD + j) % 3)) return 0;
             }
     }
@@ -246,8 +251,8 @@ static double time_one_ms(sgemm_fn *run)
     return cpu < wall ? cpu : wall;
 }
 
-/* The rate of a provider the rule chose, on S^3 products: the best of a few (the rate its cores reach). What the
- * lessons' time estimates divide by and the header prints; it decides nothing. */
+/* The rate of a provider the rule chose, on S^3 products: the best of a few (the rate its cores reach). What
+ * the lessons' time estimates divide by and the header prints; it decides nothing. */
 static void measure(provider *p)
 {
     S = timing_side();
@@ -283,18 +288,22 @@ static void describe_choice(const char *how)
 {
     choice_how = how;
     int n = snprintf(library, sizeof library, "%s", chosen->about);
-    if (skinny_openblas) n += snprintf(library + n, sizeof library - n, ", %s for a product with a dimension <= %d",
-                                       find("openblas")->about, SKINNY);
-    snprintf(library + n, sizeof library - n, ", %s; %d thread%s (%s); %s", how, nthreads, nthreads == 1 ? "" : "s",
-             threads_why, wait_about());
+    if (skinny_openblas)
+        n += snprintf(library + n, sizeof library - n, ", %s for a product with a dimension <= %d",
+                      find("openblas")->about, SKINNY);
+    snprintf(library + n, sizeof library - n, ", %s; %d thread%s (%s); %s", how, nthreads,
+             nthreads == 1 ? "" : "s", threads_why, wait_about());
 }
 
-/* The rule, from what oneDNN reports of the CPU (its effective ISA) and the product's shape; the measurements it
- * came from are the README's ("CPU GEMMs"):
- *   1. every float32 product on oneDNN's sgemm: it was the fastest, or tied, on every CPU measured (with AVX-512
+/* The rule, from what oneDNN reports of the CPU (its effective ISA) and the product's shape; the measurements
+ * it came from are the README's ("CPU GEMMs"):
+ *   1. every float32 product on oneDNN's sgemm: it was the fastest, or tied, on every CPU measured (with
+ *      AVX-512
  *      oneDNN uses it, and Debian's OpenBLAS 0.3.21 runs its AVX2 kernels on Zen 4);
- *   2. where oneDNN runs below AVX-512 (an AVX2 CPU, or DNNL_MAX_CPU_ISA=AVX2), a product with a dimension <= 32
- *      on OpenBLAS: on an AVX2-only CPU lesson 4's per-step products of 32 rows ran faster there, the rest slower.
+ *   2. where oneDNN runs below AVX-512 (an AVX2 CPU, or DNNL_MAX_CPU_ISA=AVX2), a product with a dimension <=
+ *      32
+ *      on OpenBLAS: on an AVX2-only CPU lesson 4's per-step products of 32 rows ran faster there, the rest
+ *      slower.
  * A provider the rule names that fails the exactness check gives its products to the other library. No timing
  * decides anything: the same CPU and the same product give the same provider in every run. */
 static void choose(void)
@@ -305,7 +314,9 @@ static void choose(void)
     const char *want = getenv("GEMM_CPU_PROVIDER");
     if (want && *want) {
         if (gemm_cpu_use(want) != 0) {
-            fprintf(stderr, "GEMM_CPU_PROVIDER=%s: not one of onednn, onednn-matmul, openblas, or wrong here\n", want);
+            fprintf(stderr,
+                    "GEMM_CPU_PROVIDER=%s: not one of onednn, onednn-matmul, openblas, or wrong here\n",
+                    want);
             exit(2);
         }
         return;
@@ -322,8 +333,8 @@ static void choose(void)
     if (!onednn->correct)
         snprintf(rule_why, sizeof rule_why, "by rule (oneDNN's sgemm failed the exactness check here)");
     else if (skinny_openblas)
-        snprintf(rule_why, sizeof rule_why, "by rule (oneDNN at %s, below AVX-512: skinny products on OpenBLAS)",
-                 gemm_onednn_isa());
+        snprintf(rule_why, sizeof rule_why,
+                 "by rule (oneDNN at %s, below AVX-512: skinny products on OpenBLAS)", gemm_onednn_isa());
     else
         snprintf(rule_why, sizeof rule_why, "by rule (oneDNN at %s%s)", gemm_onednn_isa(),
                  onednn_avx512() ? ": every product on oneDNN" : "");
@@ -357,7 +368,7 @@ static provider *provider_for(size_t M, size_t N, size_t K)
     return skinny_openblas && (M <= SKINNY || N <= SKINNY || K <= SKINNY) ? find("openblas") : chosen;
 }
 
-/* ---- the products -------------------------------------------------------------------------------------------- */
+/* ---- the products -------------------------------------------------------------------------------------- */
 
 /* K = 0: C = beta C, by the BLAS definition (a library may also skip the call entirely). */
 static void scale_only(size_t M, size_t N, float beta, float *C, size_t ldc)
@@ -377,7 +388,8 @@ void sgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, float alpha
     choose();
     provider *p = provider_for(M, N, K);
     double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
-    /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the result. */
+    /* beta == 0: every provider writes C without reading it, so a poisoned (NaN) C cannot leak into the
+     * result. */
     p->run(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     gemm_record_call(0, transA, transB, M, N, K, lda, ldb, ldc, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
 }
@@ -391,27 +403,29 @@ void sgemm_cpu_strided_batched(int transA, int transB, size_t M, size_t N, size_
                   C + b * strideC, ldc);
 }
 
-void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alpha, const double *A, size_t lda,
-               const double *B, size_t ldb, double beta, double *C, size_t ldc)
+void dgemm_cpu(int transA, int transB, size_t M, size_t N, size_t K, double alpha, const double *A,
+               size_t lda, const double *B, size_t ldb, double beta, double *C, size_t ldc)
 {
     if (M == 0 || N == 0) return;
     if (!nthreads) set_threads();
     cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                as_int(M, "M"), as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B, as_int(ldb, "ldb"),
-                beta, C, as_int(ldc, "ldc"));
+                as_int(M, "M"), as_int(N, "N"), as_int(K, "K"), alpha, A, as_int(lda, "lda"), B,
+                as_int(ldb, "ldb"), beta, C, as_int(ldc, "ldc"));
 }
 
-/* ---- bf16 products ------------------------------------------------------------------------------------------ */
+/* ---- bf16 products ------------------------------------------------------------------------------------- */
 
 static int bf16_state = -1; /* -1 not decided; 0 float32 conversions; 1 oneDNN's bf16 matmul */
 static char bf16_about[256];
 
-/* The exactness check on bf16 copies of the calibration values (small integers: exact), straight on oneDNN: not
- * through gemm_cpu_bf16, whose calls an implementation's GEMM record counts. 1 when every sampled entry is exact. */
+/* The exactness check on bf16 copies of the calibration values (small integers: exact), straight on oneDNN:
+ * not through gemm_cpu_bf16, whose calls an implementation's GEMM record counts. 1 when every sampled entry
+ * is exact. */
 static int bf16_exact(void)
 {
     static bf16 a[S_MAX * S_MAX], b[S_MAX * S_MAX];
-    for (int i = 0; i < S * S; i++) a[i] = bf16_from_f32((float)(i % 7) - 3.0f), b[i] = bf16_from_f32((float)(i % 5) - 2.0f);
+    for (int i = 0; i < S * S; i++)
+        a[i] = bf16_from_f32((float)(i % 7) - 3.0f), b[i] = bf16_from_f32((float)(i % 5) - 2.0f);
     if (gemm_matmul(GEMM_MM_BF16, 0, 0, S, S, S, 1.0f, a, S, b, S, 0.0f, cal_c, S) != 0) return 0;
     for (int i = 0; i < S; i += 37)
         for (int j = 0; j < S; j += 41) {
@@ -426,7 +440,11 @@ static int bf16_exact(void)
  * g^T x, beta = 1), or NULL when one of them has none or only the plain reference loop ("ref:..."). */
 static const char *bf16_kernel(void)
 {
-    static const struct { int ta, tb; size_t pad; float beta; } layouts[] = {{0, 1, 0, 0.0f}, {0, 0, 40, 1.0f}, {1, 0, 40, 1.0f}};
+    static const struct {
+        int ta, tb;
+        size_t pad;
+        float beta;
+    } layouts[] = {{0, 1, 0, 0.0f}, {0, 0, 40, 1.0f}, {1, 0, 40, 1.0f}};
     const char *k = NULL;
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         k = gemm_matmul_kernel(GEMM_MM_BF16, layouts[i].ta, layouts[i].tb, layouts[i].pad, layouts[i].beta);
@@ -435,10 +453,10 @@ static const char *bf16_kernel(void)
     return gemm_matmul_kernel(GEMM_MM_BF16, 0, 1, 0, 0.0f);
 }
 
-/* A rule, as for float32: bf16 instructions (oneDNN's avx512_core_bf16 level or above), matmul kernels that are not
- * oneDNN's plain reference loop, and exact results on the check. A bf16 product then does half the float32
- * path's work and none of its conversions (and out-ran float32 on every AVX-512 machine measured), so no timing
- * is asked. GEMM_CPU_BF16=0 turns it off (the float32 path, on any CPU). */
+/* A rule, as for float32: bf16 instructions (oneDNN's avx512_core_bf16 level or above), matmul kernels that
+ * are not oneDNN's plain reference loop, and exact results on the check. A bf16 product then does half the
+ * float32 path's work and none of its conversions (and out-ran float32 on every AVX-512 machine measured), so
+ * no timing is asked. GEMM_CPU_BF16=0 turns it off (the float32 path, on any CPU). */
 static void decide_bf16(void)
 {
     if (bf16_state >= 0) return;
@@ -448,17 +466,24 @@ static void decide_bf16(void)
     const char *off = getenv("GEMM_CPU_BF16");
     bf16_state = 0;
     if (off && strcmp(off, "0") == 0) {
-        snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)");
+        snprintf(bf16_about, sizeof bf16_about,
+                 "bf16 products: float32 copies, then the float32 GEMM (GEMM_CPU_BF16=0)");
     } else if (!k) {
-        snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN at %s: "
-                 "no bf16 dot-product instructions)", gemm_onednn_isa());
+        snprintf(bf16_about, sizeof bf16_about,
+                 "bf16 products: float32 copies, then the float32 GEMM (oneDNN at %s: "
+                 "no bf16 dot-product instructions)",
+                 gemm_onednn_isa());
     } else if (!bf16_exact()) {
-        snprintf(bf16_about, sizeof bf16_about, "bf16 products: float32 copies, then the float32 GEMM (oneDNN's "
-                 "bf16 matmul %s: inexact on the check)", k);
+        snprintf(bf16_about, sizeof bf16_about,
+                 "bf16 products: float32 copies, then the float32 GEMM (oneDNN's "
+                 "bf16 matmul %s: inexact on the check)",
+                 k);
     } else {
         bf16_state = 1;
-        snprintf(bf16_about, sizeof bf16_about, "bf16 products: oneDNN bf16 matmul (%s), by rule: the CPU's bf16 "
-                 "dot-product instructions", k);
+        snprintf(bf16_about, sizeof bf16_about,
+                 "bf16 products: oneDNN bf16 matmul (%s), by rule: the CPU's bf16 "
+                 "dot-product instructions",
+                 k);
     }
 }
 
@@ -474,8 +499,8 @@ const char *gemm_cpu_bf16_about(void)
     return bf16_about;
 }
 
-void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const bf16 *A, size_t lda, const bf16 *B,
-                   size_t ldb, float beta, float *C, size_t ldc)
+void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const bf16 *A, size_t lda,
+                   const bf16 *B, size_t ldb, float beta, float *C, size_t ldc)
 {
     if (M == 0 || N == 0) return;
     if (K == 0) {
@@ -483,14 +508,16 @@ void gemm_cpu_bf16(int transA, int transB, size_t M, size_t N, size_t K, const b
         return;
     }
     double t0 = gemm_record_timing() ? cpu_seconds() : 0.0;
-    if (bf16_state != 1 || gemm_matmul(GEMM_MM_BF16, transA, transB, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
-        fprintf(stderr, "gemm_cpu_bf16: no bf16 GEMM on this CPU (call it only where gemm_cpu_bf16_native())\n");
+    if (bf16_state != 1 ||
+        gemm_matmul(GEMM_MM_BF16, transA, transB, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc) != 0) {
+        fprintf(stderr,
+                "gemm_cpu_bf16: no bf16 GEMM on this CPU (call it only where gemm_cpu_bf16_native())\n");
         abort();
     }
     gemm_record_call(1, transA, transB, M, N, K, lda, ldb, ldc, beta, 1, t0 > 0.0 ? cpu_seconds() - t0 : 0.0);
 }
 
-/* ---- what the lessons print and divide by ------------------------------------------------------------------ */
+/* ---- what the lessons print and divide by -------------------------------------------------------------- */
 
 int gemm_cpu_threads(void)
 {
@@ -509,7 +536,8 @@ static double bf16_rate(void)
 {
     static bf16 a[S_MAX * S_MAX], b[S_MAX * S_MAX];
     if (bf16_state != 1) return 0.0;
-    for (int i = 0; i < S * S; i++) a[i] = bf16_from_f32((float)(i % 7) - 3.0f), b[i] = bf16_from_f32((float)(i % 5) - 2.0f);
+    for (int i = 0; i < S * S; i++)
+        a[i] = bf16_from_f32((float)(i % 7) - 3.0f), b[i] = bf16_from_f32((float)(i % 5) - 2.0f);
     double best = 0.0;
     for (int reps = 0; reps < 6; reps++) {
         double t0 = host_time_ms();
@@ -526,15 +554,17 @@ enum { IDLE_PAUSE_MS = 10 };
 void gemm_cpu_warm_up(void)
 {
     /* The choice ran the chosen provider already (threads started, JIT done, buffers mapped); one small GEMM
-     * more on each provider in use makes sure of it. Stack buffers: nothing to track. The bf16 path is decided
-     * here too, so that its check runs before the implementations' timed (and recorded) runs, not inside one. */
+     * more on each provider in use makes sure of it. Stack buffers: nothing to track. The bf16 path is
+     * decided here too, so that its check runs before the implementations' timed (and recorded) runs, not
+     * inside one. */
     decide_bf16();
     float a[64 * 64], c[64 * 64];
     for (int i = 0; i < 64 * 64; i++) a[i] = (float)(i % 7);
     sgemm_cpu(0, 0, 64, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
     if (skinny_openblas) sgemm_cpu(0, 0, 16, 64, 64, 1.0f, a, 64, a, 64, 0.0f, c, 64);
     double r16 = bf16_rate();
-    /* The CPU time the process spends while it sleeps right after its calls: its workers' waiting (wait_about) */
+    /* The CPU time the process spends while it sleeps right after its calls: its workers' waiting
+     * (wait_about) */
     double c0 = cpu_seconds();
     struct timespec pause = {0, IDLE_PAUSE_MS * 1000000L};
     nanosleep(&pause, NULL);
@@ -543,8 +573,8 @@ void gemm_cpu_warm_up(void)
     if (skinny_openblas)
         n += snprintf(rates + n, sizeof rates - n, ", openblas %.0f", 2e-9 * find("openblas")->rate);
     if (r16 > 0.0) n += snprintf(rates + n, sizeof rates - n, ", onednn-bf16 %.0f", 2e-9 * r16);
-    snprintf(rates + n, sizeof rates - n, "; idle workers used %.1f CPU ms over a %d ms pause after the calls",
-             idle_ms, IDLE_PAUSE_MS);
+    snprintf(rates + n, sizeof rates - n,
+             "; idle workers used %.1f CPU ms over a %d ms pause after the calls", idle_ms, IDLE_PAUSE_MS);
 }
 
 const char *gemm_cpu_rates(void)
@@ -565,7 +595,7 @@ double gemm_cpu_fmas_per_second(void)
     return chosen->rate;
 }
 
-/* ---- the peak on an implementation's own shapes ------------------------------------------------------------- */
+/* ---- the peak on an implementation's own shapes -------------------------------------------------------- */
 
 void gemm_cpu_record_begin(void) { gemm_record_begin(); }
 void gemm_cpu_record_again(void) { gemm_record_again(); }
@@ -580,7 +610,8 @@ static void replay(int is_bf16, int ta, int tb, size_t M, size_t N, size_t K, fl
     else sgemm_cpu(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* The providers the recorded shapes ran on, for the profile line: "onednn", or "onednn (3 shapes), openblas (2)". */
+/* The providers the recorded shapes ran on, for the profile line: "onednn", or "onednn (3 shapes), openblas
+ * (2)". */
 static const char *providers_used(void)
 {
     static char text[128];
@@ -598,8 +629,8 @@ static const char *providers_used(void)
         const char *name = i < NPROV ? providers[i].name : "onednn-bf16";
         if (count[i] > 0)
             n += kinds == 1 ? snprintf(text + n, sizeof text - n, "%s", name)
-                            : snprintf(text + n, sizeof text - n, "%s%s (%d shape%s)", n ? ", " : "", name, count[i],
-                                       count[i] == 1 ? "" : "s");
+                            : snprintf(text + n, sizeof text - n, "%s%s (%d shape%s)", n ? ", " : "", name,
+                                       count[i], count[i] == 1 ? "" : "s");
     }
     return text[0] ? text : chosen->name;
 }
@@ -607,7 +638,8 @@ static const char *providers_used(void)
 double gemm_cpu_peak_seconds(const char *label)
 {
     double peak = gemm_record_replay(replay), in_layer = gemm_record_layer_seconds();
-    if (in_layer > 0.0) { /* GEMM_CPU_PROFILE: the GEMMs' own rate, against this provider and oneDNN float32 */
+    /* GEMM_CPU_PROFILE: the GEMMs' own rate, against this provider and oneDNN float32 */
+    if (in_layer > 0.0) {
         provider *keep = chosen;
         int keep_forced = forced;
         chosen = &providers[0];
@@ -617,10 +649,11 @@ double gemm_cpu_peak_seconds(const char *label)
         replay_as_f32 = 0;
         chosen = keep;
         forced = keep_forced;
-        fprintf(stderr, "gemm_cpu profile: %s: %zu GEMMs of %d shapes, %.2f CPU ms inside the layer; the same shapes "
-                        "alone: %.2f ms on %s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",
-                label, gemm_record_calls(), gemm_record_shapes(), 1e3 * in_layer, 1e3 * peak, providers_used(),
-                100.0 * peak / in_layer, 1e3 * onednn, 100.0 * onednn / in_layer);
+        fprintf(stderr,
+                "gemm_cpu profile: %s: %zu GEMMs of %d shapes, %.2f CPU ms inside the layer; the same shapes "
+                "alone: %.2f ms on %s (%.0f%%), %.2f ms on oneDNN sgemm float32 (%.0f%%)\n",
+                label, gemm_record_calls(), gemm_record_shapes(), 1e3 * in_layer, 1e3 * peak,
+                providers_used(), 100.0 * peak / in_layer, 1e3 * onednn, 100.0 * onednn / in_layer);
     }
     gemm_record_clear();
     return peak;

@@ -31,7 +31,8 @@ static int ok(dnnl_status_t s) { return s == dnnl_success; }
 static int start(void)
 {
     if (engine) return 0;
-    if (!ok(dnnl_engine_create(&engine, dnnl_cpu, 0)) || !ok(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags))) {
+    if (!ok(dnnl_engine_create(&engine, dnnl_cpu, 0)) ||
+        !ok(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags))) {
         fprintf(stderr, "gemm_matmul: oneDNN could not create its CPU engine and stream\n");
         abort();
     }
@@ -39,7 +40,8 @@ static int start(void)
 }
 
 /* The row-major (rows, cols) view of a stored operand: strides {ld, 1}, or {1, ld} for a transposed one. */
-static void describe(dnnl_memory_desc_t *md, dnnl_data_type_t dt, size_t rows, size_t cols, int trans, size_t ld)
+static void describe(dnnl_memory_desc_t *md, dnnl_data_type_t dt, size_t rows, size_t cols, int trans,
+                     size_t ld)
 {
     dnnl_dims_t dims = {(dnnl_dim_t)rows, (dnnl_dim_t)cols};
     dnnl_dims_t strides = {trans ? 1 : (dnnl_dim_t)ld, trans ? (dnnl_dim_t)ld : 1};
@@ -87,7 +89,8 @@ static int entry_create(mm_entry *e)
     dnnl_primitive_desc_t pd = make_pd(e, &a, &b, &c);
     if (!pd) return -1;
     int good = ok(dnnl_primitive_create(&e->prim, pd)) && ok(dnnl_memory_create(&e->a, &a, engine, NULL)) &&
-               ok(dnnl_memory_create(&e->b, &b, engine, NULL)) && ok(dnnl_memory_create(&e->c, &c, engine, NULL));
+               ok(dnnl_memory_create(&e->b, &b, engine, NULL)) &&
+               ok(dnnl_memory_create(&e->c, &c, engine, NULL));
     dnnl_primitive_desc_destroy(pd);
     if (!good) {
         entry_destroy(e);
@@ -117,8 +120,8 @@ static mm_entry *lookup(const mm_entry *key)
     return entry_create(victim) == 0 ? victim : NULL;
 }
 
-int gemm_matmul(gemm_mm_type t, int transA, int transB, size_t M, size_t N, size_t K, float alpha, const void *A,
-                size_t lda, const void *B, size_t ldb, float beta, float *C, size_t ldc)
+int gemm_matmul(gemm_mm_type t, int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                const void *A, size_t lda, const void *B, size_t ldb, float beta, float *C, size_t ldc)
 {
     start();
     mm_entry key = {.t = t, .ta = !!transA, .tb = !!transB, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb,

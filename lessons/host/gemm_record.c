@@ -53,13 +53,14 @@ size_t gemm_record_calls(void)
 
 void gemm_record_end(void) { recording = 0; }
 
-void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, size_t lda, size_t ldb,
-                      size_t ldc, float beta, size_t calls, double seconds)
+void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, size_t K, size_t lda,
+                      size_t ldb, size_t ldc, float beta, size_t calls, double seconds)
 {
     if (!recording) return;
     layer_s += seconds;
     shape k = {is_bf16, !!transA, !!transB, beta != 0.0f, M, N, K, lda, ldb, ldc, calls};
-    for (int i = nshapes - 1; i >= 0; i--) { /* the last shape is the likeliest: batches and loops repeat it */
+    /* the last shape is the likeliest: batches and loops repeat it */
+    for (int i = nshapes - 1; i >= 0; i--) {
         shape *s = &shapes[i];
         if (s->is_bf16 == k.is_bf16 && s->ta == k.ta && s->tb == k.tb && s->beta == k.beta && s->M == M &&
             s->N == N && s->K == K && s->lda == lda && s->ldb == ldb && s->ldc == ldc) {
@@ -74,17 +75,17 @@ void gemm_record_call(int is_bf16, int transA, int transB, size_t M, size_t N, s
     shapes[nshapes++] = k;
 }
 
-void gemm_record_shape(int i, int *is_bf16, int *transA, int *transB, size_t *M, size_t *N, size_t *K, size_t *lda,
-                       size_t *ldb, size_t *ldc, float *beta)
+void gemm_record_shape(int i, int *is_bf16, int *transA, int *transB, size_t *M, size_t *N, size_t *K,
+                       size_t *lda, size_t *ldb, size_t *ldc, float *beta)
 {
     const shape *s = &shapes[i];
     *is_bf16 = s->is_bf16, *transA = s->ta, *transB = s->tb, *M = s->M, *N = s->N, *K = s->K;
     *lda = s->lda, *ldb = s->ldb, *ldc = s->ldc, *beta = s->beta ? 1.0f : 0.0f;
 }
 
-/* A sample's seconds: the smaller of wall-clock and process CPU time. On one thread CPU time is the smaller and
- * leaves out the time this shared machine gives other processes; on several, wall-clock is (CPU time adds the
- * threads up). */
+/* A sample's seconds: the smaller of wall-clock and process CPU time. On one thread CPU time is the smaller
+ * and leaves out the time this shared machine gives other processes; on several, wall-clock is (CPU time adds
+ * the threads up). */
 typedef struct { struct timespec wall, cpu; } stamp;
 static stamp now(void)
 {
@@ -96,13 +97,15 @@ static stamp now(void)
 static double since(stamp t0)
 {
     stamp t = now();
-    double wall = (double)(t.wall.tv_sec - t0.wall.tv_sec) + 1e-9 * (double)(t.wall.tv_nsec - t0.wall.tv_nsec);
+    double wall =
+        (double)(t.wall.tv_sec - t0.wall.tv_sec) + 1e-9 * (double)(t.wall.tv_nsec - t0.wall.tv_nsec);
     double cpu = (double)(t.cpu.tv_sec - t0.cpu.tv_sec) + 1e-9 * (double)(t.cpu.tv_nsec - t0.cpu.tv_nsec);
     return cpu < wall ? cpu : wall;
 }
 
-/* The best per-call seconds of one shape: samples of n calls each (n makes a sample at least ~0.3 ms, so the
- * clock's resolution does not count, and at most the recorded count), best of three after a warm-up call. */
+/* The best per-call seconds of one shape: samples of n calls each (n makes a sample long against the clock's
+ * resolution, so the resolution does not count, and at most the recorded count), best of three after a
+ * warm-up call. */
 static double best_call_seconds(gemm_replay_fn *run, const shape *s, const void *A, const void *B, float *C)
 {
     size_t lda = s->lda, ldb = s->ldb;
@@ -127,13 +130,16 @@ double gemm_record_replay(gemm_replay_fn *run)
 {
     recording = 0; /* the replay's own calls are not recorded */
     double total = 0.0;
-    if (overflow) fprintf(stderr, "gemm_record: more than %d GEMM shapes; the peak counts the first ones only\n", MAX_SHAPES);
+    if (overflow)
+        fprintf(stderr, "gemm_record: more than %d GEMM shapes; the peak counts the first ones only\n",
+                MAX_SHAPES);
     for (int i = 0; i < nshapes; i++) {
         const shape *s = &shapes[i];
         size_t es = 4; /* float32-sized even for bf16 shapes: a replay may run them as float32 */
         size_t na = (s->ta ? s->K : s->M) * s->lda, nb = (s->tb ? s->N : s->K) * s->ldb, nc = s->M * s->ldc;
-        /* replay operands: calibration buffers, not a lesson's memory (the implementation's are freed by now).
-         * Filled, so every page is a real one (an untouched calloc page reads as one shared zero page). */
+        /* replay operands: calibration buffers, not a lesson's memory (the implementation's are freed by
+         * now). Filled, so every page is a real one (an untouched calloc page reads as one shared zero
+         * page). */
         unsigned char *A = malloc(na * es + 64), *B = malloc(nb * es + 64);
         float *C = malloc(nc * sizeof *C + 64);
         if (!A || !B || !C) {

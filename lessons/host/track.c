@@ -16,7 +16,8 @@
 typedef struct {
     const char *name; /* interned: labels are string literals or outlive the program's allocations */
     size_t live, peak, allocs;
-    int touched;      /* allocated into or relabelled to since the scope began: printed by track_print_labels */
+    /* allocated into or relabelled to since the scope began: printed by track_print_labels */
+    int touched;
 } label_stats;
 
 typedef struct {
@@ -185,7 +186,8 @@ void track_relabel(mem_domain d, void *p, const char *label)
 size_t track_unregister(mem_domain d, void *p)
 {
     size_t i = table_find(d, (uintptr_t)p);
-    if (i == SIZE_MAX) die("freeing a pointer that is not live (double free, or not from a tracked allocator)", p);
+    if (i == SIZE_MAX)
+        die("freeing a pointer that is not live (double free, or not from a tracked allocator)", p);
     size_t bytes = table[i].bytes;
     unsigned short label = table[i].label;
     labels[d][label].live -= bytes;
@@ -204,30 +206,35 @@ size_t track_size_of(mem_domain d, const void *p)
     return i == SIZE_MAX ? 0 : table[i].bytes;
 }
 
-/* Lazy host memory (a run that fills nothing): reserved address space, committed page by page on first write, so
- * the inputs of a forum-size problem cost nothing while nobody fills them. Page-aligned, hence 256-aligned. */
+/* Lazy host memory (a run that fills nothing): reserved address space, committed page by page on first write,
+ * so the inputs of a forum-size problem cost nothing while nobody fills them. Page-aligned, hence
+ * 256-aligned. */
 static int lazy_host;
 
 void track_set_lazy_host(int on) { lazy_host = on; }
 
 static void *lazy_map(size_t bytes)
 {
-    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
 void *host_alloc_at(size_t bytes, const char *label, const char *file, int line)
 {
     /* 256-byte alignment, as cudaMalloc gives, so an arena carved from host memory lays out exactly like
-     * one carved from device memory. aligned_alloc wants a multiple of the alignment; the extra tail is not counted (the tracker counts the
-     * tensor's bytes, as PyTorch's memory_allocated counts a tensor's storage). */
+     * one carved from device memory. aligned_alloc wants a multiple of the alignment; the extra tail is not
+     * counted (the tracker counts the tensor's bytes, as PyTorch's memory_allocated counts a tensor's
+     * storage). */
     double t0 = host_time_ms();
     size_t rounded = (bytes + 255) & ~(size_t)255;
     if (rounded < bytes) rounded = SIZE_MAX; /* overflow: let aligned_alloc refuse it below */
-    void *p = rounded == SIZE_MAX ? NULL : lazy_host ? lazy_map(rounded) : aligned_alloc(256, rounded ? rounded : 256);
+    void *p = rounded == SIZE_MAX ? NULL
+              : lazy_host         ? lazy_map(rounded)
+                                  : aligned_alloc(256, rounded ? rounded : 256);
     if (!p) {
-        fprintf(stderr, "%s: out of host memory allocating %zu bytes for '%s'\n", program_invocation_short_name,
-                bytes, label ? label : "(unlabelled)");
+        fprintf(stderr, "%s: out of host memory allocating %zu bytes for '%s'\n",
+                program_invocation_short_name, bytes, label ? label : "(unlabelled)");
         exit(3);
     }
     if (poison_on) memset(p, 0xFF, bytes);
@@ -241,8 +248,8 @@ void *host_alloc_array_at(size_t count, dtype t, const char *label, const char *
 {
     size_t es = dtype_size(t);
     if (es && count > SIZE_MAX / es) {
-        fprintf(stderr, "%s: %zu elements of %s for '%s' overflow size_t\n", program_invocation_short_name, count,
-                dtype_name(t), label ? label : "(unlabelled)");
+        fprintf(stderr, "%s: %zu elements of %s for '%s' overflow size_t\n", program_invocation_short_name,
+                count, dtype_name(t), label ? label : "(unlabelled)");
         exit(3);
     }
     return host_alloc_at(count * es, label, file, line);
@@ -263,8 +270,8 @@ mem_counters track_counters(mem_domain d) { return counters[d]; }
 static void notify(char kind, mem_domain d, unsigned short label, unsigned short from, size_t bytes)
 {
     if (observer)
-        observer(observer_ctx, kind, d, labels[d][label].name, kind == 'r' ? labels[d][from].name : NULL, bytes,
-                 counters[d].live_bytes);
+        observer(observer_ctx, kind, d, labels[d][label].name, kind == 'r' ? labels[d][from].name : NULL,
+                 bytes, counters[d].live_bytes);
 }
 
 void track_scope_begin(track_scope *s)
@@ -333,8 +340,8 @@ size_t track_report_live(FILE *f)
     for (size_t i = 0; i < table_cap; i++) {
         if (!table[i].key) continue;
         const slot *s = &table[i];
-        fprintf(f, "leak: %s allocation '%s' of %zu bytes still live\n", s->domain == MEM_HOST ? "host" : "device",
-                labels[s->domain][s->label].name, s->bytes);
+        fprintf(f, "leak: %s allocation '%s' of %zu bytes still live\n",
+                s->domain == MEM_HOST ? "host" : "device", labels[s->domain][s->label].name, s->bytes);
         n++;
     }
     return n;

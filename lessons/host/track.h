@@ -71,9 +71,9 @@ typedef struct {
 void track_scope_begin(track_scope *s);
 mem_counters track_scope_read(const track_scope *s, mem_domain d);
 
-/* Lazy host memory: host_alloc reserves address space (mmap MAP_NORESERVE) instead of allocating, and host_free
- * unmaps. For runs that fill nothing (the emulator's limits-only run): set it before the first host_alloc, never
- * unset. */
+/* Lazy host memory: host_alloc reserves address space (mmap MAP_NORESERVE) instead of allocating, and
+ * host_free unmaps. For runs that fill nothing (the emulator's limits-only run): set it before the first
+ * host_alloc, never unset. */
 void track_set_lazy_host(int on);
 
 /* Poisoning (on by default). Benchmarks that want pure kernel times may turn it off; tests never do. */
@@ -94,10 +94,10 @@ double track_alloc_ms(void);
 void track_add_alloc_ms(double ms); /* for the device allocator */
 
 /* An observer sees every allocation, free and relabel as it happens (the --timeline CSV): kind is 'a', 'f' or
- * 'r'; from is the label a relabelled buffer had before ('r'; NULL otherwise), so a timeline can move its bytes
- * from one label to the other; live is the domain's live bytes after the event. NULL turns it off. */
-typedef void (*track_observer)(void *ctx, char kind, mem_domain d, const char *label, const char *from, size_t bytes,
-                               size_t live);
+ * 'r'; from is the label a relabelled buffer had before ('r'; NULL otherwise), so a timeline can move its
+ * bytes from one label to the other; live is the domain's live bytes after the event. NULL turns it off. */
+typedef void (*track_observer)(void *ctx, char kind, mem_domain d, const char *label, const char *from,
+                               size_t bytes, size_t live);
 void track_set_observer(track_observer fn, void *ctx);
 /* The address of the buffer an observer call is about (valid during the call): --snapshot pairs each free
  * with its allocation by it. */

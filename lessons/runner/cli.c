@@ -22,10 +22,10 @@ typedef enum {
     OPT_SNAPSHOT, OPT_GPU_MODEL, OPT_THREADS,
     OPT_COMMON
 } common_option;
-static const char *const common_flags[OPT_COMMON] = {"--size", "--dims", "--impl", "--seed", "--csv", "--dump",
-                                                     "--mem-limit", "--time-limit", "--timeline", "--repeat",
-                                                     "--times", "--predict", "--snapshot", "--gpu-model",
-                                                     "--threads"};
+static const char *const common_flags[OPT_COMMON] = {
+    "--size",  "--dims",      "--impl",       "--seed",      "--csv",
+    "--dump",  "--mem-limit", "--time-limit", "--timeline",  "--repeat",
+    "--times", "--predict",   "--snapshot",   "--gpu-model", "--threads"};
 #define TIME_LIMIT_DEFAULT 120
 
 int cli_fail(const lesson *L, const char *fmt, ...)
@@ -85,9 +85,10 @@ static void usage(const lesson *L)
         printf("                       %-8s %s\n", L->impls[i].name, L->impls[i].about);
     int alias = lesson_cuda_alias_impl(L);
     if (alias >= 0) {
-        printf("                       %-8s = %s, an alias: of the versions fastest first (", LESSON_CUDA_ALIAS,
-               L->impls[alias].name);
-        for (int k = 0; k < LESSON_MAX_IMPLS && L->cuda_order[k]; k++) printf("%sv%d", k ? " " : "", L->cuda_order[k]);
+        printf("                       %-8s = %s, an alias: of the versions fastest first (",
+               LESSON_CUDA_ALIAS, L->impls[alias].name);
+        for (int k = 0; k < LESSON_MAX_IMPLS && L->cuda_order[k]; k++)
+            printf("%sv%d", k ? " " : "", L->cuda_order[k]);
         printf("),\n                                  the first that fits the problem and the device\n");
     }
     printf("  --seed S           random seed for the inputs (default %u)\n", SEED_DEFAULT);
@@ -95,22 +96,29 @@ static void usage(const lesson *L)
     printf("  --dump DIR         write inputs and every output and gradient as NumPy .npy files\n");
     printf("  --mem-limit BYTES  skip an implementation whose predicted peak exceeds this (4G, 512M, ...;\n");
     printf("                     default: half of this machine's RAM)\n");
-    printf("  --time-limit S     skip a CPU implementation estimated to take longer than S seconds (from its\n");
-    printf("                     multiply-adds and this machine's measured GEMM rate; default %d)\n", TIME_LIMIT_DEFAULT);
+    printf(
+        "  --time-limit S     skip a CPU implementation estimated to take longer than S seconds (from its\n");
+    printf("                     multiply-adds and this machine's measured GEMM rate; default %d)\n",
+           TIME_LIMIT_DEFAULT);
     printf("  --timeline FILE    write every tracked allocation and free of each run as CSV\n");
-    printf("  --snapshot FILE    the same as a PyTorch memory snapshot (pickle) for pytorch.org/memory_viz\n");
-    printf("  --repeat N         one warm-up run, then N timed runs of each implementation; the table and CSV\n");
+    printf(
+        "  --snapshot FILE    the same as a PyTorch memory snapshot (pickle) for pytorch.org/memory_viz\n");
+    printf("  --repeat N         one warm-up run, then N timed runs of each implementation; the table and "
+           "CSV\n");
     printf("                     report the median times (default 1: one run, no warm-up)\n");
     printf("  --times FILE       append every timed run's forward and backward ms as CSV (the spread)\n");
-    printf("  --predict          run nothing: print each implementation's memory formula; with --csv append\n");
+    printf(
+        "  --predict          run nothing: print each implementation's memory formula; with --csv append\n");
     printf("                     one row per implementation with device 'predicted' and no times\n");
     char gpus[128];
     gpu_model_names(gpus, sizeof gpus);
-    printf("  --gpu-model GPU    CPU emulation build only: each CUDA version's forward + backward predicted on\n");
+    printf("  --gpu-model GPU    CPU emulation build only: each CUDA version's forward + backward predicted "
+           "on\n");
     printf("                     GPU (%s) by the emulator's time model: a model, not a measurement\n",
            gpus[0] ? gpus : "build/emu/lessonN knows the GPUs");
     printf("  --threads N        the CPU GEMM libraries' threads (default: the cores available, %d here;\n"
-           "                     OPENBLAS_NUM_THREADS or OMP_NUM_THREADS when set)\n", gemm_cpu_cores_available());
+           "                     OPENBLAS_NUM_THREADS or OMP_NUM_THREADS when set)\n",
+           gemm_cpu_cores_available());
     for (int k = 0; k < lesson_nopts(L); k++) {
         const lesson_option *op = &L->opts[k];
         char head[40];
@@ -121,12 +129,15 @@ static void usage(const lesson *L)
     }
     printf("  -h, --help         this text\n");
     printf("  --version          the program's version and the commit it was built from\n");
-    printf("\nOptions may be abbreviated to a unique prefix; a repeated option: the last one wins; \"--\" ends the\n"
-           "options. Exit status: 0 every implementation that ran is validated (PASS); 1 one FAILED validation\n"
-           "against float64, or a memory formula disagreed with the tracker; 2 bad input (a flag, dimensions, an\n"
-           "output path, two outputs on one file); 3 out of memory; 4 nothing ran (every implementation was\n"
-           "skipped: no device, over --mem-limit or --time-limit); 5 an output (--csv, --times, --timeline,\n"
-           "--snapshot, --dump, stdout) could not be written; every output file is then left as it was.\n");
+    printf(
+        "\nOptions may be abbreviated to a unique prefix; a repeated option: the last one wins; \"--\" ends "
+        "the\n"
+        "options. Exit status: 0 every implementation that ran is validated (PASS); 1 one FAILED validation\n"
+        "against float64, or a memory formula disagreed with the tracker; 2 bad input (a flag, dimensions, "
+        "an\n"
+        "output path, two outputs on one file); 3 out of memory; 4 nothing ran (every implementation was\n"
+        "skipped: no device, over --mem-limit or --time-limit); 5 an output (--csv, --times, --timeline,\n"
+        "--snapshot, --dump, stdout) could not be written; every output file is then left as it was.\n");
 }
 
 static int find_size(const lesson *L, const char *name)
@@ -153,9 +164,11 @@ static int parse_dims(const lesson *L, const char *arg, long long *dims)
     if (strlen(arg) >= sizeof buf) return cli_fail(L, "--dims '%s' is too long", arg);
     strcpy(buf, arg);
     if (!buf[0]) return cli_fail(L, "--dims needs NAME=VALUE pairs");
-    size_t len = strlen(buf); /* strtok_r below would skip an empty pair: "B=3," and "B=3,,G=2" are refused here */
+    size_t len =
+        strlen(buf); /* strtok_r below would skip an empty pair: "B=3," and "B=3,,G=2" are refused here */
     if (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,"))
-        return cli_fail(L, "--dims '%s' has an empty pair (NAME=VALUE pairs, separated by single commas)", arg);
+        return cli_fail(L, "--dims '%s' has an empty pair (NAME=VALUE pairs, separated by single commas)",
+                        arg);
     unsigned given = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
@@ -193,7 +206,8 @@ static int parse_impls(const lesson *L, const char *arg, cli_options *o)
         for (int i = 0; i < o->nimpl; i++)
             if (o->impl[i] == found) return cli_fail(L, "--impl: '%s' is listed twice", tok);
         if (o->nimpl == LESSON_MAX_IMPLS) return cli_fail(L, "--impl: too many names");
-        o->impl_name[o->nimpl] = strcmp(tok, LESSON_CUDA_ALIAS) == 0 ? LESSON_CUDA_ALIAS : L->impls[found].name;
+        o->impl_name[o->nimpl] =
+            strcmp(tok, LESSON_CUDA_ALIAS) == 0 ? LESSON_CUDA_ALIAS : L->impls[found].name;
         o->impl[o->nimpl++] = found;
     }
     if (o->nimpl == 0) return cli_fail(L, "--impl needs at least one name");
@@ -214,10 +228,12 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
         errno = 0;
         char *end;
         if (*val == '-' || !*val)
-            return cli_fail(L, "--seed '%s' must be an integer from 0 to %llu", val, (unsigned long long)UINT64_MAX);
+            return cli_fail(L, "--seed '%s' must be an integer from 0 to %llu", val,
+                            (unsigned long long)UINT64_MAX);
         o->seed = strtoull(val, &end, 10);
         if (*end || errno == ERANGE)
-            return cli_fail(L, "--seed '%s' must be an integer from 0 to %llu", val, (unsigned long long)UINT64_MAX);
+            return cli_fail(L, "--seed '%s' must be an integer from 0 to %llu", val,
+                            (unsigned long long)UINT64_MAX);
         return CLI_OK;
     }
     case OPT_CSV:
@@ -225,7 +241,8 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
     case OPT_TIMELINE:
     case OPT_TIMES:
     case OPT_SNAPSHOT:
-        if (!*val) return cli_fail(L, "%s needs a %s", common_flags[k], k == OPT_DUMP ? "directory" : "file name");
+        if (!*val)
+            return cli_fail(L, "%s needs a %s", common_flags[k], k == OPT_DUMP ? "directory" : "file name");
         *(k == OPT_CSV ? &o->csv_path : k == OPT_DUMP ? &o->dump_dir : k == OPT_TIMES ? &o->times_path
           : k == OPT_SNAPSHOT ? &o->snapshot_path : &o->timeline_path) = val;
         return CLI_OK;
@@ -285,29 +302,33 @@ static int apply_size(const lesson *L, const char *size, const char *dims_arg, c
     memcpy(o->dims, preset->dims, sizeof o->dims);
     if (dims_arg) {
         if (parse_dims(L, dims_arg, o->dims) != CLI_OK) return CLI_ERROR;
-        if (memcmp(o->dims, preset->dims, sizeof o->dims) != 0) snprintf(o->size_name, sizeof o->size_name, "custom");
+        if (memcmp(o->dims, preset->dims, sizeof o->dims) != 0)
+            snprintf(o->size_name, sizeof o->size_name, "custom");
     }
     return CLI_OK;
 }
 
-/* getopt_long's table: the common options (val = their index), the lesson's own (val = OPT_COMMON + k), --help
- * and --version. Long names without their leading "--". */
+/* getopt_long's table: the common options (val = their index), the lesson's own (val = OPT_COMMON + k),
+ * --help and --version. Long names without their leading "--". */
 enum { OPT_HELP = 'h', OPT_VERSION = 256 + OPT_COMMON + LESSON_MAX_OPTS };
 static void long_options(const lesson *L, struct option *lo)
 {
     int n = 0;
     for (int j = 0; j < OPT_COMMON; j++)
-        lo[n++] = (struct option){common_flags[j] + 2, j == OPT_PREDICT ? no_argument : required_argument, NULL, 256 + j};
+        lo[n++] = (struct option){common_flags[j] + 2, j == OPT_PREDICT ? no_argument : required_argument,
+                                  NULL, 256 + j};
     for (int k = 0; k < lesson_nopts(L); k++)
-        lo[n++] = (struct option){L->opts[k].flag + 2, L->opts[k].takes_value ? required_argument : no_argument, NULL,
-                                  256 + OPT_COMMON + k};
+        lo[n++] =
+            (struct option){L->opts[k].flag + 2, L->opts[k].takes_value ? required_argument : no_argument,
+                            NULL, 256 + OPT_COMMON + k};
     lo[n++] = (struct option){"help", no_argument, NULL, OPT_HELP};
     lo[n++] = (struct option){"version", no_argument, NULL, OPT_VERSION};
     lo[n] = (struct option){NULL, 0, NULL, 0};
 }
 
-/* getopt_long reports a bad option as '?' (or ':' for a missing value) without saying which: name the argument.
- * A long option may be abbreviated to any unique prefix (GNU's rule), so the name is matched the same way. */
+/* getopt_long reports a bad option as '?' (or ':' for a missing value) without saying which: name the
+ * argument. A long option may be abbreviated to any unique prefix (GNU's rule), so the name is matched the
+ * same way. */
 static int bad_option(const lesson *L, const struct option *lo, const char *arg, int missing)
 {
     if (strncmp(arg, "--", 2) != 0) return cli_fail(L, "unknown option '%s'", arg);
@@ -322,9 +343,12 @@ static int bad_option(const lesson *L, const struct option *lo, const char *arg,
         }
         hit = o, hits++;
     }
-    if (hits > 1) return cli_fail(L, "option '%.*s' is ambiguous (an abbreviation of more than one)", (int)len + 2, arg);
+    if (hits > 1)
+        return cli_fail(L, "option '%.*s' is ambiguous (an abbreviation of more than one)", (int)len + 2,
+                        arg);
     if (!hit) return cli_fail(L, "unknown option '%.*s'", (int)len + 2, arg);
-    if (missing || hit->has_arg == required_argument) return cli_fail(L, "option --%s needs a value", hit->name);
+    if (missing || hit->has_arg == required_argument)
+        return cli_fail(L, "option --%s needs a value", hit->name);
     return cli_fail(L, "option --%s takes no value", hit->name);
 }
 
@@ -355,7 +379,8 @@ int cli_parse(const lesson *L, int argc, char **argv, cli_options *o)
         }
         if (c == '?' || c == ':') {
             const char *arg = argv[optind - 1];
-            if (optopt && optopt != OPT_HELP && optopt < 256) return cli_fail(L, "unknown option '-%c'", optopt);
+            if (optopt && optopt != OPT_HELP && optopt < 256)
+                return cli_fail(L, "unknown option '-%c'", optopt);
             return bad_option(L, lo, arg, c == ':');
         }
         int k = c - 256;
@@ -367,7 +392,8 @@ int cli_parse(const lesson *L, int argc, char **argv, cli_options *o)
             const lesson_option *op = &L->opts[k - OPT_COMMON];
             if (!op->takes_value) o->opts[k - OPT_COMMON] = 1;
             else if (parse_ll(optarg, op->min, op->max, &o->opts[k - OPT_COMMON]) != 0)
-                return cli_fail(L, "%s '%s' must be an integer from %lld to %lld", op->flag, optarg, op->min, op->max);
+                return cli_fail(L, "%s '%s' must be an integer from %lld to %lld", op->flag, optarg, op->min,
+                                op->max);
             continue;
         }
         if (set_common(L, (common_option)k, optarg, o, &size, &dims_arg) != CLI_OK) return CLI_ERROR;

@@ -8,9 +8,10 @@
  * median reported, every run's times to a CSV, and rows for what is only predicted.
  * cli_parse (getopt_long) fills a cli_options or prints one clear message. Both "--flag value" and
  * "--flag=value" are accepted, a unique prefix names a flag, a repeated option's last value wins, "--" ends
- * the options, -h is --help; --version prints lessons/runner/version.h. --dims overrides dimensions of the chosen preset (the default
- * preset if --size is absent); the size is then reported as "custom". Every dimension must be an integer in
- * [1, 2^31 - 1] (cuBLAS takes int); the lesson's make_problem checks the rest (products, lesson rules).
+ * the options, -h is --help; --version prints lessons/runner/version.h. --dims overrides dimensions of the
+ * chosen preset (the default preset if --size is absent); the size is then reported as "custom". Every
+ * dimension must be an integer in [1, 2^31 - 1] (cuBLAS takes int); the lesson's make_problem checks the rest
+ * (products, lesson rules).
  */
 #ifndef LESSONS_CLI_H
 #define LESSONS_CLI_H
@@ -31,9 +32,11 @@ typedef struct {
     const char *csv_path;              /* NULL: no CSV */
     const char *dump_dir;              /* NULL: no dumps */
     const char *timeline_path;         /* NULL: no allocation timeline */
-    const char *snapshot_path;         /* NULL: no PyTorch memory snapshot (--snapshot, lessons/runner/snapshot.h) */
+    /* NULL: no PyTorch memory snapshot (--snapshot, lessons/runner/snapshot.h) */
+    const char *snapshot_path;
     size_t mem_limit;                  /* bytes; default half of physical RAM */
-    double time_limit;                 /* seconds a host implementation may be estimated to take; default 120 */
+    /* seconds a host implementation may be estimated to take; default 120 */
+    double time_limit;
     int repeat;                        /* timed runs per implementation (median reported); 1: no warm-up */
     const char *times_path;            /* NULL: no per-run times CSV */
     int predict;                       /* run nothing; print (and --csv) the memory formulas */
@@ -48,15 +51,21 @@ enum { CLI_OK = 0, CLI_HELP = 1, CLI_ERROR = 2 };
 
 /* The exit status of build/lessonN (printed by --help, README's "What a lesson prints"). */
 enum {
-    EXIT_PASS = 0,         /* every implementation that ran is validated and every formula equals the tracker */
-    EXIT_FAILED = 1,       /* a FAIL against float64, a formula MISMATCH, or --repeat runs whose memory differed */
-    EXIT_BAD_INPUT = 2,    /* the command line, the dimensions, an output path that cannot be written or is taken */
-    EXIT_NO_MEMORY = 3,    /* an allocation failed (lessons/host/track.c exits with it) */
-    EXIT_NOTHING_RAN = 4,  /* every implementation was skipped (no device, --mem-limit, --time-limit, unfit) */
-    EXIT_WRITE_FAILED = 5  /* --csv, --times, --timeline, --snapshot, --dump or stdout not written to the end */
+    /* every implementation that ran is validated and every formula equals the tracker */
+    EXIT_PASS = 0,
+    /* a FAIL against float64, a formula MISMATCH, or --repeat runs whose memory differed */
+    EXIT_FAILED = 1,
+    /* the command line, the dimensions, an output path that cannot be written or is taken */
+    EXIT_BAD_INPUT = 2,
+    EXIT_NO_MEMORY = 3, /* an allocation failed (lessons/host/track.c exits with it) */
+    /* every implementation was skipped (no device, --mem-limit, --time-limit, unfit) */
+    EXIT_NOTHING_RAN = 4,
+    EXIT_WRITE_FAILED =
+        5 /* --csv, --times, --timeline, --snapshot, --dump or stdout not written to the end */
 };
 
-/* CLI_OK: run. CLI_HELP: usage (or --version) was printed, exit 0. CLI_ERROR: one message was printed to stderr, exit 2. */
+/* CLI_OK: run. CLI_HELP: usage (or --version) was printed, exit 0. CLI_ERROR: one message was printed to
+ * stderr, exit 2. */
 int cli_parse(const lesson *L, int argc, char **argv, cli_options *out);
 
 /* "4G", "512M", "64K", "1000" (bytes), optional "B"/"iB" suffix, powers of 1024. Returns 0 on success. */

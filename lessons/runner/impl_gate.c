@@ -26,9 +26,11 @@ impl_gate_verdict impl_gate(impl_row *row, int needs_cuda, size_t predicted_peak
         format_bytes_human(predicted_peak, ph, sizeof ph);
         format_bytes_exact(mem_limit, lim, sizeof lim);
         if (predicted_peak == SIZE_MAX)
-            snprintf(row->note, sizeof row->note, "predicted peak overflows 64 bits, over --mem-limit %s", lim);
+            snprintf(row->note, sizeof row->note, "predicted peak overflows 64 bits, over --mem-limit %s",
+                     lim);
         else
-            snprintf(row->note, sizeof row->note, "predicted peak %s bytes (%s) exceeds --mem-limit %s", p, ph, lim);
+            snprintf(row->note, sizeof row->note, "predicted peak %s bytes (%s) exceeds --mem-limit %s", p,
+                     ph, lim);
         return GATE_OVER_MEM_LIMIT;
     }
     return GATE_RUN;

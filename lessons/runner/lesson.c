@@ -15,7 +15,10 @@ static int count_rows(const void *rows, size_t row_size, size_t name_at, int max
     return n;
 }
 
-int lesson_ndims(const lesson *L) { return count_rows(L->dim_names, sizeof(const char *), 0, LESSON_MAX_DIMS); }
+int lesson_ndims(const lesson *L)
+{
+    return count_rows(L->dim_names, sizeof(const char *), 0, LESSON_MAX_DIMS);
+}
 int lesson_nsizes(const lesson *L)
 {
     return count_rows(L->sizes, sizeof(lesson_size), offsetof(lesson_size, name), LESSON_MAX_SIZES);

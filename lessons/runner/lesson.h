@@ -1,19 +1,19 @@
 /* lesson.h - a lesson as data.
  *
- * A lesson is a problem (named dimensions and size presets, a list of tensors, a float64 reference) and a table
- * of implementations of it (naive, cpu, cuda, ...). One generic session (session.c) runs any lesson: it draws
- * the inputs, copies them into each implementation's memory (host or device, poisoned), times forward and
- * backward, snapshots the tracker, validates every output and gradient against the float64 reference, and
+ * A lesson is a problem (named dimensions and size presets, a list of tensors, a float64 reference) and a
+ * table of implementations of it (naive, cpu, cuda, ...). One generic session (session.c) runs any lesson: it
+ * draws the inputs, copies them into each implementation's memory (host or device, poisoned), times forward
+ * and backward, snapshots the tracker, validates every output and gradient against the float64 reference, and
  * prints the table, the per-tensor memory, the formulas against the tracker, the CSV row and the .npy dumps.
  * lessonN.c is the definition below plus thin typed adapters; naive/ and optimized/ keep their typed
  * functions (so `break cpu_lc_forward` works in gdb) and the adapters call them.
  *
- * Every table of a definition (dimensions, sizes, options, tensors, implementations) is written with designated
- * initializers and ends at its first empty row; lesson_ndims() ... lesson_nimpls() count the rows, so no count
- * is typed.
+ * Every table of a definition (dimensions, sizes, options, tensors, implementations) is written with
+ * designated initializers and ends at its first empty row; lesson_ndims() ... lesson_nimpls() count the rows,
+ * so no count is typed.
  *
- * Tensors are one list, indexed by the lesson's own enum (lessonN.h, e.g. { X, W, DOUT, OUT, DX, DW }); a run's
- * slots t[] use the same index:
+ * Tensors are one list, indexed by the lesson's own enum (lessonN.h, e.g. { X, W, DOUT, OUT, DX, DW }); a
+ * run's slots t[] use the same index:
  *   LT_INPUT     drawn by fill(), copied into the implementation's memory before forward
  *   LT_UPSTREAM  drawn by fill() (dout), copied in after forward and before backward (as autograd does)
  *   LT_OUTPUT    allocated and written by forward
@@ -31,18 +31,20 @@
 #include "../../kernels/runtime/mem_formula.h"
 #include "report.h"
 
-/* CUDA versions, as llm.c's dev/cuda numbers its kernels: a lesson's CUDA implementations are cuda-v1, cuda-v2,
- * ... in the order a learner should read them, and "cuda" is an alias of the fastest one that fits the problem and
- * the device (lesson.cuda_order), printed as such ("cuda = cuda-v2") by --help and the run. A version is one field of one row:
+/* CUDA versions, as llm.c's dev/cuda numbers its kernels: a lesson's CUDA implementations are cuda-v1,
+ * cuda-v2, ... in the order a learner should read them, and "cuda" is an alias of the fastest one that fits
+ * the problem and the device (lesson.cuda_order), printed as such ("cuda = cuda-v2") by --help and the run. A
+ * version is one field of one row:
  *     {LESSON_CUDA_VERSION(3), .about = "what v3 adds over v2, and the efficiency it is designed for",
  *      .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
- * To add one: write kernels/<name>_vN.cu (its kernels and launcher, declared in kernels/<name>_launch.h; device
- * memory in optimized/<name>.cu) and put it in the doc's reading path; teach the lesson's one CUDA adapter
- * (cuda_forward/cuda_backward in lessonN.c, which read lesson_run.version: a `case 3:` in lessons 2 and 5, the
- * version number passed on in lesson 3) to call them; append the row above after the last version (reading
- * order; v is a literal, it is also the name), with its own .memory/.unfit where its bytes or limits differ and
- * a static_assert that its saved struct fits lesson_run.saved; put it in .cuda_order where `make predict` and the
- * GPU reports place it (docs/tools/cuda_order.py prints the order they give; `make check-docs` holds the lessons to it).
+ * To add one: write kernels/<name>_vN.cu (its kernels and launcher, declared in kernels/<name>_launch.h;
+ * device memory in optimized/<name>.cu) and put it in the doc's reading path; teach the lesson's one CUDA
+ * adapter (cuda_forward/cuda_backward in lessonN.c, which read lesson_run.version: a `case 3:` in lessons 2
+ * and 5, the version number passed on in lesson 3) to call them; append the row above after the last version
+ * (reading order; v is a literal, it is also the name), with its own .memory/.unfit where its bytes or limits
+ * differ and a static_assert that its saved struct fits lesson_run.saved; put it in .cuda_order where `make
+ * predict` and the GPU reports place it (docs/tools/cuda_order.py prints the order they give; `make
+ * check-docs` holds the lessons to it).
  * --help, --impl, the tests (tests/test_lessons.c), `make test-emu` (every version at tiny and small) and the
  * bench (through the alias) pick it up from the table; nothing else lists versions. */
 #define LESSON_CUDA_VERSION(v) .name = "cuda-v" #v, .version = (v), .device = 1
@@ -65,7 +67,8 @@ typedef struct {
     /* Fills shape[0..rank-1] for this problem and returns the rank (<= LESSON_MAX_RANK). */
     int (*shape)(const void *prob, size_t *shape);
     int grad_of;       /* LT_GRAD: index of the input this is the gradient of */
-    int scalar;        /* one element that PyTorch holds with shape () (a reduced loss): --dump writes it so */
+    /* one element that PyTorch holds with shape () (a reduced loss): --dump writes it so */
+    int scalar;
 } lesson_tensor;
 
 typedef struct {
@@ -84,7 +87,8 @@ typedef struct {
 /* The state one implementation's run carries from forward to backward. */
 typedef struct {
     const void *prob;                /* the lesson's problem struct (dimensions and options) */
-    int version;                     /* the implementation's lesson_impl.version (its CUDA version; 0 on the host) */
+    /* the implementation's lesson_impl.version (its CUDA version; 0 on the host) */
+    int version;
     void *t[LESSON_MAX_TENSORS];     /* tensor slots, in the implementation's memory (host or device) */
     /* what forward saved for backward: the implementation's own struct of pointers, stored here so that no
      * untracked allocation holds it (adapters static_assert that theirs fits) */
@@ -96,11 +100,13 @@ typedef struct {
 
 typedef struct {
     const char *name;   /* CLI name: "naive", "cpu", "cuda-v1" (LESSON_CUDA_VERSION) */
-    int version;        /* CUDA implementations: N of cuda-vN, which the lesson's adapter reads; 0 on the host */
+    /* CUDA implementations: N of cuda-vN, which the lesson's adapter reads; 0 on the host */
+    int version;
     const char *about;  /* one line, printed before the runs */
     int device;         /* 0: host memory and host timers; 1: CUDA device memory and GPU timing */
     int uses_cublas;    /* device: the session attaches the tracked cuBLAS workspace around the run */
-    int graph;          /* device: captures CUDA Graphs; the timed run gets the warm-up's buffer addresses (so it replays) */
+    /* device: captures CUDA Graphs; the timed run gets the warm-up's buffer addresses (so it replays) */
+    int graph;
     mem_formula (*memory)(const void *prob);
     /* NULL when this problem fits the implementation's limits (int indexing, grid sizes), else why not. */
     const char *(*unfit)(const void *prob);
@@ -129,7 +135,8 @@ typedef struct {
     const lesson *L;
     const void *prob;
     void *const *inputs;       /* host inputs, indexed like tensors (LT_INPUT and LT_UPSTREAM) */
-    double *const *ref;        /* float64 reference of LT_OUTPUT and LT_GRAD; NULL entries if it did not run */
+    /* float64 reference of LT_OUTPUT and LT_GRAD; NULL entries if it did not run */
+    double *const *ref;
     const lesson_result *res;  /* one per implementation asked for, in --impl order */
     int n;
 } lesson_report;
@@ -162,18 +169,22 @@ struct lesson {
     double (*tolerance_of)(const void *prob);
 
     lesson_impl impls[LESSON_MAX_IMPLS]; /* host ones first, then cuda-v1, cuda-v2, ... in reading order */
-    /* The versions fastest first, which "cuda" tries in turn: the time model's order at the forum size (lesson 4:
-     * medium) on the H100, except where every GPU that measured two versions ranks them the other way
-     * (docs/tools/cuda_order.py derives it from docs/results/; check-docs compares). Every CUDA version once;
-     * empty: the lesson has no CUDA. "cuda" runs the first whose unfit() passes (lesson_cuda_pick). */
+    /* The versions fastest first, which "cuda" tries in turn: the time model's order at the forum size
+     * (lesson 4: medium) on the GPU docs/tools/cuda_order.py names, except where every GPU that measured two
+     * versions ranks them the other way (docs/tools/cuda_order.py derives it from docs/results/; check-docs
+     * compares). Every CUDA version once; empty: the lesson has no CUDA. "cuda" runs the first whose unfit()
+     * passes (lesson_cuda_pick). */
     int cuda_order[LESSON_MAX_IMPLS];
 
-    /* Optional: the progress notice's smaller problem (lessons/runner/run_estimate.h). dims and opts are the run's,
-     * dims[0] already cut; adjust whatever must stay as in prob so the time per multiply-add is the same. */
+    /* Optional: the progress notice's smaller problem (lessons/runner/run_estimate.h). dims and opts are the
+     * run's, dims[0] already cut; adjust whatever must stay as in prob so the time per multiply-add is the
+     * same. */
     void (*calibrate)(const void *prob, long long *dims, long long *opts);
 
-    void (*preamble)(const void *prob, FILE *f);     /* optional: the lesson's model, printed after the verdict */
-    void (*epilogue)(const lesson_report *r, FILE *f); /* optional: lines after the formulas: where the bytes go */
+    /* optional: the lesson's model, printed after the verdict */
+    void (*preamble)(const void *prob, FILE *f);
+    /* optional: lines after the formulas: where the bytes go */
+    void (*epilogue)(const lesson_report *r, FILE *f);
     const char *legend;               /* printed under the table: what "peak" and the labels mean here */
 };
 
@@ -183,7 +194,7 @@ typedef union {
     unsigned char bytes[512];
 } lesson_problem;
 
-/* --- what a definition says, read (lesson.c) ---------------------------------------------------------------- */
+/* --- what a definition says, read (lesson.c) ------------------------------------------------------------ */
 int lesson_ndims(const lesson *L);    /* rows of each table, up to its first empty one */
 int lesson_nsizes(const lesson *L);
 int lesson_nopts(const lesson *L);
@@ -197,9 +208,9 @@ int lesson_find_impl(const lesson *L, const char *name);
 /* The alias's row before a problem is known: cuda_order's first version (-1 when the lesson has no CUDA). */
 int lesson_cuda_alias_impl(const lesson *L);
 /* The row "cuda" runs for prob on this device: the first of cuda_order whose unfit(prob) is NULL and whose
- * predicted peak (memory(prob).peak) is at most mem_limit, else the first (whose own note then says why it cannot
- * run). Call it only where a device exists: unfit() may ask the device (lesson 3's v9 runs a probe kernel).
- * *skipped, when not NULL, gets how many versions were passed over. */
+ * predicted peak (memory(prob).peak) is at most mem_limit, else the first (whose own note then says why it
+ * cannot run). Call it only where a device exists: unfit() may ask the device (lesson 3's v9 runs a probe
+ * kernel). *skipped, when not NULL, gets how many versions were passed over. */
 int lesson_cuda_pick(const lesson *L, const void *prob, size_t mem_limit, int *skipped);
 /* The row of CUDA version v; -1 when the lesson has none. */
 int lesson_cuda_version_impl(const lesson *L, int v);
@@ -210,12 +221,13 @@ double lesson_tolerance(const lesson *L, const void *prob);           /* toleran
 int lesson_main(const lesson *L, int argc, char **argv);
 
 /* 1 in a dry run (a build that runs kernels some other way may run them dry: gpu_model.h): host memory is
- * reserved, not allocated, nothing is filled or poisoned, no reference is computed; only the limits are checked. */
+ * reserved, not allocated, nothing is filled or poisoned, no reference is computed; only the limits are
+ * checked. */
 int lesson_dry(void);
 
-/* --- the session, for tests -------------------------------------------------------------------------------- */
-/* The one place a report row takes an implementation's memory formula: its name, the formula's peak, live bytes
- * after forward and allocations, max_rel_err NaN (not measured yet). */
+/* --- the session, for tests ----------------------------------------------------------------------------- */
+/* The one place a report row takes an implementation's memory formula: its name, the formula's peak, live
+ * bytes after forward and allocations, max_rel_err NaN (not measured yet). */
 void lesson_row_predict(impl_row *row, const char *impl, mem_formula f);
 /* Host inputs for prob drawn from seed (tracked, "driver: <name>"); free with lesson_free_slots. */
 void lesson_make_inputs(const lesson *L, const void *prob, uint64_t seed, void **t);
@@ -224,7 +236,8 @@ void lesson_free_slots(const lesson *L, void **t);
  * caller checked the device and the memory limit. The results are freed by lesson_result_free. */
 void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t, lesson_result *res);
 void lesson_result_free(const lesson *L, lesson_result *res);
-/* The reference's buffers (tracked f64), or all NULL with reference_unfit's reason; free with lesson_free_ref. */
+/* The reference's buffers (tracked f64), or all NULL with reference_unfit's reason; free with
+ * lesson_free_ref. */
 const char *lesson_make_reference(const lesson *L, const void *prob, void *const *t, double **ref);
 void lesson_free_ref(const lesson *L, double **ref);
 /* max over every LT_OUTPUT and LT_GRAD of max|x - ref| / max|ref| (NAN on any NaN). */

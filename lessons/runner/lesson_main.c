@@ -3,8 +3,8 @@
  * Order of the output: what a learner came for first (issue 26: within the first screen) - the problem (the
  * title) and size, the table (FAIL where an implementation is over the lesson's tolerance against float64),
  * the saving (ratios between validated implementations) and the verdict (PASS or FAIL, and the exit status);
- * then what each row is and the lesson's model (preamble), what the columns mean, each run's memory by tensor,
- * the formulas against the tracker, and the lesson's own epilogue (where the bytes go).
+ * then what each row is and the lesson's model (preamble), what the columns mean, each run's memory by
+ * tensor, the formulas against the tracker, and the lesson's own epilogue (where the bytes go).
  */
 #include "lesson.h"
 
@@ -39,7 +39,8 @@ typedef struct {
     void *t[LESSON_MAX_TENSORS];
     double *ref[LESSON_MAX_TENSORS];
     const char *ref_why;
-    double ref_ms, compare_ms; /* validation's own time: the float64 reference, then every comparison with it */
+    /* validation's own time: the float64 reference, then every comparison with it */
+    double ref_ms, compare_ms;
     lesson_result res[LESSON_MAX_IMPLS];
     /* --repeat: every timed run's ms per implementation (the median goes into the row) */
     double fwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT], bwd_ms[LESSON_MAX_IMPLS][CLI_MAX_REPEAT];
@@ -72,20 +73,23 @@ static int check_driver_bytes(const driver *dv)
             out_f64 = size_add(out_f64, size_mul(8, lesson_tensor_count(dv->L, i, dv->prob)));
         }
     }
-    if ((dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) || lesson_dry()) out_f64 = 0; /* not made */
+    /* not made */
+    if ((dv->L->reference_unfit && dv->L->reference_unfit(dv->prob)) || lesson_dry()) out_f64 = 0;
     size_t sets = (size_t)dv->o.nimpl + (dv->o.repeat > 1); /* --repeat holds one more result set */
     size_t need = size_add(size_add(in, size_mul(out, sets)), out_f64);
     if (need != SIZE_MAX && need <= dv->o.mem_limit) return 0;
     char n[32], lim[32];
     format_bytes_exact(need, n, sizeof n);
     format_bytes_exact(dv->o.mem_limit, lim, sizeof lim);
-    fprintf(stderr, "%s: dims %s need %s bytes for the inputs, results and reference alone, over --mem-limit %s\n",
+    fprintf(stderr,
+            "%s: dims %s need %s bytes for the inputs, results and reference alone, over --mem-limit %s\n",
             dv->L->program, dv->dims, need == SIZE_MAX ? "more than 2^64" : n, lim);
     return -1;
 }
 
-/* The GPU the CUDA versions run on, with the limits their fit checks read (kernels/runtime/cuda_fit.h): printed
- * when a CUDA version was asked for and a device exists (CUDA_VISIBLE_DEVICES chooses it, as for any CUDA program) */
+/* The GPU the CUDA versions run on, with the limits their fit checks read (kernels/runtime/cuda_fit.h):
+ * printed when a CUDA version was asked for and a device exists (CUDA_VISIBLE_DEVICES chooses it, as for any
+ * CUDA program) */
 static void print_gpu(const driver *dv)
 {
 #ifdef HAVE_CUDA
@@ -120,8 +124,8 @@ static void print_header(const driver *dv)
     flush_stdout();
 }
 
-/* The 1-minute load average against the cores this process may use: above them, other work shares the cores and
- * a time measures the sharing as much as the code (a run says so in its header). */
+/* The 1-minute load average against the cores this process may use: above them, other work shares the cores
+ * and a time measures the sharing as much as the code (a run says so in its header). */
 static void warn_if_loaded(void)
 {
     double load = 0.0;
@@ -130,8 +134,8 @@ static void warn_if_loaded(void)
     if (f) fclose(f);
     int cores = gemm_cpu_cores_available();
     if (got && load > (double)cores)
-        printf("warning: load average %.2f over %d core%s when this run started: times unreliable\n", load, cores,
-               cores == 1 ? "" : "s");
+        printf("warning: load average %.2f over %d core%s when this run started: times unreliable\n", load,
+               cores, cores == 1 ? "" : "s");
 }
 
 /* What each row is and the lesson's model of it: after the verdict, before the details. */
@@ -142,7 +146,8 @@ static void print_about(const driver *dv)
            gemm_cpu_library(), gemm_cpu_rates());
     for (int i = 0; i < dv->o.nimpl; i++) {
         const lesson_impl *im = &L->impls[dv->o.impl[i]];
-        if (strcmp(dv->o.impl_name[i], im->name) != 0 && dv->alias_skipped) { /* "cuda", past faster versions */
+        if (strcmp(dv->o.impl_name[i], im->name) != 0 &&
+            dv->alias_skipped) { /* "cuda", past faster versions */
             const lesson_impl *fastest = &L->impls[lesson_cuda_alias_impl(L)];
             const char *why = fastest->unfit ? fastest->unfit(dv->prob) : NULL;
             printf("  %-8s = %s, the fastest that fits (%s, faster, does not: %s): %s\n", dv->o.impl_name[i],
@@ -191,12 +196,13 @@ static void repeat_runs(driver *dv, int k)
         gemm_cpu_record_end();
         dv->fwd_ms[k][r] = tmp.row.forward_ms;
         dv->bwd_ms[k][r] = tmp.row.backward_ms;
-        if (tmp.row.peak_bytes != res->row.peak_bytes || tmp.row.forward_live_bytes != res->row.forward_live_bytes ||
-            tmp.row.allocs != res->row.allocs) {
-            fprintf(stderr, "%s: %s: run %d of --repeat measured peak %zu, live %zu, allocs %zu; the first run %zu, "
-                            "%zu, %zu\n", dv->L->program, res->row.impl, r + 1, tmp.row.peak_bytes,
-                    tmp.row.forward_live_bytes, tmp.row.allocs, res->row.peak_bytes, res->row.forward_live_bytes,
-                    res->row.allocs);
+        if (tmp.row.peak_bytes != res->row.peak_bytes ||
+            tmp.row.forward_live_bytes != res->row.forward_live_bytes || tmp.row.allocs != res->row.allocs) {
+            fprintf(stderr,
+                    "%s: %s: run %d of --repeat measured peak %zu, live %zu, allocs %zu; the first run %zu, "
+                    "%zu, %zu\n",
+                    dv->L->program, res->row.impl, r + 1, tmp.row.peak_bytes, tmp.row.forward_live_bytes,
+                    tmp.row.allocs, res->row.peak_bytes, res->row.forward_live_bytes, res->row.allocs);
             dv->unstable++;
         }
         lesson_result_free(dv->L, &tmp);
@@ -216,15 +222,18 @@ static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
     if (s <= dv->o.time_limit) return 0;
     char est[32];
     format_duration(s, est, sizeof est);
-    snprintf(row->note, sizeof row->note, "estimated %s (%.3g multiply-adds at this machine's measured GEMM rate),"
-             " over --time-limit %.0f s", est, fmas, dv->o.time_limit);
+    snprintf(row->note, sizeof row->note,
+             "estimated %s (%.3g multiply-adds at this machine's measured GEMM rate),"
+             " over --time-limit %.0f s",
+             est, fmas, dv->o.time_limit);
     return 1;
 }
 
-/* Before a host implementation that will take LONG_RUN_S or more, one line says so with the time it will take,
- * measured on a smaller problem (run_estimate.h); where none can be built, the GEMM-rate floor ("at least").
- * Implementations that would be quick even at MIN_GEMM_SHARE of GEMM speed (the slowest here: lesson 1's naive
- * at 2%) are not measured, so a small run - every gdb walk in docs/gdb - runs each implementation once only. */
+/* Before a host implementation that will take LONG_RUN_S or more, one line says so with the time it will
+ * take, measured on a smaller problem (run_estimate.h); where none can be built, the GEMM-rate floor ("at
+ * least"). Implementations that would be quick even at MIN_GEMM_SHARE of GEMM speed (the slowest here: lesson
+ * 1's naive at 2%) are not measured, so a small run - every gdb walk in docs/gdb - runs each implementation
+ * once only. */
 #define LONG_RUN_S 2.0
 #define MIN_GEMM_SHARE 0.02
 static void announce_long(const driver *dv, int k)
@@ -234,9 +243,10 @@ static void announce_long(const driver *dv, int k)
     double fmas = im->work(dv->prob), s = fmas / gemm_cpu_fmas_per_second();
     if (s / MIN_GEMM_SHARE < LONG_RUN_S) return;
     char how[160], est[32];
-    double measured = run_estimate_seconds(dv->L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, dv->o.impl[k], 0,
-                                           how, sizeof how);
-    if (measured < 0.0) snprintf(how, sizeof how, "at least: %.3g multiply-adds at this machine's GEMM rate", fmas);
+    double measured = run_estimate_seconds(dv->L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, dv->o.impl[k],
+                                           0, how, sizeof how);
+    if (measured < 0.0)
+        snprintf(how, sizeof how, "at least: %.3g multiply-adds at this machine's GEMM rate", fmas);
     else s = measured;
     int runs = dv->o.repeat > 1 ? dv->o.repeat + 1 : 1;
     if (s * runs < LONG_RUN_S) return;
@@ -246,9 +256,10 @@ static void announce_long(const driver *dv, int k)
     flush_stdout();
 }
 
-/* The share of the GEMM provider's peak a host implementation reached: the time its GEMMs take when each of its
- * shapes runs alone at the provider's best (replayed after its run, gemm_cpu.h), over its forward + backward
- * time. An implementation without GEMMs (the toy lesson) is held to its multiply-adds at the calibration rate. */
+/* The share of the GEMM provider's peak a host implementation reached: the time its GEMMs take when each of
+ * its shapes runs alone at the provider's best (replayed after its run, gemm_cpu.h), over its forward +
+ * backward time. An implementation without GEMMs (the toy lesson) is held to its multiply-adds at the
+ * calibration rate. */
 static double gemm_share(const driver *dv, const lesson_impl *im, const impl_row *row, double peak_s)
 {
     double s = (row->forward_ms + row->backward_ms) * 1e-3;
@@ -256,7 +267,8 @@ static double gemm_share(const driver *dv, const lesson_impl *im, const impl_row
     return peak_s > 0.0 ? peak_s / s : im->work(dv->prob) / s / gemm_cpu_fmas_per_second();
 }
 
-/* The CUDA versions a CPU-only machine skips: one line on stderr for all of them (the table has a row each). */
+/* The CUDA versions a CPU-only machine skips: one line on stderr for all of them (the table has a row
+ * each). */
 static void say_device_skips(const driver *dv)
 {
     char names[256] = "";
@@ -289,23 +301,28 @@ static void print_model(const driver *dv)
     int any = 0, counted = 0;
     for (int k = 0; k < dv->o.nimpl; k++) any |= dv->model[k].done, counted |= dv->model[k].counted;
     if (!any) return;
-    printf("\nTime model on %s: a MODEL of that GPU, not a measurement (tests/cuda_emu/README.md; its error on "
-           "the calibration set: make predict-peers):\n", dv->o.gpu_model);
+    printf(
+        "\nTime model on %s: a MODEL of that GPU, not a measurement (tests/cuda_emu/README.md; its error on "
+        "the calibration set: make predict-peers):\n",
+        dv->o.gpu_model);
     for (int k = 0; k < dv->o.nimpl; k++) {
         const gpu_model_result *m = &dv->model[k];
         if (!m->done) continue;
-        printf("  %-8s predicted %10.3f ms forward + backward  limiter %s (%.0f%% of the time)  %.1f%% of the "
-               "roofline  [%llu launches (%llu predicted again), %llu cuBLAS calls]\n", dv->res[k].row.impl, m->ms,
-               m->limiter, 100.0 * m->limiter_share, 100.0 * m->roofline, m->launches, m->reused, m->gemms);
+        printf(
+            "  %-8s predicted %10.3f ms forward + backward  limiter %s (%.0f%% of the time)  %.1f%% of the "
+            "roofline  [%llu launches (%llu predicted again), %llu cuBLAS calls]\n",
+            dv->res[k].row.impl, m->ms, m->limiter, 100.0 * m->limiter_share, 100.0 * m->roofline,
+            m->launches, m->reused, m->gemms);
     }
     if (!counted)
-        printf("  (this build does not count basic blocks: code that moves no memory is taken to run as often as its\n"
+        printf("  (this build does not count basic blocks: code that moves no memory is taken to run as "
+               "often as its\n"
                "  loop, an upper bound; make predict's build, build/emu-count, counts it)\n");
 }
 
-/* "cuda" is the fastest version that fits (lesson.cuda_order): where a device exists, each "cuda" of --impl becomes
- * the first version whose unfit() passes for this problem on it. Without one it stays the first, skipped as every
- * CUDA row is. */
+/* "cuda" is the fastest version that fits (lesson.cuda_order): where a device exists, each "cuda" of --impl
+ * becomes the first version whose unfit() passes for this problem on it. Without one it stays the first,
+ * skipped as every CUDA row is. */
 static void pick_alias(driver *dv)
 {
     impl_row probe;
@@ -348,13 +365,15 @@ static void run_all(driver *dv)
         lesson_timeline_end();
         repeat_runs(dv, k);
         if (dv->o.gpu_model && im->device) predict_row(dv, k);
-        res->row.gemm_share = gemm_share(dv, im, &res->row, im->device ? 0.0 : gemm_cpu_peak_seconds(im->name));
+        res->row.gemm_share =
+            gemm_share(dv, im, &res->row, im->device ? 0.0 : gemm_cpu_peak_seconds(im->name));
     }
     say_device_skips(dv);
 }
 
-/* Validation's float64 reference can take as long as the runs (lesson 5 at medium: 19 s against naive's 25 s on a
- * busy machine): the same notice, measured the same way, scaled by the first host implementation's work. */
+/* Validation's float64 reference can take as long as the runs (lesson 5 at medium: 19 s against naive's 25 s
+ * on a busy machine): the same notice, measured the same way, scaled by the first host implementation's
+ * work. */
 static void announce_reference(const driver *dv)
 {
     const lesson *L = dv->L;
@@ -364,7 +383,8 @@ static void announce_reference(const driver *dv)
         if (im->device || !im->work || (im->unfit && im->unfit(dv->prob))) continue;
         if (im->work(dv->prob) / gemm_cpu_fmas_per_second() / MIN_GEMM_SHARE < LONG_RUN_S) return;
         char how[160], est[32];
-        double s = run_estimate_seconds(L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, i, 1, how, sizeof how);
+        double s =
+            run_estimate_seconds(L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, i, 1, how, sizeof how);
         if (s < LONG_RUN_S) return;
         format_duration(s, est, sizeof est);
         printf("validation: about %s for the float64 reference (%s); running it\n", est, how);
@@ -413,9 +433,10 @@ static void print_ratios(const driver *dv)
     for (int k = 0; k < dv->o.nimpl; k++) {
         const lesson_result *r = &dv->res[k];
         if (r == base || !r->validated || r->row.emulated) continue;
-        if (!printed++) printf("\nRatios between validated implementations (above 1: %s uses more):\n", base->row.impl);
-        printf("  %s / %s: peak %.1fx, live after forward %.1fx, forward + backward time %.2fx\n", base->row.impl,
-               r->row.impl, (double)base->row.peak_bytes / (double)r->row.peak_bytes,
+        if (!printed++)
+            printf("\nRatios between validated implementations (above 1: %s uses more):\n", base->row.impl);
+        printf("  %s / %s: peak %.1fx, live after forward %.1fx, forward + backward time %.2fx\n",
+               base->row.impl, r->row.impl, (double)base->row.peak_bytes / (double)r->row.peak_bytes,
                (double)base->row.forward_live_bytes / (double)r->row.forward_live_bytes,
                (base->row.forward_ms + base->row.backward_ms) / (r->row.forward_ms + r->row.backward_ms));
     }
@@ -429,8 +450,8 @@ static double impl_tolerance(const driver *dv, int k)
     return im->tolerance > 0 ? im->tolerance : lesson_tolerance(dv->L, dv->prob);
 }
 
-/* The implementations that ran with (failed) or without a FAIL, and their tolerance: one figure where they share
- * it ("naive, cpu within 7.8e-03"), else each its own ("naive within 6.2e-02, cpu within 7.8e-03"). */
+/* The implementations that ran with (failed) or without a FAIL, and their tolerance: one figure where they
+ * share it ("naive, cpu within 7.8e-03"), else each its own ("naive within 6.2e-02, cpu within 7.8e-03"). */
 static void list_with_tolerance(const driver *dv, int failed, const char *word, char *buf, size_t len)
 {
     int n = 0, shared = 1;
@@ -466,7 +487,8 @@ static int print_verdict(const driver *dv, int failures, int mismatches)
     int status = EXIT_PASS;
     printf("\n");
     if (!nran) {
-        printf("NOTHING RAN: every implementation was skipped (see the table); exit status %d\n", EXIT_NOTHING_RAN);
+        printf("NOTHING RAN: every implementation was skipped (see the table); exit status %d\n",
+               EXIT_NOTHING_RAN);
         return EXIT_NOTHING_RAN;
     }
     if (failures || mismatches || dv->unstable) {
@@ -477,8 +499,9 @@ static int print_verdict(const driver *dv, int failures, int mismatches)
             list_with_tolerance(dv, 1, "over the tolerance", list, sizeof list);
             printf(" %s against float64;", list);
         }
-        if (mismatches) printf(" %d memory formula%s disagree%s with the tracker (MISMATCH below);", mismatches,
-                               mismatches == 1 ? "" : "s", mismatches == 1 ? "s" : "");
+        if (mismatches)
+            printf(" %d memory formula%s disagree%s with the tracker (MISMATCH below);", mismatches,
+                   mismatches == 1 ? "" : "s", mismatches == 1 ? "s" : "");
         if (dv->unstable) printf(" --repeat runs measured different memory;");
         printf(" exit status %d\n", status);
     } else if (dv->ref_why) {
@@ -487,7 +510,8 @@ static int print_verdict(const driver *dv, int failures, int mismatches)
     } else {
         char list[400];
         list_with_tolerance(dv, 0, "within", list, sizeof list);
-        printf("PASS: %s of the float64 reference, every memory formula equal to the tracker%s\n", list, skipped);
+        printf("PASS: %s of the float64 reference, every memory formula equal to the tracker%s\n", list,
+               skipped);
     }
     return status;
 }
@@ -501,8 +525,10 @@ static void print_untracked(const driver *dv)
         if (!dv->res[k].row.ran || !im->device || !im->uses_cublas) continue;
         char b[32];
         format_bytes_exact(cublas_untracked_bytes(), b, sizeof b);
-        printf("untracked: the cuBLAS handle's own device memory, measured with cudaMemGetInfo around cublasCreate: "
-               "%s bytes (not in the table: no allocator of ours made it)\n", b);
+        printf("untracked: the cuBLAS handle's own device memory, measured with cudaMemGetInfo around "
+               "cublasCreate: "
+               "%s bytes (not in the table: no allocator of ours made it)\n",
+               b);
         return;
     }
 #else
@@ -533,16 +559,20 @@ static void print_details(const driver *dv)
     printf("\n");
     report_launches(stdout, rows, dv->o.nimpl);
     report_graphs(stdout, rows, dv->o.nimpl);
-    printf("\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
-           "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
+    printf(
+        "\"live after forward\" counts every tracked buffer right after the forward pass, inputs included;\n"
+        "\"peak\" adds the backward pass (the upstream gradient, the gradients, backward's temporaries).\n");
     if (L->legend) printf("%s\n", L->legend);
-    if (dv->ref_why) printf("max rel err: not measured (%s), so nothing is validated and no ratio is printed.\n", dv->ref_why);
+    if (dv->ref_why)
+        printf("max rel err: not measured (%s), so nothing is validated and no ratio is printed.\n",
+               dv->ref_why);
     else {
         char own[200] = ""; /* the implementations held to a tolerance of their own */
         for (int k = 0; k < dv->o.nimpl; k++) {
             size_t used = strlen(own);
             if (dv->res[k].row.ran && impl_tolerance(dv, k) != lesson_tolerance(L, dv->prob))
-                snprintf(own + used, sizeof own - used, ", %s's own %.1e", rows[k].impl, impl_tolerance(dv, k));
+                snprintf(own + used, sizeof own - used, ", %s's own %.1e", rows[k].impl,
+                         impl_tolerance(dv, k));
         }
         printf("max rel err = max |impl - ref| / max |ref| over every output and gradient against a float64\n"
                "reference; FAIL above %.1e%s (%s).\n", lesson_tolerance(L, dv->prob), own, L->tolerance_why);
@@ -567,15 +597,16 @@ static void print_details(const driver *dv)
 }
 
 /* The files a run writes after its report, all or none (output_file.h): each is written to a temporary and
- * checked to the end; the first that fails is named, every temporary is removed and each path keeps what it held
- * (EXIT_WRITE_FAILED); else all are renamed over their paths, and a --dump directory loses an earlier run's
- * files that this run did not write. */
+ * checked to the end; the first that fails is named, every temporary is removed and each path keeps what it
+ * held (EXIT_WRITE_FAILED); else all are renamed over their paths, and a --dump directory loses an earlier
+ * run's files that this run did not write. */
 static int write_outputs(driver *dv)
 {
     const lesson *L = dv->L;
     impl_row rows[LESSON_MAX_IMPLS];
     for (int k = 0; k < dv->o.nimpl; k++) rows[k] = dv->res[k].row;
-    int failed = lesson_timeline_close(1) != 0; /* the one written as the run went: where a full disk shows first */
+    /* the one written as the run went: where a full disk shows first */
+    int failed = lesson_timeline_close(1) != 0;
     failed = snapshot_close(!failed) != 0 || failed;
     if (!failed && dv->o.csv_path) {
         output_file *f = output_open("--csv", dv->o.csv_path, 1);
@@ -585,8 +616,9 @@ static int write_outputs(driver *dv)
     if (!failed && dv->o.times_path) {
         output_file *f = output_open("--times", dv->o.times_path, 1);
         for (int k = 0; k < dv->o.nimpl && f; k++)
-            if (rows[k].ran) report_times_csv(output_stream(f), L->number, dv->o.size_name, dv->dims, &rows[k],
-                                              dv->fwd_ms[k], dv->bwd_ms[k], dv->o.repeat);
+            if (rows[k].ran)
+                report_times_csv(output_stream(f), L->number, dv->o.size_name, dv->dims, &rows[k],
+                                 dv->fwd_ms[k], dv->bwd_ms[k], dv->o.repeat);
         failed = !f || output_close(f) != 0;
     }
     if (!failed && dv->o.dump_dir) {
@@ -601,8 +633,8 @@ static int write_outputs(driver *dv)
     return 0;
 }
 
-/* Two outputs naming one file would leave only the last one written: refused before anything runs, as is a file
- * output inside the --dump directory under a name the dump writes or clears (meta.json, *.npy). */
+/* Two outputs naming one file would leave only the last one written: refused before anything runs, as is a
+ * file output inside the --dump directory under a name the dump writes or clears (meta.json, *.npy). */
 static int check_distinct_outputs(const driver *dv)
 {
     const char *what[] = {"--csv", "--times", "--timeline", "--snapshot"};
@@ -611,8 +643,8 @@ static int check_distinct_outputs(const driver *dv)
         if (!path[i]) continue;
         for (int j = i + 1; j < 4; j++)
             if (path[j] && output_same_path(path[i], path[j]))
-                return cli_fail(dv->L, "%s %s and %s %s name the same file: each output needs its own", what[i],
-                                path[i], what[j], path[j]);
+                return cli_fail(dv->L, "%s %s and %s %s name the same file: each output needs its own",
+                                what[i], path[i], what[j], path[j]);
         const char *slash = strrchr(path[i], '/'), *base = slash ? slash + 1 : path[i];
         size_t blen = strlen(base);
         char dir[4096];
@@ -620,13 +652,14 @@ static int check_distinct_outputs(const driver *dv)
         snprintf(dir, sizeof dir, "%.*s", dirlen, slash ? path[i] : ".");
         if (dv->o.dump_dir && output_same_path(dir, dv->o.dump_dir) &&
             (strcmp(base, "meta.json") == 0 || (blen > 4 && strcmp(base + blen - 4, ".npy") == 0)))
-            return cli_fail(dv->L, "%s %s is a file --dump %s writes or clears: each output needs its own", what[i],
-                            path[i], dv->o.dump_dir);
+            return cli_fail(dv->L, "%s %s is a file --dump %s writes or clears: each output needs its own",
+                            what[i], path[i], dv->o.dump_dir);
     }
     return CLI_OK;
 }
 
-/* stdout is an output too (`> /dev/full`, a closed pipe): a report that did not reach it is one message, exit 5. */
+/* stdout is an output too (`> /dev/full`, a closed pipe): a report that did not reach it is one message, exit
+ * 5. */
 static int check_stdout(const lesson *L)
 {
     flush_stdout();
@@ -643,7 +676,8 @@ static int predict_only(driver *dv)
 {
     const lesson *L = dv->L;
     if (dv->o.dump_dir || dv->o.timeline_path || dv->o.snapshot_path || dv->o.times_path || dv->o.repeat > 1)
-        return cli_fail(L, "--predict runs nothing: --dump, --timeline, --snapshot, --times and --repeat do not apply");
+        return cli_fail(
+            L, "--predict runs nothing: --dump, --timeline, --snapshot, --times and --repeat do not apply");
     if (report_prepare_outputs(L->program, dv->o.csv_path, NULL) != 0) return EXIT_BAD_INPUT;
     output_init(L->program);
     print_header(dv);
@@ -714,7 +748,9 @@ int lesson_main(const lesson *L, int argc, char **argv)
     flush_stdout();
     if (status == EXIT_NOTHING_RAN)
         fprintf(stderr, "%s: no implementation ran (each was skipped: see the table)\n", L->program);
-    if (failures) fprintf(stderr, "%s: %d implementation(s) FAILED validation against float64 (see the table)\n", L->program, failures);
+    if (failures)
+        fprintf(stderr, "%s: %d implementation(s) FAILED validation against float64 (see the table)\n",
+                L->program, failures);
     if (status == EXIT_FAILED && !failures && !dv.unstable)
         fprintf(stderr, "%s: a memory formula disagrees with the tracker (see MISMATCH above)\n", L->program);
     int written = write_outputs(&dv);

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The files this run's --dump wrote (their names in DIR) and how many replaced an earlier run's: after the outputs
- * are published, lesson_dump_report removes the stale ones beside them and says what it did. */
+/* The files this run's --dump wrote (their names in DIR) and how many replaced an earlier run's: after the
+ * outputs are published, lesson_dump_report removes the stale ones beside them and says what it did. */
 #define DUMP_MAX (LESSON_MAX_TENSORS * (LESSON_MAX_IMPLS + 1) + 1)
 static char dump_written[DUMP_MAX][80];
 static int dump_nwritten, dump_nreplaced;
@@ -50,7 +50,8 @@ static int write_npy(FILE *f, const void *ctx)
 /* One tensor to DIR/<prefix>.<name>.npy as PyTorch's functions take it: bf16 widened to float32 (exact: every
  * bf16 is a float32), int32 to int64 (cross_entropy's targets, gather's indices), a scalar with shape ().
  * Widened copies live in a tracked scratch buffer. Prints one message naming the file on failure. */
-static int dump_one(const lesson *L, const void *prob, const char *dir, const char *prefix, int i, const void *data)
+static int dump_one(const lesson *L, const void *prob, const char *dir, const char *prefix, int i,
+                    const void *data)
 {
     const lesson_tensor *ts = &L->tensors[i];
     npy_array a = {data, ts->type, 0, {0}};
@@ -125,13 +126,15 @@ static int write_meta(FILE *f, const void *ctx)
         fprintf(f, "%s", w++ ? ", " : "");
         json_string(f, c->res[k].row.impl);
     }
-    fprintf(f, "],\n  \"files\": \"input.<name>.npy for each input, <impl>.<name>.npy for each output and gradient; "
-               "bf16 as float32, int32 as int64, a scalar with shape ()\"\n}\n");
+    fprintf(
+        f,
+        "],\n  \"files\": \"input.<name>.npy for each input, <impl>.<name>.npy for each output and gradient; "
+        "bf16 as float32, int32 as int64, a scalar with shape ()\"\n}\n");
     return ferror(f) ? -1 : 0;
 }
 
-int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const *inputs, const lesson_result *res,
-                int n, const lesson_dump_meta *meta)
+int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const *inputs,
+                const lesson_result *res, int n, const lesson_dump_meta *meta)
 {
     dump_nwritten = dump_nreplaced = 0;
     if (output_make_dir(dir) != 0) {
@@ -151,7 +154,8 @@ int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const 
     return err ? -1 : 0;
 }
 
-/* A file of DIR an earlier run of this lesson wrote and this one did not: <input or an implementation>.<x>.npy */
+/* A file of DIR an earlier run of this lesson wrote and this one did not: <input or an
+ * implementation>.<x>.npy */
 static int stale_dump_file(const lesson *L, const char *name)
 {
     size_t len = strlen(name);
@@ -191,8 +195,9 @@ int lesson_dump_report(const lesson *L, const char *dir, FILE *report)
     fprintf(report, "\nwrote %d .npy files and meta.json to %s", dump_nwritten - 1, dir);
     if (dump_nreplaced) fprintf(report, " (replacing %d file%s of the same name%s)", dump_nreplaced,
                                 dump_nreplaced == 1 ? "" : "s", dump_nreplaced == 1 ? "" : "s");
-    if (nremoved) fprintf(report, "; removed %d an earlier run left that this run does not write: %s", nremoved,
-                          removed);
+    if (nremoved)
+        fprintf(report, "; removed %d an earlier run left that this run does not write: %s", nremoved,
+                removed);
     fprintf(report, "\n");
     return failed ? -1 : 0;
 }
@@ -210,7 +215,8 @@ static void observe(void *ctx, char kind, mem_domain d, const char *label, const
                     size_t live)
 {
     (void)ctx;
-    if (strncmp(label, "driver:", 7) == 0 && kind != 'r') { /* the driver's result copies: not the run's memory */
+    /* the driver's result copies: not the run's memory */
+    if (strncmp(label, "driver:", 7) == 0 && kind != 'r') {
         if (kind == 'a') timeline_base[d] += bytes;
         else timeline_base[d] -= bytes;
         return;

@@ -1,5 +1,6 @@
 /* lesson_output.h - what a lesson writes besides its table: the .npy dumps and the allocation timeline, each
- * file through lessons/runner/output_file.h (a temporary renamed over the path when the run's outputs are complete). */
+ * file through lessons/runner/output_file.h (a temporary renamed over the path when the run's outputs are
+ * complete). */
 #ifndef LESSONS_LESSON_OUTPUT_H
 #define LESSONS_LESSON_OUTPUT_H
 
@@ -22,13 +23,13 @@ typedef struct {
  * (lesson_tensor.scalar: lesson 5's loss and dloss) with shape (). DIR/meta.json records the program and
  * lesson, LESSON_VERSION and the build's git describe, size, dims, options, seed and the implementations
  * written. 0 on success; -1 after one message naming the file that failed (the dump stops there). */
-int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const *inputs, const lesson_result *res,
-                int n, const lesson_dump_meta *meta);
+int lesson_dump(const lesson *L, const void *prob, const char *dir, void *const *inputs,
+                const lesson_result *res, int n, const lesson_dump_meta *meta);
 
-/* After the dump's files were published: DIR may hold an earlier run's files. Those this run wrote were replaced;
- * every other input.<x>.npy and <impl>.<x>.npy of this lesson's implementations (and the "cuda" alias) is
- * removed, so DIR holds one run; other files are left alone. Prints to report what was written, replaced and
- * removed; -1 (and a message) when a stale file could not be removed. */
+/* After the dump's files were published: DIR may hold an earlier run's files. Those this run wrote were
+ * replaced; every other input.<x>.npy and <impl>.<x>.npy of this lesson's implementations (and the "cuda"
+ * alias) is removed, so DIR holds one run; other files are left alone. Prints to report what was written,
+ * replaced and removed; -1 (and a message) when a stale file could not be removed. */
 int lesson_dump_report(const lesson *L, const char *dir, FILE *report);
 
 /* --timeline FILE: one CSV row per tracked allocation, free or relabel during each implementation's run:

@@ -9,8 +9,8 @@
 
 extern const lesson LESSON_DEF;
 
-/* The CPU GEMM libraries' idle workers are told to sleep before they exist (gemm_cpu.h): a re-execution, so it is
- * here and not in lesson_main, which the test suites call inside their own processes. */
+/* The CPU GEMM libraries' idle workers are told to sleep before they exist (gemm_cpu.h): a re-execution, so
+ * it is here and not in lesson_main, which the test suites call inside their own processes. */
 int main(int argc, char **argv)
 {
     gemm_cpu_exec_with_sleeping_workers(argv);

@@ -8,10 +8,12 @@
 int npy_write_stream(FILE *f, const void *data, dtype t, int ndim, const size_t *shape)
 {
     char dict[256];
-    int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", dtype_npy_descr(t));
+    int len =
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", dtype_npy_descr(t));
     size_t count = 1;
     for (int d = 0; d < ndim; d++) {
-        len += snprintf(dict + len, sizeof dict - (size_t)len, "%zu%s", shape[d], ndim == 1 ? "," : (d + 1 < ndim ? ", " : ""));
+        len += snprintf(dict + len, sizeof dict - (size_t)len, "%zu%s", shape[d],
+                        ndim == 1 ? "," : (d + 1 < ndim ? ", " : ""));
         count *= shape[d];
     }
     len += snprintf(dict + len, sizeof dict - (size_t)len, "), }");
@@ -36,7 +38,8 @@ int npy_write(const char *path, const void *data, dtype t, int ndim, const size_
     if (!f) return -1;
     errno = 0;
     int err = npy_write_stream(f, data, t, ndim, shape) == 0 ? 0 : errno;
-    if (fclose(f) != 0 && !err) err = errno ? errno : EIO; /* a full disk shows here, when the buffer is written */
+    /* a full disk shows here, when the buffer is written */
+    if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
     errno = err;
     return err ? -1 : 0;
 }

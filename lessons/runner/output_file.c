@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #define OUTPUT_PATH 4096
-/* --csv, --times, --timeline, --snapshot, and --dump's inputs, every implementation's results and meta.json */
+/* --csv, --times, --timeline, --snapshot, and --dump's inputs, every implementation's results and
+ * meta.json */
 #define OUTPUT_MAX 320
 #define OUTPUT_DIRS 32
 
@@ -40,7 +41,8 @@ static void remove_temporaries(void)
 {
     for (sig_atomic_t i = 0; i < nfiles; i++)
         if (files[i].state != SLOT_GONE && files[i].tmp[0]) unlink(files[i].tmp);
-    for (sig_atomic_t d = ndirs; d-- > 0;) rmdir(made_dirs[d]); /* deepest first; fails harmlessly if not empty */
+    /* deepest first; fails harmlessly if not empty */
+    for (sig_atomic_t d = ndirs; d-- > 0;) rmdir(made_dirs[d]);
 }
 
 static void on_signal(int sig)
@@ -66,7 +68,8 @@ void output_init(const char *prog)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    for (int k = 0; k < 2; k++) { /* a signal ignored at start stays ignored (nohup, a shell's background job) */
+    /* a signal ignored at start stays ignored (nohup, a shell's background job) */
+    for (int k = 0; k < 2; k++) {
         int sig = k ? SIGTERM : SIGINT;
         if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sig, &sa, NULL);
     }
@@ -148,7 +151,8 @@ int output_close(output_file *o)
 {
     if (o->state != SLOT_OPEN) return 0;
     errno = 0;
-    int lost = fflush(o->f) != 0 || ferror(o->f), err = errno; /* ferror: a write before the last one failed */
+    /* ferror: a write before the last one failed */
+    int lost = fflush(o->f) != 0 || ferror(o->f), err = errno;
     if (fclose(o->f) != 0 && !lost) lost = 1, err = errno;
     o->f = NULL;
     o->state = SLOT_CLOSED;

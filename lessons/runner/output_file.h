@@ -1,14 +1,15 @@
 /* output_file.h - every file a lesson writes is whole or absent.
  *
- * An output (--csv, --times, --timeline, --snapshot, each --dump file) is written to a temporary file beside its
- * path (".<name>.XXXXXX" in the same directory, so the rename that completes it is atomic) and renamed over the
- * path only when the whole run's outputs reached their files: every write, fflush and fclose is checked. Until
- * then each path keeps what it held before the run (nothing, or an earlier run's file). A run whose outputs fail,
- * that exits on an allocation failure (exit 3) or is stopped by SIGINT or SIGTERM removes its temporaries and any
- * directory it created for --dump that is still empty, so nothing half-written, empty or stale is left behind.
+ * An output (--csv, --times, --timeline, --snapshot, each --dump file) is written to a temporary file beside
+ * its path (".<name>.XXXXXX" in the same directory, so the rename that completes it is atomic) and renamed
+ * over the path only when the whole run's outputs reached their files: every write, fflush and fclose is
+ * checked. Until then each path keeps what it held before the run (nothing, or an earlier run's file). A run
+ * whose outputs fail, that exits on an allocation failure (exit 3) or is stopped by SIGINT or SIGTERM removes
+ * its temporaries and any directory it created for --dump that is still empty, so nothing half-written, empty
+ * or stale is left behind.
  *
- * A path that exists and is not a regular file (a character device: /dev/null, /dev/full, a terminal; a FIFO) is
- * written in place: there is no file to replace, only a stream to check.
+ * A path that exists and is not a regular file (a character device: /dev/null, /dev/full, a terminal; a FIFO)
+ * is written in place: there is no file to replace, only a stream to check.
  */
 #ifndef LESSONS_OUTPUT_FILE_H
 #define LESSONS_OUTPUT_FILE_H
@@ -21,8 +22,8 @@ typedef struct output_file output_file;
  * (then the signal ends the program as it would have). program prefixes the messages. */
 void output_init(const char *program);
 
-/* A temporary for path; what ("--csv", "--dump", ...) names it in messages. keep_existing: the temporary starts
- * as a copy of path's content (--csv and --times append). NULL after one message on failure. */
+/* A temporary for path; what ("--csv", "--dump", ...) names it in messages. keep_existing: the temporary
+ * starts as a copy of path's content (--csv and --times append). NULL after one message on failure. */
 output_file *output_open(const char *what, const char *path, int keep_existing);
 FILE *output_stream(const output_file *f);
 

@@ -37,8 +37,8 @@ void format_bytes_human(size_t bytes, char *buf, size_t len)
 
 void report_table(FILE *f, const impl_row *rows, int n)
 {
-    fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s %6s  %s\n", "impl", "peak bytes", "live after forward", "allocs",
-            "forward ms", "backward ms", "max rel err", "GEMM", "device");
+    fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s %6s  %s\n", "impl", "peak bytes", "live after forward",
+            "allocs", "forward ms", "backward ms", "max rel err", "GEMM", "device");
     fprintf(f, "%-8s %28s %28s %7s %11s %11s %13s %6s\n", "", "", "", "", "", "", "(vs float64)", "share");
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
@@ -57,8 +57,9 @@ void report_table(FILE *f, const impl_row *rows, int n)
         else snprintf(rel, sizeof rel, "%.2e%s", r->max_rel_err, r->failed ? " FAIL" : "");
         if (!isnan(r->gemm_share))
             snprintf(share, sizeof share, r->gemm_share < 0.005 ? "<1%%" : "%.0f%%", 100.0 * r->gemm_share);
-        fprintf(f, "%-8s %28s %28s %7zu %11.2f %11.2f %13s %6s  %s%s\n", r->impl, pk, lv, r->allocs, r->forward_ms,
-                r->backward_ms, rel, share, r->device, r->emulated ? " (emulated: times mean nothing)" : "");
+        fprintf(f, "%-8s %28s %28s %7zu %11.2f %11.2f %13s %6s  %s%s\n", r->impl, pk, lv, r->allocs,
+                r->forward_ms, r->backward_ms, rel, share, r->device,
+                r->emulated ? " (emulated: times mean nothing)" : "");
     }
 }
 
@@ -68,7 +69,8 @@ static int report_one(FILE *f, const char *impl, const char *what, size_t pred, 
     char p[32], m[32];
     format_bytes_exact(pred, p, sizeof p);
     if (!ran) {
-        fprintf(f, "%-8s %-20s %18s %18s  %s\n", impl, what, pred == SIZE_MAX ? "overflow" : p, "-", "(not run)");
+        fprintf(f, "%-8s %-20s %18s %18s  %s\n", impl, what, pred == SIZE_MAX ? "overflow" : p, "-",
+                "(not run)");
         return 0;
     }
     format_bytes_exact(meas, m, sizeof m);
@@ -110,15 +112,18 @@ static int check_appendable(const char *program, const char *flag, const char *p
         if (!S_ISREG(st.st_mode)) return 0;
         FILE *f = fopen(path, "r");
         if (!f) {
-            fprintf(stderr, "%s: cannot open %s %s for appending: %s\n", program, flag, path, strerror(errno));
+            fprintf(stderr, "%s: cannot open %s %s for appending: %s\n", program, flag, path,
+                    strerror(errno));
             return -1;
         }
         char first[160] = "";
         int empty = fgets(first, sizeof first, f) == NULL;
         fclose(f);
         if (!empty && strcmp(first, header) != 0) {
-            fprintf(stderr, "%s: %s %s has content that is not a lesson CSV (its first line is not the header "
-                            "lesson,impl,...); refusing to append\n", program, flag, path);
+            fprintf(stderr,
+                    "%s: %s %s has content that is not a lesson CSV (its first line is not the header "
+                    "lesson,impl,...); refusing to append\n",
+                    program, flag, path);
             return -1;
         }
     }
@@ -137,7 +142,8 @@ int report_prepare_outputs(const char *program, const char *csv_path, const char
     if (csv_path && check_appendable(program, "--csv", csv_path, CSV_HEADER) != 0) return -1;
     if (dump_dir) {
         if (output_make_dir(dump_dir) != 0 || access(dump_dir, W_OK) != 0) {
-            fprintf(stderr, "%s: --dump %s is not a writable directory (%s)\n", program, dump_dir, strerror(errno));
+            fprintf(stderr, "%s: --dump %s is not a writable directory (%s)\n", program, dump_dir,
+                    strerror(errno));
             return -1;
         }
     }
@@ -156,7 +162,8 @@ void report_csv(FILE *f, int lesson, const char *size, const char *dims, const i
     for (int i = 0; i < n; i++) {
         const impl_row *r = &rows[i];
         if (r->predicted && !r->ran) {
-            if (r->predicted_peak == SIZE_MAX || r->predicted_forward_live == SIZE_MAX) continue; /* overflow */
+            /* overflow */
+            if (r->predicted_peak == SIZE_MAX || r->predicted_forward_live == SIZE_MAX) continue;
             fprintf(f, "%d,%s,%s,\"%s\",%zu,%zu,", lesson, r->impl, size, dims, r->predicted_peak,
                     r->predicted_forward_live);
             if (r->predicted_allocs) fprintf(f, "%zu", r->predicted_allocs);
@@ -194,8 +201,11 @@ void report_launches(FILE *f, const impl_row *rows, int n)
     int any = 0;
     for (int k = 0; k < n; k++) {
         if (!rows[k].ran || !rows[k].launches) continue;
-        fprintf(f, "%s %s %llu", any ? "," : "launches per pass (kernel launches + cuBLAS calls + graph launches, "
-                                             "counted on the host):", rows[k].impl, rows[k].launches);
+        fprintf(f, "%s %s %llu",
+                any ? ","
+                    : "launches per pass (kernel launches + cuBLAS calls + graph launches, "
+                      "counted on the host):",
+                rows[k].impl, rows[k].launches);
         any = 1;
     }
     if (any) fprintf(f, "\n");
@@ -207,8 +217,11 @@ void report_graphs(FILE *f, const impl_row *rows, int n)
         const impl_row *g = &rows[k];
         int v = 0;
         if (!g->ran || !(g->graph_setup_ms > 0 || g->graph_replays || g->graph_captures)) continue;
-        fprintf(f, "CUDA graphs, %s: capture + instantiate %.3f ms once per shape (warm-up run, in no pass's time); the "
-                "timed pass %s", g->impl, g->graph_setup_ms,
+        fprintf(f,
+                "CUDA graphs, %s: capture + instantiate %.3f ms once per shape (warm-up run, in no pass's "
+                "time); the "
+                "timed pass %s",
+                g->impl, g->graph_setup_ms,
                 g->graph_captures ? "captured again (its buffers moved), set-up left out of its time"
                                   : "replayed them");
         const impl_row *plain = NULL;
@@ -219,12 +232,15 @@ void report_graphs(FILE *f, const impl_row *rows, int n)
             }
         if (plain) {
             double saved = plain->forward_ms + plain->backward_ms - g->forward_ms - g->backward_ms;
-            fprintf(f, "; per pass %.3f ms against %s's %.3f ms, %llu launches against %llu: the graph saves %.3f ms%s",
-                    g->forward_ms + g->backward_ms, plain->impl, plain->forward_ms + plain->backward_ms, g->launches,
-                    plain->launches, saved, g->emulated ? " (emulated: the times mean nothing)" : "");
+            fprintf(f,
+                    "; per pass %.3f ms against %s's %.3f ms, %llu launches against %llu: the graph saves "
+                    "%.3f ms%s",
+                    g->forward_ms + g->backward_ms, plain->impl, plain->forward_ms + plain->backward_ms,
+                    g->launches, plain->launches, saved,
+                    g->emulated ? " (emulated: the times mean nothing)" : "");
         } else if (v > 1) {
-            fprintf(f, "; run it beside cuda-v%d (--impl cuda-v%d,%s) to see what the graph saves per pass", v - 1,
-                    v - 1, g->impl);
+            fprintf(f, "; run it beside cuda-v%d (--impl cuda-v%d,%s) to see what the graph saves per pass",
+                    v - 1, v - 1, g->impl);
         }
         fprintf(f, "\n");
     }

@@ -12,12 +12,12 @@
  * about as much as being told nothing (lesson 5's cpu at small: one 128-row block is half the problem). */
 #define MAX_SHARE 0.25
 /* The smallest share a measurement stops at unless it already took 10x CALIBRATION_MS: below it a run's fixed
- * costs (lesson 4 at T=1 of 256: 121 ms, 8x the time per step of T=8) inflate the estimate. */
+ * costs (lesson 4 at T=1: several times the time per step of T=8) inflate the estimate. */
 #define MIN_SHARE (1.0 / 32.0)
 
-/* One run of impl (or, with reference set, of the float64 reference) on the problem whose first dimension is d0;
- * its ms and impl's work there, or -1 when it cannot be built or would do more than max_work multiply-adds (then
- * it is no cheap measurement). */
+/* One run of impl (or, with reference set, of the float64 reference) on the problem whose first dimension is
+ * d0; its ms and impl's work there, or -1 when it cannot be built or would do more than max_work
+ * multiply-adds (then it is no cheap measurement). */
 static double run_small(const lesson *L, const void *prob, const long long *dims, const long long *opts,
                         uint64_t seed, int impl, int reference, long long d0, double max_work, double *work,
                         char *dims_text, size_t len)
@@ -65,10 +65,12 @@ double run_estimate_seconds(const lesson *L, const void *prob, const long long *
         if (d0 < 1) d0 = 1;
         double small_work, ms;
         char at[64];
-        ms = run_small(L, prob, dims, opts, seed, impl, reference, d0, MAX_SHARE * work, &small_work, at, sizeof at);
+        ms = run_small(L, prob, dims, opts, seed, impl, reference, d0, MAX_SHARE * work, &small_work, at,
+                       sizeof at);
         if (ms < 0.0) return -1.0;
         double share = small_work / work;
-        if ((ms >= CALIBRATION_MS && share >= MIN_SHARE) || ms >= 10.0 * CALIBRATION_MS || share * 8.0 > MAX_SHARE) {
+        if ((ms >= CALIBRATION_MS && share >= MIN_SHARE) || ms >= 10.0 * CALIBRATION_MS ||
+            share * 8.0 > MAX_SHARE) {
             snprintf(how, len, "measured here: %s, %.2g of the multiply-adds, took %.0f ms", at, share, ms);
             return ms * 1e-3 / share;
         }

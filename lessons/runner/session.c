@@ -28,16 +28,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One tracked host buffer per tensor of one kind (inputs: LT_INPUT and LT_UPSTREAM; else LT_OUTPUT and LT_GRAD),
- * labelled "driver: <prefix><name>"; f64: float64 in place of the tensor's dtype (the reference). The tracker
- * keeps the label pointer, so labels must outlive the buffers: each caller passes its own static table. */
+/* One tracked host buffer per tensor of one kind (inputs: LT_INPUT and LT_UPSTREAM; else LT_OUTPUT and
+ * LT_GRAD), labelled "driver: <prefix><name>"; f64: float64 in place of the tensor's dtype (the reference).
+ * The tracker keeps the label pointer, so labels must outlive the buffers: each caller passes its own static
+ * table. */
 static void alloc_host_slots(const lesson *L, const void *prob, int inputs, int f64, const char *prefix,
                              char (*labels)[64], void **slots)
 {
     for (int i = 0; i < lesson_ntensors(L); i++) {
         if (lesson_is_input(L->tensors[i].role) != inputs) continue;
         snprintf(labels[i], 64, "driver: %s%s", prefix, L->tensors[i].name);
-        slots[i] = host_alloc_array(lesson_tensor_count(L, i, prob), f64 ? DT_F64 : L->tensors[i].type, labels[i]);
+        slots[i] =
+            host_alloc_array(lesson_tensor_count(L, i, prob), f64 ? DT_F64 : L->tensors[i].type, labels[i]);
     }
 }
 
@@ -67,11 +69,11 @@ void lesson_row_predict(impl_row *row, const char *impl, mem_formula f)
     row->predicted_allocs = f.allocs;
 }
 
-/* --- where an implementation runs: one operations table per place ------------------------------------------ */
+/* --- where an implementation runs: one operations table per place --------------------------------------- */
 
 /* Everything a run does that depends on where the implementation's tensors live, chosen once per run from
- * lesson_impl.device: the host (malloc'd memory, the host clock) or the CUDA device (device memory, CUDA events
- * on the GPU's own clock, cuBLAS's workspace, the launch counter). */
+ * lesson_impl.device: the host (malloc'd memory, the host clock) or the CUDA device (device memory, CUDA
+ * events on the GPU's own clock, cuBLAS's workspace, the launch counter). */
 typedef struct {
     mem_domain domain;
     int runs;                 /* runs per measurement, the last one reported */
@@ -114,15 +116,29 @@ static void device_run_end(const lesson_impl *im) { if (im->uses_cublas) cublas_
 
 /* Two runs: the first pays for cuBLAS's kernel selection and module loading, the second is timed. */
 static const place_ops device_place = {
-    .domain = MEM_DEVICE, .runs = 2, .copy_in = dev_copy, .copy_out = dev_download,
-    .free = dev_free, .sync = dev_synchronize, .timer_begin = gpu_timer_begin, .timer_end_ms = device_elapsed_ms,
-    .run_begin = device_run_begin, .run_end = device_run_end, .launches = cuda_launch_count, .name = cuda_device_name,
-    .graph_setup_ms = cuda_graph_setup_ms, .graph_captures = cuda_graph_captures, .graph_replays = cuda_graph_replays,
-    .echo_record = cuda_echo_record, .echo_replay = cuda_echo_replay, .echo_end = cuda_echo_end,
+    .domain = MEM_DEVICE,
+    .runs = 2,
+    .copy_in = dev_copy,
+    .copy_out = dev_download,
+    .free = dev_free,
+    .sync = dev_synchronize,
+    .timer_begin = gpu_timer_begin,
+    .timer_end_ms = device_elapsed_ms,
+    .run_begin = device_run_begin,
+    .run_end = device_run_end,
+    .launches = cuda_launch_count,
+    .name = cuda_device_name,
+    .graph_setup_ms = cuda_graph_setup_ms,
+    .graph_captures = cuda_graph_captures,
+    .graph_replays = cuda_graph_replays,
+    .echo_record = cuda_echo_record,
+    .echo_replay = cuda_echo_replay,
+    .echo_end = cuda_echo_end,
 };
 static const place_ops *const device = &device_place;
 #else
-static const place_ops *const device = NULL; /* a CPU-only build: impl_gate skips every device implementation */
+/* a CPU-only build: impl_gate skips every device implementation */
+static const place_ops *const device = NULL;
 #endif
 
 static const place_ops *place_of(const lesson *L, const lesson_impl *im)
@@ -156,14 +172,15 @@ static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role r
 {
     for (int i = 0; i < lesson_ntensors(c->L); i++)
         if (c->L->tensors[i].role == role && !r->t[i]) {
-            fprintf(stderr, "%s: implementation %s left %s unset\n", c->L->program, impl, c->L->tensors[i].name);
+            fprintf(stderr, "%s: implementation %s left %s unset\n", c->L->program, impl,
+                    c->L->tensors[i].name);
             abort();
         }
 }
 
 /* Milliseconds of fn(r), allocator time and set-up excluded, queued work finished, on the place's own clock.
- * Capturing and instantiating CUDA Graphs is set-up, left out of a pass like the allocators' time (a graph version
- * captures once per shape and its passes replay). */
+ * Capturing and instantiating CUDA Graphs is set-up, left out of a pass like the allocators' time (a graph
+ * version captures once per shape and its passes replay). */
 static double timed(const run_ctx *c, void (*fn)(lesson_run *), lesson_run *r)
 {
     c->at->sync();
@@ -296,7 +313,8 @@ double lesson_max_rel_err(const lesson *L, const void *prob, const lesson_result
     for (int i = 0; i < lesson_ntensors(L); i++) {
         if (lesson_is_input(L->tensors[i].role)) continue;
         if (!ref[i] || !res->result[i]) return NAN;
-        double e = max_rel_err(res->result[i], L->tensors[i].type, ref[i], DT_F64, lesson_tensor_count(L, i, prob));
+        double e =
+            max_rel_err(res->result[i], L->tensors[i].type, ref[i], DT_F64, lesson_tensor_count(L, i, prob));
         if (isnan(e)) return NAN;
         m = fmax(m, e);
     }

@@ -1,4 +1,5 @@
-/* snapshot.c - --snapshot FILE: the tracker's allocations and frees as a PyTorch memory snapshot (snapshot.h).
+/* snapshot.c - --snapshot FILE: the tracker's allocations and frees as a PyTorch memory snapshot
+ * (snapshot.h).
  *
  * The events are recorded while each implementation runs and the pickle is written once, at close. The record
  * lives in plain malloc'd memory on purpose: it is the tool's bookkeeping, not the lesson's, and an observer
@@ -24,7 +25,8 @@ typedef struct {
     const char *impl;        /* the implementation that ran */
     const char *run_file;    /* where the driver began its run (snapshot_begin's call) */
     int run_line;
-    const char *file;        /* the allocating call's source file (a string literal, __FILE__), NULL if unknown */
+    /* the allocating call's source file (a string literal, __FILE__), NULL if unknown */
+    const char *file;
     int line;                /* and its line; a free repeats its allocation's site */
 } snap_event;
 
@@ -87,8 +89,8 @@ static void record_alloc(mem_domain d, const void *ptr, size_t bytes, const char
     live[nlive++] = (snap_live){.ptr = ptr, .block = b, .domain = (unsigned char)d};
 }
 
-/* A free of a live block (the newest first: a free usually follows its allocation closely); one allocated before
- * the run began is not in this snapshot. */
+/* A free of a live block (the newest first: a free usually follows its allocation closely); one allocated
+ * before the run began is not in this snapshot. */
 static void record_free(mem_domain d, const void *ptr, size_t bytes, const char *label)
 {
     for (size_t i = nlive; i-- > 0;) {
@@ -137,8 +139,8 @@ void snapshot_begin_at(const char *impl, const char *file, int line)
     if (!out) return;
     run_impl = impl;
     run_file = file, run_line = line;
-    /* each implementation starts from an empty cache, as after torch.cuda.empty_cache(): its segments are its own;
-     * the last one's stay reserved, as PyTorch keeps them, and are the snapshot's segments */
+    /* each implementation starts from an empty cache, as after torch.cuda.empty_cache(): its segments are its
+     * own; the last one's stay reserved, as PyTorch keeps them, and are the snapshot's segments */
     if (runs++)
         for (int d = 0; d < MEM_DOMAINS; d++) sa_empty_cache(d, segment_released, NULL);
     chained = track_get_observer(&chained_ctx);
@@ -150,10 +152,11 @@ void snapshot_end(void)
     if (!out) return;
     track_set_observer(chained, chained_ctx);
     chained = NULL;
-    nlive = 0; /* blocks still live belong to the driver now (results it keeps): their frees are not the run's */
+    /* blocks still live belong to the driver now (results it keeps): their frees are not the run's */
+    nlive = 0;
 }
 
-/* ---- the pickle: protocol 2, the opcodes MemoryViz.js's unpickler knows --------------------------------- */
+/* ---- the pickle: protocol 2, the opcodes MemoryViz.js's unpickler knows -------------------------------- */
 
 static void put_le(uint64_t v, int n)
 {
@@ -206,10 +209,10 @@ static void frame(const char *name, const char *filename, int64_t line)
     pk_dict_end();
 }
 
-/* frames, innermost first as PyTorch writes them (the viewer shows each as filename:line:name): the allocating
- * call (its source file and line, the tracker's label as the function), then the run (where the driver began it,
- * "<program> --impl <impl>" as the function): "optimized/maxsim_fused.c:125:out (I,M) f32" over
- * "lessons/runner/lesson_main.c:301:lesson3 --impl cpu". */
+/* frames, innermost first as PyTorch writes them (the viewer shows each as filename:line:name): the
+ * allocating call (its source file and line, the tracker's label as the function), then the run (where the
+ * driver began it, "<program> --impl <impl>" as the function): "optimized/maxsim_fused.c:125:out (I,M) f32"
+ * over "lessons/runner/lesson_main.c:301:lesson3 --impl cpu". */
 static void frames(const snap_event *e)
 {
     char run[256];
@@ -233,9 +236,9 @@ static void trace_entry(const snap_event *e, const char *action)
 }
 
 /* device_traces[d]: an allocation is one entry, a free two (free_requested, then free_completed), as PyTorch
- * records a free; the viewer folds the pair into one 'free'. A segment's reservation (segment_alloc, just before
- * the allocation that needed it) and release (segment_free, empty_cache before the next implementation) are one
- * entry each. */
+ * records a free; the viewer folds the pair into one 'free'. A segment's reservation (segment_alloc, just
+ * before the allocation that needed it) and release (segment_free, empty_cache before the next
+ * implementation) are one entry each. */
 static void device_trace(mem_domain d)
 {
     size_t batch;
@@ -322,8 +325,9 @@ int snapshot_close(int keep)
     int failed = 0;
     if (keep) {
         write_snapshot();
-        if (out_of_memory) fprintf(stderr, "%s: could not write --snapshot: out of memory recording the events\n",
-                                   program_name);
+        if (out_of_memory)
+            fprintf(stderr, "%s: could not write --snapshot: out of memory recording the events\n",
+                    program_name);
         failed = out_of_memory ? -1 : output_close(out_file); /* output_close names the file when it fails */
     }
     out = NULL, out_file = NULL;

@@ -1,4 +1,5 @@
-/* snapshot_allocator.c - PyTorch's caching-allocator layout for --snapshot (rules in snapshot_allocator.h). */
+/* snapshot_allocator.c - PyTorch's caching-allocator layout for --snapshot (rules in
+ * snapshot_allocator.h). */
 #include "snapshot_allocator.h"
 
 #include <stdlib.h>
@@ -12,7 +13,10 @@ static size_t nsegments, cap_segments;
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-static size_t round_request(size_t bytes) { return bytes < SA_MIN_BLOCK ? SA_MIN_BLOCK : round_up(bytes, SA_MIN_BLOCK); }
+static size_t round_request(size_t bytes)
+{
+    return bytes < SA_MIN_BLOCK ? SA_MIN_BLOCK : round_up(bytes, SA_MIN_BLOCK);
+}
 
 /* The segment a request reserves when no free block fits (get_allocation_size). */
 static size_t segment_size(size_t rounded)
@@ -22,8 +26,8 @@ static size_t segment_size(size_t rounded)
     return round_up(rounded, SA_ROUND_LARGE);
 }
 
-/* The smallest free block of the pool that fits, the lowest address among equals (the pool's set is ordered by
- * size, then address). */
+/* The smallest free block of the pool that fits, the lowest address among equals (the pool's set is ordered
+ * by size, then address). */
 static sa_block *best_fit(int domain, int small, size_t rounded)
 {
     sa_block *best = NULL;
@@ -58,7 +62,8 @@ static sa_block *reserve_segment(int domain, int small, size_t size, size_t *ind
     sa_block *b = new_block(addr, size, nsegments);
     if (!b) return NULL;
     next_segment_addr[domain] += round_up(size, SA_ROUND_LARGE);
-    segments[nsegments] = (sa_segment){.addr = addr, .size = size, .domain = domain, .small = small, .first = b};
+    segments[nsegments] =
+        (sa_segment){.addr = addr, .size = size, .domain = domain, .small = small, .first = b};
     *index = nsegments++;
     return b;
 }

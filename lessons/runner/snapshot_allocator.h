@@ -1,19 +1,25 @@
-/* snapshot_allocator.h - where PyTorch's CUDA caching allocator would put each of the tracker's allocations, so
- * that --snapshot (snapshot.h) shows the segments and block reuse a learner sees in a real PyTorch snapshot.
+/* snapshot_allocator.h - where PyTorch's CUDA caching allocator would put each of the tracker's allocations,
+ * so that --snapshot (snapshot.h) shows the segments and block reuse a learner sees in a real PyTorch
+ * snapshot.
  *
  * The rules are those of c10/cuda/CUDACachingAllocator.cpp with its default settings (no max_split_size, no
  * expandable segments, one stream):
  *   - a request is rounded up to a multiple of 512 bytes (512 at least);
- *   - a rounded size of at most 1 MiB comes from the small pool, whose segments are 2 MiB; a larger one from the
- *     large pool, whose segments are 20 MiB for a request under 10 MiB and the request rounded up to 2 MiB above;
- *   - a request takes the best-fitting free block of its pool (the smallest that fits, the lowest address among
+ *   - a rounded size of at most 1 MiB comes from the small pool, whose segments are 2 MiB; a larger one from
+ *     the
+ *     large pool, whose segments are 20 MiB for a request under 10 MiB and the request rounded up to 2 MiB
+ *     above;
+ *   - a request takes the best-fitting free block of its pool (the smallest that fits, the lowest address
+ *     among
  *     equals) and reserves a new segment only when none fits;
- *   - the block is split when what remains is at least 512 bytes (small pool) or more than 1 MiB (large pool);
+ *   - the block is split when what remains is at least 512 bytes (small pool) or more than 1 MiB (large
+ *     pool);
  *   - a freed block merges with free neighbours of its segment; segments stay reserved until empty_cache.
- * Addresses are the viewer's, not the process's: each domain's segments are laid one after the other from a base of
- * their own, 2 MiB aligned, never reusing a released segment's range.
+ * Addresses are the viewer's, not the process's: each domain's segments are laid one after the other from a
+ * base of their own, 2 MiB aligned, never reusing a released segment's range.
  *
- * The bookkeeping lives in plain malloc'd memory: it models PyTorch's allocator, it is not the lesson's memory. */
+ * The bookkeeping lives in plain malloc'd memory: it models PyTorch's allocator, it is not the lesson's
+ * memory. */
 #ifndef LESSONS_SNAPSHOT_ALLOCATOR_H
 #define LESSONS_SNAPSHOT_ALLOCATOR_H
 
@@ -23,14 +29,16 @@
 #define SA_MIN_BLOCK ((size_t)512)
 #define SA_SMALL_SIZE ((size_t)1 << 20)          /* largest small-pool request */
 #define SA_SMALL_BUFFER ((size_t)2 << 20)        /* small-pool segment */
-#define SA_LARGE_BUFFER ((size_t)20 << 20)       /* large-pool segment for requests under SA_MIN_LARGE_ALLOC */
+/* large-pool segment for requests under SA_MIN_LARGE_ALLOC */
+#define SA_LARGE_BUFFER ((size_t)20 << 20)
 #define SA_MIN_LARGE_ALLOC ((size_t)10 << 20)
 #define SA_ROUND_LARGE ((size_t)2 << 20)
 
 typedef struct sa_block sa_block;
 struct sa_block {
     uint64_t addr;
-    size_t size;             /* the block's bytes (rounded; more than requested when a split would leave too little) */
+    /* the block's bytes (rounded; more than requested when a split would leave too little) */
+    size_t size;
     size_t requested;        /* the tracker's bytes while allocated */
     int allocated;
     size_t segment;          /* index into sa_segments() */

@@ -40,7 +40,8 @@ void report_time_spread(FILE *f, const impl_row *rows, int n, const double (*fwd
     for (int k = 0; k < n; k++) timed += rows[k].ran && !rows[k].emulated;
     if (!timed) return;
     if (repeat < 2) {
-        fprintf(f, "\ntimes on %s: one run each (--repeat N: the median of N runs and their spread)\n", machine_name());
+        fprintf(f, "\ntimes on %s: one run each (--repeat N: the median of N runs and their spread)\n",
+                machine_name());
         return;
     }
     fprintf(f, "\ntimes on %s: the median of %d runs [fastest-slowest], ms\n", machine_name(), repeat);
@@ -50,7 +51,8 @@ void report_time_spread(FILE *f, const impl_row *rows, int n, const double (*fwd
         min_max(fwd_ms[k], repeat, &flo, &fhi);
         min_max(bwd_ms[k], repeat, &blo, &bhi);
         fprintf(f, "  %-8s forward %.2f [%.2f-%.2f]  backward %.2f [%.2f-%.2f]%s%s\n", rows[k].impl,
-                rows[k].forward_ms, flo, fhi, rows[k].backward_ms, blo, bhi, strcmp(rows[k].device, "cpu") ? "  on " : "",
+                rows[k].forward_ms, flo, fhi, rows[k].backward_ms, blo, bhi,
+                strcmp(rows[k].device, "cpu") ? "  on " : "",
                 strcmp(rows[k].device, "cpu") ? rows[k].device : "");
     }
 }

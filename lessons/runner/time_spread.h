@@ -1,5 +1,6 @@
-/* time_spread.h - the times' spread under the table: on which machine, the median of how many runs, and the fastest
- * and slowest of them, so a doc that pastes the output shows every millisecond figure with its spread. */
+/* time_spread.h - the times' spread under the table: on which machine, the median of how many runs, and the
+ * fastest and slowest of them, so a doc that pastes the output shows every millisecond figure with its
+ * spread. */
 #ifndef LESSONS_TIME_SPREAD_H
 #define LESSONS_TIME_SPREAD_H
 
