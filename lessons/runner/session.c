@@ -69,102 +69,154 @@ void lesson_row_predict(impl_row *row, const char *impl, mem_formula f)
     row->predicted_allocs = f.allocs;
 }
 
-/* --- where an implementation runs: one operations table per place --------------------------------------- */
-
-/* Everything a run does that depends on where the implementation's tensors live, chosen once per run from
- * lesson_impl.device: the host (malloc'd memory, the host clock) or the CUDA device (device memory, CUDA
- * events on the GPU's own clock, cuBLAS's workspace, the launch counter). */
-typedef struct {
-    mem_domain domain;
-    int runs;                 /* runs per measurement, the last one reported */
-    void *(*copy_in)(const void *src_host, size_t count, dtype t, const char *label);
-    void (*copy_out)(void *dst_host, const void *src, size_t bytes);
-    void (*free)(void *p);
-    void (*sync)(void);       /* wait for the queued work */
-    void (*timer_begin)(void);
-    double (*timer_end_ms)(double host_ms); /* the pass's time, given the host clock's reading of it */
-    void (*run_begin)(const lesson_impl *im);
-    void (*run_end)(const lesson_impl *im);
-    unsigned long long (*launches)(void); /* kernel launches + cuBLAS calls + graph launches so far */
-    const char *(*name)(void); /* the row's device column */
-    double (*graph_setup_ms)(void); /* CUDA Graph capture + instantiate so far */
-    unsigned long long (*graph_captures)(void), (*graph_replays)(void);
-    void (*echo_record)(size_t), (*echo_replay)(void), (*echo_end)(void); /* cuda_track.h's cuda_echo_* */
-} place_ops;
-
-static void host_copy_out(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
-static void host_nothing(void) {}
-static void host_no_echo(size_t peak) { (void)peak; }
-static double host_elapsed_ms(double host_ms) { return host_ms; }
-static void host_run_edge(const lesson_impl *im) { (void)im; }
-static unsigned long long host_launches(void) { return 0; }
-static const char *host_name(void) { return "cpu"; }
-static double host_zero_ms(void) { return 0.0; }
-
-static const place_ops host_place = {
-    .domain = MEM_HOST, .runs = 1, .copy_in = host_copy, .copy_out = host_copy_out, .free = host_free,
-    .sync = host_nothing, .timer_begin = host_nothing, .timer_end_ms = host_elapsed_ms,
-    .run_begin = host_run_edge, .run_end = host_run_edge, .launches = host_launches, .name = host_name,
-    .graph_setup_ms = host_zero_ms, .graph_captures = host_launches, .graph_replays = host_launches,
-    .echo_record = host_no_echo, .echo_replay = host_nothing, .echo_end = host_nothing,
-};
-
-#ifdef HAVE_CUDA
-static double device_elapsed_ms(double host_ms) { return (void)host_ms, gpu_timer_end_ms(); }
-static void device_run_begin(const lesson_impl *im) { if (im->uses_cublas) cublas_workspace_attach(); }
-static void device_run_end(const lesson_impl *im) { if (im->uses_cublas) cublas_workspace_detach(); }
-
-/* Two runs: the first pays for cuBLAS's kernel selection and module loading, the second is timed. */
-static const place_ops device_place = {
-    .domain = MEM_DEVICE,
-    .runs = 2,
-    .copy_in = dev_copy,
-    .copy_out = dev_download,
-    .free = dev_free,
-    .sync = dev_synchronize,
-    .timer_begin = gpu_timer_begin,
-    .timer_end_ms = device_elapsed_ms,
-    .run_begin = device_run_begin,
-    .run_end = device_run_end,
-    .launches = cuda_launch_count,
-    .name = cuda_device_name,
-    .graph_setup_ms = cuda_graph_setup_ms,
-    .graph_captures = cuda_graph_captures,
-    .graph_replays = cuda_graph_replays,
-    .echo_record = cuda_echo_record,
-    .echo_replay = cuda_echo_replay,
-    .echo_end = cuda_echo_end,
-};
-static const place_ops *const device = &device_place;
-#else
-/* a CPU-only build: impl_gate skips every device implementation */
-static const place_ops *const device = NULL;
-#endif
-
-static const place_ops *place_of(const lesson *L, const lesson_impl *im)
-{
-    if (!im->device) return &host_place;
-    if (!device) {
-        fprintf(stderr, "%s: %s runs on a CUDA device and this build has no CUDA\n", L->program, im->name);
-        abort();
-    }
-    return device;
-}
-
-/* --- one run ------------------------------------------------------------------------------------------- */
+/* --- where an implementation runs: the host or the CUDA device ------------------------------------------ */
 
 typedef struct {
     const lesson *L;
     const void *prob;
-    const place_ops *at;
+    /* 0: the host (malloc'd memory, the host clock); 1: the CUDA device (device memory, CUDA events on the
+     * GPU's own clock, cuBLAS's workspace, the launch counter, CUDA Graphs) */
+    int device;
 } run_ctx;
+
+/* Each step of a run that depends on where the tensors live, in both places. A CPU-only build never reaches a
+ * device branch: place_check refuses a device implementation first (impl_gate skips them before that). */
+#ifdef HAVE_CUDA
+#define ON_DEVICE(c) ((c)->device)
+#else
+#define ON_DEVICE(c) ((void)(c), 0)
+#endif
+
+static void place_check(const lesson *L, const lesson_impl *im)
+{
+#ifndef HAVE_CUDA
+    if (im->device) {
+        fprintf(stderr, "%s: %s runs on a CUDA device and this build has no CUDA\n", L->program, im->name);
+        abort();
+    }
+#else
+    (void)L, (void)im;
+#endif
+}
+
+static mem_domain place_domain(const run_ctx *c) { return ON_DEVICE(c) ? MEM_DEVICE : MEM_HOST; }
+
+/* runs per measurement, the last one reported: on the device the first pays for cuBLAS's kernel selection and
+ * module loading */
+static int place_runs(const run_ctx *c) { return ON_DEVICE(c) ? 2 : 1; }
+
+static void *place_copy_in(const run_ctx *c, const void *src, size_t count, dtype t, const char *label)
+{
+#ifdef HAVE_CUDA
+    if (c->device) return dev_copy(src, count, t, label);
+#endif
+    (void)c;
+    return host_copy(src, count, t, label);
+}
+
+static void place_copy_out_and_free(const run_ctx *c, void *dst_host, void *src, size_t bytes)
+{
+#ifdef HAVE_CUDA
+    if (c->device) {
+        if (dst_host) dev_download(dst_host, src, bytes);
+        dev_free(src);
+        return;
+    }
+#endif
+    (void)c;
+    if (dst_host) memcpy(dst_host, src, bytes);
+    host_free(src);
+}
+
+/* wait for the queued work */
+static void place_sync(const run_ctx *c)
+{
+#ifdef HAVE_CUDA
+    if (c->device) dev_synchronize();
+#endif
+    (void)c;
+}
+
+static void place_timer_begin(const run_ctx *c)
+{
+#ifdef HAVE_CUDA
+    if (c->device) gpu_timer_begin();
+#endif
+    (void)c;
+}
+
+/* the pass's time, given the host clock's reading of it */
+static double place_timer_end_ms(const run_ctx *c, double host_ms)
+{
+#ifdef HAVE_CUDA
+    if (c->device) return gpu_timer_end_ms();
+#endif
+    (void)c;
+    return host_ms;
+}
+
+/* the tracked cuBLAS workspace around a device run that uses cuBLAS */
+static void place_run_edge(const run_ctx *c, const lesson_impl *im, int begin)
+{
+#ifdef HAVE_CUDA
+    if (c->device && im->uses_cublas) begin ? cublas_workspace_attach() : cublas_workspace_detach();
+#endif
+    (void)c, (void)im, (void)begin;
+}
+
+/* The device's counters so far: kernel launches + cuBLAS calls + graph launches, CUDA Graph capture and
+ * instantiation time, captures and replays; all zero on the host. */
+typedef struct {
+    unsigned long long launches, captures, replays;
+    double graph_setup_ms;
+} place_counts;
+
+static place_counts place_counters(const run_ctx *c)
+{
+    place_counts n = {0, 0, 0, 0.0};
+#ifdef HAVE_CUDA
+    if (c->device) {
+        n.launches = cuda_launch_count(), n.captures = cuda_graph_captures(), n.replays = cuda_graph_replays();
+        n.graph_setup_ms = cuda_graph_setup_ms();
+    }
+#endif
+    (void)c;
+    return n;
+}
+
+/* A graph version on the device: the warm-up run records its buffers' addresses (cuda_echo_record), the timed
+ * run gets them back (cuda_echo_replay), so its graphs replay; cuda_echo_end frees what it did not take. */
+enum { ECHO_RECORD, ECHO_REPLAY, ECHO_END };
+static void place_echo(const run_ctx *c, const lesson_impl *im, int what, size_t peak)
+{
+#ifdef HAVE_CUDA
+    if (c->device && im->graph) {
+        if (what == ECHO_RECORD) cuda_echo_record(peak);
+        else if (what == ECHO_REPLAY) cuda_echo_replay();
+        else cuda_echo_end();
+    }
+#endif
+    (void)c, (void)im, (void)what, (void)peak;
+}
+
+/* the row's device column */
+static const char *place_name(const run_ctx *c)
+{
+#ifdef HAVE_CUDA
+    if (c->device) return cuda_device_name();
+#endif
+    (void)c;
+    return "cpu";
+}
+
+/* --- one run ------------------------------------------------------------------------------------------- */
 
 static void copy_role_in(const run_ctx *c, lesson_run *r, void *const *t, lesson_role role)
 {
     for (int i = 0; i < lesson_ntensors(c->L); i++) {
         const lesson_tensor *ts = &c->L->tensors[i];
         if (ts->role == role)
-            r->t[i] = c->at->copy_in(t[i], lesson_tensor_count(c->L, i, c->prob), ts->type, ts->label);
+            r->t[i] = place_copy_in(c, t[i], lesson_tensor_count(c->L, i, c->prob), ts->type, ts->label);
     }
 }
 
@@ -178,18 +230,19 @@ static void check_slots_set(const run_ctx *c, const lesson_run *r, lesson_role r
         }
 }
 
-/* Milliseconds of fn(r), allocator time and set-up excluded, queued work finished, on the place's own clock.
- * Capturing and instantiating CUDA Graphs is set-up, left out of a pass like the allocators' time (a graph
- * version captures once per shape and its passes replay). */
-static double timed(const run_ctx *c, void (*fn)(lesson_run *), lesson_run *r)
+/* Milliseconds of forward (or backward) of im, allocator time and set-up excluded, queued work finished, on
+ * the place's own clock. Capturing and instantiating CUDA Graphs is set-up, left out of a pass like the
+ * allocators' time (a graph version captures once per shape and its passes replay). */
+static double timed(const run_ctx *c, const lesson_impl *im, int backward, lesson_run *r)
 {
-    c->at->sync();
-    double a0 = track_alloc_ms() + c->at->graph_setup_ms(), t0 = host_time_ms();
-    c->at->timer_begin();
-    fn(r);
-    c->at->sync();
-    double t1 = host_time_ms(), a1 = track_alloc_ms() + c->at->graph_setup_ms();
-    double ms = c->at->timer_end_ms(t1 - t0) - (a1 - a0);
+    place_sync(c);
+    double a0 = track_alloc_ms() + place_counters(c).graph_setup_ms, t0 = host_time_ms();
+    place_timer_begin(c);
+    if (backward) im->backward(r);
+    else im->forward(r);
+    place_sync(c);
+    double t1 = host_time_ms(), a1 = track_alloc_ms() + place_counters(c).graph_setup_ms;
+    double ms = place_timer_end_ms(c, t1 - t0) - (a1 - a0);
     return ms > 0 ? ms : 0;
 }
 
@@ -206,7 +259,7 @@ static void labels_text(lesson_result *res, mem_domain d)
 
 static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, lesson_result *res)
 {
-    mem_domain dom = c->at->domain;
+    mem_domain dom = place_domain(c);
     lesson_run r;
     memset(&r, 0, sizeof r);
     r.prob = c->prob;
@@ -215,33 +268,32 @@ static void run_once(const run_ctx *c, const lesson_impl *im, void *const *t, le
     track_scope_begin(&scope);
 
     copy_role_in(c, &r, t, LT_INPUT);
-    c->at->run_begin(im);
-    unsigned long long launches0 = c->at->launches();
-    res->row.forward_ms = timed(c, im->forward, &r);
+    place_run_edge(c, im, 1);
+    unsigned long long launches0 = place_counters(c).launches;
+    res->row.forward_ms = timed(c, im, 0, &r);
     check_slots_set(c, &r, LT_OUTPUT, im->name);
     res->row.forward_live_bytes = track_scope_read(&scope, dom).live_bytes;
     lesson_timeline_mark("forward done");
 
     copy_role_in(c, &r, t, LT_UPSTREAM);
-    res->row.backward_ms = timed(c, im->backward, &r);
-    res->row.launches = c->at->launches() - launches0;
+    res->row.backward_ms = timed(c, im, 1, &r);
+    res->row.launches = place_counters(c).launches - launches0;
     check_slots_set(c, &r, LT_GRAD, im->name);
     mem_counters m = track_scope_read(&scope, dom);
     res->row.peak_bytes = m.peak_bytes;
     res->row.allocs = m.allocs;
     labels_text(res, dom);
 
-    for (int i = 0; i < lesson_ntensors(c->L); i++) {
-        if (res->result[i]) c->at->copy_out(res->result[i], r.t[i], lesson_tensor_bytes(c->L, i, c->prob));
-        c->at->free(r.t[i]);
-    }
-    c->at->run_end(im);
+    for (int i = 0; i < lesson_ntensors(c->L); i++)
+        place_copy_out_and_free(c, res->result[i], r.t[i], lesson_tensor_bytes(c->L, i, c->prob));
+    place_run_edge(c, im, 0);
 }
 
 void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t, lesson_result *res)
 {
     const lesson_impl *im = &L->impls[impl];
-    run_ctx c = {L, prob, place_of(L, im)};
+    place_check(L, im);
+    run_ctx c = {L, prob, im->device};
     static char labels[LESSON_MAX_TENSORS][64];
     memset(res, 0, sizeof *res);
     res->impl = impl;
@@ -249,28 +301,27 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
     lesson_row_predict(&res->row, im->name, im->memory(prob));
     alloc_host_slots(L, prob, 0, 0, "result ", labels, res->result);
     /* A graph version: the warm-up run captures, and the timed (last) run gets the warm-up's buffer addresses
-     * (cuda_echo_*), so its graphs replay; the warm-up's captures are reported as set-up. */
-    double setup_before = c.at->graph_setup_ms();
-    unsigned long long replays0 = 0, captures0 = 0;
-    for (int k = 0; k < c.at->runs; k++) {
-        int timed_run = k > 0 && k == c.at->runs - 1;
+     * (place_echo), so its graphs replay; the warm-up's captures are reported as set-up. */
+    place_counts before = place_counters(&c), at_timed = before;
+    int runs = place_runs(&c);
+    for (int k = 0; k < runs; k++) {
+        int timed_run = k > 0 && k == runs - 1;
         if (timed_run) {
-            res->row.graph_setup_ms = c.at->graph_setup_ms() - setup_before;
-            replays0 = c.at->graph_replays();
-            captures0 = c.at->graph_captures();
+            at_timed = place_counters(&c);
+            res->row.graph_setup_ms = at_timed.graph_setup_ms - before.graph_setup_ms;
         }
-        if (im->graph && timed_run) c.at->echo_replay();
-        else if (im->graph) c.at->echo_record(res->row.predicted_peak);
-        if (k == c.at->runs - 1) gpu_model_timed_run(1); /* --gpu-model: the pass the table times */
+        place_echo(&c, im, timed_run ? ECHO_REPLAY : ECHO_RECORD, res->row.predicted_peak);
+        if (k == runs - 1) gpu_model_timed_run(1); /* --gpu-model: the pass the table times */
         run_once(&c, im, t, res);
-        if (k == c.at->runs - 1) gpu_model_timed_run(0);
-        if (im->graph && timed_run) c.at->echo_end();
+        if (k == runs - 1) gpu_model_timed_run(0);
+        if (timed_run) place_echo(&c, im, ECHO_END, 0);
     }
-    if (c.at->runs > 1) {
-        res->row.graph_replays = c.at->graph_replays() - replays0;
-        res->row.graph_captures = c.at->graph_captures() - captures0;
+    if (runs > 1) {
+        place_counts after = place_counters(&c);
+        res->row.graph_replays = after.replays - at_timed.replays;
+        res->row.graph_captures = after.captures - at_timed.captures;
     }
-    snprintf(res->row.device, sizeof res->row.device, "%s", c.at->name());
+    snprintf(res->row.device, sizeof res->row.device, "%s", place_name(&c));
     res->row.emulated = im->device && gpu_device_emulated();
     res->row.ran = 1;
 }
