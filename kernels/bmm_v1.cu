@@ -1,6 +1,5 @@
 /* bmm_v1.cu - lesson 1, cuda-v1: the grouped product as three strided-batched cuBLAS GEMMs, no kernel of
  * ours: the CPU version's three calls (optimized/bmm_grouped.c) on views into the original buffers. */
-#include "bmm_launch.h"
 #include "bmm_problem.h"
 
 #include "runtime/cublas_rowmajor.h"
@@ -13,7 +12,7 @@
  * (optimized/bmm_grouped.c). */
 
 /* out (B, G, N) = x (B, G*K) . W (G, K, N) group by group */
-void bmm1_forward(const bmm_dims *d, const float *x, const float *W, float *out)
+static void bmm1_forward(const bmm_dims *d, const float *x, const float *W, float *out)
 {
     int B = (int)d->B, G = (int)d->G, K = (int)d->K, N = (int)d->N;
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
@@ -23,7 +22,8 @@ void bmm1_forward(const bmm_dims *d, const float *x, const float *W, float *out)
 }
 
 /* dx (B, G*K) = dout . W^T and dW (G, K, N) = x^T . dout, group by group */
-void bmm1_backward(const bmm_dims *d, const float *x, const float *W, const float *dout, float *dx, float *dW)
+static void bmm1_backward(const bmm_dims *d, const float *x, const float *W, const float *dout, float *dx,
+                          float *dW)
 {
     int B = (int)d->B, G = (int)d->G, K = (int)d->K, N = (int)d->N;
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
@@ -33,4 +33,23 @@ void bmm1_backward(const bmm_dims *d, const float *x, const float *W, const floa
     /* dW_g (K, N) = x_g^T . dout_g, reduced over B inside the GEMM */
     ROWMAJOR_SGEMM_STRIDED_BATCHED(h, 1, 0, K, N, B, 1.0f, x, G * K, K, dout, G * N, N, 0.0f, dW, N,
                                    (long long)K * N, G);
+}
+
+/* ---- device memory: out in forward, dx and dW in backward; the caller attaches the cuBLAS workspace ---- */
+
+extern "C" float *cuda_bmm_forward(const bmm_dims *d, const float *x, const float *W)
+{
+    float *out = (float *)dev_alloc_array(bmm_out_count(d), DT_F32, "out (B,G,N)"); /* (B, G, N) */
+    bmm1_forward(d, x, W, out);
+    return out;
+}
+
+extern "C" void cuda_bmm_backward(const bmm_dims *d, const float *x, const float *W, const float *dout,
+                                  float **dx, float **dW)
+{
+    float *gx = (float *)dev_alloc_array(bmm_x_count(d), DT_F32, "dx (B,G*K)"); /* (B, G*K) */
+    float *gW = (float *)dev_alloc_array(bmm_w_count(d), DT_F32, "dW (G,K,N)"); /* (G, K, N) */
+    bmm1_backward(d, x, W, dout, gx, gW);
+    *dx = gx;
+    *dW = gW;
 }

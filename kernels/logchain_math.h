@@ -36,7 +36,7 @@ HD float lc_posterior(float alpha, float beta, float logz) { return expf(alpha +
  * d/dP). */
 HD float lc_transition_term(float alpha_j, float g_k, float logz) { return expf(alpha_j + g_k - logz); }
 
-/* ---- launch geometry: read by the kernels and by the C fit check (cuda_lc_dims_fit), so they never
+/* ---- launch geometry: read by the kernels and by the C fit check (cuda_lc_dims_fit_v2), so they never
  * disagree */
 /* v1 */
 #define LC1_TILE 32      /* j and k tile: one warp spans a tile row */

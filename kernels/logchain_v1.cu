@@ -1,10 +1,10 @@
 /* logchain_v1.cu - lesson 2, cuda-v1: the recursions in log space, our kernels only, no cuBLAS: every step a
  * log-space (n x c) . (c x c) product with an online logsumexp, chain positions looped on the host. */
-#include "logchain_launch.h"
 #include "logchain_math.h"
 #include "logchain_problem.h"
 
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 
 /* Every step is a log-space (n x c) . (c x c) product, log_vecmat_kernel: each block owns 8 rows x 32 columns
@@ -171,8 +171,8 @@ static void log_vecmat(int n, int c, const float *in, long long ld_in, const flo
     CUDA_CHECK_LAST();
 }
 
-void lc1_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                 float *out)
+static void lc1_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                        float *out)
 {
     int n = (int)d->n, c = (int)d->c;
     size_t t = d->t, v = d->v, V1 = v - 1, C2 = d->c * d->c;
@@ -196,8 +196,9 @@ void lc1_forward(const lc_dims *d, const float *x, const float *bulk, const floa
 /* dx is alpha's buffer: posterior_kernel reads alpha_i[b, j] and writes dx_i[b, j] from the same thread,
  * after dbulk_kernel for step i has read alpha_i (same stream, in order). bcur, bnext: (n, c) beta
  * ping-pong. */
-void lc1_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                  const float *out, const float *dout, float *dbulk, float *dp0, float *bcur, float *bnext)
+static void lc1_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float *dbulk, float *dp0, float *bcur,
+                         float *bnext)
 {
     int n = (int)d->n, c = (int)d->c;
     size_t t = d->t, v = d->v, V1 = v - 1, C2 = d->c * d->c;
@@ -231,4 +232,37 @@ void lc1_backward(const lc_dims *d, const float *x, const float *bulk, const flo
         (n, c, dxs, ld, p0 + s * d->c, dp0 + s * d->c);
         CUDA_CHECK_LAST();
     }
+}
+
+/* ---- device memory: the buffers this version allocates around its launchers; the caller attaches the cuBLAS
+ * workspace (the session does: uses_cublas)
+ * ----------------------------------------------------------------- */
+
+/* the forward needs no scratch, only alpha (saved for backward) and out */
+extern "C" float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                     float **alpha_out)
+{
+    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
+    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
+    lc1_forward(d, x, bulk, p0, alpha, out);
+    *alpha_out = alpha;
+    return out;
+}
+
+extern "C" void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                    float *alpha, const float *out, const float *dout, float **dx_out,
+                                    float **dbulk_out, float **dp0_out)
+{
+    float *dx = alpha; /* written over alpha, step by step, as on the CPU (cpu_lc_backward) */
+    dev_relabel(dx, "dx (n,t,v,c) written over alpha");
+    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
+    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
+    float *bcur = (float *)dev_alloc_array(d->n * d->c, DT_F32, "backward: beta_{i+1} (n,c)");
+    float *bnext = (float *)dev_alloc_array(d->n * d->c, DT_F32, "backward: beta_i (n,c)");
+    lc1_backward(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, bcur, bnext);
+    dev_free(bcur);
+    dev_free(bnext);
+    *dx_out = dx;
+    *dbulk_out = dbulk;
+    *dp0_out = dp0;
 }

@@ -1,7 +1,6 @@
 /* logchain_v4.cu - lesson 2, cuda-v4: the chain as one persistent kernel per pass.
  * Changed from v3: a block owns LC4_ROWS rows (b, s) and walks all v - 1 steps itself, the rows' state in
  * shared memory; dbulk's operands are written out and summed by one strided-batched GEMM. */
-#include "logchain_launch.h"
 #include "logchain_math.h"
 #include "logchain_problem.h"
 
@@ -10,6 +9,9 @@
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 #include "runtime/warp_reduce.h"
+
+/* v2's dp0 = sum_b dx_0 / p0 (kernels/logchain_v2.cu) */
+void lc2_dp0(const lc_dims *d, const float *dx, const float *p0, float *dp0);
 
 /* v3 still runs 2v - 1 small launches per forward (a GEMM over all n rows, then a row kernel, per step), each
  * filling a few SMs and each waiting for the last. But rows (b, s) are independent: a block that owns
@@ -240,8 +242,8 @@ static size_t lc4_forward_smem(size_t c)
 static size_t lc4_backward_smem(size_t c) { return sizeof(float) * (2 * LC4_ROWS * c + 3 * LC4_ROWS); }
 
 /* 1 launch. alpha (n,t,v,c), out (n,t) allocated by the caller. */
-void lc4_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                 float *out)
+static void lc4_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                        float *out)
 {
     LAUNCH(lc4_forward_kernel, lc4_grid(d), LC4_BLOCK, lc4_forward_smem(d->c))
     ((int)d->n, (int)d->c, (int)d->t, (int)d->v, x, bulk, p0, alpha, out);
@@ -249,8 +251,8 @@ void lc4_forward(const lc_dims *d, const float *x, const float *bulk, const floa
 }
 
 /* 3 launches: the kernel, the dbulk GEMM, dp0. dx = alpha, written over it; U, W: (t, v-1, n, c) scratch. */
-void lc4_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                  const float *out, const float *dout, float *dbulk, float *dp0, float *U, float *W)
+static void lc4_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float *dbulk, float *dp0, float *U, float *W)
 {
     int n = (int)d->n, c = (int)d->c;
     long long nc = (long long)n * c, C2 = (long long)c * c;
@@ -262,4 +264,38 @@ void lc4_backward(const lc_dims *d, const float *x, const float *bulk, const flo
     ROWMAJOR_SGEMM_STRIDED_BATCHED((cublasHandle_t)cublas_handle(), 1, 0, c, c, n, 1.0f, U, c, nc, W, c, nc,
                                    0.0f, dbulk, c, C2, (int)(d->t * (d->v - 1)));
     lc2_dp0(d, alpha, p0, dp0);
+}
+
+/* ---- device memory: the buffers this version allocates around its launchers; the caller attaches the cuBLAS
+ * workspace (the session does: uses_cublas)
+ * ----------------------------------------------------------------- */
+
+extern "C" float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                     float **alpha_out)
+{
+    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
+    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
+    lc4_forward(d, x, bulk, p0, alpha, out);
+    *alpha_out = alpha;
+    return out;
+}
+
+/* the backward kernel writes dx over alpha and every step's GEMM operands U, W */
+extern "C" void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                    float *alpha, const float *out, const float *dout, float **dx_out,
+                                    float **dbulk_out, float **dp0_out)
+{
+    float *dx = alpha; /* written over alpha, step by step, as on the CPU (cpu_lc_backward) */
+    dev_relabel(dx, "dx (n,t,v,c) written over alpha");
+    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
+    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
+    size_t steps = size_mul(size_mul(d->t, d->v - 1), size_mul(d->n, d->c));
+    float *U = (float *)dev_alloc_array(steps, DT_F32, "bwd: U = dout exp(alpha_i + mw - log Z) (t,v-1,n,c)");
+    float *W = (float *)dev_alloc_array(steps, DT_F32, "bwd: W = exp(x_{i+1} + beta_{i+1} - mw) (t,v-1,n,c)");
+    lc4_backward(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, U, W);
+    dev_free(U);
+    dev_free(W);
+    *dx_out = dx;
+    *dbulk_out = dbulk;
+    *dp0_out = dp0;
 }

@@ -2,7 +2,6 @@
  * multiply-adds and its rows of P are on their way long before they are used. Changed from v4: a cp.async
  * ring of P's rows per warp, no clamps in the walk, one thread per state between walks, a transposing
  * shuffle reduction in the backward, and a tiled dp0 kernel. */
-#include "logchain_launch.h"
 #include "logchain_math.h"
 #include "logchain_problem.h"
 
@@ -408,8 +407,8 @@ extern "C" const char *lc5_unfit(const lc_dims *d)
 }
 
 /* 1 launch. alpha (n,t,v,c), out (n,t) allocated by the caller. */
-void lc5_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                 float *out)
+static void lc5_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                        float *out)
 {
     int smem = (int)lc5_forward_smem(d->c); /* <= the opt-in: lc5_unfit */
     CUDA_CHECK(cudaFuncSetAttribute(lc5_forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -419,8 +418,8 @@ void lc5_forward(const lc_dims *d, const float *x, const float *bulk, const floa
 }
 
 /* 3 launches: the kernel, the dbulk GEMM, dp0. dx = alpha, written over it; U, W: (t, v-1, n, c) scratch. */
-void lc5_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                  const float *out, const float *dout, float *dbulk, float *dp0, float *U, float *W)
+static void lc5_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float *dbulk, float *dp0, float *U, float *W)
 {
     int n = (int)d->n, c = (int)d->c, t = (int)d->t, v = (int)d->v, smem = (int)lc5_backward_smem(d->c);
     long long nc = (long long)n * c, C2 = (long long)c * c;
@@ -434,4 +433,38 @@ void lc5_backward(const lc_dims *d, const float *x, const float *bulk, const flo
     LAUNCH(lc5_dp0_kernel, dim3((unsigned)((c + 31) / 32), (unsigned)t), dim3(32, LC5_DP0_ROWS), 0)
     (n, c, t, v, alpha, p0, dp0);
     CUDA_CHECK_LAST();
+}
+
+/* ---- device memory: the buffers this version allocates around its launchers; the caller attaches the cuBLAS
+ * workspace (the session does: uses_cublas)
+ * ----------------------------------------------------------------- */
+
+extern "C" float *cuda_lc_forward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                     float **alpha_out)
+{
+    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
+    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
+    lc5_forward(d, x, bulk, p0, alpha, out);
+    *alpha_out = alpha;
+    return out;
+}
+
+/* the backward kernel writes dx over alpha and every step's GEMM operands U, W */
+extern "C" void cuda_lc_backward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                                    float *alpha, const float *out, const float *dout, float **dx_out,
+                                    float **dbulk_out, float **dp0_out)
+{
+    float *dx = alpha; /* written over alpha, step by step, as on the CPU (cpu_lc_backward) */
+    dev_relabel(dx, "dx (n,t,v,c) written over alpha");
+    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
+    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
+    size_t steps = size_mul(size_mul(d->t, d->v - 1), size_mul(d->n, d->c));
+    float *U = (float *)dev_alloc_array(steps, DT_F32, "bwd: U = dout exp(alpha_i + mw - log Z) (t,v-1,n,c)");
+    float *W = (float *)dev_alloc_array(steps, DT_F32, "bwd: W = exp(x_{i+1} + beta_{i+1} - mw) (t,v-1,n,c)");
+    lc5_backward(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, U, W);
+    dev_free(U);
+    dev_free(W);
+    *dx_out = dx;
+    *dbulk_out = dbulk;
+    *dp0_out = dp0;
 }

@@ -114,8 +114,8 @@ static void cuda_forward(lesson_run *r)
     const lc_dims *d = dims_of(r->prob);
     switch (r->version) {
     case 1: r->t[OUT] = cuda_lc_forward_v1(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
-    case 2: r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
-    case 3: r->t[OUT] = cuda_lc_forward_graph(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 2: r->t[OUT] = cuda_lc_forward_v2(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 3: r->t[OUT] = cuda_lc_forward_v3(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 4: r->t[OUT] = cuda_lc_forward_v4(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 5: r->t[OUT] = cuda_lc_forward_v5(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     }
@@ -130,12 +130,12 @@ static void cuda_backward(lesson_run *r)
                             dbulk, dp0);
         break;
     case 2:
-        cuda_lc_backward(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk,
-                         dp0);
+        cuda_lc_backward_v2(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
+                            dbulk, dp0);
         break;
     case 3:
-        cuda_lc_backward_graph(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
-                               dbulk, dp0);
+        cuda_lc_backward_v3(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
+                            dbulk, dp0);
         break;
     case 4:
         cuda_lc_backward_v4(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
@@ -168,10 +168,11 @@ static double naive_work(const void *p)
 }
 static mem_formula naive_memory(const void *p) { return naive_lc_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_lc_memory(dims_of(p)); }
-static mem_formula cuda_memory(const void *p) { return cuda_lc_memory(dims_of(p)); }
+static mem_formula cuda_memory(const void *p) { return cuda_lc_memory_v2(dims_of(p)); }
 static const char *cuda_unfit(const void *p)
 {
-    return cuda_lc_dims_fit(dims_of(p)) ? NULL : "n, t or c exceeds the kernels' int indexing or grid limits";
+    return cuda_lc_dims_fit_v2(dims_of(p)) ? NULL
+                                           : "n, t or c exceeds the kernels' int indexing or grid limits";
 }
 static mem_formula cuda_v1_memory(const void *p) { return cuda_lc_memory_v1(dims_of(p)); }
 static mem_formula cuda_v4_memory(const void *p) { return cuda_lc_memory_v4(dims_of(p)); }

@@ -436,7 +436,7 @@ START_TEST(test_memory_overflow_saturates)
     lc_dims huge = {2147483647, 2147483647, 2147483647, 2147483647};
     ck_assert_uint_eq(naive_lc_memory(&huge).peak, SIZE_MAX);
     ck_assert_uint_eq(cpu_lc_memory(&huge).peak, SIZE_MAX);
-    ck_assert_uint_eq(cuda_lc_memory(&huge).peak, SIZE_MAX);
+    ck_assert_uint_eq(cuda_lc_memory_v2(&huge).peak, SIZE_MAX);
 }
 END_TEST
 

@@ -151,6 +151,8 @@ extern "C" void *dev_alloc_array_at(size_t count, dtype t, const char *label, co
     return dev_alloc_at(count * es, label, file, line);
 }
 
+extern "C" void dev_relabel(void *p, const char *label) { track_relabel(MEM_DEVICE, p, label); }
+
 extern "C" void dev_free(void *p)
 {
     if (!p) return;

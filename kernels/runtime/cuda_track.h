@@ -33,6 +33,8 @@ void *dev_alloc_array_at(size_t count, dtype t, const char *label, const char *f
 #define dev_alloc(bytes, label) dev_alloc_at((bytes), (label), __FILE__, __LINE__)
 #define dev_alloc_array(count, t, label) dev_alloc_array_at((count), (t), (label), __FILE__, __LINE__)
 void dev_free(void *p);
+/* A device buffer's new label, for a buffer that takes another tensor's role (dx written over alpha). */
+void dev_relabel(void *p, const char *label);
 void dev_upload(void *dst_dev, const void *src_host, size_t bytes);
 void dev_download(void *dst_host, const void *src_dev, size_t bytes);
 void dev_synchronize(void);

@@ -176,7 +176,8 @@ static place_counts place_counters(const run_ctx *c)
     place_counts n = {0, 0, 0, 0.0};
 #ifdef HAVE_CUDA
     if (c->device) {
-        n.launches = cuda_launch_count(), n.captures = cuda_graph_captures(), n.replays = cuda_graph_replays();
+        n.launches = cuda_launch_count(), n.captures = cuda_graph_captures(),
+        n.replays = cuda_graph_replays();
         n.graph_setup_ms = cuda_graph_setup_ms();
     }
 #endif
