@@ -2,7 +2,10 @@
  * the fused cell passes: one thread per (row i, unit j), no shared memory, no synchronisation. */
 #include "gru_cell_math.h"
 
-#include "gru_launch.h"
+extern "C" {
+#include "../optimized/gru_fused.h"
+#include "arena.h"
+}
 
 #include "runtime/cublas_rowmajor.h"
 #include "runtime/cuda_check.h"
@@ -11,8 +14,8 @@
 
 /* One thread per (row i, unit j) of the (B, H) hidden state; the arithmetic is gru_cell_math.h, the functions
  * the CPU calls. A step's saved rows St (B, 6H) = [r u n zn z e], row stride 6H, live in the arena that
- * optimized/gru_fused.cu carves before the loop, so no allocation happens inside it. No shared memory and no
- * synchronisation: each element is independent.
+ * this file's cuda_gru_forward_v1 carves before the loop, so no allocation happens inside it. No shared
+ * memory and no synchronisation: each element is independent.
  *   gru_reparam_fwd_kernel   z, e from pd (B, 2H)        gru_gate_bwd_kernel     [r u n zn] -> [da_r da_u dzn
  *                            da_n]
  *   gru_gate_fwd_kernel      h_new; saves r u n zn       gru_reparam_bwd_kernel  e -> dlv = dz e / 2
@@ -179,4 +182,40 @@ void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, con
         }
         gru1_segment_weight_grads(d, t0, t1, x, h0, W_ih, out, ws, s == nseg - 1 ? 0.0f : 1.0f, g);
     }
+}
+
+/* ---- device memory: one dev_alloc'ed arena carved before the step loop (the CPU's own carving code), so no
+ * cudaMalloc inside it, and out; backward allocates the gradients
+ * ----------------------------------------- */
+
+extern "C" float *cuda_gru_forward_v1(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                                      const float *eps, const float *W_enc, const float *W_ih,
+                                      const float *W_zh, void **arena_out, gru_fused_ws *ws)
+{
+    size_t bytes = gru_fused_arena_bytes(d, o);
+    void *mem = dev_alloc(bytes, "arena: saved rows (cap,B,6H) + xp block + scratch");
+    arena a;
+    arena_init(&a, mem, bytes);
+    gru_fused_carve(d, o, &a, ws);
+    float *out =
+        (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
+    gru1_forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, out, 0, 0, d->T, ws);
+    *arena_out = mem;
+    return out;
+}
+
+extern "C" void cuda_gru_backward_v1(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                                     const float *eps, const float *W_enc, const float *W_ih,
+                                     const float *W_zh, const float *out, const float *dout, void *arena_mem,
+                                     gru_fused_ws *ws, gru_grads *g)
+{
+    (void)o;
+    size_t BH = gru_h0_count(d);
+    g->dx = (float *)dev_alloc_array(gru_x_count(d), DT_F32, "dx (T,B,X)");
+    g->dh0 = (float *)dev_alloc_array(BH, DT_F32, "dh0 (B,H): the running dh carry, h0's at the end");
+    g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
+    g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
+    g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
+    gru1_backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
+    dev_free(arena_mem);
 }

@@ -211,17 +211,37 @@ static void cuda_forward(lesson_run *r)
 {
     const gru_problem *p = r->prob;
     cpu_saved *s = (cpu_saved *)r->saved.bytes;
-    if (r->version > 5) return;
-    r->t[OUT] = cuda_gru_forward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH],
-                                 r->t[WZH], &s->arena, &s->ws, r->version);
+    float *out = NULL;
+    const gru_dims *d = &p->d;
+    const gru_opts *o = &p->o;
+    const float *x = r->t[X_], *h0 = r->t[H0], *eps = r->t[EPS], *We = r->t[WENC], *Wi = r->t[WIH],
+                *Wz = r->t[WZH];
+    switch (r->version) {
+    case 1: out = cuda_gru_forward_v1(d, o, x, h0, eps, We, Wi, Wz, &s->arena, &s->ws); break;
+    case 2: out = cuda_gru_forward_v2(d, o, x, h0, eps, We, Wi, Wz, &s->arena, &s->ws); break;
+    case 3: out = cuda_gru_forward_v3(d, o, x, h0, eps, We, Wi, Wz, &s->arena, &s->ws); break;
+    case 4: out = cuda_gru_forward_v4(d, o, x, h0, eps, We, Wi, Wz, &s->arena, &s->ws); break;
+    case 5: out = cuda_gru_forward_v5(d, o, x, h0, eps, We, Wi, Wz, &s->arena, &s->ws); break;
+    }
+    r->t[OUT] = out;
 }
 static void cuda_backward(lesson_run *r)
 {
     const gru_problem *p = r->prob;
     cpu_saved *s = (cpu_saved *)r->saved.bytes;
     gru_grads g;
-    cuda_gru_backward(&p->d, &p->o, r->t[X_], r->t[H0], r->t[EPS], r->t[WENC], r->t[WIH], r->t[WZH],
-                      r->t[OUT], r->t[DOUT], s->arena, &s->ws, &g, r->version);
+    const gru_dims *d = &p->d;
+    const gru_opts *o = &p->o;
+    const float *x = r->t[X_], *h0 = r->t[H0], *eps = r->t[EPS], *We = r->t[WENC], *Wi = r->t[WIH],
+                *Wz = r->t[WZH], *out = r->t[OUT], *dout = r->t[DOUT];
+    switch (r->version) {
+    case 1: cuda_gru_backward_v1(d, o, x, h0, eps, We, Wi, Wz, out, dout, s->arena, &s->ws, &g); break;
+    case 2: cuda_gru_backward_v2(d, o, x, h0, eps, We, Wi, Wz, out, dout, s->arena, &s->ws, &g); break;
+    case 3: cuda_gru_backward_v3(d, o, x, h0, eps, We, Wi, Wz, out, dout, s->arena, &s->ws, &g); break;
+    case 4: cuda_gru_backward_v4(d, o, x, h0, eps, We, Wi, Wz, out, dout, s->arena, &s->ws, &g); break;
+    case 5: cuda_gru_backward_v5(d, o, x, h0, eps, We, Wi, Wz, out, dout, s->arena, &s->ws, &g); break;
+    default: return; /* no such version: the gradients stay unset and the session says so */
+    }
     store_grads(r, &g);
 }
 #else

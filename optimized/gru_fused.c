@@ -10,7 +10,7 @@
 
 #define SW GRU_SAVED_PER_ROW
 
-static size_t steps_saved(const gru_dims *d, const gru_opts *o)
+size_t gru_steps_saved(const gru_dims *d, const gru_opts *o)
 {
     return o->checkpoint && o->checkpoint < d->T ? o->checkpoint : d->T;
 }
@@ -19,7 +19,7 @@ void gru_fused_carve(const gru_dims *d, const gru_opts *o, void *arena_ptr, gru_
 {
     arena *a = arena_ptr;
     size_t B = d->B, H = d->H;
-    ws->cap = steps_saved(d, o);
+    ws->cap = gru_steps_saved(d, o);
     ws->P = o->block && o->block < ws->cap ? o->block : ws->cap;
     ws->S = arena_take(a, size_mul(size_mul(ws->cap, B), size_mul(SW, H)), DT_F32, "S (cap,B,6H)");
     ws->xp = arena_take(a, size_mul(size_mul(ws->P, B), size_mul(3, H)), DT_F32, "xp (P,B,3H)");
@@ -230,7 +230,7 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
 }
 
 /* inputs, the arena and out after forward; + dout and the gradients at the peak */
-static mem_formula gru_memory(const gru_dims *d, size_t arena_bytes)
+mem_formula gru_memory_of(const gru_dims *d, size_t arena_bytes)
 {
     size_t out = size_mul(4, gru_seq_count(d));
     mem_formula m;
@@ -242,34 +242,5 @@ static mem_formula gru_memory(const gru_dims *d, size_t arena_bytes)
 
 mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o)
 {
-    return gru_memory(d, gru_fused_arena_bytes(d, o));
-}
-
-#include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES: a constant, no CUDA needed */
-#include <limits.h>
-
-mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o)
-{
-    mem_formula m = cpu_gru_memory(d, o);
-    m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
-    m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
-    m.allocs = 15;
-    return m;
-}
-
-mem_formula cuda_gru_persistent_memory(const gru_dims *d)
-{
-    mem_formula m = gru_memory(d, gru_saved_arena_bytes(d));
-    m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
-    m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
-    m.allocs = 15;
-    return m;
-}
-
-const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o)
-{
-    size_t rows = size_mul(steps_saved(d, o), d->B), widest = d->X > 6 * d->H ? d->X : 6 * d->H;
-    if (size_mul(rows, widest) > INT_MAX || size_mul(d->T, d->B) > INT_MAX || size_mul(d->B, d->H) > INT_MAX)
-        return "a GEMM dimension or a kernel's element count exceeds int";
-    return NULL;
+    return gru_memory_of(d, gru_fused_arena_bytes(d, o));
 }

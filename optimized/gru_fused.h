@@ -57,22 +57,47 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
                       const gru_probe *probe);
 
 #ifdef HAVE_CUDA
-/* The same on the device (optimized/gru_fused.cu): every pointer is device memory; the arena and out are
- * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_v1.cu,
- * kernels/gru_v2.cu). */
-float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
-                        const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
-                        void **arena_out, gru_fused_ws *ws, int version);
-void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
-                       const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
-                       const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g,
-                       int version);
-/* version 1 (cuda-v1) launches the step loops; 2 (cuda-v2): the step loop captured into one CUDA Graph once
- * per shape and buffers and replayed (cuda_track.h): the same kernels, GEMMs, order, results and memory, 1
- * launch per forward and per backward; 3 (cuda-v3): forward as one persistent cooperative kernel writing the
- * same saved rows (kernels/gru_v3.cu), backward version 2's; 4 (cuda-v4): the same with 8 lanes per (row,
- * unit), every thread of a block at work (kernels/gru_v4.cu); 5 (cuda-v5): v4's forward, backward's step loop
- * as one persistent cooperative kernel (kernels/gru_v5.cu) and v1's weight-gradient GEMMs after it. */
+/* The same on the device, cuda-vN in kernels/gru_vN.cu: every pointer is device memory; the arena and out are
+ * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes kernels. v1 launches the step loops; v2 captures them
+ * into one CUDA Graph once per shape and buffers and replays it (cuda_track.h); v3 runs forward as one
+ * persistent cooperative kernel writing the same saved rows, backward v2's; v4 the same with 8 lanes per
+ * (row, unit); v5 v4's forward, backward's step loop as one persistent cooperative kernel and v1's
+ * weight-gradient GEMMs after it. */
+float *cuda_gru_forward_v1(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v1(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+float *cuda_gru_forward_v2(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v2(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+float *cuda_gru_forward_v3(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v3(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+float *cuda_gru_forward_v4(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v4(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+float *cuda_gru_forward_v5(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v5(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
 /* NULL when cuda-v3's cooperative grid fits the device (every block resident, each block's weight slices in
  * its shared memory) and --checkpoint is 0, else why not */
 const char *gru3_unfit(const gru_dims *d, const gru_opts *o);
@@ -92,6 +117,11 @@ mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o);
 /* cuda-v3 to v5: the same with the saved rows alone as the arena (gru_saved_carve); v5's split
  * weight-gradient sums keep their partials in dx before it is written (kernels/gru_v5.cu): no bytes more */
 mem_formula cuda_gru_persistent_memory(const gru_dims *d);
+
+/* the steps whose saved rows the arena keeps (T, or --checkpoint's K) */
+size_t gru_steps_saved(const gru_dims *d, const gru_opts *o);
+/* inputs + out + an arena of arena_bytes after forward; + dout + gradients at the peak; 14 allocations */
+mem_formula gru_memory_of(const gru_dims *d, size_t arena_bytes);
 
 /* The tracker's view: inputs + out + arena after forward; + dout + gradients at the peak; 14 allocations. */
 mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o);
