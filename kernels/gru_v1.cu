@@ -2,10 +2,7 @@
  * the fused cell passes: one thread per (row i, unit j), no shared memory, no synchronisation. */
 #include "gru_cell_math.h"
 
-extern "C" {
-#include "../optimized/gru_fused.h"
-#include "arena.h"
-}
+#include "gru_launch.h"
 
 #include "runtime/cublas_rowmajor.h"
 #include "runtime/cuda_check.h"
@@ -184,23 +181,15 @@ void gru1_backward_steps(const gru_dims *d, const float *x, const float *h0, con
     }
 }
 
-/* ---- device memory: one dev_alloc'ed arena carved before the step loop (the CPU's own carving code), so no
- * cudaMalloc inside it, and out; backward allocates the gradients
- * ----------------------------------------- */
+/* ---- device memory: the arena, out and the gradients (gru_launch.h) around this version's launchers ---- */
 
 extern "C" float *cuda_gru_forward_v1(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
                                       const float *eps, const float *W_enc, const float *W_ih,
                                       const float *W_zh, void **arena_out, gru_fused_ws *ws)
 {
-    size_t bytes = gru_fused_arena_bytes(d, o);
-    void *mem = dev_alloc(bytes, "arena: saved rows (cap,B,6H) + xp block + scratch");
-    arena a;
-    arena_init(&a, mem, bytes);
-    gru_fused_carve(d, o, &a, ws);
-    float *out =
-        (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
+    *arena_out = gru_dev_arena(d, o, 0, ws);
+    float *out = gru_dev_out(d);
     gru1_forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, out, 0, 0, d->T, ws);
-    *arena_out = mem;
     return out;
 }
 
@@ -210,12 +199,7 @@ extern "C" void cuda_gru_backward_v1(const gru_dims *d, const gru_opts *o, const
                                      gru_fused_ws *ws, gru_grads *g)
 {
     (void)o;
-    size_t BH = gru_h0_count(d);
-    g->dx = (float *)dev_alloc_array(gru_x_count(d), DT_F32, "dx (T,B,X)");
-    g->dh0 = (float *)dev_alloc_array(BH, DT_F32, "dh0 (B,H): the running dh carry, h0's at the end");
-    g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
-    g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
-    g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
+    gru_dev_grads(d, g);
     gru1_backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
     dev_free(arena_mem);
 }

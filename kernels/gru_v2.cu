@@ -1,10 +1,7 @@
 /* gru_v2.cu - lesson 4, cuda-v2: v1's step loops captured into a CUDA Graph once per shape, then replayed.
  * Changed from v1: the same kernels and GEMMs in the same order, recorded once and launched as one graph,
  * 1 launch a pass instead of about five a time step. */
-extern "C" {
-#include "../optimized/gru_fused.h"
-#include "arena.h"
-}
+#include "gru_launch.h"
 
 #include "runtime/cuda_track.h"
 
@@ -75,23 +72,15 @@ void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, con
     cuda_graph_keep(&backward_graph, key, NKEY(key));
 }
 
-/* ---- device memory: one dev_alloc'ed arena carved before the step loop (the CPU's own carving code), so no
- * cudaMalloc inside it, and out; backward allocates the gradients
- * ----------------------------------------- */
+/* ---- device memory: the arena, out and the gradients (gru_launch.h) around this version's launchers ---- */
 
 extern "C" float *cuda_gru_forward_v2(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
                                       const float *eps, const float *W_enc, const float *W_ih,
                                       const float *W_zh, void **arena_out, gru_fused_ws *ws)
 {
-    size_t bytes = gru_fused_arena_bytes(d, o);
-    void *mem = dev_alloc(bytes, "arena: saved rows (cap,B,6H) + xp block + scratch");
-    arena a;
-    arena_init(&a, mem, bytes);
-    gru_fused_carve(d, o, &a, ws);
-    float *out =
-        (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
+    *arena_out = gru_dev_arena(d, o, 0, ws);
+    float *out = gru_dev_out(d);
     gru2_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
-    *arena_out = mem;
     return out;
 }
 
@@ -101,12 +90,7 @@ extern "C" void cuda_gru_backward_v2(const gru_dims *d, const gru_opts *o, const
                                      gru_fused_ws *ws, gru_grads *g)
 {
     (void)o;
-    size_t BH = gru_h0_count(d);
-    g->dx = (float *)dev_alloc_array(gru_x_count(d), DT_F32, "dx (T,B,X)");
-    g->dh0 = (float *)dev_alloc_array(BH, DT_F32, "dh0 (B,H): the running dh carry, h0's at the end");
-    g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
-    g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
-    g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
+    gru_dev_grads(d, g);
     gru2_backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
     dev_free(arena_mem);
 }

@@ -6,11 +6,6 @@
 #include "gru_cell_math.h"
 #include "gru_launch.h"
 
-extern "C" {
-#include "../optimized/gru_fused.h"
-#include "arena.h"
-}
-
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_fit.h"
 #include "runtime/cuda_track.h"
@@ -188,25 +183,15 @@ void gru3_backward_steps(const gru_dims *d, const float *x, const float *h0, con
     gru2_backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
 }
 
-/* ---- device memory: one dev_alloc'ed arena carved before the step loop (the CPU's own carving code), so no
- * cudaMalloc inside it, and out; backward allocates the gradients
- * ----------------------------------------- */
+/* ---- device memory: the arena, out and the gradients (gru_launch.h) around this version's launchers ---- */
 
 extern "C" float *cuda_gru_forward_v3(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
                                       const float *eps, const float *W_enc, const float *W_ih,
                                       const float *W_zh, void **arena_out, gru_fused_ws *ws)
 {
-    /* x_t W_ih and the step's GEMMs are inside the kernel: the arena is the saved rows alone */
-    (void)o;
-    size_t bytes = gru_saved_arena_bytes(d);
-    void *mem = dev_alloc(bytes, "arena: saved rows (T,B,6H)");
-    arena a;
-    arena_init(&a, mem, bytes);
-    gru_saved_carve(d, &a, ws);
-    float *out =
-        (float *)dev_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
+    *arena_out = gru_dev_arena(d, o, 1, ws);
+    float *out = gru_dev_out(d);
     gru3_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
-    *arena_out = mem;
     return out;
 }
 
@@ -216,12 +201,7 @@ extern "C" void cuda_gru_backward_v3(const gru_dims *d, const gru_opts *o, const
                                      gru_fused_ws *ws, gru_grads *g)
 {
     (void)o;
-    size_t BH = gru_h0_count(d);
-    g->dx = (float *)dev_alloc_array(gru_x_count(d), DT_F32, "dx (T,B,X)");
-    g->dh0 = (float *)dev_alloc_array(BH, DT_F32, "dh0 (B,H): the running dh carry, h0's at the end");
-    g->dW_enc = (float *)dev_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
-    g->dW_ih = (float *)dev_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
-    g->dW_zh = (float *)dev_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
+    gru_dev_grads(d, g);
     gru3_backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
     dev_free(arena_mem);
 }

@@ -1,6 +1,7 @@
 /* logchain_v1.cu - lesson 2, cuda-v1: the recursions in log space, our kernels only, no cuBLAS: every step a
  * log-space (n x c) . (c x c) product with an online logsumexp, chain positions looped on the host. */
 #include "logchain_math.h"
+#include "logchain_device.h"
 #include "logchain_problem.h"
 
 #include "runtime/cuda_check.h"
@@ -234,35 +235,25 @@ static void lc1_backward(const lc_dims *d, const float *x, const float *bulk, co
     }
 }
 
-/* ---- device memory: the buffers this version allocates around its launchers; the caller attaches the cuBLAS
- * workspace (the session does: uses_cublas)
- * ----------------------------------------------------------------- */
+/* ---- device memory: the buffers around this version's launchers (logchain_device.h); the caller attaches
+ * the cuBLAS workspace where the version uses cuBLAS (the session does: uses_cublas) --------------------- */
 
-/* the forward needs no scratch, only alpha (saved for backward) and out */
 extern "C" float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
                                      float **alpha_out)
 {
-    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
-    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
-    lc1_forward(d, x, bulk, p0, alpha, out);
-    *alpha_out = alpha;
+    float *out = lc_dev_forward_out(d, alpha_out);
+    lc1_forward(d, x, bulk, p0, *alpha_out, out);
     return out;
 }
 
 extern "C" void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
-                                    float *alpha, const float *out, const float *dout, float **dx_out,
-                                    float **dbulk_out, float **dp0_out)
+                                    float *alpha, const float *out, const float *dout, float **dx,
+                                    float **dbulk, float **dp0)
 {
-    float *dx = alpha; /* written over alpha, step by step, as on the CPU (cpu_lc_backward) */
-    dev_relabel(dx, "dx (n,t,v,c) written over alpha");
-    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
-    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
+    lc_dev_grads(d, alpha, dx, dbulk, dp0);
     float *bcur = (float *)dev_alloc_array(d->n * d->c, DT_F32, "backward: beta_{i+1} (n,c)");
     float *bnext = (float *)dev_alloc_array(d->n * d->c, DT_F32, "backward: beta_i (n,c)");
-    lc1_backward(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, bcur, bnext);
+    lc1_backward(d, x, bulk, p0, alpha, out, dout, *dbulk, *dp0, bcur, bnext);
     dev_free(bcur);
     dev_free(bnext);
-    *dx_out = dx;
-    *dbulk_out = dbulk;
-    *dp0_out = dp0;
 }

@@ -2,6 +2,7 @@
  * Changed from v1: each step is m + log(exp(a - m) . P), its products cuBLAS GEMMs over every chain
  * position at once; our kernels keep the row-wise O(n c) work, one warp per row. */
 #include "logchain_math.h"
+#include "logchain_device.h"
 #include "logchain_problem.h"
 
 #include "runtime/cublas_rowmajor.h"
@@ -186,45 +187,25 @@ void lc2_backward_steps(const lc_dims *d, const float *x, const float *bulk, con
     lc2_dp0(d, dx, p0, dp0);
 }
 
-/* ---- device memory: the buffers this version allocates around its launchers; the caller attaches the cuBLAS
- * workspace (the session does: uses_cublas)
- * ----------------------------------------------------------------- */
+/* ---- device memory: the buffers around this version's launchers (logchain_device.h); the caller attaches
+ * the cuBLAS workspace where the version uses cuBLAS (the session does: uses_cublas) --------------------- */
 
 extern "C" float *cuda_lc_forward_v2(const lc_dims *d, const float *x, const float *bulk, const float *p0,
                                      float **alpha_out)
 {
-    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
-    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
-    float *W =
-        (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: W = exp(alpha - m) (t,n,c)");
-    float *S = (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "fwd scratch: S = W . P (t,n,c)");
-    float *m = (float *)dev_alloc_array(d->t * d->n, DT_F32, "fwd scratch: row maxima m (t,n)");
-    lc2_forward_steps(d, x, bulk, p0, alpha, out, W, S, m);
-    dev_free(W);
-    dev_free(S);
-    dev_free(m);
-    *alpha_out = alpha;
+    float *out = lc_dev_forward_out(d, alpha_out);
+    lc_scratch s = lc_dev_step_scratch(d, 0);
+    lc2_forward_steps(d, x, bulk, p0, *alpha_out, out, s.W, s.S, s.m);
+    lc_dev_scratch_free(s);
     return out;
 }
 
 extern "C" void cuda_lc_backward_v2(const lc_dims *d, const float *x, const float *bulk, const float *p0,
-                                    float *alpha, const float *out, const float *dout, float **dx_out,
-                                    float **dbulk_out, float **dp0_out)
+                                    float *alpha, const float *out, const float *dout, float **dx,
+                                    float **dbulk, float **dp0)
 {
-    float *dx = alpha; /* written over alpha, step by step, as on the CPU (cpu_lc_backward) */
-    dev_relabel(dx, "dx (n,t,v,c) written over alpha");
-    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
-    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
-    float *W =
-        (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: W = exp(x + beta - mb) (t,n,c)");
-    float *SU =
-        (float *)dev_alloc_array(d->t * d->n * d->c, DT_F32, "bwd scratch: U, then S = W . P^T (t,n,c)");
-    float *mb = (float *)dev_alloc_array(d->t * d->n, DT_F32, "bwd scratch: row maxima mb (t,n)");
-    lc2_backward_steps(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, W, SU, mb);
-    dev_free(W);
-    dev_free(SU);
-    dev_free(mb);
-    *dx_out = dx;
-    *dbulk_out = dbulk;
-    *dp0_out = dp0;
+    lc_dev_grads(d, alpha, dx, dbulk, dp0);
+    lc_scratch s = lc_dev_step_scratch(d, 1);
+    lc2_backward_steps(d, x, bulk, p0, alpha, out, dout, *dbulk, *dp0, s.W, s.S, s.m);
+    lc_dev_scratch_free(s);
 }

@@ -3,6 +3,7 @@
  * ring of P's rows per warp, no clamps in the walk, one thread per state between walks, a transposing
  * shuffle reduction in the backward, and a tiled dp0 kernel. */
 #include "logchain_math.h"
+#include "logchain_device.h"
 #include "logchain_problem.h"
 
 #include <cuda_pipeline_primitives.h>
@@ -435,36 +436,24 @@ static void lc5_backward(const lc_dims *d, const float *x, const float *bulk, co
     CUDA_CHECK_LAST();
 }
 
-/* ---- device memory: the buffers this version allocates around its launchers; the caller attaches the cuBLAS
- * workspace (the session does: uses_cublas)
- * ----------------------------------------------------------------- */
+/* ---- device memory: the buffers around this version's launchers (logchain_device.h); the caller attaches
+ * the cuBLAS workspace where the version uses cuBLAS (the session does: uses_cublas) --------------------- */
 
 extern "C" float *cuda_lc_forward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0,
                                      float **alpha_out)
 {
-    float *alpha = (float *)dev_alloc_array(lc_x_count(d), DT_F32, "alpha (n,t,v,c) saved for backward");
-    float *out = (float *)dev_alloc_array(lc_out_count(d), DT_F32, "out (n,t)");
-    lc5_forward(d, x, bulk, p0, alpha, out);
-    *alpha_out = alpha;
+    float *out = lc_dev_forward_out(d, alpha_out);
+    lc5_forward(d, x, bulk, p0, *alpha_out, out);
     return out;
 }
 
 /* the backward kernel writes dx over alpha and every step's GEMM operands U, W */
 extern "C" void cuda_lc_backward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0,
-                                    float *alpha, const float *out, const float *dout, float **dx_out,
-                                    float **dbulk_out, float **dp0_out)
+                                    float *alpha, const float *out, const float *dout, float **dx,
+                                    float **dbulk, float **dp0)
 {
-    float *dx = alpha; /* written over alpha, step by step, as on the CPU (cpu_lc_backward) */
-    dev_relabel(dx, "dx (n,t,v,c) written over alpha");
-    float *dbulk = (float *)dev_alloc_array(lc_bulk_count(d), DT_F32, "dbulk (1,t,v-1,c,c)");
-    float *dp0 = (float *)dev_alloc_array(lc_p0_count(d), DT_F32, "dp0 (1,t,c)");
-    size_t steps = size_mul(size_mul(d->t, d->v - 1), size_mul(d->n, d->c));
-    float *U = (float *)dev_alloc_array(steps, DT_F32, "bwd: U = dout exp(alpha_i + mw - log Z) (t,v-1,n,c)");
-    float *W = (float *)dev_alloc_array(steps, DT_F32, "bwd: W = exp(x_{i+1} + beta_{i+1} - mw) (t,v-1,n,c)");
-    lc5_backward(d, x, bulk, p0, alpha, out, dout, dbulk, dp0, U, W);
-    dev_free(U);
-    dev_free(W);
-    *dx_out = dx;
-    *dbulk_out = dbulk;
-    *dp0_out = dp0;
+    lc_dev_grads(d, alpha, dx, dbulk, dp0);
+    lc_operands o = lc_dev_step_operands(d);
+    lc5_backward(d, x, bulk, p0, alpha, out, dout, *dbulk, *dp0, o.U, o.W);
+    lc_dev_operands_free(o);
 }
