@@ -63,8 +63,10 @@ OBJ      := build/obj/$(subst -count,,$(subst -fma,,$(MODE)))
 endif
 OPT      := $(if $(filter 1,$(DEBUG)),-O0 -g3,-O2 -g)
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wpedantic -Werror=implicit-function-declaration $(if $(filter 1,$(WERROR)),-Werror,)
-CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP
-# the CPU GEMM providers (kernels/runtime/gemm_cpu.c): OpenBLAS, and oneDNN with its OpenMP runtime
+# the runner (lessons/runner) and the host-only runtime (lessons/host) by bare name, from any folder
+HOST_INC := -Ilessons/runner -Ilessons/host
+CFLAGS   := -std=c11 $(OPT) $(WARN) -MMD -MP $(HOST_INC)
+# the CPU GEMM providers (lessons/host/gemm_cpu.c): OpenBLAS, and oneDNN with its OpenMP runtime
 LDLIBS   := -lopenblas -ldnnl -lgomp -lm
 ifeq ($(SANITIZE),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -76,7 +78,7 @@ CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
 # sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it.
 # -Ikernels/runtime/ptx: <mma_ptx.h> (the emulation build finds its own first, tests/cuda_emu/include)
-NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA -Ikernels/runtime/ptx \
+NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) \
              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Wshadow$(if $(filter 1,$(WERROR)),$(comma)-Werror,) \
              $(if $(filter 1,$(WERROR)),-Werror all-warnings,) -MMD -MP
@@ -84,11 +86,12 @@ LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudar
 endif
 
 # ---- the runtime and the generic lesson program ----------------------------------------------------------
-RUNTIME_C  := $(addprefix kernels/runtime/,dtype.c track.c arena.c rng.c timer.c compare.c gemm_cpu.c gemm_matmul.c gemm_record.c)
+RUNTIME_C  := kernels/runtime/dtype.c $(addprefix lessons/host/,track.c arena.c rng.c timer.c compare.c gemm_cpu.c \
+              gemm_matmul.c gemm_record.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu kernels/runtime/cuda_fit.cu
-SESSION_C  := lessons/lesson.c lessons/cli.c lessons/report.c lessons/npy.c lessons/impl_gate.c lessons/tensor_copy.c \
-              lessons/session.c lessons/lesson_main.c lessons/lesson_output.c lessons/snapshot.c lessons/run_estimate.c \
-              lessons/snapshot_allocator.c lessons/time_spread.c lessons/gpu_model.c lessons/output_file.c
+SESSION_C  := $(addprefix lessons/runner/,lesson.c cli.c report.c npy.c impl_gate.c tensor_copy.c session.c \
+              lesson_main.c lesson_output.c snapshot.c run_estimate.c snapshot_allocator.c time_spread.c gpu_model.c \
+              output_file.c)
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \
        $(if $(filter 1,$(CUDA)),$(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(filter %.cu,$(1))))
@@ -110,7 +113,7 @@ include tests/cuda_emu/emu.mk # [emu hook] EMU=1 flags, the g++ rule for .cu, te
 
 # ---- lessons ---------------------------------------------------------------------------------------------
 # $(call LESSON,N,C sources,CUDA sources,extra test C sources[,definition]): lessons/lessonN.c (or the fifth
-# argument) holds the definition (lessonN_def); build/lessonN is lessons/lesson_program.c over it;
+# argument) holds the definition (lessonN_def); build/lessonN is lessons/runner/lesson_program.c over it;
 # tests/test_lessonN.c (when present) is its own suite and tests/cuda_lessonN.c (when present) joins
 # build/test_cuda. These lines are the one list of lessons: LESSON_NS, and from it the generated
 # $(LESSON_LIST_H) (X(1) X(2) ...) that tests/test_lessons.c and tests/test_cuda.c expand, the docs target and
@@ -123,9 +126,9 @@ LESSON_NS += $(1)
 L$(1)_OBJ := $$(call objs,$(or $(5),lessons/lesson$(1).c) $(2) $(3))
 LESSON_DEF_OBJ += $$(L$(1)_OBJ)
 LESSON_CUDA_TEST_OBJ += $$(if $$(wildcard tests/cuda_lesson$(1).c),$$(OBJ)/tests/cuda_lesson$(1).o)
-$(BIN)/lesson$(1): $$(OBJ)/lessons/lesson_program_$(1).o $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
+$(BIN)/lesson$(1): $$(OBJ)/lessons/runner/lesson_program_$(1).o $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
 	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(LDLIBS)
-$$(OBJ)/lessons/lesson_program_$(1).o: lessons/lesson_program.c
+$$(OBJ)/lessons/runner/lesson_program_$(1).o: lessons/runner/lesson_program.c
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS) -DLESSON_DEF=lesson$(1)_def -c -o $$@ $$<
 $(BIN)/test_lesson$(1): $$(OBJ)/tests/test_lesson$(1).o $$(call objs,$(4)) $$(TEST_LIB_OBJ) $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
@@ -136,10 +139,10 @@ lesson-$(1): all
 .PHONY: lesson-$(1)
 endef
 
-$(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c lessons/bmm_reference.c,optimized/bmm_grouped.cu kernels/bmm_v1.cu,))
-$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c lessons/logchain_reference.c,optimized/logchain_forward.cu kernels/logchain_v1.cu kernels/logchain_v2.cu kernels/logchain_v3.cu kernels/logchain_v4.cu kernels/logchain_v5.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
+$(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c optimized/bmm_cuda_memory.c lessons/bmm_reference.c,kernels/bmm_v1.cu,))
+$(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c optimized/logchain_cuda_memory.c lessons/logchain_reference.c,kernels/logchain_v1.cu kernels/logchain_v2.cu kernels/logchain_v3.cu kernels/logchain_v4.cu kernels/logchain_v5.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
 $(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_v1.cu kernels/maxsim_v2.cu kernels/maxsim_v3.cu kernels/maxsim_v4.cu kernels/maxsim_v5.cu kernels/maxsim_v6.cu kernels/maxsim_v7.cu kernels/maxsim_v8.cu kernels/maxsim_v9.cu optimized/maxsim_fused.cu,))
-$(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c lessons/gru_reference.c,optimized/gru_fused.cu kernels/gru_v1.cu kernels/gru_v2.cu kernels/gru_v3.cu kernels/gru_v4.cu kernels/gru_v5.cu,))
+$(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c optimized/gru_cuda_memory.c lessons/gru_reference.c,kernels/gru_v1.cu kernels/gru_v2.cu kernels/gru_v3.cu kernels/gru_v4.cu kernels/gru_v5.cu,))
 $(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_rows.c optimized/linear_ce_cce.c optimized/linear_ce_cce_v3.c optimized/linear_ce_cce_v4.c optimized/linear_ce_cce_v5.c optimized/linear_ce_gemm.c lessons/linear_ce_reference.c,optimized/linear_ce_fused.cu kernels/linear_ce_v1.cu optimized/linear_ce_cce.cu kernels/linear_ce_v2.cu optimized/linear_ce_cce_v3.cu kernels/linear_ce_v3.cu optimized/linear_ce_cce_v4.cu kernels/linear_ce_v4.cu optimized/linear_ce_cce_v5.cu kernels/linear_ce_v5.cu,))
 ifeq ($(TOY_LESSON),1) # a sixth lesson for the done-when check (make test-toy-lesson): one line, no list edited
 $(eval $(call LESSON,6,,,,tests/toy_lesson.c))
@@ -151,15 +154,15 @@ $(LESSON_LIST_H): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(foreach n,$(LESSON_NS),X($(n)))' >$@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(OBJ)/tests/test_lessons.o $(OBJ)/tests/test_cuda.o $(LESSON_CUDA_TEST_OBJ): $(LESSON_LIST_H)
-# The commit a lesson was built from, for --version and --dump's meta.json (lessons/version.h; rewritten only
+# The commit a lesson was built from, for --version and --dump's meta.json (lessons/runner/version.h; rewritten only
 # when `git describe` changes, so nothing rebuilds needlessly)
 GIT_DESCRIBE_H := $(OBJ)/gen/git_describe.h
 $(GIT_DESCRIBE_H): FORCE
 	@mkdir -p $(dir $@)
 	@echo '#define LESSON_GIT_DESCRIBE "$(shell git describe --always --dirty 2>/dev/null || echo unknown)"' >$@.tmp; \
 	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(OBJ)/lessons/cli.o $(OBJ)/lessons/lesson_output.o: $(GIT_DESCRIBE_H)
-$(OBJ)/lessons/cli.o $(OBJ)/lessons/lesson_output.o: CFLAGS += -I$(OBJ)/gen
+$(OBJ)/lessons/runner/cli.o $(OBJ)/lessons/runner/lesson_output.o: $(GIT_DESCRIBE_H)
+$(OBJ)/lessons/runner/cli.o $(OBJ)/lessons/runner/lesson_output.o: CFLAGS += -I$(OBJ)/gen
 $(OBJ)/tests/test_lessons.o: CFLAGS += -DLESSON_BIN_DIR='"$(BIN)"'
 .PHONY: FORCE
 FORCE:
@@ -265,9 +268,11 @@ plots: plot-deps
 # and lesson 3's model counts its time model's build and nvcc's SASS (both built here; nvcc needed).
 # check-docs: the ten-section shape, no figure typed by hand, the appendices and links, and every gdb walk run in gdb
 # -batch against a -O0 -g3 CPU build in build/debug (docs/tools/check_docs.py, docs/tools/check_gdb_walks.py), and
-# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them), and
+# each doc's reading path against the files' line counts (docs/tools/check_reading_paths.py; --fix rewrites them),
 # the docs' commands and PyTorch snippets run as pasted (docs/tools/check_doc_commands.py; check_doc_snippets.py,
-# where /usr/bin/python3 has torch).
+# where /usr/bin/python3 has torch), and the product code's shape: no emulator names, short version headers, 110
+# columns, no figures in comments (docs/tools/check_code_shape.py; docs/tools/code_shape_allow.txt lists the files
+# not converted yet).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
 docs: all test-build plot-deps
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
@@ -283,6 +288,7 @@ check-docs: gdb-deps plot-deps all gdb-build test-build
 	$(PYTHON) docs/tools/check_gdb_walks.py --bin build/debug
 	$(PYTHON) docs/tools/check_docs.py
 	$(PYTHON) docs/tools/check_reading_paths.py
+	$(PYTHON) docs/tools/check_code_shape.py
 	$(PYTHON) docs/tools/cuda_order.py --check $(BIN)
 	$(PYTHON) docs/tools/check_doc_commands.py
 	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then /usr/bin/python3 docs/tools/check_doc_snippets.py; \

@@ -66,8 +66,8 @@ HD float gru_gate_backward(float g, float h, gru_gates s, gru_gate_grads *o)
 /* v3: one persistent cooperative block per slice of hidden units, up to GRU3_MAX_PER_SM blocks per SM */
 #define GRU3_THREADS 256
 #define GRU3_MAX_PER_SM 8
-/* v4: as v3, with GRU4_LANES lanes per (row, unit), each taking every GRU4_LANES-th term of its dot products, and
- * blocks of at least GRU4_UNITS units (a block reads h, x_t and z once a step for all of them) */
+/* v4: as v3, with GRU4_LANES lanes per (row, unit), each taking every GRU4_LANES-th term of its dot products,
+ * and blocks of at least GRU4_UNITS units (a block reads h, x_t and z once a step for all of them) */
 #define GRU4_THREADS 512
 #define GRU4_LANES 8
 #define GRU4_UNITS 2
@@ -80,8 +80,9 @@ HD void gru_block_units(int H, int G, int g, int *j0, int *nj)
     *nj = (int)((long long)(g + 1) * H / G) - *j0;
 }
 
-/* v4, v5: words per unit's row of a weight slice in shared memory: n rounded up to 8 more than a multiple of 32, so
- * the 4 lane groups of a warp, at 4 consecutive units, read 4 x 8 consecutive words in 32 different banks */
+/* v4, v5: words per unit's row of a weight slice in shared memory: n rounded up to 8 more than a multiple of
+ * 32, so the 4 lane groups of a warp, at 4 consecutive units, read 4 x 8 consecutive words in 32 different
+ * banks */
 HD long long gru_row_words(long long n) { return n + ((8 - n % 32) + 32) % 32; }
 
 #endif

@@ -1,5 +1,6 @@
-/* gru_lanes.h - lesson 4's lane groups (cuda-v4, cuda-v5; CUDA sources only): GRU4_LANES lanes share one (row, unit)
- * and each takes every GRU4_LANES-th term of its dot products; this sums the group's partial sums. */
+/* gru_lanes.h - lesson 4's lane groups (cuda-v4, cuda-v5; CUDA sources only): GRU4_LANES lanes share one
+ * (row, unit) and each takes every GRU4_LANES-th term of its dot products; this sums the group's partial
+ * sums. */
 #ifndef KERNELS_GRU_LANES_H
 #define KERNELS_GRU_LANES_H
 

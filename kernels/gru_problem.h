@@ -46,7 +46,8 @@ typedef struct {
 
 static inline size_t gru_x_count(const gru_dims *d) { return size_mul(size_mul(d->T, d->B), d->X); }
 static inline size_t gru_h0_count(const gru_dims *d) { return size_mul(d->B, d->H); }
-static inline size_t gru_seq_count(const gru_dims *d) { return size_mul(size_mul(d->T, d->B), d->H); } /* eps, out, dout */
+/* eps, out, dout */
+static inline size_t gru_seq_count(const gru_dims *d) { return size_mul(size_mul(d->T, d->B), d->H); }
 static inline size_t gru_wenc_count(const gru_dims *d) { return size_mul(d->H, size_mul(2, d->H)); }
 static inline size_t gru_wih_count(const gru_dims *d) { return size_mul(d->X, size_mul(3, d->H)); }
 static inline size_t gru_wzh_count(const gru_dims *d) { return size_mul(d->H, size_mul(3, d->H)); }

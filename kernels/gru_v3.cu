@@ -1,41 +1,36 @@
 /* gru_v3.cu - lesson 4, cuda-v3: the forward step loop as one persistent kernel (a cooperative launch).
- *
- * v2 replays v1's 4 launches per step as a graph, but each step still runs as dependent GEMMs and kernels, every
- * one a grid's launch latency on the serial path. Here one grid stays resident for all T steps: block g owns the
- * hidden units j in [g H / G, (g+1) H / G) and keeps its columns of W_enc (mean and lv), W_zh and W_ih (r, u, n) in
- * shared memory, loaded once. A step needs all of h for pd = h W_enc and all of z for z W_zh, so it has two
- * grid-wide synchronisations (cooperative_groups::this_grid().sync(), valid because the launch is cooperative:
- * every block resident at once, G <= blocks per SM x SMs, checked by gru3_plan):
- *   phase 1  z[:, J], e[:, J] from h W_enc[:, J] and eps   (saved rows' z, e)      -> grid.sync
- *   phase 2  x_t W_ih[:, J], z W_zh[:, J], the gates -> h_new[:, J] = out[t]       -> grid.sync
- * The saved rows St (B, 6H) = [r u n zn z e] are v1's, in the same arena, so backward is v2's graph unchanged.
- * The arithmetic is gru_cell_math.h's (gru_reparam, gru_gate_forward), the functions the CPU calls.
- * Target (H100, the medium size T=256 Bt=32 X=128 H=256): within 3x of the bound for the same work. Not met on a
- * GPU (docs/lesson-4.md, section 4): a step takes as long as its dot products are long (2H + X terms a thread, one
- * row i each: B nj = 32 of a block's 256 threads have work), at one cost per term on both GPUs and sizes, with no
- * fixed part left for the grid.syncs. */
+ * Changed from v2: one grid stays resident for all T steps, each block keeping its hidden units' weight
+ * columns in shared memory, two grid-wide synchronisations a step; backward is v2's graph unchanged. */
 #include <cooperative_groups.h>
 
 #include "gru_cell_math.h"
 #include "gru_launch.h"
-
-extern "C" {
-#include "../optimized/gru_fused.h"
-}
 
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_fit.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 
+/* v2 replays v1's 4 launches per step as a graph, but each step still runs as dependent GEMMs and kernels,
+ * every one a grid's launch latency on the serial path. Here one grid stays resident for all T steps: block g
+ * owns the hidden units j in [g H / G, (g+1) H / G) and keeps its columns of W_enc (mean and lv), W_zh and
+ * W_ih (r, u, n) in shared memory, loaded once. A step needs all of h for pd = h W_enc and all of z for z
+ * W_zh, so it has two grid-wide synchronisations (cooperative_groups::this_grid().sync(), valid because the
+ * launch is cooperative: every block resident at once, G <= blocks per SM x SMs, checked by gru3_plan):
+ *   phase 1  z[:, J], e[:, J] from h W_enc[:, J] and eps   (saved rows' z, e)      -> grid.sync
+ *   phase 2  x_t W_ih[:, J], z W_zh[:, J], the gates -> h_new[:, J] = out[t]       -> grid.sync
+ * The saved rows St (B, 6H) = [r u n zn z e] are v1's, in the same arena, so backward is v2's graph
+ * unchanged. The arithmetic is gru_cell_math.h's (gru_reparam, gru_gate_forward), the functions the CPU
+ * calls. Its target and what the time model and the GPUs say of it: docs/lesson-4.md, section 4. */
+
 static_assert(GRU3_THREADS % 32 == 0, "blocks are whole warps");
 
 #define SW GRU_SAVED_PER_ROW /* floats saved per (row, unit) and step */
 
 /* v2's backward (kernels/gru_v2.cu) */
-void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
-                         gru_fused_ws *ws, gru_grads *g);
+void gru2_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps,
+                         const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
+                         const float *dout, gru_fused_ws *ws, gru_grads *g);
 
 /* Block g of G: its hidden units [j0, j0 + nj) */
 __host__ __device__ static inline void gru3_slice(int H, int G, int g, int *j0, int *nj)
@@ -44,10 +39,9 @@ __host__ __device__ static inline void gru3_slice(int H, int G, int g, int *j0, 
     *nj = (int)((long long)(g + 1) * H / G) - *j0;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (a warp's lanes are a few rows' consecutive
- * units), shared memory <= 1 wavefront per request (no bank conflict: a weight word per unit, broadcast over rows). */
-__global__ void gru3_forward_kernel(int T, int B, int X, int H, const float *x, const float *h0, const float *eps,
-                                    const float *W_enc, const float *W_ih, const float *W_zh, float *out, float *S)
+__global__ void gru3_forward_kernel(int T, int B, int X, int H, const float *x, const float *h0,
+                                    const float *eps, const float *W_enc, const float *W_ih,
+                                    const float *W_zh, float *out, float *S)
 {
     /* x (T, B, X); h0 (B, H); eps (T, B, H); W_enc (H, 2H); W_ih (X, 3H); W_zh (H, 3H); out (T, B, H);
      * S (T, B, 6H) the saved rows [r u n zn z e] */
@@ -114,7 +108,7 @@ __global__ void gru3_forward_kernel(int T, int B, int X, int H, const float *x, 
     }
 }
 
-/* ---- launchers -------------------------------------------------------------------------------------------- */
+/* ---- launchers ----------------------------------------------------------------------------------------- */
 
 static size_t gru3_smem(const gru_dims *d, long long G)
 {
@@ -148,7 +142,8 @@ gru_coop_plan gru_plan_cooperative(const void *kernel, int threads, long long mo
             p.blocks = (int)G, p.smem = need.dyn_smem;
             /* the launch's opt-in, said here though cuda_fit's occupancy query has already set it */
             if (p.smem > (48u << 10))
-                CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.smem));
+                CUDA_CHECK(
+                    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.smem));
             return p;
         }
     }
@@ -160,10 +155,10 @@ gru_coop_plan gru_plan_cooperative(const void *kernel, int threads, long long mo
 /* v3's grid: at most H blocks (one unit or more each), up to GRU3_MAX_PER_SM per SM */
 static gru_coop_plan gru3_plan_for(const gru_dims *d)
 {
-    return gru_plan_cooperative((const void *)gru3_forward_kernel, GRU3_THREADS, (long long)d->H, GRU3_MAX_PER_SM,
-                                gru3_smem, d,
-                                "a block's slice of W_enc, W_zh and W_ih (4 ceil(H/G) (5H + 3X) bytes) does not fit "
-                                "its shared memory for any grid the device holds at once");
+    return gru_plan_cooperative(
+        (const void *)gru3_forward_kernel, GRU3_THREADS, (long long)d->H, GRU3_MAX_PER_SM, gru3_smem, d,
+        "a block's slice of W_enc, W_zh and W_ih (4 ceil(H/G) (5H + 3X) bytes) does not fit "
+        "its shared memory for any grid the device holds at once");
 }
 
 extern "C" const char *gru3_unfit(const gru_dims *d, const gru_opts *o)
@@ -181,9 +176,32 @@ void gru3_forward(const gru_dims *d, const float *x, const float *h0, const floa
         (int)d->T, (int)d->B, (int)d->X, (int)d->H, x, h0, eps, W_enc, W_ih, W_zh, out, ws->S));
 }
 
-void gru3_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, const float *out, const float *dout,
-                         gru_fused_ws *ws, gru_grads *g)
+void gru3_backward_steps(const gru_dims *d, const float *x, const float *h0, const float *eps,
+                         const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
+                         const float *dout, gru_fused_ws *ws, gru_grads *g)
 {
     gru2_backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
+}
+
+/* ---- device memory: the arena, out and the gradients (gru_launch.h) around this version's launchers ---- */
+
+extern "C" float *cuda_gru_forward_v3(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                                      const float *eps, const float *W_enc, const float *W_ih,
+                                      const float *W_zh, void **arena_out, gru_fused_ws *ws)
+{
+    *arena_out = gru_dev_arena(d, o, 1, ws);
+    float *out = gru_dev_out(d);
+    gru3_forward(d, x, h0, eps, W_enc, W_ih, W_zh, out, ws);
+    return out;
+}
+
+extern "C" void cuda_gru_backward_v3(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                                     const float *eps, const float *W_enc, const float *W_ih,
+                                     const float *W_zh, const float *out, const float *dout, void *arena_mem,
+                                     gru_fused_ws *ws, gru_grads *g)
+{
+    (void)o;
+    gru_dev_grads(d, g);
+    gru3_backward_steps(d, x, h0, eps, W_enc, W_ih, W_zh, out, dout, ws, g);
+    dev_free(arena_mem);
 }

@@ -1,5 +1,5 @@
-/* blas_reference.h - what every float64 reference shares: double-precision GEMM (dgemm_cpu: OpenBLAS's cblas_dgemm)
- * and tracked float64 copies of float32 inputs.
+/* blas_reference.h - what every float64 reference shares: double-precision GEMM (dgemm_cpu: OpenBLAS's
+ * cblas_dgemm) and tracked float64 copies of float32 inputs.
  *
  * The references check the float32 implementations, so they share no code path with them beyond the GEMM
  * layer: no sgemm_cpu, no lesson math header; only dgemm_cpu, which accumulates in double. Every temporary
@@ -14,18 +14,19 @@
 
 #include <stddef.h>
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 enum { REF_N = 0, REF_T = 1 }; /* op(X) = X, or X^T */
 
-static inline void ref_dgemm(int transA, int transB, size_t M, size_t N, size_t K, const double *A, size_t lda,
-                             const double *B, size_t ldb, double beta, double *C, size_t ldc)
+static inline void ref_dgemm(int transA, int transB, size_t M, size_t N, size_t K, const double *A,
+                             size_t lda, const double *B, size_t ldb, double beta, double *C, size_t ldc)
 {
     dgemm_cpu(transA, transB, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* A tracked float64 copy of src (n floats), |src| when absolute is set (the terms' magnitudes for error bounds). */
+/* A tracked float64 copy of src (n floats), |src| when absolute is set (the terms' magnitudes for error
+ * bounds). */
 static inline double *ref_f64_copy(const float *src, size_t n, int absolute, const char *label)
 {
     double *d = host_alloc_array(n, DT_F64, label);

@@ -1,6 +1,6 @@
 #include "bmm_reference.h"
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "blas_reference.h"
 
 #include <math.h>
@@ -14,7 +14,8 @@ double gamma_f32(size_t L)
 /* The three products of one pass, group by group, on strided views (no copy per group):
  *   out[:, g] (B, N) = x[:, g] (B, K) . W_g (K, N)      x row stride G*K, out row stride G*N
  *   dx[:, g]  (B, K) = dout[:, g] (B, N) . W_g^T        W_g stored (K, N): transB
- *   dW_g      (K, N) = x[:, g]^T (K, B) . dout[:, g]    x[:, g] stored (B, K): transA; the sum over B is the GEMM's
+ *   dW_g      (K, N) = x[:, g]^T (K, B) . dout[:, g]    x[:, g] stored (B, K): transA; the sum over B is the
+ *             GEMM's
  * Called once on the values and once on their magnitudes (|x|, |W|, |dout|), which gives sum |terms|. */
 static void bmm_products(const bmm_dims *d, const double *x, const double *W, const double *dout, double *out,
                          double *dx, double *dW)
@@ -29,8 +30,8 @@ static void bmm_products(const bmm_dims *d, const double *x, const double *W, co
 }
 
 /* The inputs in double (each float is exact in double), as values (absolute = 0) or magnitudes (1). */
-static void bmm_products_of(const bmm_dims *d, const float *x, const float *W, const float *dout, int absolute,
-                            double *out, double *dx, double *dW)
+static void bmm_products_of(const bmm_dims *d, const float *x, const float *W, const float *dout,
+                            int absolute, double *out, double *dx, double *dW)
 {
     double *xd = ref_f64_copy(x, bmm_x_count(d), absolute, "reference: x (B,G*K) f64");
     double *Wd = ref_f64_copy(W, bmm_w_count(d), absolute, "reference: W (G,K,N) f64");
@@ -41,7 +42,8 @@ static void bmm_products_of(const bmm_dims *d, const float *x, const float *W, c
     host_free(dd);
 }
 
-void bmm_reference(const bmm_dims *d, const float *x, const float *W, const float *dout, bmm_reference_result *r)
+void bmm_reference(const bmm_dims *d, const float *x, const float *W, const float *dout,
+                   bmm_reference_result *r)
 {
     r->out = host_alloc_array(bmm_out_count(d), DT_F64, "reference out");
     r->out_abs = host_alloc_array(bmm_out_count(d), DT_F64, "reference out_abs");

@@ -7,7 +7,8 @@
  * element as the tolerance: proven, not tuned, and still a million times smaller than any indexing bug.
  *
  * The products run through cblas_dgemm (blas_reference.h), on the values and on their magnitudes: double
- * accumulation in the library's order, whose own error (about L * 2^-53 relative) is 2^29 times below the bound.
+ * accumulation in the library's order, whose own error (about L * 2^-53 relative) is 2^29 times below the
+ * bound.
  */
 #ifndef LESSONS_BMM_REFERENCE_H
 #define LESSONS_BMM_REFERENCE_H
@@ -21,7 +22,8 @@ typedef struct {
 } bmm_reference_result;
 
 /* Allocates the result buffers (tracked, label "reference ...") and fills them. */
-void bmm_reference(const bmm_dims *d, const float *x, const float *W, const float *dout, bmm_reference_result *r);
+void bmm_reference(const bmm_dims *d, const float *x, const float *W, const float *dout,
+                   bmm_reference_result *r);
 void bmm_reference_free(bmm_reference_result *r);
 
 /* gamma_L for float32 */

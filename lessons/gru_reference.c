@@ -6,7 +6,7 @@
  */
 #include "gru_reference.h"
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "blas_reference.h"
 
 #include <math.h>
@@ -76,12 +76,14 @@ static void gates(const gru_ref_ws *w, const double *h, double *hn, double *sv)
 }
 
 /* step t: h (B, H) -> hn (B, H), saving sv (B, NSAVE*H) */
-static void ref_step(const gru_ref_ws *w, const gru_inputs *in, size_t t, const double *h, double *hn, double *sv)
+static void ref_step(const gru_ref_ws *w, const gru_inputs *in, size_t t, const double *h, double *hn,
+                     double *sv)
 {
     size_t B = w->d->B, H = w->d->H, X = w->d->X;
     ref_dgemm(REF_N, REF_N, B, 2 * H, H, h, H, w->W_enc, 2 * H, 0.0, w->pd, 2 * H);        /* pd = h W_enc */
     sample_latent(w, in->eps + t * B * H, sv);
-    ref_dgemm(REF_N, REF_N, B, 3 * H, X, w->x + t * B * X, X, w->W_ih, 3 * H, 0.0, w->xp, 3 * H); /* x_t W_ih */
+    /* x_t W_ih */
+    ref_dgemm(REF_N, REF_N, B, 3 * H, X, w->x + t * B * X, X, w->W_ih, 3 * H, 0.0, w->xp, 3 * H);
     /* z sits in the saved rows, row stride NSAVE*H */
     ref_dgemm(REF_N, REF_N, B, 3 * H, H, sv + Z_ * H, NSAVE * H, w->W_zh, 3 * H, 0.0, w->zp, 3 * H);
     gates(w, h, hn, sv);
@@ -97,7 +99,8 @@ static void ref_forward(const gru_ref_ws *w, const gru_inputs *in, double *out, 
 }
 
 /* Through the gates of step t: dxp, dzp (B, 3H) into xp, zp; dh (B, H) becomes the part through u (g u). */
-static void gates_backward(gru_ref_ws *w, const double *hprev, const double *sv, const float *dout_t, double *dh)
+static void gates_backward(gru_ref_ws *w, const double *hprev, const double *sv, const float *dout_t,
+                           double *dh)
 {
     size_t B = w->d->B, H = w->d->H;
     for (size_t i = 0; i < B; i++)
@@ -128,9 +131,10 @@ static void latent_backward(gru_ref_ws *w, const double *sv)
 }
 
 /* Step t backward; dh (B, H) in: the gradient reaching h_t from later steps; out: h_{t-1}'s. Each weight
- * gradient += operand^T (K, B) . d (B, cols): the sum over the batch inside the GEMM; operands stored (B, K). */
-static void ref_step_backward(gru_ref_ws *w, const gru_inputs *in, size_t t, const double *hprev, const double *sv,
-                              double *dh, gru_ref_outputs *o)
+ * gradient += operand^T (K, B) . d (B, cols): the sum over the batch inside the GEMM; operands stored (B,
+ * K). */
+static void ref_step_backward(gru_ref_ws *w, const gru_inputs *in, size_t t, const double *hprev,
+                              const double *sv, double *dh, gru_ref_outputs *o)
 {
     size_t B = w->d->B, H = w->d->H, X = w->d->X;
     gates_backward(w, hprev, sv, in->dout + t * B * H, dh);
@@ -163,7 +167,8 @@ void gru_reference(const gru_dims *d, const gru_inputs *in, gru_ref_outputs *o)
 {
     gru_ref_ws w;
     ws_open(&w, d, in);
-    double *saved = host_alloc_array(size_mul(gru_seq_count(d), NSAVE), DT_F64, "reference: saved (T,B,6H) f64");
+    double *saved =
+        host_alloc_array(size_mul(gru_seq_count(d), NSAVE), DT_F64, "reference: saved (T,B,6H) f64");
     ref_forward(&w, in, o->out, saved);
     if (o->dx) ref_backward(&w, in, saved, o);
     host_free(saved);

@@ -1,13 +1,13 @@
 /* lesson2.c - the log-space matrix chain: from an out-of-memory tree of matrix products to the forward
  * algorithm. The lesson as data (lesson.h) and the adapters to the typed implementations.
- * The implementations and what each does: build/lesson2 --help. Their files, in reading order: the reading path
- * at the top of docs/lesson-2.md.
+ * The implementations and what each does: build/lesson2 --help. Their files, in reading order: the reading
+ * path at the top of docs/lesson-2.md.
  *   build/lesson2 --size forum     # the forum's n=500, v=40, c=200: naive predicted only
  */
 #include "lesson2.h"
 
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../naive/logchain_tree.h"
 #include "../optimized/logchain_forward.h"
 #include "lesson_defs.h"
@@ -26,7 +26,8 @@ static const char *make_problem(const long long *dims, const long long *opts, vo
     (void)opts;
     lc_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3]}};
     if (p.d.v < 2) return "the chain needs at least 2 variables (v-1 >= 1 transition matrices)";
-    if (lc_x_count(&p.d) == SIZE_MAX || lc_bulk_count(&p.d) == SIZE_MAX) return "the tensor sizes overflow 64 bits";
+    if (lc_x_count(&p.d) == SIZE_MAX || lc_bulk_count(&p.d) == SIZE_MAX)
+        return "the tensor sizes overflow 64 bits";
     memcpy(prob, &p, sizeof p);
     return NULL;
 }
@@ -88,8 +89,9 @@ static void naive_forward(lesson_run *r)
 }
 static void naive_backward(lesson_run *r)
 {
-    naive_lc_backward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], r->t[OUT], (naive_lc_saved *)r->saved.bytes,
-                      r->t[DOUT], (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
+    naive_lc_backward(dims_of(r->prob), r->t[X], r->t[BULK], r->t[P0], r->t[OUT],
+                      (naive_lc_saved *)r->saved.bytes, r->t[DOUT], (float **)&r->t[DX],
+                      (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
 /* cpu and cuda save the alphas (n,t,v,c); backward writes dx over them, so dx's slot takes that buffer. */
 static float **saved_alpha(lesson_run *r) { return (float **)(void *)r->saved.bytes; }
@@ -103,17 +105,17 @@ static void cpu_backward(lesson_run *r)
                     (float **)&r->t[DX], (float **)&r->t[DBULK], (float **)&r->t[DP0]);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel, v3 v2's
- * loops as one CUDA Graph, captured once per shape and replayed, v4 one persistent kernel per pass, v5 v4's walk
- * with P's rows in flight ahead of it). A version without a case leaves out unset, and
+/* The one CUDA adapter: the row's version picks the kernels (v1 log-space kernels, v2 cuBLAS + row kernel, v3
+ * v2's loops as one CUDA Graph, captured once per shape and replayed, v4 one persistent kernel per pass, v5
+ * v4's walk with P's rows in flight ahead of it). A version without a case leaves out unset, and
  * the session stops there. */
 static void cuda_forward(lesson_run *r)
 {
     const lc_dims *d = dims_of(r->prob);
     switch (r->version) {
     case 1: r->t[OUT] = cuda_lc_forward_v1(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
-    case 2: r->t[OUT] = cuda_lc_forward(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
-    case 3: r->t[OUT] = cuda_lc_forward_graph(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 2: r->t[OUT] = cuda_lc_forward_v2(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
+    case 3: r->t[OUT] = cuda_lc_forward_v3(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 4: r->t[OUT] = cuda_lc_forward_v4(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     case 5: r->t[OUT] = cuda_lc_forward_v5(d, r->t[X], r->t[BULK], r->t[P0], saved_alpha(r)); break;
     }
@@ -124,20 +126,24 @@ static void cuda_backward(lesson_run *r)
     float **dx = (float **)&r->t[DX], **dbulk = (float **)&r->t[DBULK], **dp0 = (float **)&r->t[DP0];
     switch (r->version) {
     case 1:
-        cuda_lc_backward_v1(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        cuda_lc_backward_v1(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
+                            dbulk, dp0);
         break;
     case 2:
-        cuda_lc_backward(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        cuda_lc_backward_v2(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
+                            dbulk, dp0);
         break;
     case 3:
-        cuda_lc_backward_graph(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk,
-                               dp0);
+        cuda_lc_backward_v3(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
+                            dbulk, dp0);
         break;
     case 4:
-        cuda_lc_backward_v4(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        cuda_lc_backward_v4(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
+                            dbulk, dp0);
         break;
     case 5:
-        cuda_lc_backward_v5(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx, dbulk, dp0);
+        cuda_lc_backward_v5(d, r->t[X], r->t[BULK], r->t[P0], *saved_alpha(r), r->t[OUT], r->t[DOUT], dx,
+                            dbulk, dp0);
         break;
     }
 }
@@ -147,8 +153,8 @@ static void cuda_backward(lesson_run *r)
 #endif
 
 /* cpu: per row and step one (c).(c x c) product forward and two backward (beta, dbulk): 3 n t (v-1) c^2.
- * naive: the tree multiplies v-1 (c x c) matrices per row pairwise, v-2 products of c^3 log-space multiply-adds,
- * and its backward twice that. */
+ * naive: the tree multiplies v-1 (c x c) matrices per row pairwise, v-2 products of c^3 log-space
+ * multiply-adds, and its backward twice that. */
 static double cpu_work(const void *p)
 {
     const lc_dims *d = dims_of(p);
@@ -157,22 +163,25 @@ static double cpu_work(const void *p)
 static double naive_work(const void *p)
 {
     const lc_dims *d = dims_of(p);
-    return 3.0 * (double)lc_rows(d) * (double)(d->v > 1 ? d->v - 2 : 0) * (double)d->c * (double)d->c * (double)d->c;
+    return 3.0 * (double)lc_rows(d) * (double)(d->v > 1 ? d->v - 2 : 0) * (double)d->c * (double)d->c *
+           (double)d->c;
 }
 static mem_formula naive_memory(const void *p) { return naive_lc_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_lc_memory(dims_of(p)); }
-static mem_formula cuda_memory(const void *p) { return cuda_lc_memory(dims_of(p)); }
+static mem_formula cuda_memory(const void *p) { return cuda_lc_memory_v2(dims_of(p)); }
 static const char *cuda_unfit(const void *p)
 {
-    return cuda_lc_dims_fit(dims_of(p)) ? NULL : "n, t or c exceeds the kernels' int indexing or grid limits";
+    return cuda_lc_dims_fit_v2(dims_of(p)) ? NULL
+                                           : "n, t or c exceeds the kernels' int indexing or grid limits";
 }
 static mem_formula cuda_v1_memory(const void *p) { return cuda_lc_memory_v1(dims_of(p)); }
 static mem_formula cuda_v4_memory(const void *p) { return cuda_lc_memory_v4(dims_of(p)); }
 static const char *cuda_v4_unfit(const void *p)
 {
-    return cuda_lc_dims_fit_v4(dims_of(p)) ? NULL
-                                           : "c > 256 (a lane keeps 8 of a row's c states) or n, t, v past the kernels' "
-                                             "int indexing or grid limits";
+    return cuda_lc_dims_fit_v4(dims_of(p))
+               ? NULL
+               : "c > 256 (a lane keeps 8 of a row's c states) or n, t, v past the kernels' "
+                 "int indexing or grid limits";
 }
 #ifdef HAVE_CUDA
 static const char *cuda_v5_unfit(const void *p)
@@ -188,7 +197,7 @@ static const char *cuda_v1_unfit(const void *p)
     return cuda_lc_dims_fit_v1(dims_of(p)) ? NULL : "n or c exceeds the kernels' int indexing or grid limits";
 }
 
-/* --- what the lesson says before and after the table ------------------------------------------------------ */
+/* --- what the lesson says before and after the table ---------------------------------------------------- */
 
 /* Work of the two multiplication orders, in multiply-adds (the ordering argument, docs/lesson-2.md): the tree
  * does v-2 (c x c).(c x c) products per chain, the forward algorithm v-1 (c).(c x c). */
@@ -222,11 +231,14 @@ static void zero_padding(const lesson_report *rep, FILE *f)
     if (!odd_level || !rep->ref[OUT]) return;
     lc_dims d1 = {1, 1, d->v, d->c};
     naive_lc_saved sv;
-    float *padded = naive_lc_forward(&d1, rep->inputs[X], rep->inputs[BULK], rep->inputs[P0], LC_ODD_ZERO_PAD, &sv);
+    float *padded =
+        naive_lc_forward(&d1, rep->inputs[X], rep->inputs[BULK], rep->inputs[P0], LC_ODD_ZERO_PAD, &sv);
     naive_lc_release(&sv);
-    fprintf(f, "\nthe forum's zero padding (v-1 = %zu has odd levels; exp(0) = 1 pads with the all-ones matrix):\n"
-               "chain 0 log Z = %.6f padded, %.6f true (f64): off by %.4f\n",
-            d->v - 1, (double)padded[0], rep->ref[OUT][0], (double)padded[0] - rep->ref[OUT][0]);
+    fprintf(
+        f,
+        "\nthe forum's zero padding (v-1 = %zu has odd levels; exp(0) = 1 pads with the all-ones matrix):\n"
+        "chain 0 log Z = %.6f padded, %.6f true (f64): off by %.4f\n",
+        d->v - 1, (double)padded[0], rep->ref[OUT][0], (double)padded[0] - rep->ref[OUT][0]);
     host_free(padded);
 }
 
@@ -238,7 +250,8 @@ static void where_bytes_go(const lesson_report *rep, FILE *f)
     size_t Q = size_mul(4, size_mul(N, size_mul(c, c)));
     size_t saved = size_mul(d->v - 2, size_add(size_mul(5, Q), size_mul(16, size_mul(N, c))));
     size_t inputs = size_mul(4, size_add(size_add(lc_x_count(d), lc_bulk_count(d)), lc_p0_count(d)));
-    size_t alpha = size_mul(4, lc_x_count(d)), grads = size_mul(4, size_add(lc_bulk_count(d), lc_p0_count(d)));
+    size_t alpha = size_mul(4, lc_x_count(d)),
+           grads = size_mul(4, size_add(lc_bulk_count(d), lc_p0_count(d)));
     lc_memory nm = naive_lc_memory(d), cm = cpu_lc_memory(d);
     char b[6][32];
     fprintf(f, "Where the bytes go.\n");
@@ -246,11 +259,13 @@ static void where_bytes_go(const lesson_report *rep, FILE *f)
         format_bytes_exact(nm.forward_live, b[0], sizeof b[0]);
         format_bytes_exact(saved, b[1], sizeof b[1]);
         format_bytes_exact(Q, b[2], sizeof b[2]);
-        fprintf(f, "  naive: of the %s bytes live after forward, %s (%.1f%%) are what autograd saves for the\n"
-                   "  tree's backward: v-2 = %zu pair products, each keeping five (c,c) float32 matrices per chain\n"
-                   "  (e1, s1, e2, s2, mul; one of them for all n*t chains is 4 n t c^2 = %s bytes) and two\n"
-                   "  int64 argmax vectors.\n",
-                b[0], b[1], 100.0 * (double)saved / (double)nm.forward_live, d->v - 2, b[2]);
+        fprintf(
+            f,
+            "  naive: of the %s bytes live after forward, %s (%.1f%%) are what autograd saves for the\n"
+            "  tree's backward: v-2 = %zu pair products, each keeping five (c,c) float32 matrices per chain\n"
+            "  (e1, s1, e2, s2, mul; one of them for all n*t chains is 4 n t c^2 = %s bytes) and two\n"
+            "  int64 argmax vectors.\n",
+            b[0], b[1], 100.0 * (double)saved / (double)nm.forward_live, d->v - 2, b[2]);
     }
     format_bytes_exact(cm.forward_live, b[0], sizeof b[0]);
     format_bytes_exact(inputs, b[1], sizeof b[1]);
@@ -258,9 +273,10 @@ static void where_bytes_go(const lesson_report *rep, FILE *f)
     format_bytes_exact(cm.peak, b[3], sizeof b[3]);
     format_bytes_exact(grads, b[4], sizeof b[4]);
     format_bytes_exact(cm.peak - cm.forward_live - grads - size_mul(4, N), b[5], sizeof b[5]);
-    fprintf(f, "  cpu: its %s bytes live after forward are the inputs (%s), the alphas (n,t,v,c) saved for\n"
-               "  backward (%s bytes, the size of x) and out; its peak, %s, adds dout, the gradients dbulk and\n"
-               "  dp0 (%s) and %s bytes of (n,c) scratch. dx costs nothing: it is written over the alphas.\n",
+    fprintf(f,
+            "  cpu: its %s bytes live after forward are the inputs (%s), the alphas (n,t,v,c) saved for\n"
+            "  backward (%s bytes, the size of x) and out; its peak, %s, adds dout, the gradients dbulk and\n"
+            "  dp0 (%s) and %s bytes of (n,c) scratch. dx costs nothing: it is written over the alphas.\n",
             b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
@@ -275,7 +291,8 @@ static void epilogue(const lesson_report *rep, FILE *f)
     const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
     lc_memory nm = naive_lc_memory(d);
     if (cpu && cpu->validated && (!naive || !naive->row.ran) && nm.peak != SIZE_MAX)
-        fprintf(f, "\nnaive / cpu: predicted peak %.1fx (naive not run)\n", (double)nm.peak / (double)cpu->row.peak_bytes);
+        fprintf(f, "\nnaive / cpu: predicted peak %.1fx (naive not run)\n",
+                (double)nm.peak / (double)cpu->row.peak_bytes);
     fprintf(f, "\n");
     where_bytes_go(rep, f);
 }
@@ -318,59 +335,82 @@ const lesson lesson2_def = {
               {.name = "forum", .dims = {500, 1, 40, 200}}},
     .default_size = "medium",
     .make_problem = make_problem,
-    .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "x (n,t,v,c) input", .shape = shape_x},
-                [BULK] = {.name = "bulk", .role = LT_INPUT, .type = DT_F32, .label = "bulk (1,t,v-1,c,c) input",
-                          .shape = shape_bulk},
-                [P0] = {.name = "p0", .role = LT_INPUT, .type = DT_F32, .label = "p0 (1,t,c) input", .shape = shape_p0},
-                [DOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32, .label = "dout (n,t) upstream gradient",
-                          .shape = shape_out},
-                [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
-                [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = shape_x, .grad_of = X},
-                [DBULK] = {.name = "dbulk", .role = LT_GRAD, .type = DT_F32, .shape = shape_bulk, .grad_of = BULK},
-                [DP0] = {.name = "dp0", .role = LT_GRAD, .type = DT_F32, .shape = shape_p0, .grad_of = P0}},
+    .tensors =
+        {[X] =
+             {.name = "x", .role = LT_INPUT, .type = DT_F32, .label = "x (n,t,v,c) input", .shape = shape_x},
+         [BULK] = {.name = "bulk",
+                   .role = LT_INPUT,
+                   .type = DT_F32,
+                   .label = "bulk (1,t,v-1,c,c) input",
+                   .shape = shape_bulk},
+         [P0] =
+             {.name = "p0", .role = LT_INPUT, .type = DT_F32, .label = "p0 (1,t,c) input", .shape = shape_p0},
+         [DOUT] = {.name = "dout",
+                   .role = LT_UPSTREAM,
+                   .type = DT_F32,
+                   .label = "dout (n,t) upstream gradient",
+                   .shape = shape_out},
+         [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
+         [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_F32, .shape = shape_x, .grad_of = X},
+         [DBULK] = {.name = "dbulk", .role = LT_GRAD, .type = DT_F32, .shape = shape_bulk, .grad_of = BULK},
+         [DP0] = {.name = "dp0", .role = LT_GRAD, .type = DT_F32, .shape = shape_p0, .grad_of = P0}},
     .fill = fill,
     .reference = reference,
     .tolerance = 1e-4,
-    .tolerance_why = "float32 rounding accumulates over the v-1 recursion steps, so the bound grows linearly: "
-                     "1e-4 * max(1, v/64); measured 6e-6 at v=40 and 1.5e-4 at v=512; a wrong index errs by O(1)",
+    .tolerance_why =
+        "float32 rounding accumulates over the v-1 recursion steps, so the bound grows linearly: "
+        "1e-4 * max(1, v/64); measured 6e-6 at v=40 and 1.5e-4 at v=512; a wrong index errs by O(1)",
     .tolerance_of = tolerance_of,
-    .impls = {{.name = "naive",
-               .about = "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
-                        "intermediate kept",
-               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward, .work = naive_work},
-              {.name = "cpu",
-               .about = "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
-                        "backward",
-               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = cpu_work},
-              {LESSON_CUDA_VERSION(1),
-               .about = "log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
-               .memory = cuda_v1_memory, .unfit = cuda_v1_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(2),
-               .about = "cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) + a "
-                        "warp-per-row kernel",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
-               .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(3),
-               .about = "v2's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
-                        "launches per pass instead of 5v-2 (same kernels, GEMMs and memory)",
-               .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
-               .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(4),
-               .about = "one persistent kernel per pass: a block owns 4 rows and walks the whole chain, P_i streamed "
-                        "from L2; backward's dbulk one batched GEMM over every step (1 + 3 launches)",
-               .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
-               .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(5),
-               .about = "v4's walk with each warp's next 7 rows of P on their way (cp.async into its own ring in "
-                        "shared memory, across steps), no clamps, one thread per state between walks (v4's memory)",
-               .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v5_unfit, .forward = cuda_forward,
-               .backward = cuda_backward}},
+    .impls =
+        {{.name = "naive",
+          .about = "the forum's tree: (n,t,v-1,c,c) log matrices multiplied pairwise, every autograd "
+                   "intermediate kept",
+          .memory = naive_memory,
+          .forward = naive_forward,
+          .backward = naive_backward,
+          .work = naive_work},
+         {.name = "cpu",
+          .about =
+              "forward algorithm: alpha recursion (n x c).(c x c) per step, alphas (n,t,v,c) saved; beta "
+              "backward",
+          .memory = cpu_memory,
+          .forward = cpu_forward,
+          .backward = cpu_backward,
+          .work = cpu_work},
+         {LESSON_CUDA_VERSION(1),
+          .about = "log-space CUDA kernels (tiled vector x matrix with online logsumexp), no cuBLAS",
+          .memory = cuda_v1_memory, .unfit = cuda_v1_unfit, .forward = cuda_forward,
+          .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(2),
+          .about =
+              "cpu's factorisation on the GPU: per step one cuBLAS GEMM over all t (strided batched) + a "
+              "warp-per-row kernel",
+          .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+          .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(3),
+          .about = "v2's step loops captured into a CUDA Graph once per shape, replayed as one launch: 2 "
+                   "launches per pass instead of 5v-2 (same kernels, GEMMs and memory)",
+          .uses_cublas = 1, .graph = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
+          .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(4),
+          .about =
+              "one persistent kernel per pass: a block owns 4 rows and walks the whole chain, P_i streamed "
+              "from L2; backward's dbulk one batched GEMM over every step (1 + 3 launches)",
+          .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v4_unfit, .forward = cuda_forward,
+          .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(5),
+          .about =
+              "v4's walk with each warp's next 7 rows of P on their way (cp.async into its own ring in "
+              "shared memory, across steps), no clamps, one thread per state between walks (v4's memory)",
+          .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v5_unfit, .forward = cuda_forward,
+          .backward = cuda_backward}},
     .cuda_order = {5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 2 */
     .preamble = preamble,
     .epilogue = epilogue,
     .answer = answer,
-    .legend = "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"
-              "entering a tree level, m/2 its pair products. \"level:\" labels are reused by every level of the\n"
-              "tree (allocs = levels), so their peak bytes are the largest level's; \"saved\" marks what autograd\n"
-              "keeps for backward. (\"live after forward\" is what torch.cuda.memory_allocated() would print.)",
+    .legend =
+        "Labels: n batch rows, t chains per row (1 in the forum), v variables, c states; m = the matrices\n"
+        "entering a tree level, m/2 its pair products. \"level:\" labels are reused by every level of the\n"
+        "tree (allocs = levels), so their peak bytes are the largest level's; \"saved\" marks what autograd\n"
+        "keeps for backward. (\"live after forward\" is what torch.cuda.memory_allocated() would print.)",
 };

@@ -1,5 +1,5 @@
-/* lesson3.h - lesson 3's tensors, options and problem: what its definition (lesson3.c), its tests and its CUDA
- * tests share (the naming rule: lesson1.h). */
+/* lesson3.h - lesson 3's tensors, options and problem: what its definition (lesson3.c), its tests and its
+ * CUDA tests share (the naming rule: lesson1.h). */
 #ifndef LESSONS_LESSON3_H
 #define LESSONS_LESSON3_H
 

@@ -1,5 +1,5 @@
-/* lesson4.h - lesson 4's tensors, problem struct and the step sampler its epilogue prints: what its definition
- * (lesson4.c), its tests and its CUDA tests share. */
+/* lesson4.h - lesson 4's tensors, problem struct and the step sampler its epilogue prints: what its
+ * definition (lesson4.c), its tests and its CUDA tests share. */
 #ifndef LESSONS_LESSON4_H
 #define LESSONS_LESSON4_H
 
@@ -38,7 +38,8 @@ typedef struct {
 } gru_trace;
 
 const gru_probe *gru_sampler_probe(void);
-/* Subsequent runs record into tr (NULL: stop recording). Samples every stride steps and the first and last. */
+/* Subsequent runs record into tr (NULL: stop recording). Samples every stride steps and the first and
+ * last. */
 void gru_sampler_attach(gru_trace *tr, const gru_dims *d, size_t stride);
 /* allocations per step inside the forward / backward loops (steps 1 .. T-1), from a trace */
 double gru_trace_fwd_allocs_per_step(const gru_trace *tr);

@@ -7,7 +7,7 @@
  */
 #include "lesson5.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_cce_v3.h"

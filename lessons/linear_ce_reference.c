@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "blas_reference.h"
 
 static size_t count_valid(const int32_t *target, size_t N)
@@ -37,7 +37,8 @@ static void block_logits(const lce_dims *d, const double *xd, const double *Wd, 
     ref_dgemm(REF_N, REF_T, rb, d->V, d->H, xd, d->H, Wd, d->H, 0.0, z, d->V);
 }
 
-/* In place, row by row: z becomes g = dloss (softmax - onehot) / n_valid (0 on ignored rows); returns the loss sum */
+/* In place, row by row: z becomes g = dloss (softmax - onehot) / n_valid (0 on ignored rows); returns the
+ * loss sum */
 static double block_grad(const lce_dims *d, const int32_t *target, size_t rb, double gscale, double *z)
 {
     size_t V = d->V;
@@ -64,8 +65,8 @@ static void block_x(const lce_dims *d, const bf16 *x, size_t r0, size_t rb, doub
     for (size_t i = 0; i < rb * d->H; i++) xd[i] = bf16_to_f32(x[r0 * d->H + i]);
 }
 
-/* dx rows (rb, H) = g (rb, V) . Wd (V, H); dW (V, H) += g^T (V, rb) . xd (rb, H), g stored (rb, V): transA; the sum
- * over the block's rows happens inside the GEMM, in double. */
+/* dx rows (rb, H) = g (rb, V) . Wd (V, H); dW (V, H) += g^T (V, rb) . xd (rb, H), g stored (rb, V): transA;
+ * the sum over the block's rows happens inside the GEMM, in double. */
 static void block_backward(const lce_dims *d, const double *g, const double *xd, const double *Wd, size_t rb,
                            double *dx_rows, double *dW)
 {

@@ -1,12 +1,12 @@
 /* logchain_reference.c - forward-backward in double, the n chains of one position s at a time.
  *
- * Rows r = b*t + s (b < n) share the transition matrices P_s, so each step of the recursions is one product of
- * the n rows' weights (n, c) with P_{s,i} (c, c) through cblas_dgemm; the shifts, logs and exps around it are
- * plain double loops. Named steps: alpha forward, log Z, then beta backward with dx and dbulk on the way.
+ * Rows r = b*t + s (b < n) share the transition matrices P_s, so each step of the recursions is one product
+ * of the n rows' weights (n, c) with P_{s,i} (c, c) through cblas_dgemm; the shifts, logs and exps around it
+ * are plain double loops. Named steps: alpha forward, log Z, then beta backward with dx and dbulk on the way.
  */
 #include "logchain_reference.h"
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "blas_reference.h"
 
 #include <math.h>
@@ -44,19 +44,22 @@ static void shifted_exp(const lc_group *g, const double *src, size_t ld)
     }
 }
 
-/* alpha[b, 0] = log p0_s + x[b, 0]; alpha[b, i+1, k] = x[b, i+1, k] + log sum_j exp(alpha[b, i, j]) P_s[i, j, k] */
+/* alpha[b, 0] = log p0_s + x[b, 0]; alpha[b, i+1, k] = x[b, i+1, k] + log sum_j exp(alpha[b, i, j]) P_s[i, j,
+ * k] */
 static void alpha_forward(lc_group *g, const float *p0)
 {
     size_t n = g->d->n, v = g->d->v, c = g->d->c;
     for (size_t b = 0; b < n; b++)
-        for (size_t j = 0; j < c; j++) g->alpha[b * v * c + j] = log((double)p0[g->s * c + j]) + x_at(g, b, 0)[j];
+        for (size_t j = 0; j < c; j++)
+            g->alpha[b * v * c + j] = log((double)p0[g->s * c + j]) + x_at(g, b, 0)[j];
     for (size_t i = 0; i + 1 < v; i++) {
         shifted_exp(g, g->alpha + i * c, v * c);
         /* acc (n, c) = w (n, c) . P_s[i] (c, c): the sum over the previous state j inside the GEMM */
         ref_dgemm(REF_N, REF_N, n, c, c, g->w, c, g->P + i * c * c, c, 0.0, g->acc, c);
         for (size_t b = 0; b < n; b++)
             for (size_t k = 0; k < c; k++)
-                g->alpha[(b * v + i + 1) * c + k] = x_at(g, b, i + 1)[k] + g->shift[b] + log(g->acc[b * c + k]);
+                g->alpha[(b * v + i + 1) * c + k] =
+                    x_at(g, b, i + 1)[k] + g->shift[b] + log(g->acc[b * c + k]);
     }
 }
 
@@ -90,8 +93,10 @@ static void beta_step(lc_group *g, size_t i, double *dx, double *dbulk_si)
     shifted_exp(g, g->acc, c);
     for (size_t b = 0; b < n; b++) /* acc becomes u (n, c) */
         for (size_t j = 0; j < c; j++)
-            g->acc[b * c + j] = g->dout[row_of(g, b)] * exp(g->alpha[(b * v + i) * c + j] + g->shift[b] - g->lz[b]);
-    /* dbulk (c, c) += u^T (c, n) . w (n, c): the sum over the n chains inside the GEMM; u stored (n, c): transA */
+            g->acc[b * c + j] =
+                g->dout[row_of(g, b)] * exp(g->alpha[(b * v + i) * c + j] + g->shift[b] - g->lz[b]);
+    /* dbulk (c, c) += u^T (c, n) . w (n, c): the sum over the n chains inside the GEMM; u stored (n, c):
+     * transA */
     ref_dgemm(REF_T, REF_N, c, c, n, g->acc, c, g->w, c, 1.0, dbulk_si, c);
     /* acc (n, c) = w (n, c) . P_s[i]^T: the sum over the next state k; P stored (j, k) = (N, K): transB */
     ref_dgemm(REF_N, REF_T, n, c, c, g->w, c, g->P + i * c * c, c, 0.0, g->acc, c);
@@ -99,7 +104,8 @@ static void beta_step(lc_group *g, size_t i, double *dx, double *dbulk_si)
         double *dxi = dx + (row_of(g, b) * v + i) * c;
         for (size_t j = 0; j < c; j++) {
             g->beta[b * c + j] = g->shift[b] + log(g->acc[b * c + j]);
-            dxi[j] = g->dout[row_of(g, b)] * exp(g->alpha[(b * v + i) * c + j] + g->beta[b * c + j] - g->lz[b]);
+            dxi[j] =
+                g->dout[row_of(g, b)] * exp(g->alpha[(b * v + i) * c + j] + g->beta[b * c + j] - g->lz[b]);
         }
     }
 }
@@ -131,7 +137,8 @@ void lc_reference(const lc_dims *d, const float *x, const float *bulk, const flo
     alloc_result(d, res);
     double *P = ref_f64_copy(bulk, lc_bulk_count(d), 0, "reference: bulk (1,t,v-1,c,c) f64");
     lc_group g = {.d = d, .x = x, .dout = dout};
-    g.alpha = host_alloc_array(size_mul(size_mul(n, d->v), c), DT_F64, "reference: alpha of one position (n,v,c) f64");
+    g.alpha = host_alloc_array(size_mul(size_mul(n, d->v), c), DT_F64,
+                               "reference: alpha of one position (n,v,c) f64");
     g.beta = host_alloc_array(n * c, DT_F64, "reference: beta (n,c) f64");
     g.w = host_alloc_array(n * c, DT_F64, "reference: weights (n,c) f64");
     g.acc = host_alloc_array(n * c, DT_F64, "reference: products (n,c) f64");

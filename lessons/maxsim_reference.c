@@ -1,8 +1,9 @@
-/* maxsim_reference.c - float64 MaxSim and its gradients, scores by cblas_dgemm per block of rows (see maxsim_reference.h). */
+/* maxsim_reference.c - float64 MaxSim and its gradients, scores by cblas_dgemm per block of rows (see
+ * maxsim_reference.h). */
 #include "maxsim_reference.h"
 
 #include "../kernels/maxsim_math.h"
-#include "../kernels/runtime/rng.h"
+#include "rng.h"
 #include "blas_reference.h"
 
 #include <string.h>
@@ -27,7 +28,8 @@ static size_t block_rows(const ms_dims *d)
     return rows ? rows : 1;
 }
 
-/* scores (rows, M*N) = a[r0 : r0+rows] (rows, K) . b^T (K, M*N); b stored (M*N, K): transB. Exact on the grid. */
+/* scores (rows, M*N) = a[r0 : r0+rows] (rows, K) . b^T (K, M*N); b stored (M*N, K): transB. Exact on the
+ * grid. */
 static void block_scores(const ms_dims *d, const double *ad, const double *bd, size_t r0, size_t rows,
                          double *scores)
 {
@@ -35,7 +37,8 @@ static void block_scores(const ms_dims *d, const double *ad, const double *bd, s
     ref_dgemm(REF_N, REF_T, rows, MN, K, ad + r0 * K, K, bd, K, 0.0, scores, MN);
 }
 
-/* argmax over n of one (row, m) segment s (N,) by the lesson's rule (ms_better: a NaN wins, then the lowest n) */
+/* argmax over n of one (row, m) segment s (N,) by the lesson's rule (ms_better: a NaN wins, then the lowest
+ * n) */
 static size_t first_argmax(const double *s, size_t N)
 {
     size_t arg = 0;
@@ -44,7 +47,8 @@ static size_t first_argmax(const double *s, size_t N)
     return arg;
 }
 
-/* Row r's maxima: out[i, m] += best, and with dout the one term's gradients da[r] += w b[m, n], db[m, n] += w a[r] */
+/* Row r's maxima: out[i, m] += best, and with dout the one term's gradients da[r] += w b[m, n], db[m, n] += w
+ * a[r] */
 static void row_maxima(const ms_dims *d, const float *a, const float *b, const float *dout, size_t r,
                        const double *srow, double *out, double *da, double *db)
 {
@@ -63,8 +67,8 @@ static void row_maxima(const ms_dims *d, const float *a, const float *b, const f
     }
 }
 
-void ms_reference(const ms_dims *d, const float *a, const float *b, const float *dout, double *out, double *da,
-                  double *db)
+void ms_reference(const ms_dims *d, const float *a, const float *b, const float *dout, double *out,
+                  double *da, double *db)
 {
     size_t R = ms_rows(d), rb = block_rows(d);
     memset(out, 0, ms_out_count(d) * sizeof(double));
@@ -74,7 +78,8 @@ void ms_reference(const ms_dims *d, const float *a, const float *b, const float 
     }
     double *ad = ref_f64_copy(a, ms_a_count(d), 0, "reference: a (I*J,K) f64");
     double *bd = ref_f64_copy(b, ms_b_count(d), 0, "reference: b (M*N,K) f64");
-    double *scores = host_alloc_array(size_mul(rb, size_mul(d->M, d->N)), DT_F64, "reference: scores (rows,M*N) f64");
+    double *scores =
+        host_alloc_array(size_mul(rb, size_mul(d->M, d->N)), DT_F64, "reference: scores (rows,M*N) f64");
     for (size_t r0 = 0; r0 < R; r0 += rb) {
         size_t rows = R - r0 < rb ? R - r0 : rb;
         block_scores(d, ad, bd, r0, rows, scores);

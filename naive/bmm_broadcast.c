@@ -1,8 +1,8 @@
 /* bmm_broadcast.c - the dataflow that keeps 1,107,427,328 bytes alive at the forum's size. */
 #include "bmm_broadcast.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 #include <string.h>
 
@@ -10,8 +10,8 @@ float *naive_bmm_forward(const bmm_dims *d, const float *x, const float *W, naiv
 {
     size_t B = d->B, G = d->G, K = d->K, N = d->N, BG = B * G, KN = K * N;
 
-    /* expand W (G, K, N) -> (B, G, K, N) is free (stride 0 over B); reshape to (B*G, K, N) is not: the view is
-     * not contiguous, so reshape copies. This buffer is the 1 GiB of the forum post. */
+    /* expand W (G, K, N) -> (B, G, K, N) is free (stride 0 over B); reshape to (B*G, K, N) is not: the view
+     * is not contiguous, so reshape copies. This buffer is the 1 GiB of the forum post. */
     float *W_expanded = host_alloc_array(bmm_w_expanded_count(d), DT_F32,
                                          "W_expanded (B*G,K,N) saved for backward");
     for (size_t b = 0; b < B; b++) memcpy(W_expanded + b * G * KN, W, G * KN * sizeof(float));
@@ -26,8 +26,8 @@ float *naive_bmm_forward(const bmm_dims *d, const float *x, const float *W, naiv
     return out;
 }
 
-void naive_bmm_backward(const bmm_dims *d, const float *x, naive_bmm_saved *saved, const float *dout, float **dx,
-                        float **dW)
+void naive_bmm_backward(const bmm_dims *d, const float *x, naive_bmm_saved *saved, const float *dout,
+                        float **dx, float **dW)
 {
     size_t B = d->B, G = d->G, K = d->K, N = d->N, BG = B * G, KN = K * N;
 

@@ -20,8 +20,8 @@ float *naive_bmm_forward(const bmm_dims *d, const float *x, const float *W, naiv
 /* Allocates *dx (B, G*K) and *dW (G, K, N). Computes, like autograd: bmm's two input gradients (the weight's
  * is (B*G, K, N), as large as the copy), frees the saved copy, then reduces the expanded gradient over B (the
  * backward of expand) and frees it. */
-void naive_bmm_backward(const bmm_dims *d, const float *x, naive_bmm_saved *saved, const float *dout, float **dx,
-                        float **dW);
+void naive_bmm_backward(const bmm_dims *d, const float *x, naive_bmm_saved *saved, const float *dout,
+                        float **dx, float **dW);
 
 /* Frees what forward saved without running backward (a graph dropped before backward; the gradient checks
  * evaluate the forward pass alone). */

@@ -3,8 +3,8 @@
  * and a row stride (ld = 3H), exactly what torch's chunk returns. */
 #include "gru_eager.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 #include <math.h>
 #include <string.h>
@@ -28,18 +28,24 @@ static float op_exp(float a, float b) { (void)b; return expf(a); }
 static float op_neg(float a, float b) { (void)b; return -a; }
 static float op_sigmoid(float a, float b) { (void)b; return 1.0f / (1.0f + expf(-a)); }
 static float op_tanh(float a, float b) { (void)b; return tanhf(a); }
-static float op_dsigmoid(float g, float s) { return g * s * (1.0f - s); } /* sigmoid's backward from its result */
-static float op_dtanh(float g, float n) { return g * (1.0f - n * n); }    /* tanh's backward from its result */
+/* sigmoid's backward from its result */
+static float op_dsigmoid(float g, float s) { return g * s * (1.0f - s); }
+/* tanh's backward from its result */
+static float op_dtanh(float g, float n) { return g * (1.0f - n * n); }
 
 /* One elementwise op on (B,H) operands: a new (B,H) tensor, as every torch op without out= returns. */
 static float *ew(const gru_dims *d, binop f, view a, view b, const char *label)
 {
     float *o = ten(size_mul(d->B, d->H), label);
     for (size_t i = 0; i < d->B; i++)
-        for (size_t j = 0; j < d->H; j++) o[i * d->H + j] = f(a.p[i * a.ld + j], b.p ? b.p[i * b.ld + j] : 0.0f);
+        for (size_t j = 0; j < d->H; j++)
+            o[i * d->H + j] = f(a.p[i * a.ld + j], b.p ? b.p[i * b.ld + j] : 0.0f);
     return o;
 }
-static float *ew1(const gru_dims *d, binop f, view a, const char *label) { return ew(d, f, a, (view){0, 0}, label); }
+static float *ew1(const gru_dims *d, binop f, view a, const char *label)
+{
+    return ew(d, f, a, (view){0, 0}, label);
+}
 
 /* torch.mm: a new (M,N) result of op(A) (M,K) . op(B) (K,N), row-major, compact */
 static float *mm(int tA, int tB, size_t M, size_t N, size_t K, const float *A, size_t lda, const float *Bm,
@@ -91,12 +97,14 @@ static void forward_step(const gru_dims *d, const float *h, const float *x_t, co
     host_free(q);
 }
 
-float *naive_gru_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, gru_eager_saved *sv, const gru_probe *probe)
+float *naive_gru_forward(const gru_dims *d, const float *x, const float *h0, const float *eps,
+                         const float *W_enc, const float *W_ih, const float *W_zh, gru_eager_saved *sv,
+                         const gru_probe *probe)
 {
     size_t BH = size_mul(d->B, d->H), BX = size_mul(d->B, d->X);
     gru_probe_call(probe, GRU_FWD_BEGIN, 0);
-    sv->steps = host_alloc(size_mul(d->T, sizeof(gru_eager_step)), "autograd graph: saved pointers (T steps)");
+    sv->steps =
+        host_alloc(size_mul(d->T, sizeof(gru_eager_step)), "autograd graph: saved pointers (T steps)");
     const float *h = h0;
     for (size_t t = 0; t < d->T; t++) {
         forward_step(d, h, x + t * BX, eps + t * BH, W_enc, W_ih, W_zh, &sv->steps[t]);
@@ -136,8 +144,9 @@ static float *cat3(const gru_dims *d, const float *a, const float *b, const floa
     return o;
 }
 
-/* The gate part of step t's backward, from gh (gradient of h_t): frees d, n, sr, u; returns in gxres and gzres
- * the gradients of x W_ih and z W_zh (B,3H) and in *gdd the gradient that reaches h_{t-1} through h - n. */
+/* The gate part of step t's backward, from gh (gradient of h_t): frees d, n, sr, u; returns in gxres and
+ * gzres the gradients of x W_ih and z W_zh (B,3H) and in *gdd the gradient that reaches h_{t-1} through h -
+ * n. */
 static void gates_backward(const gru_dims *d, float *gh, int gh_owned, gru_eager_step *s, float **gxres,
                            float **gzres, float **gdd)
 {
@@ -195,19 +204,21 @@ static float *encoder_backward(const gru_dims *d, const float *h, const float *e
 
 /* Step t's backward: gh is the gradient of h_t (a view of dout for the last step, owned otherwise). Returns
  * the gradient of h_{t-1} (dh0 for t = 0). */
-static float *step_backward(const gru_dims *d, size_t t, float *gh, int gh_owned, const float *x, const float *h0,
-                            const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
-                            const float *dout, gru_eager_saved *sv, gru_grads *g)
+static float *step_backward(const gru_dims *d, size_t t, float *gh, int gh_owned, const float *x,
+                            const float *h0, const float *eps, const float *W_enc, const float *W_ih,
+                            const float *W_zh, const float *dout, gru_eager_saved *sv, gru_grads *g)
 {
     size_t B = d->B, H = d->H, X = d->X, BH = B * H;
     gru_eager_step *s = &sv->steps[t];
     float *gxres, *gzres, *gdd;
     gates_backward(d, gh, gh_owned, s, &gxres, &gzres, &gdd);
     float *gz = mm(0, 1, B, H, 3 * H, gzres, 3 * H, W_zh, 3 * H, "bwd: grad z (B,H)");
-    weight_grad(&g->dW_zh, H, 3 * H, B, s->z, H, gzres, 3 * H, "dW_zh (H,3H)", "bwd: dW_zh of one step (H,3H)");
+    weight_grad(&g->dW_zh, H, 3 * H, B, s->z, H, gzres, 3 * H, "dW_zh (H,3H)",
+                "bwd: dW_zh of one step (H,3H)");
     float *tmp[] = {gzres, s->z, s->zres};
     free_all(tmp, 3);
-    s->gx = mm(0, 1, B, X, 3 * H, gxres, 3 * H, W_ih, 3 * H, "dx_t (B,X) held until unbind's backward stacks them");
+    s->gx = mm(0, 1, B, X, 3 * H, gxres, 3 * H, W_ih, 3 * H,
+               "dx_t (B,X) held until unbind's backward stacks them");
     weight_grad(&g->dW_ih, X, 3 * H, B, x + t * B * X, X, gxres, 3 * H, "dW_ih (X,3H)",
                 "bwd: dW_ih of one step (X,3H)");
     host_free(gxres);
@@ -225,9 +236,9 @@ static float *step_backward(const gru_dims *d, size_t t, float *gh, int gh_owned
     return gprev;
 }
 
-void naive_gru_backward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                        const float *W_ih, const float *W_zh, const float *dout, gru_eager_saved *sv,
-                        gru_grads *g, const gru_probe *probe)
+void naive_gru_backward(const gru_dims *d, const float *x, const float *h0, const float *eps,
+                        const float *W_enc, const float *W_ih, const float *W_zh, const float *dout,
+                        gru_eager_saved *sv, gru_grads *g, const gru_probe *probe)
 {
     size_t T = d->T, BH = size_mul(d->B, d->H), BX = size_mul(d->B, d->X);
     g->dW_enc = g->dW_ih = g->dW_zh = NULL;
@@ -260,7 +271,8 @@ size_t naive_gru_kept_per_step(const gru_dims *d) { return size_mul(size_mul(10,
 mem_formula naive_gru_memory(const gru_dims *d)
 {
     size_t v = size_mul(4, size_mul(d->B, d->H)), gx = size_mul(4, size_mul(d->B, d->X));
-    size_t Wz = size_mul(4, gru_wzh_count(d)), Wi = size_mul(4, gru_wih_count(d)), We = size_mul(4, gru_wenc_count(d));
+    size_t Wz = size_mul(4, gru_wzh_count(d)), Wi = size_mul(4, gru_wih_count(d)),
+           We = size_mul(4, gru_wenc_count(d));
     size_t T = d->T, tape = size_mul(T, sizeof(gru_eager_step));
     size_t base = size_add(gru_input_bytes(d), tape);
     size_t kept = size_mul(size_mul(10, v), T);
@@ -270,7 +282,8 @@ mem_formula naive_gru_memory(const gru_dims *d)
     peak = peak > m.forward_live ? peak : m.forward_live;
     /* backward, as signed offsets from L = live at the start of step T-1 (forward_live + dout - v) */
     long long L = (long long)m.forward_live + (long long)size_mul(T, v) - (long long)v;
-    long long sv = (long long)v, sgx = (long long)gx, sWz = (long long)Wz, sWi = (long long)Wi, sWe = (long long)We;
+    long long sv = (long long)v, sgx = (long long)gx, sWz = (long long)Wz, sWi = (long long)Wi,
+              sWe = (long long)We;
     long long cand[4] = {7 * sv, 4 * sv + sWz, -3 * sv + sgx + sWz + sWi, -5 * sv + sgx + sWz + sWi + sWe};
     long long best = L;
     for (int i = 0; i < 4; i++) best = L + cand[i] > best ? L + cand[i] : best;

@@ -12,10 +12,10 @@
  *     h_t   (B,H)   the new hidden: saved by the next step's mm(h, W_enc), and held in the outputs list
  * plus out = stack(outputs) (T,B,H), a copy. Temporaries nobody saves (pd, 0.5 lv, eps e1, x W_ih, the sums
  * before each activation, sr zn, u d) are freed as soon as Python would drop them.
- * Backward runs the steps in reverse, each op's gradient in its own allocation, freeing saved tensors as their
- * node runs. Weight gradients accumulate like autograd's input buffers: the first step's gradient becomes the
- * buffer, later ones are temporaries added into it. dx_t stays allocated until all T have arrived (unbind's
- * backward stacks them), then dx = stack(dx_t) is one more copy.
+ * Backward runs the steps in reverse, each op's gradient in its own allocation, freeing saved tensors as
+ * their node runs. Weight gradients accumulate like autograd's input buffers: the first step's gradient
+ * becomes the buffer, later ones are temporaries added into it. dx_t stays allocated until all T have arrived
+ * (unbind's backward stacks them), then dx = stack(dx_t) is one more copy.
  */
 #ifndef NAIVE_GRU_EAGER_H
 #define NAIVE_GRU_EAGER_H
@@ -35,12 +35,13 @@ typedef struct {
 
 /* Returns out (T,B,H); fills sv. All pointers are host, row-major: x (T,B,X), h0 (B,H), eps (T,B,H),
  * W_enc (H,2H), W_ih (X,3H), W_zh (H,3H). */
-float *naive_gru_forward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                         const float *W_ih, const float *W_zh, gru_eager_saved *sv, const gru_probe *probe);
+float *naive_gru_forward(const gru_dims *d, const float *x, const float *h0, const float *eps,
+                         const float *W_enc, const float *W_ih, const float *W_zh, gru_eager_saved *sv,
+                         const gru_probe *probe);
 /* dout (T,B,H). Allocates the five gradients into g and frees everything forward saved. */
-void naive_gru_backward(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                        const float *W_ih, const float *W_zh, const float *dout, gru_eager_saved *sv,
-                        gru_grads *g, const gru_probe *probe);
+void naive_gru_backward(const gru_dims *d, const float *x, const float *h0, const float *eps,
+                        const float *W_enc, const float *W_ih, const float *W_zh, const float *dout,
+                        gru_eager_saved *sv, gru_grads *g, const gru_probe *probe);
 
 /* The tracker's view of one forward + backward, inputs and dout included (derivation in docs/lesson-4.md). */
 mem_formula naive_gru_memory(const gru_dims *d);

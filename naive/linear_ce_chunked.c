@@ -1,17 +1,18 @@
-/* linear_ce_chunked.c - lesson 5, naive: the seed's chunk loop with its temporaries (see linear_ce_chunked.h).
+/* linear_ce_chunked.c - lesson 5, naive: the seed's chunk loop with its temporaries (see
+ * linear_ce_chunked.h).
  *
  * Every tensor the PyTorch code creates is a tracked allocation here, created and freed where Python creates
- * and drops it. The float32 conversion scratch of the CPU GEMMs (linear_ce_gemm.h) is one chunk-sized block that
- * a GPU would not need; its bytes are in the formula and labelled as such.
+ * and drops it. The float32 conversion scratch of the CPU GEMMs (linear_ce_gemm.h) is one chunk-sized block
+ * that a GPU would not need; its bytes are in the formula and labelled as such.
  */
 #include "linear_ce_chunked.h"
 
 #include <string.h>
 
-#include "../kernels/runtime/arena.h"
+#include "arena.h"
 #include "../optimized/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 typedef struct {
     float *xf;  /* (chunk, H) the chunk's x rows in f32 */
@@ -42,7 +43,8 @@ size_t naive_lce_scratch_bytes(const lce_dims *d)
 
 /* Liger's cross_entropy_kernel on one chunk of bf16 logits z (rows, V): per row the logsumexp in float32, the
  * row's loss (already divided by n_valid), then the gradient written over z in bf16. */
-static void naive_ce_rows(bf16 *z, const int32_t *target, size_t rows, size_t V, float scale, float *loss_rows)
+static void naive_ce_rows(bf16 *z, const int32_t *target, size_t rows, size_t V, float scale,
+                          float *loss_rows)
 {
     for (size_t r = 0; r < rows; r++) {
         bf16 *zr = z + r * V; /* (V,) */
@@ -111,7 +113,8 @@ static void naive_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *
                         float scale, const naive_scratch *s, naive_lce_saved *sv, float *loss_1d)
 {
     size_t start = k * d->chunk, rows = lce_chunk_rows(d, k), H = d->H;
-    lce_operands o = {.x = x + start * H, .xf = s->xf, .W = W, .gp = s->gp, .wp = s->wp, .rows = rows, .H = H};
+    lce_operands o = {
+        .x = x + start * H, .xf = s->xf, .W = W, .gp = s->gp, .wp = s->wp, .rows = rows, .H = H};
     lce_x_block(&o);
     bf16 *logits = chunk_logits(d, &o, s);
     naive_ce_rows(logits, target + start, rows, d->V, scale, loss_1d + start);
@@ -161,14 +164,16 @@ mem_formula naive_lce_memory(const lce_dims *d)
 {
     size_t VH = lce_w_count(d), c = d->chunk;
     /* in the loop: inputs, grad_weight 4VH, grad_input 2NH, loss_1d 4N, the scratch */
-    size_t loop = size_add(size_add(lce_input_bytes(d), size_mul(4, VH)),
-                           size_add(size_mul(2, lce_x_count(d)), size_add(size_mul(4, d->N), naive_lce_scratch_bytes(d))));
-    /* the first (longest) chunk: its logits 2cV, then either the grad_input product 2cH or the bf16 product and
-     * its f32 copy, 6VH, together */
+    size_t loop = size_add(
+        size_add(lce_input_bytes(d), size_mul(4, VH)),
+        size_add(size_mul(2, lce_x_count(d)), size_add(size_mul(4, d->N), naive_lce_scratch_bytes(d))));
+    /* the first (longest) chunk: its logits 2cV, then either the grad_input product 2cH or the bf16 product
+     * and its f32 copy, 6VH, together */
     size_t dxs = size_mul(2, size_mul(c, d->H)), dws = size_mul(6, VH);
     size_t chunk_peak = size_add(loop, size_add(size_mul(2, size_mul(c, d->V)), dxs > dws ? dxs : dws));
     mem_formula m;
-    m.forward_live = size_add(size_add(lce_input_bytes(d), size_mul(4, VH)), size_add(size_mul(2, lce_x_count(d)), 4));
+    m.forward_live =
+        size_add(size_add(lce_input_bytes(d), size_mul(4, VH)), size_add(size_mul(2, lce_x_count(d)), 4));
     size_t tail = size_add(m.forward_live, size_mul(4, d->N)); /* loss and loss_1d together */
     size_t bwd = size_add(m.forward_live, 4);                  /* + dloss */
     m.peak = chunk_peak > tail ? chunk_peak : tail;

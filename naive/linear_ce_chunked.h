@@ -14,8 +14,8 @@
  *                                     +=:     read both, write       pass 3
  *     loss = sum(loss_1d)
  * and backward only multiplies the saved gradients by dloss, in place. The bf16 product is freed once the
- * .float() copy exists (Python drops the temporary after the call), so both are alive together during the cast:
- * V*H*6 bytes on top of everything else. The CPU's bf16 GEMMs are optimized/linear_ce_gemm.h's.
+ * .float() copy exists (Python drops the temporary after the call), so both are alive together during the
+ * cast: V*H*6 bytes on top of everything else. The CPU's bf16 GEMMs are optimized/linear_ce_gemm.h's.
  */
 #ifndef NAIVE_LINEAR_CE_CHUNKED_H
 #define NAIVE_LINEAR_CE_CHUNKED_H

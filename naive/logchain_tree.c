@@ -3,15 +3,16 @@
  * Layouts (row r = b*t + s runs over the N = n*t independent chains, C2 = c*c):
  *   x     [r][i][j]          (n,t,v,c)         bulk  [s][i][j][k]   (1,t,v-1,c,c)
  *   stack [r][i][j][k]       (n,t,m,c,c)       the m matrices entering a tree level
- *   pair tensors [r][p][..]  (n,t,m/2,c,c) or (n,t,m/2,c): pair p of row r multiplies stack[r][2p] @ stack[r][2p+1]
+ *   pair tensors [r][p][..]  (n,t,m/2,c,c) or (n,t,m/2,c): pair p of row r multiplies stack[r][2p] @
+ *   stack[r][2p+1]
  * A level's pair products are indexed q = r * pairs + p, q < N * pairs. The names follow the forum's code:
  * stck1 = stack[..., 0::2, :, :] (the left operands), stck2 = stack[..., 1::2, :, :] (the right ones).
  * Allocation order is the dataflow's order: the memory formula and the golden CSV rows depend on it.
  */
 #include "logchain_tree.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +53,7 @@ static float row_logsumexp(const float *row, size_t c)
     return mx + logf(s);
 }
 
-/* ---- forward, one level --------------------------------------------------------------------------------- */
+/* ---- forward, one level -------------------------------------------------------------------------------- */
 
 /* torch.max(A, dim=-1): each row's maximum and its first argmax */
 static void row_max(const float *A, size_t c, float *mx, int64_t *arg)
@@ -75,7 +76,8 @@ static void col_max(const float *B, size_t c, float *mx, int64_t *arg)
     }
     for (size_t j = 1; j < c; j++)
         for (size_t k = 0; k < c; k++)
-            if (B[j * c + k] > mx[k] || (isnan(B[j * c + k]) && !isnan(mx[k]))) { /* NaN wins, as in torch.max */
+            /* NaN wins, as in torch.max */
+            if (B[j * c + k] > mx[k] || (isnan(B[j * c + k]) && !isnan(mx[k]))) {
                 mx[k] = B[j * c + k];
                 arg[k] = (int64_t)j;
             }
@@ -83,10 +85,13 @@ static void col_max(const float *B, size_t c, float *mx, int64_t *arg)
 
 /* stck_side - b -> exp -> clamp: three ops, three tensors; the difference dies after exp. b broadcasts along
  * rows (side 0: b1 is (c,1) per pair) or columns (side 1: b2 is (1,c)). Sets *e (saved) and *s (saved). */
-static void exp_clamp(const level_shape *L, const float *stack, const float *b, int side, float **e, float **s)
+static void exp_clamp(const level_shape *L, const float *stack, const float *b, int side, float **e,
+                      float **s)
 {
-    static const char *const d_label[2] = {"level: d1 = stck1 - b1 (n,t,m/2,c,c)", "level: d2 = stck2 - b2 (n,t,m/2,c,c)"};
-    static const char *const e_label[2] = {"level: e1 = exp(d1) (n,t,m/2,c,c) saved", "level: e2 = exp(d2) (n,t,m/2,c,c) saved"};
+    static const char *const d_label[2] = {"level: d1 = stck1 - b1 (n,t,m/2,c,c)",
+                                           "level: d2 = stck2 - b2 (n,t,m/2,c,c)"};
+    static const char *const e_label[2] = {"level: e1 = exp(d1) (n,t,m/2,c,c) saved",
+                                           "level: e2 = exp(d2) (n,t,m/2,c,c) saved"};
     static const char *const s_label[2] = {"level: s1 = clamp(e1) (n,t,m/2,c,c) saved",
                                            "level: s2 = clamp(e2) (n,t,m/2,c,c) saved"};
     size_t c = L->c, C2 = c * c, npair = L->N * L->pairs, total = npair * C2;
@@ -105,7 +110,8 @@ static void exp_clamp(const level_shape *L, const float *stack, const float *b, 
 }
 
 /* mul = s1 @ s2 (saved), then b1 + b2 + log(mul): the level's result (n,t,m/2,c,c). Frees b1, b2. */
-static float *log_product(const level_shape *L, const float *s1, const float *s2, float *b1, float *b2, float **mul)
+static float *log_product(const level_shape *L, const float *s1, const float *s2, float *b1, float *b2,
+                          float **mul)
 {
     size_t c = L->c, C2 = c * c, npair = L->N * L->pairs, total = npair * C2;
     /* N * pairs independent (c x c) products -- the O(c^3) step */
@@ -163,10 +169,10 @@ static float *level_forward(const level_shape *L, const float *stack, int l, nai
     return L->carry ? carry_up(L, stack, res) : res;
 }
 
-/* ---- forward ---------------------------------------------------------------------------------------------- */
+/* ---- forward ------------------------------------------------------------------------------------------- */
 
-/* middle = x[..., :-1, :, None] + bulk.log(): log(bulk) (1,t,v-1,c,c) is a temporary; middle is (n,t,v-1,c,c),
- * every batch row's own copy of every log transition matrix. */
+/* middle = x[..., :-1, :, None] + bulk.log(): log(bulk) (1,t,v-1,c,c) is a temporary; middle is
+ * (n,t,v-1,c,c), every batch row's own copy of every log transition matrix. */
 static float *make_middle(const lc_dims *d, const float *x, const float *bulk)
 {
     size_t t = d->t, v = d->v, c = d->c, N = lc_rows(d), C2 = c * c, V1 = v - 1;
@@ -205,7 +211,8 @@ static float *chain_ends(const lc_dims *d, float *last, const float *x, const fl
     float *f = falloc(size_mul(N, C2), "f = last + x[v-1] (n,t,c,c) saved");
     for (size_t r = 0; r < N; r++)
         for (size_t j = 0; j < c; j++)
-            for (size_t k = 0; k < c; k++) f[(r * c + j) * c + k] = last[r * C2 + j * c + k] + x[(r * v + V1) * c + k];
+            for (size_t k = 0; k < c; k++)
+                f[(r * c + j) * c + k] = last[r * C2 + j * c + k] + x[(r * v + V1) * c + k];
     host_free(last);
     float *g = falloc(N * c, "g = logsumexp(f,-1) (n,t,c) saved");
     for (size_t q = 0; q < N * c; q++) g[q] = row_logsumexp(f + q * c, c);
@@ -272,7 +279,8 @@ static void bias_grads(const level_shape *L, const float *G_in, float **gb1, flo
 
 /* LogBackward: gmul = grad / mul; then MmBackward: gs1 = gmul @ s2^T, gs2 = s1^T @ gmul (two more O(c^3)
  * products per pair). Each node releases its saved tensors once it has run: mul, then s1 and s2. */
-static void product_grads(const level_shape *L, const float *G_in, int l, naive_lc_saved *sv, float **gs1, float **gs2)
+static void product_grads(const level_shape *L, const float *G_in, int l, naive_lc_saved *sv, float **gs1,
+                          float **gs2)
 {
     size_t c = L->c, C2 = c * c, mo = L->pairs + L->carry, npair = L->N * L->pairs;
     float *gmul = falloc(npair * C2, "level grad: mul (n,t,m/2,c,c)");
@@ -306,8 +314,9 @@ static float *clamp_exp_grad(size_t total, float *gs, float *e, int side)
     return gd;
 }
 
-/* SubBackward: d = stck - b, so b's gradient also gets minus the row (column) sums of gd. In exact arithmetic,
- * with no clamp active, this cancels the b1 + b2 path: the max shift does not change the result. */
+/* SubBackward: d = stck - b, so b's gradient also gets minus the row (column) sums of gd. In exact
+ * arithmetic, with no clamp active, this cancels the b1 + b2 path: the max shift does not change the
+ * result. */
 static void shift_grads(const level_shape *L, const float *gd1, const float *gd2, float *gb1, float *gb2)
 {
     size_t c = L->c;
@@ -319,8 +328,8 @@ static void shift_grads(const level_shape *L, const float *gd1, const float *gd2
             }
 }
 
-/* The stack's gradient: stck1 = stack[0::2] and stck2 = stack[1::2] get gd1, gd2 (plus MaxBackward's scatter of
- * gb at the argmax), the carried matrix gets its slice of G_in. PyTorch builds one zero-filled full-size
+/* The stack's gradient: stck1 = stack[0::2] and stck2 = stack[1::2] get gd1, gd2 (plus MaxBackward's scatter
+ * of gb at the argmax), the carried matrix gets its slice of G_in. PyTorch builds one zero-filled full-size
  * gradient per view and adds them; here one buffer receives all three, every element written. */
 static float *stack_grad(const level_shape *L, const float *G_in, const float *gd1, const float *gd2,
                          const float *gb1, const float *gb2, const int64_t *idx1, const int64_t *idx2)
@@ -364,7 +373,7 @@ static float *level_backward(const level_shape *L, float *G_in, int l, naive_lc_
     return G_out;
 }
 
-/* ---- backward ----------------------------------------------------------------------------------------------- */
+/* ---- backward ------------------------------------------------------------------------------------------ */
 
 /* The two logsumexps and x1, in reverse: out = logsumexp(h) -> gh; h = log(p0) + g -> dp0; g = logsumexp(f)
  * -> gf. Sets *dp0, allocates *dx with its last variable's row (x1 = x[..., -1, None, :] gets the column sums
@@ -400,8 +409,8 @@ static float *ends_backward(const lc_dims *d, const float *p0, const float *out,
     return gf;
 }
 
-/* middle = x0 + log(bulk), in reverse: x0 = x[..., :-1, :, None] gets the row sums of G (n,t,v-1,c,c), log(bulk)
- * gets the sum over n, then LogBackward divides by bulk. Frees G; returns dbulk. */
+/* middle = x0 + log(bulk), in reverse: x0 = x[..., :-1, :, None] gets the row sums of G (n,t,v-1,c,c),
+ * log(bulk) gets the sum over n, then LogBackward divides by bulk. Frees G; returns dbulk. */
 static float *middle_backward(const lc_dims *d, const float *bulk, float *G, float *dx)
 {
     size_t t = d->t, v = d->v, c = d->c, N = lc_rows(d), C2 = c * c, V1 = v - 1;
@@ -429,7 +438,8 @@ void naive_lc_backward(const lc_dims *d, const float *x, const float *bulk, cons
 {
     (void)x; /* x enters only by addition: its gradient needs no saved value of it */
     if (sv->zero_pad) {
-        fprintf(stderr, "naive_lc_backward: the zero-padding forward is a demonstration without a backward\n");
+        fprintf(stderr,
+                "naive_lc_backward: the zero-padding forward is a demonstration without a backward\n");
         abort();
     }
     float *G = ends_backward(d, p0, out, sv, dout, dx, dp0);
@@ -457,7 +467,7 @@ void naive_lc_release(naive_lc_saved *sv)
     memset(sv, 0, sizeof *sv);
 }
 
-/* ---- memory formula ------------------------------------------------------------------------------------- */
+/* ---- memory formula ------------------------------------------------------------------------------------ */
 
 static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
 
@@ -473,7 +483,8 @@ static size_t zmax(size_t a, size_t b) { return a > b ? a : b; }
  *                      out, dout, dp0 and dx are live
  *     2Q + 8N + pb     backward of the two logsumexps: f and grad f, g and grad h, out, dout, dp0 -- the
  *                      largest only when v = 2 (no tree: the first two candidates do not exist)
- * tests/logchain_memory_walk.c replays the dataflow tensor by tensor; test_lesson2.c asserts the two agree. */
+ * tests/logchain_memory_walk.c replays the dataflow tensor by tensor; test_lesson2.c asserts the two
+ * agree. */
 lc_memory naive_lc_memory(const lc_dims *d)
 {
     size_t N = lc_rows(d), c = d->c, Nc = size_mul(N, c);

@@ -10,7 +10,8 @@
  * Per level with m matrices, m/2 pair products (rounded down), what stays alive until backward (the list the
  * doc explains; the tracker's labels use the same symbols):
  *     idx1, idx2   (n,t,m/2,c) int64   torch.max's argmax indices (MaxBackward scatters into them)
- *     e1, e2       (n,t,m/2,c,c) f32   exp's result (ExpBackward: grad * result; ClampMin's mask reads it too)
+ *     e1, e2       (n,t,m/2,c,c) f32   exp's result (ExpBackward: grad * result; ClampMin's mask reads it
+ *     too)
  *     s1, s2       (n,t,m/2,c,c) f32   the clamped operands of the matmul (MmBackward needs both)
  *     mul          (n,t,m/2,c,c) f32   the product, the input of log (LogBackward: grad / input)
  * and at the end f = last + x[v-1] (n,t,c,c), g = logsumexp(f) (n,t,c), h = log p0 + g (n,t,c) for the two

@@ -5,9 +5,9 @@
  */
 #include "maxsim_einsum.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 #include "../kernels/maxsim_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 #include <string.h>
 
@@ -35,7 +35,8 @@ static void max_last_dim(const ms_dims *d, const float *scores, float *values, i
 float *naive_ms_forward(const ms_dims *d, const float *a, const float *b, naive_ms_saved *saved)
 {
     size_t R = ms_rows(d), C = ms_cols(d), I = d->I, J = d->J, M = d->M;
-    /* scores [I*J, M*N] = a [I*J, K] . b [M*N, K]^T: the einsum is one GEMM and its result is the 4-D tensor */
+    /* scores [I*J, M*N] = a [I*J, K] . b [M*N, K]^T: the einsum is one GEMM and its result is the 4-D
+     * tensor */
     float *scores = host_alloc_array(ms_scores_count(d), DT_F32, L_SCORES);
     sgemm_cpu(0, 1, R, C, d->K, 1.0f, a, d->K, b, d->K, 0.0f, scores, C);
 
@@ -57,8 +58,8 @@ float *naive_ms_forward(const ms_dims *d, const float *a, const float *b, naive_
     return out;
 }
 
-void naive_ms_backward(const ms_dims *d, const float *a, const float *b, naive_ms_saved *saved, const float *dout,
-                       float **da, float **db)
+void naive_ms_backward(const ms_dims *d, const float *a, const float *b, naive_ms_saved *saved,
+                       const float *dout, float **da, float **db)
 {
     size_t R = ms_rows(d), C = ms_cols(d), J = d->J, M = d->M, N = d->N, K = d->K;
     /* MaxBackward: zeros of the input's shape, the (expanded) dout scattered at the saved indices */
@@ -91,8 +92,10 @@ mem_formula naive_ms_memory(const ms_dims *d)
     size_t f1 = size_add(size_add(in, S), size_add(V, X));  /* inside max: scores, values, indices */
     size_t f2 = size_add(size_add(in, V), size_add(X, O));  /* inside sum: values, indices, out */
     size_t live = size_add(size_add(in, X), O);             /* after forward: the indices and out */
-    size_t b1 = size_add(size_add(live, O), S);             /* dout (as big as out) + dscores, indices alive */
-    size_t b2 = size_add(size_add(size_add(in, O), size_add(O, S)), size_add(A, B)); /* + da, db; indices gone */
+    /* dout (as big as out) + dscores, indices alive */
+    size_t b1 = size_add(size_add(live, O), S);
+    /* + da, db; indices gone */
+    size_t b2 = size_add(size_add(size_add(in, O), size_add(O, S)), size_add(A, B));
     /* a b | scores values idx out | dout dscores da db */
     mem_formula f = {ms_max_size(ms_max_size(f1, f2), ms_max_size(b1, b2)), live, 10};
     return f;

@@ -1,5 +1,5 @@
-/* maxsim_einsum.h - lesson 3, naive: the forum's einsum('ijk,mnk->ijmn', a, b).max(-1).values.sum(1), in C, with
- * the backward autograd runs for it.
+/* maxsim_einsum.h - lesson 3, naive: the forum's einsum('ijk,mnk->ijmn', a, b).max(-1).values.sum(1), in C,
+ * with the backward autograd runs for it.
  *
  * Forward, op by op, and what each op leaves alive:
  *   scores = einsum(...)        [I, J, M, N] f32   one GEMM, a [I*J, K] . b[M*N, K]^T; a temporary
@@ -29,8 +29,8 @@ typedef struct {
 float *naive_ms_forward(const ms_dims *d, const float *a, const float *b, naive_ms_saved *saved);
 
 /* Allocates *da [I, J, K] and *db [M, N, K] from dout [I, M]; frees what forward saved. */
-void naive_ms_backward(const ms_dims *d, const float *a, const float *b, naive_ms_saved *saved, const float *dout,
-                       float **da, float **db);
+void naive_ms_backward(const ms_dims *d, const float *a, const float *b, naive_ms_saved *saved,
+                       const float *dout, float **da, float **db);
 
 /* Exact bytes, inputs a, b and the upstream dout included (derivation in docs/lesson-3.md). */
 mem_formula naive_ms_memory(const ms_dims *d);

@@ -1,8 +1,8 @@
 /* bmm_grouped.c - lesson 1's grouped GEMM on the CPU. */
 #include "bmm_grouped.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 
 float *cpu_bmm_forward(const bmm_dims *d, const float *x, const float *W)
 {
@@ -31,29 +31,11 @@ void cpu_bmm_backward(const bmm_dims *d, const float *x, const float *W, const f
 bmm_memory cpu_bmm_memory(const bmm_dims *d)
 {
     size_t f = sizeof(float);
-    size_t x = size_mul(f, bmm_x_count(d)), w = size_mul(f, bmm_w_count(d)), out = size_mul(f, bmm_out_count(d));
+    size_t x = size_mul(f, bmm_x_count(d)), w = size_mul(f, bmm_w_count(d)),
+           out = size_mul(f, bmm_out_count(d));
     bmm_memory m = {0, 0, 0};
     m.forward_live = size_add(size_add(x, w), out);
     m.peak = size_add(m.forward_live, size_add(size_add(out, x), w)); /* + dout + dx + dW */
     m.allocs = 6;                                                     /* x, W, out | dout, dx, dW */
     return m;
-}
-
-#include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES; declarations only, no CUDA needed */
-#include <limits.h>
-
-bmm_memory cuda_bmm_memory(const bmm_dims *d)
-{
-    bmm_memory m = cpu_bmm_memory(d);
-    m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
-    m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
-    m.allocs += 1; /* the workspace */
-    return m;
-}
-
-int cuda_bmm_dims_fit(const bmm_dims *d)
-{
-    size_t lim = INT_MAX;
-    return d->B <= lim && d->G <= lim && d->K <= lim && d->N <= lim && size_mul(d->G, d->K) <= lim &&
-           size_mul(d->G, d->N) <= lim && size_mul(d->K, d->N) <= lim;
 }

@@ -3,14 +3,14 @@
  * S_t = ws->S + (t mod cap) B 6H, row i of it is [r u n zn z e] (each H wide), row stride 6H. */
 #include "gru_fused.h"
 
-#include "../kernels/runtime/arena.h"
-#include "../kernels/runtime/gemm_cpu.h"
+#include "arena.h"
+#include "gemm_cpu.h"
 #include "../kernels/gru_cell_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 #define SW GRU_SAVED_PER_ROW
 
-static size_t steps_saved(const gru_dims *d, const gru_opts *o)
+size_t gru_steps_saved(const gru_dims *d, const gru_opts *o)
 {
     return o->checkpoint && o->checkpoint < d->T ? o->checkpoint : d->T;
 }
@@ -19,7 +19,7 @@ void gru_fused_carve(const gru_dims *d, const gru_opts *o, void *arena_ptr, gru_
 {
     arena *a = arena_ptr;
     size_t B = d->B, H = d->H;
-    ws->cap = steps_saved(d, o);
+    ws->cap = gru_steps_saved(d, o);
     ws->P = o->block && o->block < ws->cap ? o->block : ws->cap;
     ws->S = arena_take(a, size_mul(size_mul(ws->cap, B), size_mul(SW, H)), DT_F32, "S (cap,B,6H)");
     ws->xp = arena_take(a, size_mul(size_mul(ws->P, B), size_mul(3, H)), DT_F32, "xp (P,B,3H)");
@@ -62,7 +62,8 @@ static void reparam_forward(const gru_dims *d, const float *pd, const float *eps
     for (size_t i = 0; i < d->B; i++)
         for (size_t j = 0; j < H; j++) {
             float *row = St + i * SW * H;
-            row[4 * H + j] = gru_reparam(pd[i * 2 * H + j], pd[i * 2 * H + H + j], eps_t[i * H + j], &row[5 * H + j]);
+            row[4 * H + j] =
+                gru_reparam(pd[i * 2 * H + j], pd[i * 2 * H + H + j], eps_t[i * H + j], &row[5 * H + j]);
         }
 }
 
@@ -87,9 +88,9 @@ static void gate_forward(const gru_dims *d, const float *xp_t, const float *zp, 
 
 /* Steps [t0, t1): recompute = 0 writes h into out[t]; recompute = 1 reads every h_{t-1} from out (the values
  * forward produced) and only refills the saved rows. */
-static void forward_range(const gru_dims *d, const float *x, const float *h0, const float *eps, const float *W_enc,
-                          const float *W_ih, const float *W_zh, float *out, int recompute, size_t t0, size_t t1,
-                          gru_fused_ws *ws, const gru_probe *probe)
+static void forward_range(const gru_dims *d, const float *x, const float *h0, const float *eps,
+                          const float *W_enc, const float *W_ih, const float *W_zh, float *out, int recompute,
+                          size_t t0, size_t t1, gru_fused_ws *ws, const gru_probe *probe)
 {
     size_t B = d->B, X = d->X, H = d->H, BH = B * H;
     for (size_t tb = t0; tb < t1; tb += ws->P) { /* blocks of P steps */
@@ -111,9 +112,9 @@ static void forward_range(const gru_dims *d, const float *x, const float *h0, co
     }
 }
 
-float *cpu_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
-                       const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
-                       gru_fused_ws *ws, const gru_probe *probe)
+float *cpu_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                       const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                       void **arena_out, gru_fused_ws *ws, const gru_probe *probe)
 {
     gru_probe_call(probe, GRU_FWD_BEGIN, 0);
     size_t bytes = gru_fused_arena_bytes(d, o);
@@ -121,7 +122,8 @@ float *cpu_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, con
     arena a;
     arena_init(&a, mem, bytes);
     gru_fused_carve(d, o, &a, ws);
-    float *out = host_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
+    float *out =
+        host_alloc_array(gru_seq_count(d), DT_F32, "out (T,B,H) = every h: also what backward reads");
     forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, out, 0, 0, d->T, ws, probe);
     *arena_out = mem;
     return out;
@@ -162,8 +164,10 @@ static void step_backward(const gru_dims *d, size_t t, const float *h0, const fl
     size_t B = d->B, H = d->H, BH = B * H;
     float *St = saved_row(d, ws, t);
     gate_backward(d, dout + t * BH, t ? out + (t - 1) * BH : h0, dh, St);
-    /* dW_zh (H, 3H) += z^T (H, B; z is S_t col 4H, ld 6H) . dZP (B, 3H; S_t cols 0..3H, ld 6H); z dies here */
-    sgemm_cpu(1, 0, H, 3 * H, B, 1.0f, St + 4 * H, SW * H, St, SW * H, t == d->T - 1 ? 0.0f : 1.0f, dW_zh, 3 * H);
+    /* dW_zh (H, 3H) += z^T (H, B; z is S_t col 4H, ld 6H) . dZP (B, 3H; S_t cols 0..3H, ld 6H); z dies
+     * here */
+    sgemm_cpu(1, 0, H, 3 * H, B, 1.0f, St + 4 * H, SW * H, St, SW * H, t == d->T - 1 ? 0.0f : 1.0f, dW_zh,
+              3 * H);
     /* dz (B, H) into S_t col 4H = dZP (B, 3H) . W_zh^T (W_zh stored (H, 3H)) */
     sgemm_cpu(0, 1, B, H, 3 * H, 1.0f, St, SW * H, W_zh, 3 * H, 0.0f, St + 4 * H, SW * H);
     reparam_backward(d, St);
@@ -194,13 +198,14 @@ static void segment_weight_grads(const gru_dims *d, size_t t0, size_t t1, const 
         beta = 1.0f;
     }
     if (t1 - t0 > skip)
-        sgemm_cpu(1, 0, H, 2 * H, R - skip * B, 1.0f, out + (t0 + skip - 1) * B * H, H, Sg + skip * B * ld + 4 * H,
-                  ld, beta, g->dW_enc, 2 * H);
+        sgemm_cpu(1, 0, H, 2 * H, R - skip * B, 1.0f, out + (t0 + skip - 1) * B * H, H,
+                  Sg + skip * B * ld + 4 * H, ld, beta, g->dW_enc, 2 * H);
 }
 
 void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                       const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
-                      const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, const gru_probe *probe)
+                      const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g,
+                      const gru_probe *probe)
 {
     size_t T = d->T, L = ws->cap, nseg = (T + L - 1) / L;
     g->dx = host_alloc_array(gru_x_count(d), DT_F32, "dx (T,B,X)");
@@ -208,7 +213,8 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
     g->dW_enc = host_alloc_array(gru_wenc_count(d), DT_F32, "dW_enc (H,2H)");
     g->dW_ih = host_alloc_array(gru_wih_count(d), DT_F32, "dW_ih (X,3H)");
     g->dW_zh = host_alloc_array(gru_wzh_count(d), DT_F32, "dW_zh (H,3H)");
-    for (size_t i = 0; i < gru_h0_count(d); i++) g->dh0[i] = 0.0f; /* nothing comes back from after step T-1 */
+    /* nothing comes back from after step T-1 */
+    for (size_t i = 0; i < gru_h0_count(d); i++) g->dh0[i] = 0.0f;
     for (size_t s = nseg; s-- > 0;) {
         size_t t0 = s * L, t1 = t0 + L < T ? t0 + L : T;
         if (L < T) forward_range(d, x, h0, eps, W_enc, W_ih, W_zh, (float *)out, 1, t0, t1, ws, probe);
@@ -224,7 +230,7 @@ void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, cons
 }
 
 /* inputs, the arena and out after forward; + dout and the gradients at the peak */
-static mem_formula gru_memory(const gru_dims *d, size_t arena_bytes)
+mem_formula gru_memory_of(const gru_dims *d, size_t arena_bytes)
 {
     size_t out = size_mul(4, gru_seq_count(d));
     mem_formula m;
@@ -234,33 +240,7 @@ static mem_formula gru_memory(const gru_dims *d, size_t arena_bytes)
     return m;
 }
 
-mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o) { return gru_memory(d, gru_fused_arena_bytes(d, o)); }
-
-#include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES: a constant, no CUDA needed */
-#include <limits.h>
-
-mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o)
+mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o)
 {
-    mem_formula m = cpu_gru_memory(d, o);
-    m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
-    m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
-    m.allocs = 15;
-    return m;
-}
-
-mem_formula cuda_gru_persistent_memory(const gru_dims *d)
-{
-    mem_formula m = gru_memory(d, gru_saved_arena_bytes(d));
-    m.forward_live = size_add(m.forward_live, CUBLAS_WORKSPACE_BYTES);
-    m.peak = size_add(m.peak, CUBLAS_WORKSPACE_BYTES);
-    m.allocs = 15;
-    return m;
-}
-
-const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o)
-{
-    size_t rows = size_mul(steps_saved(d, o), d->B), widest = d->X > 6 * d->H ? d->X : 6 * d->H;
-    if (size_mul(rows, widest) > INT_MAX || size_mul(d->T, d->B) > INT_MAX || size_mul(d->B, d->H) > INT_MAX)
-        return "a GEMM dimension or a kernel's element count exceeds int";
-    return NULL;
+    return gru_memory_of(d, gru_fused_arena_bytes(d, o));
 }

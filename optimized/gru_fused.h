@@ -13,8 +13,9 @@
  *     dW_ih = X_seg^T [da_r da_u | da_n],  dx_seg = [da_r da_u | da_n] W_ih^T,  dW_enc = Hprev_seg^T [dz dlv]
  * (two GEMMs each where the n column block is not next to r and u; beta = 1 accumulates, no temporary).
  * dW_zh needs z, which dz overwrites, so it is accumulated per step (beta = 1) before dz is written.
- * Every buffer is carved from one arena allocated before the loop: zero allocations inside it. --checkpoint k:
- * saved rows for one segment of k steps only, each segment's forward recomputed from out[t0-1] in backward. */
+ * Every buffer is carved from one arena allocated before the loop: zero allocations inside it. --checkpoint
+ * k: saved rows for one segment of k steps only, each segment's forward recomputed from out[t0-1] in
+ * backward. */
 #ifndef OPTIMIZED_GRU_FUSED_H
 #define OPTIMIZED_GRU_FUSED_H
 
@@ -40,44 +41,72 @@ typedef struct {
 /* Carves ws from a; with a planning arena (base NULL) it only counts: a.used is the arena's size. */
 void gru_fused_carve(const gru_dims *d, const gru_opts *o, void *arena_ptr, gru_fused_ws *ws);
 size_t gru_fused_arena_bytes(const gru_dims *d, const gru_opts *o);
-/* cuda-v3 to v5 compute x_t W_ih, h W_enc and z W_zh inside their kernels and refuse --checkpoint: their arena is
- * the saved rows of all T steps alone (xp, zp and hs NULL, P 0) */
+/* cuda-v3 to v5 compute x_t W_ih, h W_enc and z W_zh inside their kernels and refuse --checkpoint: their
+ * arena is the saved rows of all T steps alone (xp, zp and hs NULL, P 0) */
 void gru_saved_carve(const gru_dims *d, void *arena_ptr, gru_fused_ws *ws);
 size_t gru_saved_arena_bytes(const gru_dims *d);
 
 /* host pointers; shapes as in gru_eager.h. Allocates the arena (kept in *arena_out for backward) and out. */
-float *cpu_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
-                       const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
-                       gru_fused_ws *ws, const gru_probe *probe);
+float *cpu_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                       const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                       void **arena_out, gru_fused_ws *ws, const gru_probe *probe);
 /* Allocates the five gradients; frees the arena. */
 void cpu_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
                       const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
-                      const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, const gru_probe *probe);
+                      const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g,
+                      const gru_probe *probe);
 
 #ifdef HAVE_CUDA
-/* The same on the device (optimized/gru_fused.cu): every pointer is device memory; the arena and out are
- * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes are kernels (kernels/gru_v1.cu, kernels/gru_v2.cu). */
-float *cuda_gru_forward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
-                        const float *W_enc, const float *W_ih, const float *W_zh, void **arena_out,
-                        gru_fused_ws *ws, int version);
-void cuda_gru_backward(const gru_dims *d, const gru_opts *o, const float *x, const float *h0, const float *eps,
-                       const float *W_enc, const float *W_ih, const float *W_zh, const float *out,
-                       const float *dout, void *arena_mem, gru_fused_ws *ws, gru_grads *g, int version);
-/* version 1 (cuda-v1) launches the step loops; 2 (cuda-v2): the step loop captured into one CUDA Graph once per
- * shape and buffers and replayed (cuda_track.h): the same kernels, GEMMs, order, results and memory, 1 launch per
- * forward and per backward; 3 (cuda-v3): forward as one persistent cooperative kernel writing the same saved rows
- * (kernels/gru_v3.cu), backward version 2's; 4 (cuda-v4): the same with 8 lanes per (row, unit), every thread of a
- * block at work (kernels/gru_v4.cu); 5 (cuda-v5): v4's forward, backward's step loop as one persistent cooperative
- * kernel (kernels/gru_v5.cu) and v1's weight-gradient GEMMs after it. */
-/* NULL when cuda-v3's cooperative grid fits the device (every block resident, each block's weight slices in its
- * shared memory) and --checkpoint is 0, else why not */
+/* The same on the device, cuda-vN in kernels/gru_vN.cu: every pointer is device memory; the arena and out are
+ * dev_alloc'ed, the GEMMs are cuBLAS's, the cell passes kernels. v1 launches the step loops; v2 captures them
+ * into one CUDA Graph once per shape and buffers and replays it (cuda_track.h); v3 runs forward as one
+ * persistent cooperative kernel writing the same saved rows, backward v2's; v4 the same with 8 lanes per
+ * (row, unit); v5 v4's forward, backward's step loop as one persistent cooperative kernel and v1's
+ * weight-gradient GEMMs after it. */
+float *cuda_gru_forward_v1(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v1(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+float *cuda_gru_forward_v2(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v2(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+float *cuda_gru_forward_v3(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v3(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+float *cuda_gru_forward_v4(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v4(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+float *cuda_gru_forward_v5(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                           const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                           void **arena_out, gru_fused_ws *ws);
+void cuda_gru_backward_v5(const gru_dims *d, const gru_opts *o, const float *x, const float *h0,
+                          const float *eps, const float *W_enc, const float *W_ih, const float *W_zh,
+                          const float *out, const float *dout, void *arena_mem, gru_fused_ws *ws,
+                          gru_grads *g);
+/* NULL when cuda-v3's cooperative grid fits the device (every block resident, each block's weight slices in
+ * its shared memory) and --checkpoint is 0, else why not */
 const char *gru3_unfit(const gru_dims *d, const gru_opts *o);
 /* the same for cuda-v4's grid (kernels/gru_v4.cu) */
 const char *gru4_unfit(const gru_dims *d, const gru_opts *o);
 /* the same for cuda-v5's two grids (kernels/gru_v4.cu's forward, kernels/gru_v5.cu's backward) */
 const char *gru5_unfit(const gru_dims *d, const gru_opts *o);
-/* cuda-v5's split of a weight-gradient sum (m, n) over rows into slices whose partials fit cap floats (1: none), and
- * the partial matrices S slices write (one more for rows left over); kernels/gru_v5.cu */
+/* cuda-v5's split of a weight-gradient sum (m, n) over rows into slices whose partials fit cap floats (1:
+ * none), and the partial matrices S slices write (one more for rows left over); kernels/gru_v5.cu */
 size_t gru5_split_slices(size_t m, size_t n, size_t rows, size_t cap);
 size_t gru5_split_partials(size_t slices, size_t rows);
 #endif
@@ -85,9 +114,14 @@ size_t gru5_split_partials(size_t slices, size_t rows);
 const char *cuda_gru_unfit(const gru_dims *d, const gru_opts *o);
 /* cpu's bytes on the device, plus the tracked cuBLAS workspace (one more allocation): cuda-v1 and cuda-v2 */
 mem_formula cuda_gru_memory(const gru_dims *d, const gru_opts *o);
-/* cuda-v3 to v5: the same with the saved rows alone as the arena (gru_saved_carve); v5's split weight-gradient
- * sums keep their partials in dx before it is written (kernels/gru_v5.cu): no bytes more */
+/* cuda-v3 to v5: the same with the saved rows alone as the arena (gru_saved_carve); v5's split
+ * weight-gradient sums keep their partials in dx before it is written (kernels/gru_v5.cu): no bytes more */
 mem_formula cuda_gru_persistent_memory(const gru_dims *d);
+
+/* the steps whose saved rows the arena keeps (T, or --checkpoint's K) */
+size_t gru_steps_saved(const gru_dims *d, const gru_opts *o);
+/* inputs + out + an arena of arena_bytes after forward; + dout + gradients at the peak; 14 allocations */
+mem_formula gru_memory_of(const gru_dims *d, size_t arena_bytes);
 
 /* The tracker's view: inputs + out + arena after forward; + dout + gradients at the peak; 14 allocations. */
 mem_formula cpu_gru_memory(const gru_dims *d, const gru_opts *o);

@@ -5,7 +5,7 @@
 #include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/cuda_check.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 extern "C" float *cuda_cce_forward_with(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                                         cce_lce_saved *saved, cce_forward_launch launch)

@@ -22,7 +22,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "../kernels/runtime/arena.h" /* a C header without its own extern "C" */
+#include "arena.h" /* a C header without its own extern "C" */
 
 /* what forward saves: the inputs by reference (autograd's save_for_backward) and one float per row */
 typedef struct {

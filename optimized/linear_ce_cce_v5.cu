@@ -4,7 +4,7 @@
 
 #include "../kernels/runtime/cuda_check.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 static cce3_filter_stats last_filter; /* what the last backward's filter skipped; read by the lesson's epilogue */
 

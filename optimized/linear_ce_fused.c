@@ -10,10 +10,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/runtime/arena.h"
+#include "arena.h"
 #include "linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 typedef struct {
     float *logits; /* (block, V) f32; after the row pass, row r holds its bf16 gradient in its first half */

@@ -5,7 +5,7 @@
 #include "../kernels/linear_ce_math.h"
 #include "../kernels/runtime/cuda_check.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 static_assert(CUBLAS_WORKSPACE_BYTES == CUBLAS_WORKSPACE_BYTES_C, "the C formula's cuBLAS workspace is the real one");
 

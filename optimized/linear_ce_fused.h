@@ -24,7 +24,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "../kernels/runtime/arena.h" /* a C header without its own extern "C" */
+#include "arena.h" /* a C header without its own extern "C" */
 
 typedef struct {
     float *grad_weight; /* (V, H) f32 */
@@ -53,7 +53,7 @@ mem_formula cpu_lce_memory(const lce_dims *d);
 float *cuda_lce_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
                         fused_lce_saved *saved);
 void cuda_lce_backward(const lce_dims *d, fused_lce_saved *saved, const float *dloss, bf16 **dx, float **dW);
-/* The device workspace, carved from one dev_alloc block (kernels/runtime/arena.h): */
+/* The device workspace, carved from one dev_alloc block (lessons/host/arena.h): */
 typedef struct {
     float *logits;   /* (chunk, V) f32 logits; the row kernel writes row r's bf16 gradient over its first half */
     float *row_loss; /* (N,) f32 each row's loss (0 for ignored rows), summed at the end */

@@ -2,8 +2,8 @@
  * converted panel through sgemm_cpu. */
 #include "linear_ce_gemm.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
-#include "../kernels/runtime/track.h"
+#include "gemm_cpu.h"
+#include "track.h"
 #include "../kernels/linear_ce_problem.h"
 
 /* Conversions run in blocks of a fixed CVT_BLOCK elements: a loop with a constant trip count is what -O2's

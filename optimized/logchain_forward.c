@@ -6,9 +6,9 @@
  */
 #include "logchain_forward.h"
 
-#include "../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 #include "../kernels/logchain_math.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 #include <math.h>
 
@@ -48,7 +48,8 @@ float *cpu_lc_forward(const lc_dims *d, const float *x, const float *bulk, const
             sgemm_cpu(0, 0, n, c, c, 1.0f, W, c, P, c, 0.0f, S, c);
             for (size_t b = 0; b < n; b++)
                 for (size_t k = 0; k < c; k++)
-                    as[b * ld + (i + 1) * c + k] = lc_finish(xs[b * ld + (i + 1) * c + k], mx[b], S[b * c + k]);
+                    as[b * ld + (i + 1) * c + k] =
+                        lc_finish(xs[b * ld + (i + 1) * c + k], mx[b], S[b * c + k]);
         }
 
         for (size_t b = 0; b < n; b++) { /* log Z = logsumexp of the last alpha */
@@ -125,7 +126,8 @@ static void step_weights(const chain_view *v, size_t ii, bwd_scratch *w)
         w->ma[b] = vmax(a, c);
         /* U[b, j] W[b, k] = dout_b exp(alpha_i[j] + x_{i+1}[k] + beta_{i+1}[k] - log Z_b); the scale
          * exp(ma + mb - log Z) is at most 1 / P[argmax] (log Z includes that path), so it is finite. */
-        float scale = v->dout[b * v->t + v->s] * lc_transition_term(w->ma[b], w->mb[b], v->out[b * v->t + v->s]);
+        float scale =
+            v->dout[b * v->t + v->s] * lc_transition_term(w->ma[b], w->mb[b], v->out[b * v->t + v->s]);
         for (size_t j = 0; j < c; j++) u[j] = scale * lc_weight(a[j], w->ma[b]);
     }
 }
@@ -173,9 +175,9 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
                      const float *out, const float *dout, float **dx_out, float **dbulk_out, float **dp0_out)
 {
     size_t n = d->n, t = d->t, v = d->v, c = d->c, ld = t * v * c;
-    /* dx is written over the saved alphas: step i reads alpha_i for the last time when it writes dx_i (dbulk_i
-     * and beta_i have used it by then, and step i-1 needs alpha_{i-1}, not alpha_i). The buffer changes role;
-     * no (n,t,v,c) gradient is allocated. */
+    /* dx is written over the saved alphas: step i reads alpha_i for the last time when it writes dx_i
+     * (dbulk_i and beta_i have used it by then, and step i-1 needs alpha_{i-1}, not alpha_i). The buffer
+     * changes role; no (n,t,v,c) gradient is allocated. */
     float *dx = alpha;
     track_relabel(MEM_HOST, dx, "dx (n,t,v,c) written over alpha");
     float *dbulk = falloc(lc_bulk_count(d), "dbulk (1,t,v-1,c,c)");
@@ -193,7 +195,7 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
     *dp0_out = dp0;
 }
 
-static size_t inputs_bytes(const lc_dims *d)
+size_t lc_inputs_bytes(const lc_dims *d)
 {
     return size_mul(4, size_add(size_add(lc_x_count(d), lc_bulk_count(d)), lc_p0_count(d)));
 }
@@ -204,79 +206,10 @@ lc_memory cpu_lc_memory(const lc_dims *d)
     size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
     size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dbulk, dp0; dx reuses alpha */
     lc_memory m = {0, 0, 0};
-    m.forward_live = size_add(size_add(inputs_bytes(d), xb), ob); /* + alpha + out */
+    m.forward_live = size_add(size_add(lc_inputs_bytes(d), xb), ob); /* + alpha + out */
     size_t fwd_peak = size_add(m.forward_live, size_mul(F, size_add(size_mul(2, nc), d->n)));
     size_t bwd_peak = size_add(size_add(m.forward_live, ob), /* + dout */
                                size_add(grads, size_mul(F, size_add(size_mul(4, nc), size_mul(2, d->n)))));
     m.peak = fwd_peak > bwd_peak ? fwd_peak : bwd_peak;
     return m;
-}
-
-#include "../kernels/runtime/cuda_track.h" /* CUBLAS_WORKSPACE_BYTES; declarations only, no CUDA needed */
-#include "../kernels/logchain_math.h"
-#include <limits.h>
-
-/* CUDA v1 keeps alpha and out in device memory, like the CPU, and needs only two (n, c) beta buffers during
- * backward (its kernels compute exponentials where the CPU stages weights for its GEMMs). No cuBLAS. */
-lc_memory cuda_lc_memory_v1(const lc_dims *d)
-{
-    size_t F = 4, nc = size_mul(d->n, d->c);
-    size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
-    size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha, as on the CPU */
-    lc_memory m = {0, 0, 0};
-    m.forward_live = size_add(size_add(inputs_bytes(d), xb), ob);
-    m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, size_mul(F, size_mul(2, nc))));
-    return m;
-}
-
-/* CUDA v2: the tracked cuBLAS workspace from the start of forward to the end of backward; scratch for all t
- * chain positions at once: forward W, S (t,n,c) and m (t,n); backward W, U/S (t,n,c) and mb (t,n). */
-lc_memory cuda_lc_memory(const lc_dims *d)
-{
-    size_t F = 4, tnc = size_mul(lc_rows(d), d->c);
-    size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
-    size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha */
-    size_t scratch = size_mul(F, size_add(size_mul(2, tnc), lc_rows(d)));  /* the same in both passes */
-    lc_memory m = {0, 0, 0};
-    m.forward_live = size_add(size_add(size_add(inputs_bytes(d), xb), ob), CUBLAS_WORKSPACE_BYTES);
-    m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, scratch)); /* + dout */
-    return m;
-}
-
-/* CUDA v4: v2's forward (the workspace is attached for backward's GEMM); backward's scratch is every step's GEMM
- * operands U and W, (t,v-1,n,c) each, allocated after dbulk and dp0. */
-lc_memory cuda_lc_memory_v4(const lc_dims *d)
-{
-    size_t F = 4, steps = size_mul(size_mul(d->t, d->v - 1), size_mul(d->n, d->c));
-    size_t xb = size_mul(F, lc_x_count(d)), ob = size_mul(F, lc_out_count(d));
-    size_t grads = size_mul(F, size_add(lc_bulk_count(d), lc_p0_count(d))); /* dx reuses alpha */
-    lc_memory m = {0, 0, 0};
-    m.forward_live = size_add(size_add(size_add(inputs_bytes(d), xb), ob), CUBLAS_WORKSPACE_BYTES);
-    m.peak = size_add(size_add(m.forward_live, ob), size_add(grads, size_mul(F, size_mul(2, steps)))); /* + dout */
-    return m;
-}
-
-/* Kernels index rows and columns with int. v1 launches ceil(c/LC1_TILE) x ceil(n/LC1_ROWS) blocks and 1-D
- * grids of ceil(n*c/LC1_EW_BLOCK) and ceil(n*32/LC1_EW_BLOCK); v2 launches ceil(n/LC2_ROWS) x t blocks and
- * passes n*c, c*c, (v-1)*c*c as cuBLAS strides and t as the batch count (int). */
-int cuda_lc_dims_fit_v1(const lc_dims *d)
-{
-    return d->n <= INT_MAX && d->c <= INT_MAX && (d->n + LC1_ROWS - 1) / LC1_ROWS <= LC_MAX_GRID_YZ &&
-           (d->c + LC1_TILE - 1) / LC1_TILE <= LC_MAX_GRID_YZ && lc_x_count(d) < ((size_t)1 << 62) &&
-           size_mul(d->n, d->c) / LC1_EW_BLOCK < LC_MAX_GRID_X && size_mul(d->n, 32) / LC1_EW_BLOCK < LC_MAX_GRID_X;
-}
-
-/* v4: a lane keeps LC4_KQ states (c <= LC4_MAX_C); grid ceil(n/LC4_ROWS) x t; the GEMM's batch t (v-1) is an int */
-int cuda_lc_dims_fit_v4(const lc_dims *d)
-{
-    return d->c <= LC4_MAX_C && d->n <= INT_MAX && d->v <= INT_MAX && d->t <= LC_MAX_GRID_YZ &&
-           size_mul(d->t, d->v - 1) <= INT_MAX && lc_x_count(d) < ((size_t)1 << 62) &&
-           size_mul(size_mul(d->t, d->v), size_mul(d->n, d->c)) < ((size_t)1 << 62);
-}
-
-int cuda_lc_dims_fit(const lc_dims *d)
-{
-    return d->n <= INT_MAX && d->c <= INT_MAX && d->v <= INT_MAX && d->t <= LC_MAX_GRID_YZ &&
-           (d->n + LC2_ROWS - 1) / LC2_ROWS <= LC_MAX_GRID_X && (d->c + LC2_DP0_BLOCK - 1) / LC2_DP0_BLOCK <= LC_MAX_GRID_X &&
-           lc_x_count(d) < ((size_t)1 << 62) && size_mul(lc_rows(d), d->c) < ((size_t)1 << 62);
 }

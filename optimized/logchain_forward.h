@@ -27,8 +27,9 @@ extern "C" {
 float *cpu_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
 
 /* Allocates *dbulk (1,t,v-1,c,c) and *dp0 (1,t,c); *dx (n,t,v,c) is alpha's buffer, overwritten in place as
- * the beta recursion walks back (alpha_i is dead once dx_i is written), so the caller frees *dx and not alpha.
- * Scratch for its duration: beta (n,c), weights W (n,c), U (n,c), sums (n,c), two row-max vectors (n). */
+ * the beta recursion walks back (alpha_i is dead once dx_i is written), so the caller frees *dx and not
+ * alpha. Scratch for its duration: beta (n,c), weights W (n,c), U (n,c), sums (n,c), two row-max vectors
+ * (n). */
 void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                      const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 
@@ -37,51 +38,49 @@ void cpu_lc_backward(const lc_dims *d, const float *x, const float *bulk, const 
  *   peak         = forward_live + dout + dbulk + dp0 + (4 n c + 2 n) backward scratch   (dx reuses alpha)
  *                  (the forward's scratch, 2 n c + n, is smaller and gone before backward) */
 lc_memory cpu_lc_memory(const lc_dims *d);
+/* x + bulk + p0 in bytes: every version's inputs */
+size_t lc_inputs_bytes(const lc_dims *d);
 
-/* CUDA (built when HAVE_CUDA), two numbered versions with the same contract as the CPU functions: device
- * pointers from dev_alloc, same shapes, *dx is alpha's buffer. The plain names are the current version (v2).
- *   v2: per step one strided-batched GEMM over all t chain positions + one row kernel (forward), two GEMMs +
- *       one row kernel (backward); O(n c) exps per step. Uses cuBLAS: the caller attaches the tracked
- *       workspace (cublas_workspace_attach) around forward + backward, as the session does for uses_cublas.
- *   v1: log-space kernels only (online logsumexp "log-GEMM", O(n c^2) exps in dbulk); t looped on the host. */
-float *cuda_lc_forward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
-void cuda_lc_backward(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                      const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
-/*   v3 (graph): v2's step loops captured into one CUDA Graph once per shape, then replayed (cuda_track.h); the same
- *       kernels, GEMMs, order, results and memory as v2, 1 launch per forward and per backward. */
-float *cuda_lc_forward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
-void cuda_lc_backward_graph(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                            const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
-/*   v4: one persistent kernel per pass, a block per LC4_ROWS rows walking the whole chain (c <= LC4_MAX_C); backward
- *       writes every step's dbulk operands U, W (t,v-1,n,c) and reduces them with one strided-batched GEMM. */
-float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+/* CUDA (built when HAVE_CUDA): cuda-vN's forward and backward, in kernels/logchain_vN.cu, with the CPU
+ * functions' contract: device pointers from dev_alloc, the same shapes, *dx is alpha's buffer. A version that
+ * uses cuBLAS (v2 to v5) needs the tracked workspace attached around forward + backward, as the session does
+ * for uses_cublas. lc5_unfit: NULL, or why this device's opt-in shared memory cannot hold v5's rings. */
+float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha);
+void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
+float *cuda_lc_forward_v2(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha);
+void cuda_lc_backward_v2(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
+float *cuda_lc_forward_v3(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha);
+void cuda_lc_backward_v3(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
+                         const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
+float *cuda_lc_forward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha);
 void cuda_lc_backward_v4(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                          const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
-/*   v5: v4's walk with each warp's next rows of P copied ahead into its own ring in shared memory, one thread per
- *       state between walks, dp0 by a block-wide sum; v4's buffers, memory and fit, plus lc5_unfit: NULL, or why
- *       this device's opt-in shared memory cannot hold the rings. */
-float *cuda_lc_forward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
+float *cuda_lc_forward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0,
+                          float **alpha);
 void cuda_lc_backward_v5(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
                          const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 const char *lc5_unfit(const lc_dims *d);
-float *cuda_lc_forward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float **alpha);
-void cuda_lc_backward_v1(const lc_dims *d, const float *x, const float *bulk, const float *p0, float *alpha,
-                         const float *out, const float *dout, float **dx, float **dbulk, float **dp0);
 
 /* Device bytes, R = n*t rows, 4 bytes per element; inputs = x + bulk + p0; dx reuses alpha in both.
- * v2: forward_live = inputs + alpha + out + cuBLAS workspace (CUBLAS_WORKSPACE_BYTES)
+ * v2, v3: forward_live = inputs + alpha + out + cuBLAS workspace (CUBLAS_WORKSPACE_BYTES)
  *     peak         = forward_live + dout + dbulk + dp0 + scratch 2 R c + R
  *                    (forward's scratch W, S, m has the same size and is freed before dout exists)
  * v1: forward_live = inputs + alpha + out
  *     peak         = forward_live + dout + dbulk + dp0 + beta ping-pong 2 (n,c)   (no cuBLAS) */
-lc_memory cuda_lc_memory(const lc_dims *d);
+lc_memory cuda_lc_memory_v2(const lc_dims *d);
 lc_memory cuda_lc_memory_v1(const lc_dims *d);
 /* v4: forward_live = v2's; peak = forward_live + dout + dbulk + dp0 + U, W 2 t (v-1) n c */
 lc_memory cuda_lc_memory_v4(const lc_dims *d);
 
 /* 1 if n, t, v, c and the grid dimensions fit the kernels' int arithmetic and launch limits
  * (kernels/logchain_math.h). */
-int cuda_lc_dims_fit(const lc_dims *d);
+int cuda_lc_dims_fit_v2(const lc_dims *d);
 int cuda_lc_dims_fit_v1(const lc_dims *d);
 int cuda_lc_dims_fit_v4(const lc_dims *d);
 

@@ -7,11 +7,11 @@
  */
 #include "maxsim_fused.h"
 
-#include "../kernels/runtime/arena.h"
-#include "../kernels/runtime/gemm_cpu.h"
+#include "arena.h"
+#include "gemm_cpu.h"
 #include "../kernels/maxsim_math.h"
-#include "../kernels/runtime/timer.h"
-#include "../kernels/runtime/track.h"
+#include "timer.h"
+#include "track.h"
 
 #include <limits.h>
 #include <string.h>

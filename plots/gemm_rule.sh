@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gemm_rule.sh [OUT] - the measurements behind the CPU GEMM layer's provider rule (kernels/runtime/gemm_cpu.c):
+# gemm_rule.sh [OUT] - the measurements behind the CPU GEMM layer's provider rule (lessons/host/gemm_cpu.c):
 # lessons 2 and 4 at medium, cpu on one thread, each product on oneDNN's sgemm, on OpenBLAS, and by the rule, on
 # this CPU and capped to AVX2 (DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell); each line is the CPU time of
 # cpu's GEMMs inside the layer per run (GEMM_CPU_PROFILE=1, --repeat 3), the figure the rule compares. Then what

@@ -5,8 +5,8 @@
 #include "cuda_suites.h"
 #include <string.h>
 
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "bmm_testing.h"
 #include "../lessons/bmm_reference.h"
 #include "nan_testing.h"

@@ -17,13 +17,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../lessons/logchain_reference.h"
 #include "lc_testing.h"
 #include "../kernels/logchain_math.h"
 #include "../optimized/logchain_forward.h"
-#include "../lessons/lesson.h"
+#include "lesson.h"
 #include "graph_twin.h"
 
 extern const lesson lesson2_def;
@@ -45,7 +45,7 @@ static size_t outside(const float *x, const double *ref, const double *scale, si
 static void run_case_impl(lc_dims d, uint64_t seed, lc_impl impl)
 {
     int walk = impl == LC_CUDA_V4 || impl == LC_CUDA_V5; /* one persistent kernel per pass: v4's fit and buffers */
-    ck_assert(impl == LC_CUDA_V2 ? cuda_lc_dims_fit(&d) : walk ? cuda_lc_dims_fit_v4(&d) : cuda_lc_dims_fit_v1(&d));
+    ck_assert(impl == LC_CUDA_V2 ? cuda_lc_dims_fit_v2(&d) : walk ? cuda_lc_dims_fit_v4(&d) : cuda_lc_dims_fit_v1(&d));
     rng r;
     rng_seed(&r, seed);
     float *x = host_alloc_array(lc_x_count(&d), DT_F32, "test x");

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../kernels/maxsim_problem.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "../lessons/lesson3.h"
 #include "cuda_suites.h"
 

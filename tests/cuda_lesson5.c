@@ -20,10 +20,10 @@
 
 #include "../kernels/linear_ce_problem.h"
 #include "../optimized/linear_ce_fused.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "../kernels/linear_ce_math.h"
 #include "../lessons/lesson5.h"
-#include "../lessons/lesson.h"
+#include "lesson.h"
 #include "nan_testing.h"
 #include "../optimized/linear_ce_cce_v3.h"
 #include "../optimized/linear_ce_cce_v4.h"

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 
 enum { STEPS = 39, REPS = 40 }; /* lesson 2 medium: v = 40, so 39 products per pass */
 

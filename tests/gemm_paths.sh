@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gemm_paths.sh - every lesson's CPU versions, validated against float64, on each CPU GEMM path a machine may
-# take (kernels/runtime/gemm_cpu.c's rule), and each run saying which one it took, why, and that idle workers
+# take (lessons/host/gemm_cpu.c's rule), and each run saying which one it took, why, and that idle workers
 # sleep. The first setting is a CPU without AVX-512, emulated by capping both libraries (DNNL_MAX_CPU_ISA=AVX2: oneDNN's kernels and no bf16 instructions;
 # OPENBLAS_CORETYPE=Haswell: OpenBLAS's AVX2 kernels); then each provider forced, then lesson 5's float32 path
 # by choice, lesson 5's plain C row pass, then this CPU's own path uncapped (lesson 5 on bf16 instructions where

@@ -10,7 +10,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "../lessons/lesson.h"
+#include "lesson.h"
 
 static inline void run_graph_twin(const lesson *L, const void *prob, uint64_t seed, const char *eager_name,
                                   const char *graph_name, unsigned long long eager_launches)

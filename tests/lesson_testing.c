@@ -3,7 +3,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 impl_row lesson_test_run(const lesson *L, const void *prob, const char *impl, void *const *t, void *const *out)
 {

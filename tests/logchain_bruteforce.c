@@ -1,7 +1,7 @@
 /* logchain_bruteforce.c - enumerate every path of every chain, in double. */
 #include "logchain_bruteforce.h"
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 
 #include <math.h>
 #include <stdio.h>

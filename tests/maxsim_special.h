@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "../kernels/maxsim_problem.h"
-#include "../lessons/lesson.h"
+#include "lesson.h"
 
 extern const lesson lesson3_def;
 

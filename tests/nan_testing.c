@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "lesson_testing.h"
 
 static const char *expect_name[] = {"finite", "NaN", "an infinity", "NaN or an infinity", "0"};

@@ -6,7 +6,7 @@
 #ifndef TESTS_NAN_TESTING_H
 #define TESTS_NAN_TESTING_H
 
-#include "../lessons/lesson.h"
+#include "lesson.h"
 
 typedef enum {
     NT_FINITE,     /* a finite number */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# outputs_whole.sh - what a lesson run leaves on disk (lessons/output_file.h): every output whole or absent.
+# outputs_whole.sh - what a lesson run leaves on disk (lessons/runner/output_file.h): every output whole or absent.
 #   collision   two outputs naming one file (also spelt differently, or a --dump file) exit 2 before anything runs
 #   full disk   a 64 KiB tmpfs (root; else a 64 KiB `ulimit -f` with SIGXFSZ ignored): exit 5, one message naming
 #               the output, every earlier file as it was, no temporary, no dump directory

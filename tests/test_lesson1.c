@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kernels/runtime/compare.h"
+#include "compare.h"
 #include "gradcheck.h"
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../naive/bmm_broadcast.h"
 #include "../optimized/bmm_grouped.h"
 #include "../lessons/bmm_reference.h"

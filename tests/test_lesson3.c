@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/runtime/compare.h"
+#include "compare.h"
 #include "gradcheck.h"
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../lessons/lesson3.h"
 #include "../lessons/maxsim_reference.h"
 #include "../naive/maxsim_einsum.h"

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "gradcheck.h"
-#include "../kernels/runtime/track.h"
+#include "track.h"
 #include "../lessons/gru_reference.h"
 #include "../lessons/lesson4.h"
 #include "../naive/gru_eager.h"

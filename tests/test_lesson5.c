@@ -27,15 +27,15 @@
 #include <string.h>
 
 #include "../kernels/runtime/bf16.h"
-#include "../kernels/runtime/compare.h"
+#include "compare.h"
 #include "gradcheck.h"
 #include "../optimized/linear_ce_gemm.h"
 #include "../kernels/linear_ce_math.h"
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
+#include "rng.h"
+#include "track.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_fused.h"
-#include "../lessons/lesson.h"
+#include "lesson.h"
 #include "../lessons/linear_ce_reference.h"
 
 #define U8 (1.0 / 256.0) /* u = 2^-8 */

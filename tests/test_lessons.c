@@ -22,8 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kernels/runtime/track.h"
-#include "../lessons/lesson.h"
+#include "track.h"
+#include "lesson.h"
 #include "check_main.h"
 #include "cli_harness.h"
 
@@ -270,7 +270,7 @@ START_TEST(dump_writes_every_tensor)
 }
 END_TEST
 
-/* The shared command line, once (every lesson parses with lessons/cli.c and its own definition). */
+/* The shared command line, once (every lesson parses with lessons/runner/cli.c and its own definition). */
 START_TEST(cli_rejects_bad_input)
 {
     static const bad_input_case cases[] = {
@@ -312,7 +312,7 @@ START_TEST(cli_rejects_bad_input)
 }
 END_TEST
 
-/* The CPU GEMM header (kernels/runtime/gemm_cpu.h): three runs print the same provider line, which names the
+/* The CPU GEMM header (lessons/host/gemm_cpu.h): three runs print the same provider line, which names the
  * thread count --threads asked for and says idle workers sleep (the program re-executed itself with
  * OMP_WAIT_POLICY=PASSIVE and OPENBLAS_THREAD_TIMEOUT=4 before the libraries loaded); on 2 threads they then use
  * under 2 CPU ms of the rates line's 10 ms pause (spinning, 3-8 ms were measured on a 2-core EPYC). */

@@ -14,19 +14,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kernels/runtime/arena.h"
+#include "arena.h"
 #include "../kernels/runtime/bf16.h"
-#include "../kernels/runtime/compare.h"
-#include "../kernels/runtime/gemm_cpu.h"
+#include "compare.h"
+#include "gemm_cpu.h"
 #include "../kernels/runtime/gemm_layout.h"
-#include "../kernels/runtime/gemm_matmul.h"
-#include "../kernels/runtime/gemm_record.h"
+#include "gemm_matmul.h"
+#include "gemm_record.h"
 #include "gradcheck.h"
-#include "../kernels/runtime/rng.h"
-#include "../kernels/runtime/track.h"
-#include "../lessons/cli.h"
-#include "../lessons/npy.h"
-#include "../lessons/report.h"
+#include "rng.h"
+#include "track.h"
+#include "cli.h"
+#include "npy.h"
+#include "report.h"
 
 /* ---- tracker ------------------------------------------------------------------------------------------- */
 

@@ -13,7 +13,7 @@ snapshot with Python's pickle, and checks:
   - each event's inner frame is its allocating call: a source file of this repository and a line that calls
     host_alloc / dev_alloc (or a wrapper), the outer frame the run: named "<program> --impl <impl>", at the source
     line that began it (a call of snapshot_begin), so the viewer's filename:line:name reads as a stack;
-  - the addresses are laid out as PyTorch's CUDA caching allocator lays them (lessons/snapshot_allocator.h), by a
+  - the addresses are laid out as PyTorch's CUDA caching allocator lays them (lessons/runner/snapshot_allocator.h), by a
     replay of its rules written here from the trace alone: every block lies inside a reserved segment and overlaps
     no other; a segment is reserved (segment_alloc) only when no free range of its pool fits the request, at the
     size the rules give (2 MiB small pool; 20 MiB, or the request rounded up to 2 MiB, large pool), and the
@@ -108,7 +108,7 @@ def check_run(e):
     return f["name"].rsplit("--impl ", 1)[1]
 
 
-# PyTorch's caching-allocator constants (c10/cuda/CUDACachingAllocator.cpp), as lessons/snapshot_allocator.h states them
+# PyTorch's caching-allocator constants (c10/cuda/CUDACachingAllocator.cpp), as lessons/runner/snapshot_allocator.h states them
 MIN_BLOCK, SMALL_SIZE, SMALL_BUFFER = 512, 1 << 20, 2 << 20
 LARGE_BUFFER, MIN_LARGE_ALLOC, ROUND_LARGE = 20 << 20, 10 << 20, 2 << 20
 

@@ -2,8 +2,8 @@
  * Built into build/toy/lesson6 by the one LESSON line the Makefile reads under TOY_LESSON=1, it must join the
  * table-driven suite (tests/test_lessons.c), the CLI tests and the bench plan with no list edited. Two host
  * implementations whose memory formulas are exact, like every real lesson's. */
-#include "../kernels/runtime/track.h"
-#include "../lessons/lesson.h"
+#include "track.h"
+#include "lesson.h"
 
 #include <string.h>
 

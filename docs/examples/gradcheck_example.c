@@ -17,7 +17,7 @@
  *   So atol = 2e-3 (the sum of both bounds, 9.9e-4, doubled) and rtol = 1e-2. Measured: worst 3e-5. A real bug
  *   is off by O(|gradient|): --break is off by up to 1.8, on 85 of the 88 elements.
  */
-#include "../../kernels/runtime/rng.h"
+#include "rng.h"
 #include "../../tests/gradcheck.h" /* the checker the lessons' tests use */
 
 #include <math.h>

@@ -12,7 +12,17 @@ The check fails when a doc has no such block, a listed file is missing, the link
 not the file's `wc -l`, a file is listed twice, the path does not start at the naive version (only headers before
 it), it lists more than five files plus one per CUDA version of the lesson (the LESSON_CUDA_VERSION rows of lessons/lessonN.c; lesson 5
 two more, for its CPU bf16 GEMM and its CPU row pass), or does not end at a .cu file. The shared runtime (kernels/runtime/) is not
-listed. --fix rewrites the counts (after a file changed length); every other failure is fixed by hand.
+listed.
+
+For the lessons in GENERATED the path is generated: it must list exactly the files a reader opens from main()
+to the last kernel, found from the lesson's LESSON line in the Makefile (its C and CUDA sources and
+lessons/lessonN.c) and every project header they include, leaving out what every lesson shares (kernels/runtime/,
+lessons/runner/, lessons/host/, lessons/lesson_defs.h) and the float64 references (lessons/*_reference.*,
+checked against, not read on the way to a kernel); the count limit above does not apply to them. --fix
+rewrites the counts (after a file changed length) and, for a generated path, the rows themselves: the files
+in reading order (headers of the problem, the naive version, the CPU fix, the shared math, the definition and
+its dispatch, the CUDA formulas, each CUDA version), a row's text kept, a new row's taken from its file's first
+line. Every other failure is fixed by hand.
 """
 import glob
 import os
@@ -29,6 +39,72 @@ ROW = re.compile(r"^\| *(\d+) *\| *\[([^\]]+)\]\(([^)]+)\) *\| *(\d+) *\|", re.M
 #   lesson 5: the CPU bf16 GEMM (optimized/linear_ce_gemm.c), shared by the naive and the cpu versions, and cpu's
 #             row pass on each instruction set (optimized/linear_ce_rows.c)
 EXTRA = {3: 5, 5: 2}
+# the lessons whose path is generated (lessons 3 and 5 join when their one-file shape is merged)
+GENERATED = {1, 2, 4}
+SHARED = ("kernels/runtime/", "lessons/runner/", "lessons/host/", "lessons/lesson_defs.h")
+INCLUDE_DIRS = ["lessons/runner", "lessons/host"]  # the Makefile's HOST_INC
+
+
+def lesson_sources(lesson):
+    """the C and CUDA sources of the lesson's LESSON line in the Makefile, and lessons/lessonN.c"""
+    for line in open("Makefile"):
+        m = re.match(r"\$\(eval \$\(call LESSON,(\d+),([^,]*),([^,]*),", line)
+        if m and int(m.group(1)) == lesson:
+            return [f"lessons/lesson{lesson}.c"] + m.group(2).split() + m.group(3).split()
+    return []
+
+
+def reading_files(lesson):
+    """every file a reader opens: the sources and the project headers they include, shared code left out"""
+    todo, seen = lesson_sources(lesson), set()
+    while todo:
+        f = os.path.normpath(todo.pop())
+        if f in seen or not os.path.isfile(f):
+            continue
+        seen.add(f)
+        for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(f, encoding="utf-8").read(), re.M):
+            for base in [os.path.dirname(f)] + INCLUDE_DIRS:
+                cand = os.path.normpath(os.path.join(base, inc))
+                if os.path.isfile(cand):
+                    todo.append(cand)
+                    break
+    keep = [f for f in seen if not f.startswith(SHARED) and not re.match(r"lessons/.*reference\.", f)]
+    return sorted(keep, key=reading_order)
+
+
+def reading_order(f):
+    """the order a reader takes: problem, naive, CPU fix, shared math, definition, CUDA formulas, versions"""
+    m = re.search(r"_v(\d+)\.cu$", f)
+    if m:
+        return (9, int(m.group(1)), f)
+    ranks = [(r"^kernels/.*_problem\.h$", 0), (r"^lessons/lesson\d+\.h$", 1), (r"^naive/.*\.h$", 2),
+             (r"^naive/", 3), (r"_cuda_memory\.c$", 8), (r"^optimized/.*\.h$", 4), (r"^optimized/", 5),
+             (r"^kernels/.*\.h$", 6), (r"^lessons/lesson\d+\.c$", 7)]
+    for pat, rank in ranks:
+        if re.search(pat, f):
+            return (rank, 0, f)
+    return (8, 0, f)
+
+
+def first_line(path):
+    """a new row's text: the file's first comment line after its name"""
+    line = open(path, encoding="utf-8").readline().strip().lstrip("/*").strip()
+    line = re.sub(r"^[\w./]+ - ", "", line).rstrip("*/ ").rstrip(".:")
+    return line.replace("|", "/")
+
+
+def generate_rows(doc, lesson, block):
+    """the block's table rows rebuilt from reading_files, each known row's text kept"""
+    texts = {}
+    for num, name, link, count in ROW.findall(block):
+        row = re.search(r"^\| *" + num + r" *\|.*$", block, re.M).group(0)
+        texts[os.path.normpath(os.path.join(os.path.dirname(doc), link))] = row.rsplit("|", 2)[-2].strip()
+    rows = []
+    for k, f in enumerate(reading_files(lesson), 1):
+        rel = os.path.relpath(f, os.path.dirname(doc))
+        rows.append(f"| {k} | [{f}]({rel}) | {lines_of(f)} | {texts.get(f) or first_line(f)} |")
+    head = block[: ROW.search(block).start()] if ROW.search(block) else block
+    return head + "\n".join(rows) + "\n"
 
 
 def lines_of(path):
@@ -75,7 +151,19 @@ def check(doc, text):
     lesson = int(re.search(r"lesson-(\d+)\.md$", doc).group(1))
     versions = cuda_versions(lesson)
     limit = 5 + versions + EXTRA.get(lesson, 0)
-    if len(rows) > limit:
+    listed = [os.path.normpath(os.path.join(os.path.dirname(doc), r[2])) for r in rows]
+    if lesson in GENERATED:
+        want = reading_files(lesson)
+        for f in want:
+            if f not in listed:
+                errors.append(f"{f} is read on the way to a kernel and not listed (--fix adds it)")
+        for f in listed:
+            if f not in want:
+                errors.append(f"{f} is listed and not read on the way to a kernel (--fix drops it)")
+        if listed != want and set(listed) == set(want):
+            errors.append("the files are not in reading order (--fix orders them)")
+        fixed = generate_rows(doc, lesson, fixed)
+    elif len(rows) > limit:
         errors.append(f"{len(rows)} files: lesson {lesson} has {versions} CUDA versions, so at most {limit}")
     paths = [os.path.normpath(os.path.join(os.path.dirname(doc), r[2])) for r in rows]
     naive = [k for k, p in enumerate(paths) if p.startswith("naive/")]

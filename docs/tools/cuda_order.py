@@ -14,7 +14,7 @@ The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
    report's forward_ms + backward_ms, docs/results/<gpu>/results.csv, then its subfolders' results.csv for
    versions measured later: the first row found, as tests/cuda_emu/predict_table.sh shows them). Where the GPUs
    disagree, or one pass on each settles nothing, the model's order stands.
-The lesson then runs the first version in that order that fits the problem and the device (lessons/lesson.h,
+The lesson then runs the first version in that order that fits the problem and the device (lessons/runner/lesson.h,
 lesson_cuda_pick): lesson 3's v4 to v9 take K <= 256, v8 and v9 need sm_90's shared memory, v9 PTX's fragments.
 """
 import csv

@@ -1,7 +1,8 @@
 /* bf16.h - bfloat16 storage: the top 16 bits of an IEEE float32 (8 exponent bits, 7 mantissa bits).
  *
- * Lesson 5 keeps products in bf16 the way mixed-precision training does. Conversions are HD so the GPU kernels
- * and the CPU reference round identically. float -> bf16 rounds to nearest, ties to even, and keeps NaN a NaN.
+ * Lesson 5 keeps products in bf16 the way mixed-precision training does. Conversions are HD so the GPU
+ * kernels and the CPU reference round identically. float -> bf16 rounds to nearest, ties to even, and keeps
+ * NaN a NaN.
  */
 #ifndef KERNELS_BF16_H
 #define KERNELS_BF16_H

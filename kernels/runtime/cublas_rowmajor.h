@@ -1,5 +1,6 @@
-/* cublas_rowmajor.h - cublasSgemmStridedBatched with row-major arguments, the same as sgemm_cpu_strided_batched.
- * The argument mapping is gemm_layout.h's (tested on the CPU); this only passes it on. CUDA-only. */
+/* cublas_rowmajor.h - cublasSgemmStridedBatched with row-major arguments, the same as
+ * sgemm_cpu_strided_batched. The argument mapping is gemm_layout.h's (tested on the CPU); this only passes it
+ * on. CUDA-only. */
 #ifndef KERNELS_CUBLAS_ROWMAJOR_H
 #define KERNELS_CUBLAS_ROWMAJOR_H
 
@@ -7,8 +8,8 @@
 #include "cuda_track.h"
 #include "gemm_layout.h"
 
-static inline void cublas_rowmajor_sgemm_strided_batched(cublasHandle_t h, int transA, int transB, int M, int N,
-                                                         int K, float alpha, const float *A, int lda,
+static inline void cublas_rowmajor_sgemm_strided_batched(cublasHandle_t h, int transA, int transB, int M,
+                                                         int N, int K, float alpha, const float *A, int lda,
                                                          long long strideA, const float *B, int ldb,
                                                          long long strideB, float beta, float *C, int ldc,
                                                          long long strideC, int batch, const char *file,

@@ -17,8 +17,8 @@
 static inline void cuda_check_(cudaError_t e, const char *call, const char *file, int line)
 {
     if (e != cudaSuccess) {
-        fprintf(stderr, "CUDA error %s (%s) in %s at %s:%d\n", cudaGetErrorName(e), cudaGetErrorString(e), call,
-                file, line);
+        fprintf(stderr, "CUDA error %s (%s) in %s at %s:%d\n", cudaGetErrorName(e), cudaGetErrorString(e),
+                call, file, line);
         exit(4);
     }
 }
@@ -26,8 +26,8 @@ static inline void cuda_check_(cudaError_t e, const char *call, const char *file
 static inline void cublas_check_(cublasStatus_t s, const char *call, const char *file, int line)
 {
     if (s != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "cuBLAS error %s (%s) in %s at %s:%d\n", cublasGetStatusName(s), cublasGetStatusString(s),
-                call, file, line);
+        fprintf(stderr, "cuBLAS error %s (%s) in %s at %s:%d\n", cublasGetStatusName(s),
+                cublasGetStatusString(s), call, file, line);
         exit(4);
     }
 }

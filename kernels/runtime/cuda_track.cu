@@ -7,16 +7,17 @@
 #include <errno.h> /* program_invocation_short_name (g++ defines _GNU_SOURCE), for the messages */
 #include <stdint.h>
 #include <string.h>
-/* A build with its own memory checker (its cuda_runtime.h) defines this to name the buffer in its messages and
- * not take the poison fill as a write. */
+/* A build with its own memory checker (its cuda_runtime.h) defines this to name the buffer in its messages
+ * and not take the poison fill as a write. */
 #ifndef DEVICE_ALLOC_NOTE
 #define DEVICE_ALLOC_NOTE(p, bytes, label) ((void)0)
 #endif
 
 /* The one skip is "this machine has no GPU": cudaErrorNoDevice, or cudaErrorInsufficientDriver with driver
  * version 0, which means no NVIDIA driver is installed at all (what the CUDA runtime answers on a machine
- * without a GPU). Any other discovery error -- an installed driver too old for this runtime, a broken install --
- * fails loudly with both versions. CUDA_REQUIRE_DEVICE=1 (for GPU CI runners) turns the skip into a failure. */
+ * without a GPU). Any other discovery error -- an installed driver too old for this runtime, a broken install
+ * -- fails loudly with both versions. CUDA_REQUIRE_DEVICE=1 (for GPU CI runners) turns the skip into a
+ * failure. */
 extern "C" int cuda_device_count(const char **why)
 {
     int n = 0, drv = 0, rt = 0;
@@ -26,14 +27,18 @@ extern "C" int cuda_device_count(const char **why)
     int no_gpu = e == cudaErrorNoDevice || (e == cudaErrorInsufficientDriver && drv == 0) || (!e && n == 0);
     const char *require = getenv("CUDA_REQUIRE_DEVICE");
     if (e != cudaSuccess && (!no_gpu || (require && atoi(require)))) {
-        fprintf(stderr, "error: CUDA device discovery failed: %s (%s); driver supports CUDA %d.%d (0.0: no driver "
-                "installed), runtime is CUDA %d.%d%s\n", cudaGetErrorName(e), cudaGetErrorString(e), drv / 1000,
-                drv % 1000 / 10, rt / 1000, rt % 1000 / 10, no_gpu ? "; CUDA_REQUIRE_DEVICE is set" : "");
+        fprintf(stderr,
+                "error: CUDA device discovery failed: %s (%s); driver supports CUDA %d.%d (0.0: no driver "
+                "installed), runtime is CUDA %d.%d%s\n",
+                cudaGetErrorName(e), cudaGetErrorString(e), drv / 1000, drv % 1000 / 10, rt / 1000,
+                rt % 1000 / 10, no_gpu ? "; CUDA_REQUIRE_DEVICE is set" : "");
         exit(4);
     }
     if (no_gpu) {
-        if (why) *why = e == cudaErrorInsufficientDriver ? "no NVIDIA driver installed" : e ? cudaGetErrorString(e)
-                                                                                            : "no CUDA device found";
+        if (why)
+            *why = e == cudaErrorInsufficientDriver ? "no NVIDIA driver installed"
+                   : e                              ? cudaGetErrorString(e)
+                                                    : "no CUDA device found";
         (void)cudaGetLastError(); /* clear the discovery error so later checks start clean */
         return 0;
     }
@@ -52,15 +57,17 @@ extern "C" const char *cuda_device_name(void)
     return name;
 }
 
-/* TRACK_POISON=0 leaves device allocations unfilled: compute-sanitizer's initcheck takes the 0xFF fill for a write,
- * so with it on, a kernel reading memory nothing wrote goes unseen (tests/gpu/gpu_report.sh sets it for initcheck). */
+/* TRACK_POISON=0 leaves device allocations unfilled: compute-sanitizer's initcheck takes the 0xFF fill for a
+ * write, so with it on, a kernel reading memory nothing wrote goes unseen (tests/gpu/gpu_report.sh sets it
+ * for initcheck). */
 static int dev_poison(void)
 {
     const char *env = getenv("TRACK_POISON");
     return track_poison() && !(env && !atoi(env));
 }
 
-/* cuda_echo_* (cuda_track.h): the warm-up's allocations in order; parked: freed by dev_free, not by cudaFree */
+/* cuda_echo_* (cuda_track.h): the warm-up's allocations in order; parked: freed by dev_free, not by
+ * cudaFree */
 static struct {
     void *p;
     size_t bytes;
@@ -73,7 +80,8 @@ extern "C" void cuda_echo_record(size_t peak)
     cuda_echo_end();
     size_t free_bytes = 0, total = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-    echo_mode = peak <= free_bytes / 2; /* the parked warm-up and the timed run side by side: twice the peak */
+    /* the parked warm-up and the timed run side by side: twice the peak */
+    echo_mode = peak <= free_bytes / 2;
 }
 
 extern "C" void cuda_echo_replay(void)
@@ -116,10 +124,12 @@ extern "C" void *dev_alloc_at(size_t bytes, const char *label, const char *file,
     double t0 = host_time_ms();
     /* cudaMalloc(0) may return NULL; ask for one byte so the pointer is unique and trackable. */
     cudaError_t e = (p = echo_take(bytes ? bytes : 1)) ? cudaSuccess : cudaMalloc(&p, bytes ? bytes : 1);
-    if (e == cudaSuccess && echo_mode == 1 && echo_n < CUDA_ECHO_MAX) echo[echo_n++] = {p, bytes ? bytes : 1, 0};
+    if (e == cudaSuccess && echo_mode == 1 && echo_n < CUDA_ECHO_MAX)
+        echo[echo_n++] = {p, bytes ? bytes : 1, 0};
     if (e != cudaSuccess) {
-        fprintf(stderr, "%s: cudaMalloc of %zu bytes for '%s' failed: %s (%s)\n", program_invocation_short_name,
-                bytes, label ? label : "(unlabelled)", cudaGetErrorName(e), cudaGetErrorString(e));
+        fprintf(stderr, "%s: cudaMalloc of %zu bytes for '%s' failed: %s (%s)\n",
+                program_invocation_short_name, bytes, label ? label : "(unlabelled)", cudaGetErrorName(e),
+                cudaGetErrorString(e));
         exit(3);
     }
     if (dev_poison()) CUDA_CHECK(cudaMemset(p, 0xFF, bytes));
@@ -140,6 +150,8 @@ extern "C" void *dev_alloc_array_at(size_t count, dtype t, const char *label, co
     }
     return dev_alloc_at(count * es, label, file, line);
 }
+
+extern "C" void dev_relabel(void *p, const char *label) { track_relabel(MEM_DEVICE, p, label); }
 
 extern "C" void dev_free(void *p)
 {
@@ -170,8 +182,9 @@ static size_t handle_untracked; /* device bytes cublasCreate took for itself */
 extern "C" void *cublas_handle(void)
 {
     if (!handle) {
-        /* cublasCreate allocates its own default workspace, which dev_alloc never sees: measure it as the drop
-         * in free device memory across the call (exact when nothing else allocates meanwhile, as here) */
+        /* cublasCreate allocates its own default workspace, which dev_alloc never sees: measure it as the
+         * drop in free device memory across the call (exact when nothing else allocates meanwhile, as
+         * here) */
         size_t free_before = 0, free_after = 0, total = 0;
         CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
         CUBLAS_CHECK(cublasCreate(&handle));
@@ -219,10 +232,11 @@ extern "C" double gpu_timer_end_ms(void)
     return ms;
 }
 
-/* ---- launches per pass and CUDA Graph capture ------------------------------------------------------------- */
+/* ---- launches per pass and CUDA Graph capture ---------------------------------------------------------- */
 
 static unsigned long long launches;
-static cudaStream_t capture_stream; /* created once, non-blocking; like the cuBLAS handle, kept for the process */
+/* created once, non-blocking; like the cuBLAS handle, kept for the process */
+static cudaStream_t capture_stream;
 static int capturing, capture_cublas;
 
 extern "C" unsigned long long cuda_launch_count(void) { return launches; }
@@ -235,7 +249,8 @@ extern "C" cudaStream_t cuda_launch_stream(void)
     return capturing ? capture_stream : (cudaStream_t)0;
 }
 
-/* Points the cuBLAS handle at stream s; cublasSetStream drops a user workspace, so the tracked one is set again. */
+/* Points the cuBLAS handle at stream s; cublasSetStream drops a user workspace, so the tracked one is set
+ * again. */
 static void cublas_on_stream(cudaStream_t s)
 {
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
@@ -263,8 +278,10 @@ extern "C" void cuda_capture_begin(int uses_cublas)
         exit(4);
     }
     if (!capture_stream) CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaDeviceSynchronize()); /* the buffers' poison fills and uploads are done before the graph runs */
-    capture_t0 = host_time_ms();         /* from here to the instantiation: the set-up a replay does not repeat */
+    /* the buffers' poison fills and uploads are done before the graph runs */
+    CUDA_CHECK(cudaDeviceSynchronize());
+    /* from here to the instantiation: the set-up a replay does not repeat */
+    capture_t0 = host_time_ms();
     if (uses_cublas) cublas_on_stream(capture_stream);
     capture_cublas = uses_cublas;
     CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeGlobal));

@@ -1,4 +1,5 @@
-/* gemm_layout.h - how a row-major GEMM is handed to column-major cuBLAS, as plain C so the CPU tests check it.
+/* gemm_layout.h - how a row-major GEMM is handed to column-major cuBLAS, as plain C so the CPU tests check
+ * it.
  *
  * A row-major (r x c) matrix with row stride ld is, read column-major, its transpose (c x r) with leading
  * dimension ld. So the row-major product C = op(A) op(B) is the column-major product C^T = op(B)^T op(A)^T:

@@ -16,8 +16,8 @@
 
 /* UNROLL before a loop of constant trip count whose body indexes register arrays (WMMA fragments, per-lane
  * running maxima): nvcc's heuristics may leave such a loop rolled, and the arrays then live in local memory.
- * GCC unrolls it too, so that code compiled by both has the same copies of each line (the emulator's time model
- * compares the two per line); another compiler ignores it. */
+ * GCC unrolls it too, so that code compiled by both has the same copies of each line (the emulator's time
+ * model compares the two per line); another compiler ignores it. */
 #ifdef __CUDACC__
 #define UNROLL _Pragma("unroll")
 #elif defined(__GNUC__) && !defined(__clang__)

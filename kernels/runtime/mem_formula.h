@@ -12,7 +12,8 @@
 #include "size_math.h"
 
 typedef struct {
-    size_t peak;         /* highest live bytes over forward + backward, inputs and upstream gradient included */
+    /* highest live bytes over forward + backward, inputs and upstream gradient included */
+    size_t peak;
     size_t forward_live; /* live right after forward: inputs, outputs, what is saved for backward */
     size_t allocs;       /* tracked allocations in the run; 0 = the formula does not predict the count */
 } mem_formula;

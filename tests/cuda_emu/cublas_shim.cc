@@ -6,7 +6,7 @@
  * batch) must lie in one live device allocation, or the call fails as a GPU would: cudaErrorIllegalAddress
  * recorded, CUBLAS_STATUS_EXECUTION_FAILED returned. beta == 0 means C is not read (it may hold NaN). */
 #include <cublas_v2.h>
-#include "../../kernels/runtime/gemm_cpu.h"
+#include "gemm_cpu.h"
 
 #include "emu_dry.h"
 #include "emu_eyes.h"

@@ -39,11 +39,14 @@ EMU_WATCH    := $(if $(filter 1,$(SANITIZE)),,-fsanitize=thread --param tsan-ins
 EMU_COUNT_FLAGS := -fsanitize-coverage=trace-pc
 # EMU_FMA=1: the .cu objects contract a*b+c into FMA as nvcc does (its own build: build/emu-fma)
 EMU_FMA_FLAGS := $(if $(filter 1,$(EMU_FMA)),-ffp-contract=fast -mfma,)
-EMU_CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
+EMU_CXXFLAGS := -std=c++17 $(OPT) $(HOST_INC) -Wall -Wextra -Wshadow $(if $(filter 1,$(WERROR)),-Werror,) -MMD -MP -DHAVE_CUDA -DCUDA_EMU $(EMU_INC) $(EMU_SAN)
 CFLAGS       += -DHAVE_CUDA -DCUDA_EMU $(EMU_INC)
 LDLIBS       += -lopenblas -lstdc++
 EMU_OBJ      := $(patsubst %.cc,$(OBJ)/%.o,$(EMU_SRC))
 RUNTIME_OBJ  += $(EMU_OBJ)
+# the session's hooks (lessons/runner/gpu_model.h): the emulator's time model, dry run and emulated-device mark,
+# linked in place of the product's none (lessons/runner/gpu_model.c)
+SESSION_OBJ  := $(filter-out %/lessons/runner/gpu_model.o,$(SESSION_OBJ)) $(OBJ)/$(EMU_DIR)/lesson_model.o
 
 # The .cu files are compiled from a mirror of the sources in which every loop with a data-sized range carries the
 # dry run's loop skip (emu_loops.cc, a build tool; line numbers and file names are the originals': #line for
@@ -130,7 +133,7 @@ build/sass/kernels_%.sass: $(SASS_CU) $(wildcard kernels/*.h kernels/runtime/*.h
 	@test -n "$(NVCC)" || { echo "the time model needs nvcc (SASS of the kernels)"; exit 1; }
 	@mkdir -p build/sass && rm -f $@.tmp
 	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; echo "nvcc -cubin -arch=$* $$f"; \
-	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
+	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
 	  $(NVDISASM) -hex -gi -c $$o.cubin >> $@.tmp && cat $$o.ptxas >> $@.tmp || exit 1; done
 	@mv $@.tmp $@
 
@@ -247,7 +250,7 @@ ptxas: build/ptxas.txt
 build/ptxas.txt: $(PTXAS_CU)
 	@test -n "$(NVCC)" || { echo "make ptxas: nvcc not found"; exit 1; }
 	@mkdir -p build && rm -f $@.tmp
-	@for f in $(PTXAS_CU); do echo "nvcc -Xptxas -v $$f"; $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx \
+	@for f in $(PTXAS_CU); do echo "nvcc -Xptxas -v $$f"; $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) \
 	  -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -Xptxas -v -c -o /dev/null $$f \
 	  2>>$@.tmp || exit 1; done
 	@mv $@.tmp $@
@@ -265,8 +268,9 @@ ptx-check:
 # The memory-efficiency profile of every lesson's CUDA implementations at EMU_PROFILE_SIZE (lesson 5 at
 # EMU_PROFILE_ARGS5: its kernels take minutes here, so the arguments can be cut down), one pass (EMU_ONE_PASS=1), as
 # docs/results/emu/lessonN_profile.csv, plus lesson 3 with --deterministic (its bucket kernels) as
-# lesson3_deterministic_profile.csv. Each kernel is held to the "Designed for:" / "Today:" statements of its header
-# comment in kernels/*.cu (emu_profile_design.cc): a miss, a kernel without a statement, or a kernel of kernels/*.cu
+# lesson3_deterministic_profile.csv. Each kernel is held to the "Designed for:" / "Today:" statements of its entry
+# in tests/cuda_emu/design_targets.txt, or else of its header comment in kernels/*.cu (emu_profile_design.cc): a
+# miss, a kernel without a statement, or a kernel of kernels/*.cu
 # that no run launched fails, and so does a run whose validation fails (the lesson's own check of each version
 # against its float64 reference: CI's test-emu leaves the small size to this step).
 EMU_PROFILE_SIZE ?= small
@@ -286,11 +290,11 @@ emu-profile: check-deps
 	done >$$b/profile_runs.txt; \
 	echo "lesson3 $$d/lesson3_deterministic_profile.csv $(EMU_PROFILE_ARGS3D)" >>$$b/profile_runs.txt; \
 	csvs=$$(awk '{ print $$2 }' $$b/profile_runs.txt); \
-	EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1 EMU_PROFILE_TARGETS="$(EMU_PROFILE_SOURCES)" tests/cuda_emu/profile_runs.sh $$b <$$b/profile_runs.txt || status=1; \
+	EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1 EMU_PROFILE_TARGETS="$(EMU_PROFILE_SOURCES)" EMU_PROFILE_DESIGNS=$(EMU_DIR)/design_targets.txt tests/cuda_emu/profile_runs.sh $$b <$$b/profile_runs.txt || status=1; \
 	for k in $$(sed -n 's/^__global__ [^(]*[^A-Za-z0-9_(]\([A-Za-z0-9_][A-Za-z0-9_]*\) *(.*/\1/p' \
 	  $(EMU_PROFILE_SOURCES)); do cat $$csvs | grep -q "^$$k,(kernel)," || \
 	  { echo "emu-profile: $$k (kernels/) was launched by none of the runs above"; status=1; }; \
 	done; \
 	if [ $$status -ne 0 ]; then echo "make emu-profile: FAILED"; \
-	else echo "make emu-profile: every kernel meets its header comment's design (or its stated Today figure)"; fi; \
+	else echo "make emu-profile: every kernel meets its stated design (or its stated Today figure)"; fi; \
 	exit $$status

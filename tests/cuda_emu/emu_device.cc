@@ -1,6 +1,6 @@
 /* emu_device.cc - TEST-ONLY: device discovery, properties, versions, events, streams and error names under the
  * CPU emulator (NVIDIA's prototypes from cuda_runtime_api.h). The one device is named "emulated (CPU)":
- * the session (lessons/session.c) sees the name and marks the row's timings as meaningless. */
+ * the session (lessons/runner/session.c) sees the name and marks the row's timings as meaningless. */
 #include "emu_dry.h"
 #include "emu_internal.h"
 

@@ -1,17 +1,21 @@
-/* emu_profile_design.cc - TEST-ONLY: each kernel's designed memory efficiency, read from its header comment (the
- * comment lines right above its `__global__` line) in the sources EMU_PROFILE_TARGETS names. The statements are
- * the one source of truth the profile holds every kernel to (emu_profile_report.cc).
+/* emu_profile_design.cc - TEST-ONLY: each kernel's designed memory efficiency, read from the data file
+ * EMU_PROFILE_DESIGNS names (tests/cuda_emu/design_targets.txt: make emu-profile) and, for a kernel the file does not
+ * name, from its header comment (the comment lines right above its `__global__` line) in the sources
+ * EMU_PROFILE_TARGETS names. The statements are the one source of truth the profile holds every kernel to
+ * (emu_profile_report.cc). In the data file a line `<kernel> <statements>` opens a kernel's entry, lines indented
+ * continue it, `#` lines and blank lines are comments:
  *
- *   Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5%, shared memory <= 1 wavefront per
- *   request (no bank conflict).
- *   Today: loads 29% (why), stores 68% (why).
+ *   lc4_forward_kernel Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (log Z: one float
+ *       per row), shared memory <= 1 wavefront per request (no bank conflict).
+ *   ms_forward_v1 Designed for: ... . Today: loads 29% (why), stores 68% (why).
  *
  * "Designed for:" must state all three: loads and stores as a percentage (the least global load/store efficiency,
  * requested bytes / 32-byte sectors touched) or "no global loads" / "no global stores", shared memory as the most
  * wavefronts per request of its worst line or "no shared memory". "Today:" (only for a kernel that misses its
  * design) states the figures it reaches instead, for the dimensions it misses. A statement ends at the first
  * ". "; text in parentheses is the reader's explanation and is not parsed; clauses are separated by commas. A
- * kernel without a "Designed for:", or with a clause not understood here, is an error. */
+ * kernel without a "Designed for:", a kernel stated in both places, an entry of the file that names no kernel of
+ * the sources, or a clause not understood here, is an error. */
 #include "emu_profile.h"
 
 #include <ctype.h>
@@ -183,9 +187,42 @@ static std::string kernel_name(const std::vector<std::string> &lines, size_t i)
     return t.substr(b, e - b);
 }
 
+/* The data file's entries: kernel name -> (its statements, "path:line (name)"). */
+static std::map<std::string, std::pair<std::string, std::string>> read_data_file(const char *path,
+                                                                            std::vector<std::string> &errors)
+{
+    std::map<std::string, std::pair<std::string, std::string>> out;
+    bool ok;
+    std::vector<std::string> lines = read_lines(path, &ok);
+    if (!ok) { errors.push_back(std::string(path) + ": cannot read (EMU_PROFILE_DESIGNS)"); return out; }
+    std::string name;
+    for (size_t i = 0; i < lines.size(); i++) {
+        const std::string &l = lines[i];
+        std::string t = trim(l);
+        if (t.empty() || t[0] == '#') continue;
+        if (isspace((unsigned char)l[0])) {
+            if (name.empty()) errors.push_back(std::string(path) + ":" + std::to_string(i + 1) + ": a continuation "
+                                               "line before any kernel");
+            else out[name].first += " " + t;
+            continue;
+        }
+        size_t sp = t.find_first_of(" \t");
+        name = t.substr(0, sp);
+        if (out.count(name)) errors.push_back(std::string(path) + ":" + std::to_string(i + 1) + ": " + name +
+                                              " is stated twice");
+        out[name] = {sp == std::string::npos ? "" : trim(t.substr(sp)),
+                     std::string(path) + ":" + std::to_string(i + 1) + " (" + name + ")"};
+    }
+    return out;
+}
+
 std::map<std::string, kernel_design> read_designs(const char *paths, std::vector<std::string> &errors)
 {
     std::map<std::string, kernel_design> out;
+    const char *data_path = getenv("EMU_PROFILE_DESIGNS");
+    std::map<std::string, std::pair<std::string, std::string>> data;
+    if (data_path && *data_path) data = read_data_file(data_path, errors);
+    std::map<std::string, bool> data_used;
     std::string all = paths;
     for (size_t from = 0, p; from < all.size(); from = p + 1) {
         p = all.find_first_of(" \t\n", from);
@@ -200,11 +237,24 @@ std::map<std::string, kernel_design> read_designs(const char *paths, std::vector
             std::string name = kernel_name(lines, i);
             if (name.empty()) continue;
             kernels++;
-            out[name] = design_of(header_comment(lines, i), path + ":" + std::to_string(i + 1) + " (" + name + ")",
-                                  errors);
+            std::string where = path + ":" + std::to_string(i + 1) + " (" + name + ")";
+            std::string comment = header_comment(lines, i);
+            auto d = data.find(name);
+            if (d == data.end()) {
+                out[name] = design_of(comment, where, errors);
+                continue;
+            }
+            data_used[name] = true;
+            if (comment.find("Designed for:") != std::string::npos || comment.find("Today:") != std::string::npos)
+                errors.push_back(where + ": its design is stated in " + d->second.second + " and in its header "
+                                         "comment: keep one (the data file)");
+            out[name] = design_of(d->second.first, d->second.second, errors);
         }
         if (!kernels) errors.push_back(path + ": no __global__ kernel (EMU_PROFILE_TARGETS names the kernel sources)");
     }
+    for (auto &kv : data)
+        if (!data_used.count(kv.first))
+            errors.push_back(kv.second.second + ": names no kernel of the sources EMU_PROFILE_TARGETS names");
     return out;
 }
 

@@ -207,6 +207,43 @@ START_TEST(today_but_design_met_exits_5)
 }
 END_TEST
 
+/* The same statements from the data file EMU_PROFILE_DESIGNS names (tests/cuda_emu/design_targets.txt's format:
+ * "<kernel> <statements>", continuation lines indented), the source holding the kernel with the comment given. */
+static void run_with_data_file(int pattern, const char *kernel_in_source, const char *comment, const char *entry)
+{
+    char path[] = "/tmp/emu-designs-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# a comment line\n\n%s\n", entry);
+    fclose(f);
+    setenv("EMU_PROFILE_DESIGNS", path, 1);
+    run_with_design(pattern, kernel_in_source, comment);
+}
+
+START_TEST(data_file_design_met_exits_0)
+{
+    run_with_data_file(0, "load_coalesced", "copies a row",
+                       "load_coalesced Designed for: loads >= 80% of each 32-byte sector used,\n    stores >= 80%, "
+                       "no shared memory.");
+}
+END_TEST
+START_TEST(data_file_design_missed_exits_5)
+{
+    run_with_data_file(1, "load_strided", "copies a row", "load_strided " DESIGN_80);
+}
+END_TEST
+START_TEST(data_file_and_comment_both_exit_5)
+{
+    run_with_data_file(0, "load_coalesced", DESIGN_80, "load_coalesced " DESIGN_80);
+}
+END_TEST
+START_TEST(data_file_of_no_kernel_exits_5)
+{
+    run_with_data_file(0, "load_coalesced", DESIGN_80, "some_other_kernel " DESIGN_80);
+}
+END_TEST
+
 #endif
 
 Suite *emu_eyes_suite(void)
@@ -236,6 +273,10 @@ Suite *emu_eyes_suite(void)
     tcase_add_exit_test(t, today_figure_held_exits_0, 0);
     tcase_add_exit_test(t, today_figure_missed_exits_5, 5);
     tcase_add_exit_test(t, today_but_design_met_exits_5, 5);
+    tcase_add_exit_test(t, data_file_design_met_exits_0, 0);
+    tcase_add_exit_test(t, data_file_design_missed_exits_5, 5);
+    tcase_add_exit_test(t, data_file_and_comment_both_exit_5, 5);
+    tcase_add_exit_test(t, data_file_of_no_kernel_exits_5, 5);
 #endif
     suite_add_tcase(s, t);
     return s;

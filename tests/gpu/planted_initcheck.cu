@@ -6,7 +6,7 @@
 #include "../../kernels/runtime/cuda_check.h"
 #include "../../kernels/runtime/cuda_track.h"
 #include "../../kernels/runtime/launch.h"
-#include "../../kernels/runtime/track.h"
+#include "track.h"
 
 #include <stdio.h>
 
