@@ -139,10 +139,10 @@ static void print_header(const driver *dv)
     flush_stdout();
 }
 
-/* A notice on a terminal when a run is still working NOTICE_S seconds after it started (the forum sizes take
- * minutes on a loaded machine): a thread waits on a condition the run signals when its table is ready, and says
- * once, on stderr, what the run is doing then. Only where stderr is a terminal: a pipe's reader (make docs, the
- * tests) reads the output, not the wait. */
+/* A notice on a terminal when a run is still working NOTICE_S seconds after it started (the forum sizes
+ * take minutes on a loaded machine): a thread waits on a condition the run signals when its table is ready,
+ * and says once, on stderr, what the run is doing then. Only where stderr is a terminal: a pipe's reader
+ * (make docs, the tests) reads the output, not the wait. */
 #define NOTICE_S 2
 static struct {
     pthread_mutex_t m;
