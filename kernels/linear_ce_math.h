@@ -124,9 +124,9 @@ HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
 #define LCE3_PAD_F32 4
 #define LCE3_ROW_LANES (LCE3_THREADS / LCE3_TILE_N) /* threads per row in the row passes (4, one warp's quad) */
 
-/* cuda-v4 (kernels/linear_ce_v4.cu): the tiles its workspace is laid out by (optimized/linear_ce_cuda_memory.c
- * carves it); the rest of its geometry is the kernel file's own. */
-#define LCE4_TILE_M 128  /* output rows of a block; G's filter flags and forward's partials are per [128, 128] */
+/* cuda-v4 (kernels/linear_ce_v4.cu): the tiles its workspace is laid out by (optimized/
+ * linear_ce_cuda_memory.c carves it); the rest of its geometry is the kernel file's own. */
+#define LCE4_TILE_M 128  /* output rows of a block; G's filter flags and the partials: per [128, 128] */
 #define LCE4_TILE_N 256  /* output columns of a block */
 #define LCE4_VCHUNK 8192 /* vocabulary columns of backward's G buffer */
 #define LCE4_GROUP 16    /* row tiles that sweep the columns together (lce4_block_tile) */

@@ -1,5 +1,5 @@
-/* linear_ce_v4.cu - lesson 5, cuda-v4: Cut Cross-Entropy on mma.sync, [128, 256] tiles read in place.
- * Changed from v3: mma.sync bf16 (fp32 sums) on [128, 256] tiles of 8 warps, fed by ldmatrix (.trans where K runs
+/* linear_ce_v4.cu - lesson 5, cuda-v4: Cut Cross-Entropy on mma.sync, [128, 256] tiles read in place. Changed
+ * from v3: mma.sync bf16 (fp32 sums) on [128, 256] tiles of 8 warps, fed by ldmatrix (.trans where K runs
  * down the rows: no transposed copy) from a 3-stage cp.async pipeline; forward's partials, G and the filter's
  * vote computed on the accumulator registers; backward per vocabulary chunk writes G once, then dx += G W and
  * dW = G^T x walk compacted lists of the tiles the filter keeps, one writer per output element. */
@@ -34,14 +34,14 @@
 #define A_BYTES (MAX2(BM * LDK, BK * LDA_T) * 2)
 #define B_BYTES (MAX2(BN * LDK, BK * LDB_T) * 2)
 #define STAGE_BYTES (A_BYTES + B_BYTES)
-#define SMEM_BYTES (STAGES * STAGE_BYTES) /* 92,160: within the 99 KB a block may have on every GPU from sm_80 */
+#define SMEM_BYTES (STAGES * STAGE_BYTES) /* 92,160: within the 99 KB of every GPU from sm_80 */
 
 static_assert(WARPS * WM * WN == BM * BN && BM == 2 * WM, "2 x 4 warps of [64, 64]");
-static_assert(FLAG % BK == 0 && BN == 2 * FLAG, "a filter tile is whole stages; a block's columns two of them");
+static_assert(FLAG % BK == 0 && BN == 2 * FLAG, "a filter tile is whole stages, a block's columns two tiles");
 static_assert((LDK * 2) % 16 == 0 && (LDA_T * 2) % 16 == 0 && (LDB_T * 2) % 16 == 0 && A_BYTES % 16 == 0,
               "ldmatrix and cp.async rows start on 16 bytes");
 static_assert(SMEM_BYTES <= 99 * 1024, "fits 99 KB of shared memory per block");
-static_assert(4 * BM * (int)sizeof(lce_lse_acc) <= SMEM_BYTES, "forward's per-row partials fit the stages' bytes");
+static_assert(4 * BM * (int)sizeof(lce_lse_acc) <= SMEM_BYTES, "forward's row partials fit the stages");
 
 /* A bf16 matrix in global memory: rows x cols, row stride ld (elements) */
 struct lce4_matrix {
@@ -68,8 +68,9 @@ static __device__ long long lce4_k0(lce4_ksteps s, int step)
     return s.tiles ? (long long)s.tiles[step / per] * FLAG + step % per * BK : (long long)step * BK;
 }
 
-/* dst [R][ldd] (shared) = the R x C block of m at (r0, c0), zero outside m. Consecutive threads take consecutive
- * 16-byte chunks of a row: cp.async where rows are 16-byte aligned, plain loads and stores otherwise. */
+/* dst [R][ldd] (shared) = the R x C block of m at (r0, c0), zero outside m. Consecutive threads take
+ * consecutive 16-byte chunks of a row: cp.async where rows are 16-byte aligned, plain loads and stores
+ * otherwise. */
 template <int R, int C>
 static __device__ void lce4_stage(bf16 *dst, int ldd, lce4_matrix m, long long r0, long long c0, bool vec)
 {
@@ -93,8 +94,8 @@ static __device__ void lce4_stage(bf16 *dst, int ldd, lce4_matrix m, long long r
 /* Stage `slot` = K [k0, k0 + BK) of A (M x K; AT: given K x M) at rows m0 and of B (N x K, the way W is; BT:
  * given K x N) at columns n0. Each is staged as it lies in global memory: K along the rows, or down them. */
 template <bool AT, bool BT>
-static __device__ void lce4_stage_step(unsigned char *smem, int slot, lce4_matrix A, lce4_matrix B, long long m0,
-                                       long long n0, long long k0, bool vec)
+static __device__ void lce4_stage_step(unsigned char *smem, int slot, lce4_matrix A, lce4_matrix B,
+                                       long long m0, long long n0, long long k0, bool vec)
 {
     bf16 *a = (bf16 *)(smem + slot * STAGE_BYTES), *b = (bf16 *)(smem + slot * STAGE_BYTES + A_BYTES);
     if (AT)
@@ -107,9 +108,10 @@ static __device__ void lce4_stage_step(unsigned char *smem, int slot, lce4_matri
         lce4_stage<BN, BK>(b, LDK, B, n0, k0, vec);
 }
 
-/* acc += the stage in `slot`. Warp w owns rows [64 (w / 4), +64) and columns [64 (w % 4), +64): 4 x 8 mma tiles
- * of m16n8. ldmatrix.x4: lane 8q + r gives row r of 8 x 8 matrix q (mma_ptx.h); A's four are its m16k16 tile's
- * quarters, B's two n8 tiles' k halves. Where K runs down the staged rows, .trans gives the same registers. */
+/* acc += the stage in `slot`. Warp w owns rows [64 (w / 4), +64) and columns [64 (w % 4), +64): 4 x 8 mma
+ * tiles of m16n8. ldmatrix.x4: lane 8q + r gives row r of 8 x 8 matrix q (mma_ptx.h); A's four are its m16k16
+ * tile's quarters, B's two n8 tiles' k halves. Where K runs down the staged rows, .trans gives the same
+ * registers. */
 template <bool AT, bool BT>
 static __device__ void lce4_mma_stage(const unsigned char *smem, int slot, float (&acc)[MI][NJ][4])
 {
@@ -145,13 +147,13 @@ static __device__ void lce4_mma_stage(const unsigned char *smem, int slot, float
     }
 }
 
-/* acc = A[m0 .. m0 + 128, K] . B[K, n0 .. n0 + 256] over the stages s takes, through the STAGES-deep pipeline:
- * while stage k multiplies, k + 1 and k + 2 are in flight. Register acc[i][j][e] of lane 4g + t is output
- * (row 16 i + g + 8 (e / 2), column 8 j + 2 t + e % 2) of the warp's [64, 64]. On return the stages' bytes are
- * free (every copy landed, every warp past its last ldmatrix). */
+/* acc = A[m0 .. m0 + 128, K] . B[K, n0 .. n0 + 256] over the stages s takes, through the STAGES-deep
+ * pipeline: while stage k multiplies, k + 1 and k + 2 are in flight. Register acc[i][j][e] of lane 4g + t is
+ * output (row 16 i + g + 8 (e / 2), column 8 j + 2 t + e % 2) of the warp's [64, 64]. On return the stages'
+ * bytes are free (every copy landed, every warp past its last ldmatrix). */
 template <bool AT, bool BT>
-static __device__ void lce4_gemm(unsigned char *smem, lce4_matrix A, lce4_matrix B, long long m0, long long n0,
-                                 lce4_ksteps s, float (&acc)[MI][NJ][4])
+static __device__ void lce4_gemm(unsigned char *smem, lce4_matrix A, lce4_matrix B, long long m0,
+                                 long long n0, lce4_ksteps s, float (&acc)[MI][NJ][4])
 {
     bool vec = lce4_vec(A) && lce4_vec(B);
     UNROLL
@@ -187,12 +189,13 @@ static __device__ lce_lse_acc lce4_merge(lce_lse_acc a, lce_lse_acc b)
 }
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (z[target]: 4 bytes from one lane;
- * the partials whole sectors), shared memory <= 1 wavefront per ldmatrix phase. Logits x W^T of one (row tile,
- * [.., 256] vocabulary tile); each counted row's (max, sum exp) over each 128-column half, merged across a quad
- * by shuffles and across the half's two warps in a fixed order, and z[target] from the lane that holds it. */
-__global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
-                                    const int32_t *target /* (N,) */, float *part /* (2, ceil(V / 128), N) */,
-                                    float *z_target /* (N,) */)
+ * the partials whole sectors), shared memory <= 4 wavefronts per request (a warp's 16-byte copies and
+ * ldmatrix.x4 rows: 512 bytes, 4 at best). Logits x W^T of one (row tile, [.., 256] vocabulary tile); each
+ * counted row's (max, sum exp) over each 128-column half, merged across a quad by shuffles and across the
+ * half's two warps in a fixed order, and z[target] from the lane that holds it. */
+__global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H) */,
+                                    const bf16 *W /* (V, H) */, const int32_t *target /* (N,) */,
+                                    float *part /* (2, ceil(V / 128), N) */, float *z_target /* (N,) */)
 {
     DYNAMIC_SHARED(unsigned char, smem);
     long long tm, tv;
@@ -212,17 +215,21 @@ __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
             int r = wm + 16 * i + g + 8 * h;
             long long n = n0 + r;
             int tg = n < N ? target[n] : LCE_IGNORE;
-            lce_lse_acc a = lce_lse_init();
+            lce_lse_acc a = lce_lse_init(); /* the lane's 16 columns: their max first, then one exp each */
             UNROLL
             for (int j = 0; j < NJ; j++)
                 UNROLL
                 for (int e = 0; e < 2; e++) {
                     long long v = v0 + wn + 8 * j + 2 * t + e;
                     if (v >= V) continue;
-                    float z = acc[i][j][2 * h + e];
-                    a = lce_lse_add(a, z);
-                    if (v == tg) z_target[n] = z;
+                    a.m = fmaxf(a.m, acc[i][j][2 * h + e]);
+                    if (v == tg) z_target[n] = acc[i][j][2 * h + e];
                 }
+            UNROLL
+            for (int j = 0; j < NJ; j++)
+                UNROLL
+                for (int e = 0; e < 2; e++)
+                    if (v0 + wn + 8 * j + 2 * t + e < V) a.s += expf(acc[i][j][2 * h + e] - a.m);
             UNROLL
             for (int off = 1; off < 4; off *= 2) { /* the quad holds the row's 64 columns of this warp */
                 lce_lse_acc o;
@@ -242,10 +249,11 @@ __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory. A thread per row merges
- * the row's partials in vocabulary order: lse is the same bits on every run, with no float atomics. */
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory. A thread per row
+ * merges the row's partials in vocabulary order: lse is the same bits on every run, with no float atomics. */
 __global__ void lce4_merge_kernel(int N, int V, const int32_t *target /* (N,) */,
-                                  const float *part /* (2, ceil(V / 128), N) */, const float *z_target /* (N,) */,
+                                  const float *part /* (2, ceil(V / 128), N) */,
+                                  const float *z_target /* (N,) */,
                                   float *lse /* (N,) */, float *row_loss /* (N,) */)
 {
     long long n = (long long)blockIdx.x * THREADS + threadIdx.x, tiles_v = lce4_tiles(V);
@@ -264,10 +272,11 @@ __global__ void lce4_merge_kernel(int N, int V, const int32_t *target /* (N,) */
     row_loss[n] = loss;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 50% (a lane's two bf16 of G, a quad's 16
- * contiguous bytes), shared memory <= 1 wavefront per ldmatrix phase. Backward's logits, once per [128, 256] tile
- * of the chunk [c0, c0 + vc): G = bf16((softmax - onehot) * sc) from the registers (columns past the chunk,
- * ignored rows: 0), and each [128, 128] half's filter flag from the warps' votes. */
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 50% (a lane's two bf16 of G: a quad's 16
+ * contiguous bytes of a row), shared memory <= 4 wavefronts per request (as the forward's). Backward's
+ * logits, once per [128, 256] tile of the chunk [c0, c0 + vc): G = bf16((softmax - onehot) * sc) from the
+ * registers (columns past the chunk, ignored rows: 0), and each [128, 128] half's filter flag from the warps'
+ * votes. */
 __global__ void lce4_grad_kernel(int N, int V, int H, int c0, int vc, int ldg, const bf16 *x /* (N, H) */,
                                  const bf16 *W /* (V, H) */, const int32_t *target /* (N,) */,
                                  const float *lse /* (N,) */, const float *scale /* (1,) */,
@@ -324,9 +333,10 @@ __global__ void lce4_grad_kernel(int N, int V, int H, int c0, int vc, int ldg, c
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory. The filter's test,
- * once per tile and out of the GEMMs' K loops: a thread per row tile lists its kept vocabulary tiles (dx's K),
- * a thread per vocabulary tile its kept row tiles (dW's K), in order. */
+/* Designed for: loads >= 12.5% of each 32-byte sector used, stores >= 12.5% (a thread per row tile walks its
+ * own row of flags: one tile's work, a few hundred bytes), no shared memory. The filter's test, once per tile
+ * and out of the GEMMs' K loops: a thread per row tile lists its kept vocabulary tiles (dx's K), a thread per
+ * vocabulary tile its kept row tiles (dW's K), in order. */
 __global__ void lce4_lists_kernel(int tiles_n, int tiles_c, int ldt, const int *skip /* (tiles_n, ldt) */,
                                   int *dx_tiles /* (tiles_n, ldt) */, int *dx_count /* (tiles_n,) */,
                                   int *dw_tiles /* (ldt, tiles_n) */, int *dw_count /* (ldt,) */)
@@ -346,10 +356,11 @@ __global__ void lce4_lists_kernel(int tiles_n, int tiles_c, int ldt, const int *
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 50%, shared memory <= 1 wavefront per
- * ldmatrix phase. dx rows of one (row tile, [.., 256] H tile) += G . W over the chunk's kept vocabulary tiles;
- * W read as it lies (K = vocabulary down its rows: ldmatrix.trans). The chunks' sums meet in dx_acc (f32) in
- * chunk order and are rounded to bf16 once, after the last. */
+/* Designed for: loads >= 50% of each 32-byte sector used, stores >= 50% (dx_acc and dx: a lane's two columns
+ * of a row, a quad's 8 of 16), shared memory <= 4 wavefronts per request (as the forward's). dx rows of one
+ * (row tile, [.., 256] H tile) += G . W over the chunk's kept vocabulary tiles; W read as it lies (K =
+ * vocabulary down its rows: ldmatrix.trans). The chunks' sums meet in dx_acc (f32) in chunk order and are
+ * rounded to bf16 once, after the last. */
 __global__ void lce4_dx_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (N, ldg) */,
                                const int *dx_tiles /* (ceil(N / 128), ldg / 128) */,
                                const int *dx_count /* (ceil(N / 128),) */, const bf16 *Wc /* (vc, H) */,
@@ -386,10 +397,11 @@ __global__ void lce4_dx_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (
         }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 50%, shared memory <= 1 wavefront per
- * ldmatrix phase. dW rows of one (chunk vocabulary tile of 128, [.., 256] H tile) = G^T . x over the kept row
- * tiles (K = N) in registers; G and x read as they lie (K down their rows: ldmatrix.trans for both). Each dW
- * element is written once, by one block. */
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 50% (a lane's two columns of a row, a
+ * quad's 8 of 16), shared memory <= 4 wavefronts per request (as the forward's). dW rows of one (chunk
+ * vocabulary tile of 128, [.., 256] H tile) = G^T . x over the kept row tiles (K = N) in registers; G and x
+ * read as they lie (K down their rows: ldmatrix.trans for both). Each dW element is written once, by one
+ * block. */
 __global__ void lce4_dw_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (N, ldg) */,
                                const int *dw_tiles /* (ldg / 128, ceil(N / 128)) */,
                                const int *dw_count /* (ldg / 128,) */, const bf16 *x /* (N, H) */,
@@ -438,16 +450,17 @@ static void lce4_opt_in(void)
 {
     static int done;
     if (done) return;
-    CUDA_CHECK(cudaFuncSetAttribute(lce4_forward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(lce4_grad_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(lce4_dx_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    CUDA_CHECK(cudaFuncSetAttribute(lce4_dw_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+    const cudaFuncAttribute max_dyn = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    CUDA_CHECK(cudaFuncSetAttribute(lce4_forward_kernel, max_dyn, SMEM_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(lce4_grad_kernel, max_dyn, SMEM_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(lce4_dx_kernel, max_dyn, SMEM_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(lce4_dw_kernel, max_dyn, SMEM_BYTES));
     done = 1;
 }
 
 static unsigned lce4_grid(long long m, long long n) { return (unsigned)(lce4_tiles(m) * lce4_tiles_n(n)); }
 
-static lce_filter_count last_filter; /* what the last backward's filter skipped; read by the lesson's epilogue */
+static lce_filter_count last_filter; /* what the last backward's filter skipped: the lesson prints it */
 
 extern "C" lce_filter_count lce4_last_filter(void) { return last_filter; }
 
@@ -467,7 +480,8 @@ extern "C" float *lce4_forward(const lce_dims *d, const bf16 *x, const bf16 *W, 
                bytes);
     lce4_carve_forward(&a, d, &w);
     lce_launch_mean_scale(N, target, w.scale);
-    LAUNCH(lce4_forward_kernel, lce4_grid(N, V), THREADS, SMEM_BYTES)(N, V, H, x, W, target, w.part, w.z_target);
+    LAUNCH(lce4_forward_kernel, lce4_grid(N, V), THREADS, SMEM_BYTES)(N, V, H, x, W, target, w.part,
+                                                                      w.z_target);
     CUDA_CHECK_LAST();
     unsigned blocks = (unsigned)(((long long)N + THREADS - 1) / THREADS);
     LAUNCH(lce4_merge_kernel, blocks, THREADS, 0)(N, V, target, w.part, w.z_target, saved->lse, w.row_loss);
@@ -485,25 +499,25 @@ static void lce4_backward_chunk(const lce_dims *d, const lce_cuda_saved *s, cons
     int N = (int)d->N, V = (int)d->V, H = (int)d->H, ldg = (int)lce4_chunk_cols(V);
     int tn = (int)lce4_tiles(N), tc = (int)lce4_tiles(vc), ldt = ldg / FLAG;
     int first = c0 == 0, last = (long long)c0 + ldg >= V;
-    LAUNCH(lce4_grad_kernel, lce4_grid(N, vc), THREADS, SMEM_BYTES)(N, V, H, c0, vc, ldg, s->x, s->W, s->target,
-                                                                    s->lse, w->scale, dloss, filter, w->G, w->skip,
-                                                                    w->skipped);
+    LAUNCH(lce4_grad_kernel, lce4_grid(N, vc), THREADS, SMEM_BYTES)(N, V, H, c0, vc, ldg, s->x, s->W,
+                                                                    s->target, s->lse, w->scale, dloss,
+                                                                    filter, w->G, w->skip, w->skipped);
     CUDA_CHECK_LAST();
     unsigned blocks = (unsigned)(((long long)tn + tc + THREADS - 1) / THREADS);
     LAUNCH(lce4_lists_kernel, blocks, THREADS, 0)(tn, tc, ldt, w->skip, w->dx_tiles, w->dx_count, w->dw_tiles,
                                                   w->dw_count);
     CUDA_CHECK_LAST();
     const bf16 *Wc = s->W + (long long)c0 * H;
-    LAUNCH(lce4_dx_kernel, lce4_grid(N, H), THREADS, SMEM_BYTES)(N, H, vc, ldg, w->G, w->dx_tiles, w->dx_count, Wc,
-                                                                 first, last, w->dx_acc, dx);
+    LAUNCH(lce4_dx_kernel, lce4_grid(N, H), THREADS, SMEM_BYTES)(N, H, vc, ldg, w->G, w->dx_tiles,
+                                                                 w->dx_count, Wc, first, last, w->dx_acc, dx);
     CUDA_CHECK_LAST();
-    LAUNCH(lce4_dw_kernel, lce4_grid(vc, H), THREADS, SMEM_BYTES)(N, H, vc, ldg, w->G, w->dw_tiles, w->dw_count,
-                                                                  s->x, dW + (long long)c0 * H);
+    LAUNCH(lce4_dw_kernel, lce4_grid(vc, H), THREADS, SMEM_BYTES)(N, H, vc, ldg, w->G, w->dw_tiles,
+                                                                  w->dw_count, s->x, dW + (long long)c0 * H);
     CUDA_CHECK_LAST();
 }
 
-extern "C" void lce4_backward(const lce_dims *d, int filter, lce_cuda_saved *saved, const float *dloss, bf16 **dx,
-                              float **dW)
+extern "C" void lce4_backward(const lce_dims *d, int filter, lce_cuda_saved *saved, const float *dloss,
+                              bf16 **dx, float **dW)
 {
     long long V = (long long)d->V, ldg = lce4_chunk_cols(V);
     lce4_opt_in();
@@ -512,7 +526,7 @@ extern "C" void lce4_backward(const lce_dims *d, int filter, lce_cuda_saved *sav
     arena a;
     lce4_backward_workspace w;
     size_t bytes = ARENA_BYTES(a, lce4_carve_backward(&a, d, &w));
-    arena_init(&a, dev_alloc(bytes, "workspace: G [N,8192] bf16 + tile flags and lists + dx_acc [N,H] f32 + scale"),
+    arena_init(&a, dev_alloc(bytes, "workspace: G [N,8192] bf16 + tile flags, lists + dx_acc [N,H] f32"),
                bytes);
     lce4_carve_backward(&a, d, &w);
     CUDA_CHECK(cudaMemset(w.skipped, 0, sizeof *w.skipped));

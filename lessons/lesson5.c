@@ -316,7 +316,7 @@ const lesson lesson5_def = {
     .opts = {[OPT_CHUNK] = {.flag = "--chunk", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
                             .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
              [OPT_FILTER] = {.flag = "--filter", .takes_value = 0, .def = 0, .min = 0, .max = 1,
-                             .help = "cuda-v3 to cuda-v5: skip every gradient tile (32x64, 128x128) whose |softmax - "
+                             .help = "cuda-v3 and cuda-v4: skip every gradient tile (32x64, 128x128) whose |softmax - "
                                      "onehot| < 2^-12 (Cut Cross-Entropy's filter) and print its error beside the "
                                      "unfiltered run's"},
              [OPT_PEAKED] = {.flag = "--peaked", .takes_value = 0, .def = 0, .min = 0, .max = 1,
@@ -351,8 +351,8 @@ const lesson lesson5_def = {
                .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = gemm_work},
               {LESSON_CUDA_VERSION(1),
                .about = "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
-                        "(cuda names this one: v2-v5 keep no logits buffer, but each measured slower on an H200: "
-                        "docs/lesson-5.md)",
+                        "(cuda names this one: v2-v4 keep no logits buffer; v2 and v3 measured slower on an H200, v4 "
+                        "is unmeasured: docs/lesson-5.md)",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(2),

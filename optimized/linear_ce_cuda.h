@@ -1,8 +1,8 @@
 /* linear_ce_cuda.h - lesson 5's CUDA versions as C sees them: each version's entry points (kernels/
- * linear_ce_vN.cu) and its workspace layout, memory formula and size check (optimized/linear_ce_cuda_memory.c,
- * plain C: the driver predicts them without nvcc). Pointers are device pointers; forward allocates and returns
- * loss (1,) f32 and fills the saved state, backward allocates *dx (N, H) bf16 and *dW (V, H) f32.
- */
+ * linear_ce_vN.cu) and its workspace layout, memory formula and size check
+ * (optimized/linear_ce_cuda_memory.c, plain C: the driver predicts them without nvcc). Pointers are device
+ * pointers; forward allocates and returns loss (1,) f32 and fills the saved state, backward allocates *dx (N,
+ * H) bf16 and *dW (V, H) f32. / */
 #ifndef OPTIMIZED_LINEAR_CE_CUDA_H
 #define OPTIMIZED_LINEAR_CE_CUDA_H
 
@@ -31,14 +31,17 @@ typedef struct {
     unsigned skipped;
 } lce_filter_count;
 
-/* ---- cuda-v4: mma.sync Cut Cross-Entropy (kernels/linear_ce_v4.cu) ------------------------------------------
- * forward   lse (N,) saved; workspace: each (row, 128-column tile)'s partial (max, sum exp) (2, ceil(V / 128),
- *           N), z[target] (N,), row losses (N,), 1/n_valid; freed before forward returns
- * backward  per vocabulary chunk of ldg = min(8192, V rounded up to 256) columns: G (N, ldg) bf16, the filter's
- *           flags per [128, 128] tile and their compacted lists (active vocabulary tiles per row tile, active row
- *           tiles per vocabulary tile); dx_acc (N, H) f32 when V takes more than one chunk; 1/n_valid; a count */
-float *lce4_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target, lce_cuda_saved *s);
-void lce4_backward(const lce_dims *d, int filter, lce_cuda_saved *s, const float *dloss, bf16 **dx, float **dW);
+/* ---- cuda-v4: mma.sync Cut Cross-Entropy (kernels/linear_ce_v4.cu) --------------------------------------
+ * forward   lse (N,) saved; workspace: each (row, 128-column tile)'s partial (max, sum exp)
+ *           (2, ceil(V / 128), N), z[target] (N,), row losses (N,), 1/n_valid; freed before forward returns
+ * backward  per vocabulary chunk of ldg = min(8192, V rounded up to 256) columns: G (N, ldg) bf16,
+ *           the filter's flags per [128, 128] tile and their compacted lists (kept vocabulary tiles
+ *           per row tile, kept row tiles per vocabulary tile); dx_acc (N, H) f32 when V takes more
+ *           than one chunk; 1/n_valid; a count of the tiles skipped */
+float *lce4_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                    lce_cuda_saved *s);
+void lce4_backward(const lce_dims *d, int filter, lce_cuda_saved *s, const float *dloss, bf16 **dx,
+                   float **dW);
 lce_filter_count lce4_last_filter(void);
 const char *lce4_device_unfit(void); /* NULL when this GPU fits every launch (CUDA builds only) */
 

@@ -7,7 +7,8 @@
 
 #include "../kernels/linear_ce_math.h"
 
-/* ---- cuda-v4 --------------------------------------------------------------------------------------------- */
+/* ---- cuda-v4 ---------------------------------------------------------------------------------------------
+ */
 void lce4_carve_forward(arena *a, const lce_dims *d, lce4_forward_workspace *w)
 {
     w->part = arena_take(a, size_mul(2 * d->N, (size_t)lce4_tiles((long long)d->V)), DT_F32, "part");
@@ -62,6 +63,6 @@ const char *lce4_unfit(const lce_dims *d)
     long long tn = lce4_tiles((long long)d->N), th = lce4_tiles_n((long long)d->H);
     long long tv = lce4_tiles_n((long long)d->V), tc = lce4_tiles(lce4_chunk_cols((long long)d->V));
     if (tn > INT_MAX / tv || tn > INT_MAX / th || tc > INT_MAX / th)
-        return "more than 2^31 - 1 tiles of [128, 256] in one grid (N/128 x V/256, N/128 x H/256 or 64 x H/256)";
+        return "more than 2^31 - 1 tiles of [128, 256] in a grid (N/128 x V/256, N/128 x H/256, 64 x H/256)";
     return NULL;
 }
