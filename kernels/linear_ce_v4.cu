@@ -68,14 +68,18 @@ static __device__ long long lce4_k0(lce4_ksteps s, int step)
     return s.tiles ? (long long)s.tiles[step / per] * FLAG + step % per * BK : (long long)step * BK;
 }
 
-/* dst [R][ldd] (shared) = the R x C block of m at (r0, c0), zero outside m. Consecutive threads take
- * consecutive 16-byte chunks of a row: cp.async where rows are 16-byte aligned, plain loads and stores
- * otherwise. */
+/* dst [R][ldd] (shared) = the R x C block of m at (r0, c0), zero outside m, in 16-byte chunks: cp.async where
+ * rows are 16-byte aligned, plain loads and stores otherwise. A phase of 8 threads stores 128 bytes without a
+ * bank conflict: 8 consecutive chunks of a row where a row has 8 or more, else one chunk of 8 consecutive
+ * rows (as ldmatrix reads them: 8 bank groups); either way a warp reads whole 32-byte sectors. */
 template <int R, int C>
 static __device__ void lce4_stage(bf16 *dst, int ldd, lce4_matrix m, long long r0, long long c0, bool vec)
 {
-    for (int e = threadIdx.x; e < R * (C / 8); e += THREADS) {
-        int r = e / (C / 8), c = e % (C / 8) * 8;
+    const int chunks = C / 8, down = chunks < 8 ? 8 : 1; /* rows a phase spans */
+    static_assert(C % 8 == 0 && R % 8 == 0, "whole chunks, whole groups of 8 rows");
+    for (int e = threadIdx.x; e < R * chunks; e += THREADS) {
+        int q = e / (down * chunks), p = e % (down * chunks);
+        int r = q * down + p % down, c = p / down * 8;
         long long gr = r0 + r, gc = c0 + c;
         bool in = gr < m.rows && gc < m.cols;
         if (vec && in) {
@@ -272,11 +276,11 @@ __global__ void lce4_merge_kernel(int N, int V, const int32_t *target /* (N,) */
     row_loss[n] = loss;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 50% (a lane's two bf16 of G: a quad's 16
- * contiguous bytes of a row), shared memory <= 4 wavefronts per request (as the forward's). Backward's
- * logits, once per [128, 256] tile of the chunk [c0, c0 + vc): G = bf16((softmax - onehot) * sc) from the
- * registers (columns past the chunk, ignored rows: 0), and each [128, 128] half's filter flag from the warps'
- * votes. */
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 45% (a lane's two bf16 of G: a quad's 16
+ * contiguous bytes of a row; the flags 4 bytes each), shared memory <= 4 wavefronts per request (as the
+ * forward's). Backward's logits, once per [128, 256] tile of the chunk [c0, c0 + vc): G = bf16((softmax -
+ * onehot) * sc) from the registers (columns past the chunk, ignored rows: 0), and each [128, 128] half's
+ * filter flag from the warps' votes. */
 __global__ void lce4_grad_kernel(int N, int V, int H, int c0, int vc, int ldg, const bf16 *x /* (N, H) */,
                                  const bf16 *W /* (V, H) */, const int32_t *target /* (N,) */,
                                  const float *lse /* (N,) */, const float *scale /* (1,) */,
@@ -356,11 +360,22 @@ __global__ void lce4_lists_kernel(int tiles_n, int tiles_c, int ldt, const int *
     }
 }
 
-/* Designed for: loads >= 50% of each 32-byte sector used, stores >= 50% (dx_acc and dx: a lane's two columns
- * of a row, a quad's 8 of 16), shared memory <= 4 wavefronts per request (as the forward's). dx rows of one
- * (row tile, [.., 256] H tile) += G . W over the chunk's kept vocabulary tiles; W read as it lies (K =
- * vocabulary down its rows: ldmatrix.trans). The chunks' sums meet in dx_acc (f32) in chunk order and are
- * rounded to bf16 once, after the last. */
+/* dx's element at: the chunk's sum v added to the chunks' before (unless first), rounded to bf16 after the
+ * last */
+static __device__ void dx_acc_add(float *dx_acc, bf16 *dx, long long at, float v, int first, int last)
+{
+    if (!first) v += dx_acc[at];
+    if (last)
+        dx[at] = bf16_from_f32(v);
+    else
+        dx_acc[at] = v;
+}
+
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 45% (dx: a lane's two bf16 of a row, a
+ * quad's 16 contiguous bytes; dx_acc whole sectors), shared memory <= 4 wavefronts per request (as the
+ * forward's). dx rows of one (row tile, [.., 256] H tile) += G . W over the chunk's kept vocabulary tiles; W
+ * read as it lies (K = vocabulary down its rows: ldmatrix.trans). The chunks' sums meet in dx_acc (f32) in
+ * chunk order and are rounded to bf16 once, after the last. */
 __global__ void lce4_dx_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (N, ldg) */,
                                const int *dx_tiles /* (ceil(N / 128), ldg / 128) */,
                                const int *dx_count /* (ceil(N / 128),) */, const bf16 *Wc /* (vc, H) */,
@@ -383,25 +398,32 @@ __global__ void lce4_dx_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (
             long long n = n0 + wm + 16 * i + g + 8 * h;
             if (n >= N) continue;
             UNROLL
-            for (int j = 0; j < NJ; j++)
-                UNROLL
-                for (int e = 0; e < 2; e++) {
-                    long long col = h0 + wn + 8 * j + 2 * t + e, at = n * H + col;
-                    if (col >= H) continue;
-                    float v = first ? acc[i][j][2 * h + e] : dx_acc[at] + acc[i][j][2 * h + e];
-                    if (last)
-                        dx[at] = bf16_from_f32(v);
-                    else
-                        dx_acc[at] = v;
+            for (int j = 0; j < NJ; j++) {
+                long long col = h0 + wn + 8 * j + 2 * t, at = n * H + col;
+                if (col >= H) continue;
+                float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+                if (H % 2) { /* col + 1 may be past H, and at odd: element by element */
+                    dx_acc_add(dx_acc, dx, at, v0, first, last);
+                    if (col + 1 < H) dx_acc_add(dx_acc, dx, at + 1, v1, first, last);
+                    continue;
                 }
+                if (!first) { /* a lane's two columns in one 8-byte access (at even) */
+                    float2 p = *(const float2 *)(dx_acc + at);
+                    v0 += p.x, v1 += p.y;
+                }
+                if (last)
+                    *(uint32_t *)(dx + at) = (uint32_t)bf16_from_f32(v0) | (uint32_t)bf16_from_f32(v1) << 16;
+                else
+                    *(float2 *)(dx_acc + at) = make_float2(v0, v1);
+            }
         }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 50% (a lane's two columns of a row, a
- * quad's 8 of 16), shared memory <= 4 wavefronts per request (as the forward's). dW rows of one (chunk
- * vocabulary tile of 128, [.., 256] H tile) = G^T . x over the kept row tiles (K = N) in registers; G and x
- * read as they lie (K down their rows: ldmatrix.trans for both). Each dW element is written once, by one
- * block. */
+/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (a lane's two columns of a row in one
+ * store, a quad's 32 contiguous bytes), shared memory <= 4 wavefronts per request (as the forward's). dW rows
+ * of one (chunk vocabulary tile of 128, [.., 256] H tile) = G^T . x over the kept row tiles (K = N) in
+ * registers; G and x read as they lie (K down their rows: ldmatrix.trans for both). Each dW element is
+ * written once, by one block. */
 __global__ void lce4_dw_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (N, ldg) */,
                                const int *dw_tiles /* (ldg / 128, ceil(N / 128)) */,
                                const int *dw_count /* (ldg / 128,) */, const bf16 *x /* (N, H) */,
@@ -424,12 +446,16 @@ __global__ void lce4_dw_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (
             long long j = j0 + wm + 16 * i + g + 8 * h;
             if (j >= vc) continue;
             UNROLL
-            for (int jj = 0; jj < NJ; jj++)
-                UNROLL
-                for (int e = 0; e < 2; e++) {
-                    long long col = h0 + wn + 8 * jj + 2 * t + e;
-                    if (col < H) dWc[j * H + col] = acc[i][jj][2 * h + e];
+            for (int jj = 0; jj < NJ; jj++) {
+                long long col = h0 + wn + 8 * jj + 2 * t;
+                if (col >= H) continue;
+                if (H % 2 == 0) { /* a lane's two columns in one 8-byte store (j H + col even) */
+                    *(float2 *)(dWc + j * H + col) = make_float2(acc[i][jj][2 * h], acc[i][jj][2 * h + 1]);
+                } else {
+                    dWc[j * H + col] = acc[i][jj][2 * h];
+                    if (col + 1 < H) dWc[j * H + col + 1] = acc[i][jj][2 * h + 1];
                 }
+            }
         }
 }
 
