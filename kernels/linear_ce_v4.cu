@@ -420,9 +420,10 @@ __global__ void lce4_dx_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (
 }
 
 /* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (a lane's two columns of a row in one
- * store, a quad's 32 contiguous bytes), shared memory <= 4 wavefronts per request (as the forward's). dW rows
- * of one (chunk vocabulary tile of 128, [.., 256] H tile) = G^T . x over the kept row tiles (K = N) in
- * registers; G and x read as they lie (K down their rows: ldmatrix.trans for both). Each dW element is
+ * store, a quad's 32 contiguous bytes), shared memory <= 4 wavefronts per request (as the forward's).
+ * Today: stores 50% (as the CPU build compiles it: g++ splits each 8-byte float2 store into two of 4 bytes).
+ * dW rows of one (chunk vocabulary tile of 128, [.., 256] H tile) = G^T . x over the kept row tiles (K = N)
+ * in registers; G and x read as they lie (K down their rows: ldmatrix.trans for both). Each dW element is
  * written once, by one block. */
 __global__ void lce4_dw_kernel(int N, int H, int vc, int ldg, const bf16 *G /* (N, ldg) */,
                                const int *dw_tiles /* (ldg / 128, ceil(N / 128)) */,
