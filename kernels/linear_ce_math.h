@@ -124,66 +124,21 @@ HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
 #define LCE3_PAD_F32 4
 #define LCE3_ROW_LANES (LCE3_THREADS / LCE3_TILE_N) /* threads per row in the row passes (4, one warp's quad) */
 
-/* cuda-v4 (kernels/linear_ce_v4.cu), Cut Cross-Entropy's shape: every product is a GEMM of [128, 128] output tiles
- * on bf16 WMMA, K staged LCE4_TILE_K at a time through a LCE4_STAGES-deep cp.async pipeline; 4 warps, each a
- * [64, 64] quarter of the tile (4 x 4 fragments).
- *   forward   one block per (row tile, vocabulary tile): its logits give each row a partial (max, sum of exp),
- *             written to part (2, ceil(V / 128), N); a thread per row then merges a row's partials in a fixed order
- *   backward  per chunk of LCE4_VCHUNK vocabulary rows: one block per tile recomputes its logits once and writes
- *             G (bf16) into a chunk buffer (N, LCE4_VCHUNK); then dx += G . W_chunk and dW_chunk = G^T . x, each
- *             output tile owned by one block, dW's over all N rows in registers
- * Blocks are ordered in groups of LCE4_GROUP row tiles that sweep the vocabulary together (x reused from L2). */
-#define LCE4_TILE 128
-#define LCE4_TILE_K 64
-#define LCE4_STAGES 3
-#define LCE4_WARPS 4
-#define LCE4_THREADS (LCE4_WARPS * LCE_WARP)
-#define LCE4_WARP_TILE 64
-#define LCE4_GROUP 16
-#define LCE4_VCHUNK 8192
-#define LCE4_REDUCE_THREADS 256 /* the partials' merge: a thread per row */
-#define LCE4_PAD_BF16 8         /* staged rows padded by 16 bytes, as v3's */
-#define LCE4_PAD_F32 4
-/* shared memory of the GEMM kernels: the pipeline's stages, then (the same bytes) the fp32 output tile */
-#define LCE4_STAGE_OPERAND_BYTES (LCE4_TILE * (LCE4_TILE_K + LCE4_PAD_BF16) * 2)
-#define LCE4_PIPE_BYTES (LCE4_STAGES * 2 * LCE4_STAGE_OPERAND_BYTES)
-#define LCE4_OUT_BYTES (LCE4_TILE * (LCE4_TILE + LCE4_PAD_F32) * 4)
-#define LCE4_ROWS_AT (LCE4_PIPE_BYTES > LCE4_OUT_BYTES ? LCE4_PIPE_BYTES : LCE4_OUT_BYTES) /* per-row results */
-#define LCE4_SMEM_BYTES (LCE4_ROWS_AT + LCE4_TILE * 8) /* + [128] per-row pairs */
+/* cuda-v4 (kernels/linear_ce_v4.cu): the tiles its workspace is laid out by (optimized/
+ * linear_ce_cuda_memory.c carves it); the rest of its geometry is the kernel file's own. */
+#define LCE4_TILE_M 128  /* output rows of a block; G's filter flags and the partials: per [128, 128] */
+#define LCE4_TILE_N 256  /* output columns of a block */
+#define LCE4_VCHUNK 8192 /* vocabulary columns of backward's G buffer */
+#define LCE4_GROUP 16    /* row tiles that sweep the columns together (lce4_block_tile) */
 
-/* cuda-v5 (kernels/linear_ce_v5.cu): v4's tiles, pipeline and chunks, every product with K contiguous in both
- * operands (backward keeps G^T beside G and transposes x and each chunk of W), fragments filled by 32-bit shared
- * loads at offsets each lane learns once. */
-#define LCE5_TILE_M 128  /* output rows of a block: rows of x (forward, G), of x (dx), of the chunk's W (dW) */
-#define LCE5_TILE_N 256  /* output columns: vocabulary (forward, G) or H (dx, dW); 2 of v4's 128-wide tiles */
-#define LCE5_WARPS 8     /* 2 x 4 warps of v4's [64, 64] */
-#define LCE5_THREADS (LCE5_WARPS * LCE_WARP)
-#define LCE5_STAGE_A_BYTES (LCE5_TILE_M * (LCE4_TILE_K + LCE4_PAD_BF16) * 2)
-#define LCE5_STAGE_B_BYTES (LCE5_TILE_N * (LCE4_TILE_K + LCE4_PAD_BF16) * 2)
-#define LCE5_PIPE_BYTES (LCE4_STAGES * (LCE5_STAGE_A_BYTES + LCE5_STAGE_B_BYTES))
-#define LCE5_OUT_BYTES (LCE5_TILE_M * (LCE5_TILE_N + LCE4_PAD_F32) * 4)
-/* per-row results ([2][128] pairs, one per half) past the output tile, inside the stages' bytes: 162 KiB in all,
- * within the 163 KiB a block may opt in to on sm_80 */
-#define LCE5_ROWS_AT LCE5_OUT_BYTES
-#define LCE5_SMEM_BYTES LCE5_PIPE_BYTES
-#define LCE5_TRANSPOSE_TILE 32     /* x^T and each chunk's W^T: 32 x 32 tiles */
-#define LCE5_TRANSPOSE_THREADS 256 /* 32 x 8: each thread 4 rows of a tile */
-
-/* vocabulary columns of v5's G buffer: v4's chunk, or V rounded up to whole [.., 256] tiles if smaller */
-HD long long lce5_chunk_cols(long long V)
-{
-    long long whole = (V + LCE5_TILE_N - 1) / LCE5_TILE_N * LCE5_TILE_N;
-    return whole < LCE4_VCHUNK ? whole : LCE4_VCHUNK;
-}
-HD long long lce5_tiles_n(long long n) { return (n + LCE5_TILE_N - 1) / LCE5_TILE_N; }
-
-/* vocabulary columns of the backward's G buffer: the chunk, or V rounded up to whole tiles if smaller */
+HD long long lce4_tiles(long long n) { return (n + LCE4_TILE_M - 1) / LCE4_TILE_M; }
+HD long long lce4_tiles_n(long long n) { return (n + LCE4_TILE_N - 1) / LCE4_TILE_N; }
+/* vocabulary columns of G: the chunk, or V rounded up to whole [.., 256] tiles if smaller */
 HD long long lce4_chunk_cols(long long V)
 {
-    long long whole = (V + LCE4_TILE - 1) / LCE4_TILE * LCE4_TILE;
+    long long whole = lce4_tiles_n(V) * LCE4_TILE_N;
     return whole < LCE4_VCHUNK ? whole : LCE4_VCHUNK;
 }
-HD long long lce4_tiles(long long n) { return (n + LCE4_TILE - 1) / LCE4_TILE; }
 
 /* The block order of a grid of tiles_m x tiles_n output tiles: groups of LCE4_GROUP row tiles, and inside a group
  * consecutive blocks take consecutive row tiles of one column tile, so a wave shares its column tiles and the
@@ -249,35 +204,6 @@ void lce3_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int
 /* v3: dW (V, H) f32 = G^T . x, each V-tile written by one block only */
 void lce3_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
                     const float *scale, const float *dloss, int filter, float *dW, unsigned *skipped);
-/* v4: lse (N,) and row_loss (N,) through part (2, ceil(V / 128), N) f32 (the tiles' maxima, then their sums of
- * exp) and z_target (N,) f32 workspaces */
-void lce4_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *part,
-                         float *z_target, float *lse, float *row_loss);
-/* v4's backward, one vocabulary chunk [c0, c0 + vc): G (N, ldg) bf16 written and its tiles' filter flags
- * skip (ceil(N / 128), ldg / 128) set (filter != 0: 1 where every |softmax - onehot| < LCE_FILTER_EPS, counted in
- * *skipped); then dx (bf16, when last) or dx_acc (f32, accumulated unless first) += G . W[c0 .. c0 + vc), and
- * dW rows [c0, c0 + vc) = G^T . x */
-/* v4's second step of forward, v5's too: a thread per row merges the row's partials in vocabulary order */
-void lce4_launch_merge(int N, int V, const int32_t *target, const float *part, const float *z_target, float *lse,
-                       float *row_loss);
-void lce4_launch_backward_chunk(int N, int V, int H, int c0, int vc, int ldg, const bf16 *x, const bf16 *W,
-                                const int32_t *target, const float *lse, const float *scale, const float *dloss,
-                                int filter, bf16 *G, int *skip, unsigned *skipped, int first, int last,
-                                float *dx_acc, bf16 *dx, float *dW);
-/* v5: v4's forward on the learned fragment loads */
-void lce5_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *part,
-                         float *z_target, float *lse, float *row_loss);
-/* v5: dst (cols, ldd) = src (rows, lds)^T, dst's columns [rows, rows_pad) zero */
-void lce5_launch_transpose(int rows, int cols, int rows_pad, const bf16 *src, long long lds, bf16 *dst,
-                           long long ldd);
-/* v5's backward, one vocabulary chunk [c0, c0 + vc), as v4's with every product K-contiguous: Wt (H, ldg) =
- * W[c0 .. c0 + vc)^T (zero past vc); G (N, ldg) and Gt (ldg, ldn) = G^T written with the filter flags; then dx
- * (or dx_acc) += G . Wt^T and dW rows [c0, c0 + vc) = Gt . xt^T, xt (H, ldn) = x^T (the caller's, once) */
-void lce5_launch_backward_chunk(int N, int V, int H, int c0, int vc, int ldg, int ldn, const bf16 *x,
-                                const bf16 *xt, const bf16 *W, const int32_t *target, const float *lse,
-                                const float *scale, const float *dloss, int filter, bf16 *G, bf16 *Gt, bf16 *Wt,
-                                int *skip, unsigned *skipped, int first, int last, float *dx_acc, bf16 *dx,
-                                float *dW);
 #endif
 
 #endif

@@ -19,8 +19,6 @@ static_assert(LCE_ROW_THREADS % LCE_WARP == 0 && LCE_ROW_THREADS / LCE_WARP <= L
 
 static unsigned blocks_for(long long n, int per) { return (unsigned)((n + per - 1) / per); }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (one float: the scale), shared memory <= 2
- * wavefronts per request (8-byte counts: a warp's 256 bytes take 2 at best). */
 __global__ void lce_mean_scale_kernel(long long N, const int32_t *target /* (N,) */, float *scale /* (1,) */)
 {
     __shared__ unsigned long long part[LCE_SCALE_THREADS];
@@ -55,8 +53,6 @@ __device__ lce_lse_acc block_lse(lce_lse_acc a)
     return t;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
- * bank conflict: one partial per warp, read by all as a broadcast). */
 __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) bf16 */,
                                 const int32_t *target /* (rows,) */, const float *scale /* (1,) */,
                                 float *row_loss /* (rows,) */)
@@ -89,8 +85,6 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (one float: the loss), shared memory <= 2
- * wavefronts per request (8-byte partial sums: a warp's 256 bytes take 2 at best). */
 __global__ void lce_loss_kernel(long long N, const float *row_loss /* (N,) */, const float *scale /* (1,) */,
                                 float *loss /* (1,) */)
 {
@@ -108,16 +102,12 @@ __global__ void lce_loss_kernel(long long N, const float *row_loss /* (N,) */, c
     if (threadIdx.x == 0) loss[0] = (float)(part[0] * (double)scale[0]);
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive elements),
- * no shared memory. */
 __global__ void lce_scale_bf16_kernel(long long n, bf16 *p /* (n,) */, const float *g /* (1,) */)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) p[i] = bf16_from_f32(bf16_to_f32(p[i]) * g[0]);
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80% (consecutive threads, consecutive elements),
- * no shared memory. */
 __global__ void lce_scale_f32_kernel(long long n, float *p /* (n,) */, const float *g /* (1,) */)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;

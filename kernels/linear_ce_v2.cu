@@ -37,10 +37,6 @@ static __device__ lce_lse_acc lce2_block_lse(lce_lse_acc a)
     return t;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (lse and the row's loss: one float each per
- * block), shared memory <= 1 wavefront per request (no bank conflict).
- * Today: loads 12% (each thread walks its own row of W, v = tid, tid + 128, ...: a warp's 32 lanes read 2 bytes from
- * 32 rows, 32 sectors for 64 bytes; cuda-v3's tiles fix it). */
 __global__ void lce2_forward_kernel(int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                     const int32_t *target /* (N,) */, float *lse /* (N,) */,
                                     float *row_loss /* (N,) */)
@@ -64,10 +60,6 @@ __global__ void lce2_forward_kernel(int V, int H, const bf16 *x /* (N, H) */, co
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
- * bank conflict).
- * Today: loads 17% (the logits: each thread walks its own row of W, as in lce2_forward_kernel; cuda-v3's tiles fix
- * it). */
 __global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                const int32_t *target /* (N,) */, const float *lse /* (N,) */,
                                const float *scale /* (1,) */, const float *dloss /* (1,) */, bf16 *dx /* (N, H) */)
@@ -99,10 +91,6 @@ __global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const b
     for (int h = tid; h < H; h += LCE2_THREADS) dxn[h] = bf16_from_f32(acc[h]); /* rounded once */
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
- * bank conflict).
- * Today: loads 18% (the logits: each thread walks its own row of W, as in lce2_forward_kernel; cuda-v3's tiles fix
- * it). */
 __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                const int32_t *target /* (N,) */, const float *lse /* (N,) */,
                                const float *scale /* (1,) */, const float *dloss /* (1,) */, float *dW /* (V, H) */)

@@ -156,8 +156,6 @@ static __device__ lce_lse_acc lce3_fold_tile(const lce3_logit_smem *s, lce_lse_a
     return a;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 4 wavefronts per request
- * (16-byte stores: a warp's 512 bytes take 4 at best). */
 __global__ void lce3_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                     const int32_t *target /* (N,) */, float *lse /* (N,) */,
                                     float *row_loss /* (N,) */)
@@ -309,8 +307,6 @@ static __device__ int lce3_pair_tile(lce3_back_smem *k, bf16 *g, int ldg, const 
     return !(filter && negligible);
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 4 wavefronts per request
- * (16-byte stores, 4 at best). */
 __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                const int32_t *target /* (N,) */, const float *lse /* (N,) */,
                                const float *scale /* (1,) */, const float *dloss /* (1,) */, int filter,
@@ -335,8 +331,6 @@ __global__ void lce3_dx_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 4 wavefronts per request
- * (16-byte stores, 4 at best). */
 __global__ void lce3_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                const int32_t *target /* (N,) */, const float *lse /* (N,) */,
                                const float *scale /* (1,) */, const float *dloss /* (1,) */, int filter,

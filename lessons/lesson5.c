@@ -11,8 +11,7 @@
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_cce.h"
 #include "../optimized/linear_ce_cce_v3.h"
-#include "../optimized/linear_ce_cce_v4.h"
-#include "../optimized/linear_ce_cce_v5.h"
+#include "../optimized/linear_ce_cuda.h"
 #include "../optimized/linear_ce_fused.h"
 #include "lesson_defs.h"
 #include "linear_ce_reference.h"
@@ -93,6 +92,7 @@ static const char *reference_unfit(const void *prob)
 static_assert(sizeof(naive_lce_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
 static_assert(sizeof(fused_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
 static_assert(sizeof(cce_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2's and v3's saved state fits the run");
+static_assert(sizeof(lce_cuda_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v4's saved state fits the run");
 
 static void naive_forward(lesson_run *r)
 {
@@ -123,8 +123,7 @@ static void cuda_forward(lesson_run *r)
     case 1: r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes); break;
     case 2: r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
     case 3: r->t[LOSS] = cuda_cce3_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
-    case 4: r->t[LOSS] = cuda_cce4_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
-    case 5: r->t[LOSS] = cuda_cce5_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
+    case 4: r->t[LOSS] = lce4_forward(d, r->t[X], r->t[W], r->t[TARGET], (lce_cuda_saved *)r->saved.bytes); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -137,9 +136,7 @@ static void cuda_backward(lesson_run *r)
     case 2: cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
     case 3: cuda_cce3_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
             break;
-    case 4: cuda_cce4_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
-            break;
-    case 5: cuda_cce5_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
+    case 4: lce4_backward(d, prob_of(r->prob)->filter, (lce_cuda_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
             break;
     }
 }
@@ -173,25 +170,15 @@ static mem_formula cce_memory(const void *p) { return cuda_cce_memory(dims_of(p)
 static const char *cce_unfit(const void *p) { return cuda_cce_unfit(dims_of(p)); }
 static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(dims_of(p)); }
 static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(dims_of(p)); }
-static mem_formula cce4_memory(const void *p) { return cuda_cce4_memory(dims_of(p)); }
+static mem_formula v4_memory(const void *p) { return lce4_memory(dims_of(p)); }
 #ifdef HAVE_CUDA
-static const char *cce4_unfit(const void *p)
+static const char *v4_unfit(const void *p)
 {
-    const char *why = cuda_cce4_unfit(dims_of(p));
+    const char *why = lce4_unfit(dims_of(p));
     return why ? why : lce4_device_unfit();
 }
 #else
-static const char *cce4_unfit(const void *p) { return cuda_cce4_unfit(dims_of(p)); }
-#endif
-static mem_formula cce5_memory(const void *p) { return cuda_cce5_memory(dims_of(p)); }
-#ifdef HAVE_CUDA
-static const char *cce5_unfit(const void *p)
-{
-    const char *why = cuda_cce5_unfit(dims_of(p));
-    return why ? why : lce5_device_unfit();
-}
-#else
-static const char *cce5_unfit(const void *p) { return cuda_cce5_unfit(dims_of(p)); }
+static const char *v4_unfit(const void *p) { return lce4_unfit(dims_of(p)); }
 #endif
 
 /* --- what the lesson says before and after the table ----------------------------------------------------- */
@@ -234,22 +221,26 @@ static void print_errors(const lesson_report *rep, FILE *f)
 }
 
 /* --filter: what Cut Cross-Entropy's gradient filter skipped in a CUDA version's run (cuda-v3's [32,64] tiles,
- * cuda-v4's and cuda-v5's [128,128]) and what it cost in accuracy, against the same implementation run once more without it */
+ * cuda-v4's [128,128]) and what it cost in accuracy, against the same implementation run once more without it */
 static void print_filter_of(const lesson_report *rep, const char *impl, FILE *f)
 {
     const lce_problem *p = prob_of(rep->prob);
     const lesson_result *v = lesson_report_find(rep, impl);
     if (!p->filter || !v || !v->row.ran || !rep->ref[LOSS]) return;
 #ifdef HAVE_CUDA
-    int v4 = !strcmp(impl, "cuda-v4"), v5 = !strcmp(impl, "cuda-v5");
-    cce3_filter_stats st = v5 ? cuda_cce5_last_filter() : v4 ? cuda_cce4_last_filter() : cuda_cce3_last_filter();
+    int v4 = !strcmp(impl, "cuda-v4");
+    cce3_filter_stats st = cuda_cce3_last_filter();
+    if (v4) {
+        lce_filter_count c = lce4_last_filter();
+        st.filter = c.filter, st.tiles = c.tiles, st.skipped_dx = st.skipped_dw = c.skipped;
+    }
     lce_problem off = *p;
     off.filter = 0;
     lesson_result r;
     lesson_run_impl(rep->L, &off, v->impl, rep->inputs, &r);
     fprintf(f, "%s --filter: a %s gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
                "default,\nbf16's eps / 32); skipped %u of %llu tiles in dx, %u of %llu in dW. Error against float64:\n",
-            impl, v4 || v5 ? "[128,128]" : "[32,64]", st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
+            impl, v4 ? "[128,128]" : "[32,64]", st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
     fprintf(f, "  filtered    dx (bf16) %.2e   dW (f32) %.2e\n  unfiltered  dx (bf16) %.2e   dW (f32) %.2e\n",
             tensor_err(rep, v, DX, DT_BF16), tensor_err(rep, v, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
             tensor_err(rep, &r, DW, DT_F32));
@@ -262,7 +253,6 @@ static void print_filter(const lesson_report *rep, FILE *f)
 {
     print_filter_of(rep, "cuda-v3", f);
     print_filter_of(rep, "cuda-v4", f);
-    print_filter_of(rep, "cuda-v5", f);
 }
 
 /* The seed's figure: "For V = 128k and H = 4096, this would save 3GB of memory." */
@@ -326,7 +316,7 @@ const lesson lesson5_def = {
     .opts = {[OPT_CHUNK] = {.flag = "--chunk", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
                             .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
              [OPT_FILTER] = {.flag = "--filter", .takes_value = 0, .def = 0, .min = 0, .max = 1,
-                             .help = "cuda-v3 to cuda-v5: skip every gradient tile (32x64, 128x128) whose |softmax - "
+                             .help = "cuda-v3 and cuda-v4: skip every gradient tile (32x64, 128x128) whose |softmax - "
                                      "onehot| < 2^-12 (Cut Cross-Entropy's filter) and print its error beside the "
                                      "unfiltered run's"},
              [OPT_PEAKED] = {.flag = "--peaked", .takes_value = 0, .def = 0, .min = 0, .max = 1,
@@ -361,8 +351,8 @@ const lesson lesson5_def = {
                .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = gemm_work},
               {LESSON_CUDA_VERSION(1),
                .about = "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
-                        "(cuda names this one: v2-v5 keep no logits buffer, but each measured slower on an H200: "
-                        "docs/lesson-5.md)",
+                        "(cuda names this one: v2-v4 keep no logits buffer; v2 and v3 measured slower on an H200, v4 "
+                        "is unmeasured: docs/lesson-5.md)",
                .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
                .backward = cuda_backward},
               {LESSON_CUDA_VERSION(2),
@@ -374,16 +364,11 @@ const lesson lesson5_def = {
                         "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
                .memory = cce3_memory, .unfit = cce3_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(4),
-               .about = "Cut Cross-Entropy's shape: [128,128] WMMA tiles fed by a 3-stage cp.async pipeline, grouped "
-                        "block order, lse merged from per-tile partials; backward recomputes each tile once into a "
-                        "bf16 G chunk [N,8192], then dx += G W and dW = G^T x with one writer per tile",
-               .memory = cce4_memory, .unfit = cce4_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(5),
-               .about = "cuda-v4 on [128,256] tiles of 8 warps, every product K-contiguous (backward keeps G^T beside "
-                        "G, transposes x and each chunk of W), fragments filled by 32-bit shared loads at offsets "
-                        "each lane learns once",
-               .memory = cce5_memory, .unfit = cce5_unfit, .forward = cuda_forward, .backward = cuda_backward}},
-    .cuda_order = {1, 5, 4, 3, 2}, /* fastest first: docs/tools/cuda_order.py 5 */
+               .about = "Cut Cross-Entropy on mma.sync: [128,256] bf16 tiles through a 3-stage cp.async pipeline, "
+                        "ldmatrix(.trans) reading x, W and G in place, lse partials, G and the filter's vote from the "
+                        "accumulators; backward writes a bf16 G chunk [N,8192], then dx += G W and dW = G^T x",
+               .memory = v4_memory, .unfit = v4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .cuda_order = {1, 4, 3, 2}, /* fastest first: docs/tools/cuda_order.py 5 */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "

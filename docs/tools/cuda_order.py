@@ -12,7 +12,8 @@ The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
 2. The measured versions keep the places the model gives them as a set, and are re-ordered among themselves where
    the GPUs agree: two versions go in their measured order when every GPU that measured both ranks them so (a GPU
    report's forward_ms + backward_ms, docs/results/<gpu>/results.csv, then its subfolders' results.csv for
-   versions measured later: the first row found, as tests/cuda_emu/predict_table.sh shows them). Where the GPUs
+   versions measured later: the first row found, as tests/cuda_emu/predict_table.sh shows them; not the rows
+   docs/results/retired.csv names: code since rebuilt under the same name, or removed). Where the GPUs
    disagree, or one pass on each settles nothing, the model's order stands.
 The lesson then runs the first version in that order that fits the problem and the device (lessons/runner/lesson.h,
 lesson_cuda_pick): lesson 3's v4 to v9 take K <= 256, v8 and v9 need sm_90's shared memory, v9 PTX's fragments.
@@ -60,16 +61,26 @@ def gpu_reports():
     return out
 
 
+def retired():
+    """{(lesson, impl, report folder)}: rows docs/results/retired.csv says a report measured of code no longer in
+    the tree (a version since rebuilt under the same name, or removed)."""
+    path = os.path.join(RESULTS, "retired.csv")
+    return {(r["lesson"], r["impl"], r["report"]) for r in read_csv(path)} if os.path.isfile(path) else set()
+
+
 def measured(lesson, size, dims):
     """{gpu: {version: ms}}: forward + backward of the first row found for the lesson at size, with the model's
-    dims (a run with --dims over the preset keeps its size's name)."""
-    out = {}
+    dims (a run with --dims over the preset keeps its size's name), less the retired rows."""
+    out, gone = {}, retired()
     for gpu, paths in gpu_reports().items():
         seen = out.setdefault(gpu, {})
         for p in paths:
+            report = os.path.relpath(p, RESULTS).split(os.sep)[0]
             for r in read_csv(p):
                 v = version(r["impl"])
                 if r["lesson"] != str(lesson) or r["size"] != size or r["dims"] not in dims or v is None or v in seen:
+                    continue
+                if (r["lesson"], r["impl"], report) in gone:
                     continue
                 if r.get("forward_ms") and r.get("backward_ms"):
                     seen[v] = float(r["forward_ms"]) + float(r["backward_ms"])

@@ -61,6 +61,12 @@ static int pipe_of(const std::string &op, const std::string &full)
 
 static int lane_bytes_of(const std::string &full)
 {
+    /* ldmatrix: .x4 (LDSM.16.M88.4, MT88.4 transposed) gives each lane four 32-bit registers, .x2 two, .x1 one */
+    if (full.compare(0, 5, "LDSM.") == 0) {
+        size_t dot = full.rfind('.');
+        int n = atoi(full.c_str() + dot + 1);
+        return n == 4 || n == 2 ? 4 * n : 4;
+    }
     if (full.find(".128") != std::string::npos) return 16;
     if (full.find(".64") != std::string::npos) return 8;
     if (full.find(".U8") != std::string::npos || full.find(".S8") != std::string::npos) return 1;
@@ -122,8 +128,11 @@ static double warp_path(const std::vector<const raw_inst *> &code, int reps)
 }
 
 /* a header of the CUDA toolkit (CCCL, crt, the intrinsics): /usr/local/cuda[-13.0]/include/..., .../targets/... */
+/* the toolkit's headers, and the product's PTX wrappers (kernels/runtime/ptx/): the emulator runs its own shim of
+ * those (tests/cuda_emu/include/mma_ptx.h), whose accesses count at the wrapper's call site */
 static int toolkit_header(const std::string &path)
 {
+    if (path.find("kernels/runtime/ptx/") != std::string::npos) return 1;
     return path.find("/include/") != std::string::npos &&
            (path.find("/cuda/") != std::string::npos || path.find("/cuda-") != std::string::npos ||
             path.find("/targets/") != std::string::npos);

@@ -9,8 +9,15 @@ pred=$1 meas=$2 out=${3:-}
 # the dims column is quoted and holds commas: blank it out before splitting on commas
 strip() { sed 's/"[^"]*"/dims/' "$1"; }
 strip "$pred" | awk -F, 'NR > 1 && $6 != "" { print "P", $1, $2, $3, $6, $7 }' > /tmp/predict_compare.$$
+# a report's rows of code no longer in the tree (docs/results/retired.csv: a version since rebuilt under its name,
+# or removed) are left out: the report is the folder under docs/results/ that holds the file
+retired=$(dirname "$pred")/../retired.csv
 for f in $meas; do
-  strip "$f" | awk -F, 'NR > 1 && $8 != "" { printf "M %s %s %s %.4f %s\n", $1, $2, $3, $8 + $9, $11 }' >> /tmp/predict_compare.$$
+  r=$(echo "$f" | sed -n 's|.*results/\([^/]*\)/.*|\1|p')
+  { [ -f "$retired" ] && awk -F, -v r="$r" 'NR > 1 && $3 == r { print "R," $1 "," $2 }' "$retired"
+    strip "$f" | awk 'NR > 1'; } | awk -F, '$1 == "R" { gone[$2 "," $3] = 1; next }
+    !(($1 "," $2) in gone) && $8 != "" { printf "M %s %s %s %.4f %s\n", $1, $2, $3, $8 + $9, $11 }' \
+    >> /tmp/predict_compare.$$
 done
 awk -v out="$out" '
   $1 == "P" { p[$2 " " $3 " " $4] = $5; lim[$2 " " $3 " " $4] = $6; next }

@@ -16,8 +16,7 @@
 set -u
 bin=$1 gpu=$2 sass=$3 out=$4
 # the GPU's fragments in PTX's mma register order (bf16: two adjacent elements per register): the emulator's layout
-# keeps it, so a kernel that checks for the pairs (linear_ce_v5.cu) runs the path a GPU runs, and one that needs
-# the order (maxsim_v9.cu) runs at all
+# keeps it, so a kernel that needs the order (maxsim_v9.cu) runs at all
 export EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1
 timeout_s=${PREDICT_TIMEOUT:-300} # lesson 3 cuda-v6 at J = 256, one reduced run: about 180 s here
 tmp=$(mktemp) || exit 1
@@ -26,7 +25,7 @@ trap 'rm -rf "$tmp" "$rec"' EXIT
 . "$(dirname "$0")/predict_reduce.sh"
 
 # the reduced dimensions of (lesson, size, version): DIM=LOW:HIGH[,DIM=LOW:HIGH], whole tiles of the version (J:
-# 64 for v2 and v3, 128 for v4; V: 128, 256 for v5; H: 64 for v3, 128 for v4, 256 for v5), so its counts are affine
+# 64 for v2 and v3, 128 for v4; V: 128, 256 for lesson 5's v4; H: 64 for v3, 256 for v4), so its counts are affine
 # between the two values and beyond
 # (tests/cuda_emu/predict_extrapolation.sh checks each against a direct run: make predict-check)
 reduce_of() {
@@ -37,8 +36,8 @@ reduce_of() {
     3:forum:*) echo "J=64:128" ;;
     5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
     5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays
-    5:medium:cuda-v5) echo "V=512:1024" ;;                 # v5's H tiles are 256 wide: medium's H = 256 is one
-    5:forum:cuda-v5) echo "V=512:1024,H=256:512" ;;
+    5:medium:cuda-v4) echo "V=512:1024" ;;                 # v4's H tiles are 256 wide: medium's H = 256 is one
+    5:forum:cuda-v4) echo "V=512:1024,H=256:512" ;;
     5:medium:*|5:forum:*) echo "V=512:1024,H=128:256" ;;
   esac
 }

@@ -8,8 +8,8 @@
 #                 for docs/results/<gpu>/issue27/
 #   stalls.tgz    ncu's warp-state, scheduler and pipe sections on the kernels issue 27 moves: lesson 3 cuda-v9's
 #                 forward at the forum's K = 256 (v9: v8 with 8- and 16-byte fragment loads and a fold per row, in
-#                 PTX's fragment layout; v5's was taken on the H100 already), lesson 5 cuda-v5's forward and dx
-#                 kernels (v4's were taken on the H100), the persistent kernels whose gap to the 3x target the docs
+#                 PTX's fragment layout; v5's was taken on the H100 already), lesson 5 cuda-v4's forward and dx
+#                 kernels, the persistent kernels whose gap to the 3x target the docs
 #                 give from the model alone (lesson 2 cuda-v4's forward and cuda-v5's two walks at the forum size,
 #                 lesson 4 cuda-v3's and cuda-v4's forward and cuda-v5's backward at medium: the measured reason), then lesson 3 cuda-v8's forward (v9's predecessor, if time is
 #                 left); and for lesson 3 cuda-v9's forward, every
@@ -33,7 +33,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 
 # 1. the report
 IMPLS="2:cuda-v3,cuda-v4,cuda-v5 3:cuda-v5,cuda-v6,cuda-v7,cuda-v8,cuda-v9 4:cuda-v2,cuda-v3,cuda-v4,cuda-v5"
-IMPLS="$IMPLS 5:cuda-v1,cuda-v4,cuda-v5"
+IMPLS="$IMPLS 5:cuda-v1,cuda-v4"
 GPU_REPORT_IMPLS=$IMPLS GPU_REPORT_DIR=$W/report timeout --kill-after=5 520 bash build/gpu-bundle/gpu-report.sh \
     >"$W/report.out" 2>&1
 echo "report exit $?" >>"$W/report.out"
@@ -56,8 +56,8 @@ stall() { # NAME SECS KERNEL_REGEX LESSON ARGS...
     echo "exit $?" >>"$W/stalls/$name.txt"
 }
 stall lesson3_v9_forward 25 '^ms_forward_v9$' 3 --size medium --dims K=256 --impl cuda-v9
-stall lesson5_v5_forward 20 '^lce5_forward_kernel$' 5 --size medium --impl cuda-v5
-stall lesson5_v5_dx 20 '^lce5_dx_kernel$' 5 --size medium --impl cuda-v5
+stall lesson5_v4_forward 20 '^lce4_forward_kernel$' 5 --size medium --impl cuda-v4
+stall lesson5_v4_dx 20 '^lce4_dx_kernel$' 5 --size medium --impl cuda-v4
 stall lesson2_v4_forward 20 '^lc4_forward_kernel$' 2 --size forum --impl cuda-v4
 stall lesson2_v5_forward 20 '^lc5_forward_kernel$' 2 --size forum --impl cuda-v5
 stall lesson2_v5_backward 20 '^lc5_backward_kernel$' 2 --size forum --impl cuda-v5

@@ -11,7 +11,7 @@
 #             most of lessons 2 and 4's time, at the card's own clock (--clock-control none)
 #
 #   sync      grid_sync_cost: what one grid.sync costs with no work between, at lesson 4's grids (a third call)
-#   sampling5 the same sampling for lesson 5 cuda-v5's forward and dx kernels at medium (the third call)
+#   sampling5 the same sampling for lesson 5 cuda-v4's forward and dx kernels at medium (the third call)
 #   scaling2  lesson 2 cuda-v5 at the forum's shape with n = 250, 500, 1000 and 2000 rows (63 to 500 blocks of 4
 #             rows on 132 SMs): does a second block per SM cost time? (scaling_*.csv, read by no tool that orders;
 #             prepared for a later call: no machine was lent for it on 2026-11-28)
@@ -57,7 +57,7 @@ run times_lesson2 40 "$B/lesson2" --size forum --impl cuda-v3,cuda-v4,cuda-v5 --
     --csv "$W/results.csv" --times "$W/times.csv"
 run times_lesson4 60 "$B/lesson4" --size medium --impl cuda-v2,cuda-v3,cuda-v4,cuda-v5 --repeat 7 \
     --csv "$W/results.csv" --times "$W/times.csv"
-run times_lesson5 70 "$B/lesson5" --size forum --impl cuda-v1,cuda-v4,cuda-v5 --repeat 5 \
+run times_lesson5 70 "$B/lesson5" --size forum --impl cuda-v1,cuda-v4 --repeat 5 \
     --csv "$W/results.csv" --times "$W/times.csv"
 run times_lesson3 70 "$B/lesson3" --size forum --impl cuda-v8,cuda-v9 --repeat 3 \
     --csv "$W/results.csv" --times "$W/times.csv"
@@ -74,7 +74,7 @@ kern() { # NAME SECS LESSON ARGS...
 part kernels && {
 kern kernels_lesson2_v5 30 2 --size forum --impl cuda-v5
 kern kernels_lesson4_v5 40 4 --size medium --impl cuda-v5
-kern kernels_lesson5_v5 60 5 --size forum --impl cuda-v5
+kern kernels_lesson5_v4 60 5 --size forum --impl cuda-v4
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
 }
 
@@ -100,8 +100,8 @@ done
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
 }
 part sampling5 && {
-sample sampling_lesson5_v5_forward 40 lce5_forward_kernel 5 --size medium --impl cuda-v5
-sample sampling_lesson5_v5_dx 40 lce5_dx_kernel 5 --size medium --impl cuda-v5
+sample sampling_lesson5_v4_forward 40 lce4_forward_kernel 5 --size medium --impl cuda-v4
+sample sampling_lesson5_v4_dx 40 lce4_dx_kernel 5 --size medium --impl cuda-v4
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
 }
 grep -h "exit\|no time" "$W"/*.txt | tail -12
