@@ -109,25 +109,13 @@ static mem_formula cuda_memory(const void *p)
 static const char *cuda_unfit(const void *p) { return cuda_ms_unfit(dims_of(p)); }
 #ifdef HAVE_CUDA
 /* the dims first (cuda_ms_unfit), then the version's own check: K and the device's limits */
-#define VERSION_UNFIT(v)                                 \
-    static const char *cuda##v##_unfit(const void *p)    \
-    {                                                    \
-        const char *why = cuda_ms_unfit(dims_of(p));     \
-        return why ? why : ms##v##_unfit(dims_of(p));    \
-    }
-VERSION_UNFIT(4)
-VERSION_UNFIT(5)
-VERSION_UNFIT(6)
-VERSION_UNFIT(7)
-VERSION_UNFIT(8)
-VERSION_UNFIT(9)
+static const char *cuda4_unfit(const void *p)
+{
+    const char *why = cuda_ms_unfit(dims_of(p));
+    return why ? why : ms4_unfit(dims_of(p));
+}
 #else
 static const char *cuda4_unfit(const void *p) { return cuda_ms4_unfit(dims_of(p)); }
-#define cuda5_unfit cuda4_unfit
-#define cuda6_unfit cuda4_unfit
-#define cuda7_unfit cuda4_unfit
-#define cuda8_unfit cuda4_unfit
-#define cuda9_unfit cuda4_unfit
 #endif
 
 /* cpu is fused, so memory never stops it; time does: the session skips it, with an estimate, beyond
@@ -272,37 +260,14 @@ const lesson lesson3_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
                         "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1 (any K: cuda runs it where "
-                        "v4-v9, which take K <= 256, do not fit)",
+                        "v4, which takes K <= 256, does not fit)",
                .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(4),
-               .about = "pipelined kernel: a[i]'s 128 rows resident in shared memory (> 48 KB opt-in), b streamed in "
-                        "128-row tiles by a 3-stage cp.async pipeline, TF32 WMMA 64x64 per warp, max/argmax in "
-                        "registers; K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(5),
-               .about = "v4 with a fold of two compares and two selects per score (columns visited in increasing "
-                        "order decide ties; the argmax column added once per j tile); K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(6),
-               .about = "v5 with 8 warps of 32x64 per block instead of 4 of 64x64: half the registers a thread, two "
-                        "warps per scheduler at K = 256 where v5 has one; K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda6_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(7),
-               .about = "v6 with its fragments filled by plain shared-memory loads at offsets each lane learns once, "
-                        "not load_matrix_sync's generic-pointer loads; K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda7_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(8),
-               .about = "v7 on 128x256 score tiles: 8 warps of 64x64 instead of 32x64 (a third fewer fragment "
-                        "loads per multiply-add), 32-column stages walked by counters; K <= 256, sm_90 only (207 KB "
-                        "of shared memory); same backward as v1",
-               .memory = cuda_memory, .unfit = cuda8_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(9),
-               .about = "v8 in PTX's fragment layout (checked on the device first): 16- and 8-byte fragment loads, "
-                        "48 a stage where v8 issues 128, and one (max, argmax) per row a lane holds instead of per "
-                        "element (16 registers, not 64); K <= 256, sm_90 only (217 KB of shared memory); same "
-                        "backward as v1",
-               .memory = cuda_memory, .unfit = cuda9_unfit, .forward = cuda_forward, .backward = cuda_backward}},
-    .cuda_order = {9, 8, 7, 6, 5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 3 */
+               .about = "mma.sync TF32: a[i]'s 64 rows resident in shared memory, b streamed by a 4-stage cp.async "
+                        "ring into XOR-swizzled tiles read by ldmatrix, TF32 rounding once per element, the max on "
+                        "the accumulators; K <= 256; same backward as v1",
+               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .cuda_order = {4, 3, 2, 1}, /* fastest first: docs/tools/cuda_order.py 3 */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"beyond\" = peak minus inputs, outputs and gradients: what the algorithm itself costs.)",

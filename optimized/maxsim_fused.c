@@ -243,7 +243,7 @@ const char *cuda_ms4_unfit(const ms_dims *d)
     const char *why = cuda_ms_unfit(d);
     if (why) return why;
     if (d->K > 256)
-        return "K above 256: cuda-v4 to v7 keep a[i]'s 128 rows of K floats in shared memory beside the pipeline "
+        return "K above 256: cuda-v4 keeps a[i]'s 64 rows of K floats in shared memory beside the pipeline "
                "(cuda-v3 runs any K)";
     return NULL;
 }

@@ -1,7 +1,7 @@
 /* maxsim_fused.cu - lesson 3 on the GPU: device memory and the choice of version. The kernels and their launches
- * are kernels/maxsim_v1.cu (v1 and the backward every version uses), maxsim_v2.cu .. maxsim_v9.cu.
+ * are kernels/maxsim_v1.cu (v1 and the backward every version uses), maxsim_v2.cu .. maxsim_v4.cu.
  *
- * Forward: v1 .. v9 writes out [I, M] and, unless --recompute, the int32 argmax [I, J, M]. Backward: with
+ * Forward: v1 .. v4 writes out [I, M] and, unless --recompute, the int32 argmax [I, J, M]. Backward: with
  * --recompute the forward kernel runs again into a transient argmax (out not written); then da by gather, db
  * by atomics or (--deterministic) by buckets (a stable counting sort of the rows by argmax). No cuBLAS.
  */
@@ -20,18 +20,8 @@ static void launch_forward(const ms_dims *d, const float *a, const float *b, ms_
         ms2_forward(d, a, b, out, arg);
     else if (v == MS_CUDA_V3)
         ms3_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V4)
-        ms4_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V5)
-        ms5_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V6)
-        ms6_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V7)
-        ms7_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V8)
-        ms8_forward(d, a, b, out, arg);
     else
-        ms9_forward(d, a, b, out, arg);
+        ms4_forward(d, a, b, out, arg);
 }
 
 extern "C" float *cuda_ms_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int recompute,
