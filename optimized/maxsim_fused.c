@@ -208,21 +208,28 @@ double cpu_ms_work(const ms_dims *d, int recompute)
 }
 
 /* --- CUDA formulas and fit check (C, so a CPU-only build prints and tests them) -------------------------- */
-mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic)
+mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic, int staged16)
 {
     size_t A = size_mul(ms_a_count(d), 4), B = size_mul(ms_b_count(d), 4), O = size_mul(ms_out_count(d), 4);
     size_t G = size_mul(ms_arg_count(d), 4);
+    /* cuda-v5: a and b as 16-bit rows of K rounded up to 8 columns, held while each forward kernel runs */
+    size_t K8 = (d->K + 7) / 8 * 8, S = staged16 ? size_mul(size_add(ms_rows(d), ms_cols(d)), size_mul(K8, 2)) : 0;
     size_t live = size_add(size_add(A, B), size_add(O, recompute ? 0 : G));
+    size_t fwd = size_add(live, S);
     size_t bwd = size_add(size_add(live, O), size_add(A, B));      /* + dout, da, db */
-    size_t allocs = 7;                                              /* a b | out arg | dout da db */
-    if (recompute) bwd = size_add(bwd, G);                          /* arg recomputed into a transient buffer */
+    size_t allocs = 7 + (staged16 ? 2 : 0);                         /* a b | out arg (a16 b16) | dout da db */
+    if (recompute) {                                                /* arg recomputed into a transient buffer */
+        bwd = size_add(bwd, G);
+        fwd = ms_max_size(fwd, size_add(size_add(live, O), size_add(G, S))); /* the recompute's 16-bit copies */
+        allocs += staged16 ? 2 : 0;
+    }
     if (deterministic) {
         /* buckets: per m, the rows (i, j) sorted by their argmax n, and where each n's bucket starts */
         size_t list = size_mul(ms_arg_count(d), 4), start = size_mul(size_mul(d->M, d->N + 1), 4);
         bwd = size_add(bwd, size_add(list, start));
         allocs += 2;
     }
-    mem_formula f = {bwd > live ? bwd : live, live, allocs};
+    mem_formula f = {ms_max_size(bwd, fwd), live, allocs};
     return f;
 }
 

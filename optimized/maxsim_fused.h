@@ -46,16 +46,16 @@ double cpu_ms_work(const ms_dims *d, int recompute);
 typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3, MS_CUDA_V4 = 4, MS_CUDA_V5 = 5 } ms_cuda_version;
 typedef struct {
     int32_t *arg;  /* [I, J, M] on the device, or NULL when recompute */
-    int recompute, deterministic;
+    int recompute, deterministic, f16; /* f16: cuda-v5's operands fp16, not bf16 */
     ms_cuda_version version;
 } cuda_ms_saved;
 
 float *cuda_ms_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int recompute,
-                       int deterministic, cuda_ms_saved *saved);
+                       int deterministic, int f16, cuda_ms_saved *saved);
 void cuda_ms_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *saved, const float *dout,
                       float **da, float **db);
-/* Device bytes (no cuBLAS: the kernels are our own). */
-mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic);
+/* Device bytes (no cuBLAS: the kernels are our own); staged16: cuda-v5's 16-bit copies of a and b. */
+mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic, int staged16);
 /* NULL when the problem fits the kernels' int32 argmax and grid limits, else why not. */
 const char *cuda_ms_unfit(const ms_dims *d);
 /* cuda-v4: cuda_ms_unfit, and K <= 256 (a[i]'s 64 resident rows of K floats beside the pipeline). */
@@ -63,6 +63,8 @@ const char *cuda_ms4_unfit(const ms_dims *d);
 /* cuda-v4 (kernels/maxsim_v4.cu, CUDA builds only): cuda_ms4_unfit, and the launch within the device's limits
  * (kernels/runtime/cuda_fit.h: shared memory per block, threads, compute capability). */
 const char *ms4_unfit(const ms_dims *d);
+/* cuda-v5 (kernels/maxsim_v5.cu): the same limits for its 16-bit kernel (K <= 256 too: cuda_ms4_unfit). */
+const char *ms5_unfit(const ms_dims *d);
 
 #ifdef __cplusplus
 }

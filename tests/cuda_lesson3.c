@@ -8,12 +8,17 @@
  * the emulation stays fast. Run by test_cuda without fork. */
 #define _POSIX_C_SOURCE 200809L /* setenv: the emulated 99 KB GPUs */
 #include <check.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/maxsim_problem.h"
+#include "../kernels/runtime/cuda_track.h"
+#include "../kernels/runtime/rng.h"
 #include "../kernels/runtime/track.h"
+#include "../optimized/maxsim_fused.h"
 #include "../lessons/lesson3.h"
 #include "cuda_suites.h"
 
@@ -38,7 +43,7 @@ static const ms_dims SORT_AT = {1, 32, 2, 256, 16}, SORT_HI = {1, 33, 2, 513, 17
 static void prob_for(const ms_dims *d, int recompute, int deterministic, lesson_problem *p)
 {
     long long dims[5] = {(long long)d->I, (long long)d->J, (long long)d->M, (long long)d->N, (long long)d->K};
-    long long opts[2] = {recompute, deterministic};
+    long long opts[3] = {recompute, deterministic, ms_test_precision};
     ck_assert_ptr_null(lesson3_def.make_problem(dims, opts, p));
 }
 
@@ -204,6 +209,122 @@ START_TEST(cuda_alias_picks_the_fastest_that_fits)
 #endif
 }
 END_TEST
+/* v5: J around its 128-row j tiles, N around its 64-row n tiles, K around its 64-column stages and its 8-column
+ * rows (K8: 63 -> 64, 65 -> 72, 33 -> 40), at its largest, 256, and the ring's wrap (N = 300); the grid inputs
+ * are exact in bf16 and fp16, so out is still bitwise cpu's. Then each case once more with --precision fp16. */
+static const ms_dims EDGE5_LO = {1, 127, 2, 63, 63}, EDGE5_AT = {1, 128, 1, 64, 64}, EDGE5_HI = {2, 129, 1, 129, 65};
+static void v5_tile_edges(uint64_t seed)
+{
+    gpu_case("cuda-v5", &EDGE5_LO, 0, 0, seed);
+    gpu_case("cuda-v5", &EDGE5_AT, 0, 1, seed + 1);
+    gpu_case("cuda-v5", &EDGE5_HI, 1, 0, seed + 2);
+    gpu_case("cuda-v5", &K4_MAX, 0, 0, seed + 3);
+    gpu_case("cuda-v5", &EDGE4_K33, 0, 0, seed + 4);
+}
+START_TEST(cuda_v5_tiny) { gpu_case("cuda-v5", &TINY, 0, 0, 380); }
+END_TEST
+START_TEST(cuda_v5_odd) { gpu_case("cuda-v5", &ODD, 1, 1, 381); }
+END_TEST
+START_TEST(cuda_v5_tile_edges) { v5_tile_edges(382); }
+END_TEST
+START_TEST(cuda_v5_nan_inf) { pipelined_nan_inf("cuda-v5", 390); }
+END_TEST
+START_TEST(cuda_v5_fp16)
+{
+    ms_test_precision = MS_FP16;
+    gpu_case("cuda-v5", &ODD, 0, 1, 395);
+    v5_tile_edges(396);
+    pipelined_nan_inf("cuda-v5", 401);
+    ms_test_precision = MS_BF16;
+}
+END_TEST
+
+/* cuda-v5 on data that is not on the grid: normal a and b, against the float64 scores. Each operand is rounded
+ * to u = 2^-8 (bf16, 8 significant bits) or 2^-11 (fp16, 11; below 2^-14 its subnormals' absolute error is at
+ * most 2^-25 = eta), the products of the rounded operands are exact in fp32, and fp32 sums K + 1 of them with
+ * an error below (K + 1) 2^-23 of their magnitudes (twice the textbook gamma_K: the tensor core's order and
+ * internal rounding are undocumented). So score n errs by at most
+ *   e_n = sum_k [ p~_k - |a_k b_k| + (K + 1) 2^-23 p~_k ],   p~_k = ((1 + u)|a_k| + eta) ((1 + u)|b_k| + eta),
+ * out[i, m] = sum_j max_n by at most sum_j max_n e_n (a max moves no more than its arguments) plus fp32's sum
+ * over j, J 2^-23 sum_j (|max| + max e). An argmax can differ from float64's only where another column's exact
+ * score lies within e_best + e_n of the best one: each flip must be such a row, and its exact score must lose
+ * no more than that. The test prints the flips and the rows that could flip. */
+static void v5_precision(int f16, uint64_t seed)
+{
+    const ms_dims d = {2, 512, 2, 200, 32}; /* 2,048 rows (i, j, m); flips do not depend on K: score and error grow alike */
+    size_t na = ms_a_count(&d), nb = ms_b_count(&d), no = ms_out_count(&d), ng = ms_arg_count(&d);
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *out = malloc(no * 4);
+    int *arg = malloc(ng * 4);
+    rng r;
+    rng_seed(&r, seed);
+    rng_fill_normal_f32(&r, a, na, 0.0f, 1.0f);
+    rng_fill_normal_f32(&r, b, nb, 0.0f, 1.0f);
+    float *da = dev_alloc_array(na, DT_F32, "a"), *db = dev_alloc_array(nb, DT_F32, "b");
+    dev_upload(da, a, na * 4);
+    dev_upload(db, b, nb * 4);
+    cuda_ms_saved saved;
+    float *dout = cuda_ms_forward(&d, da, db, MS_CUDA_V5, 0, 0, f16, &saved);
+    dev_download(out, dout, no * 4);
+    dev_download(arg, saved.arg, ng * 4);
+    dev_free(saved.arg);
+    dev_free(dout);
+    dev_free(db);
+    dev_free(da);
+    double u = f16 ? 0x1p-11 : 0x1p-8, eta = f16 ? 0x1p-25 : 0.0, acc = (double)(d.K + 1) * 0x1p-23;
+    double *s = malloc(d.N * sizeof *s), *e = malloc(d.N * sizeof *e);
+    size_t flips = 0, could = 0;
+    double worst_out = 0.0, worst_loss = 0.0;
+    for (size_t i = 0; i < d.I; i++)
+        for (size_t m = 0; m < d.M; m++) {
+            double sum = 0.0, tol = 0.0, mag = 0.0;
+            for (size_t j = 0; j < d.J; j++) {
+                const float *x = a + (i * d.J + j) * d.K;
+                size_t best = 0;
+                double emax = 0.0;
+                for (size_t n = 0; n < d.N; n++) {
+                    const float *y = b + (m * d.N + n) * d.K;
+                    double dot = 0.0, err = 0.0;
+                    for (size_t k = 0; k < d.K; k++) {
+                        double p = fabs((double)x[k] * y[k]);
+                        double pr = ((1 + u) * fabs((double)x[k]) + eta) * ((1 + u) * fabs((double)y[k]) + eta);
+                        dot += (double)x[k] * y[k];
+                        err += pr - p + acc * pr;
+                    }
+                    s[n] = dot, e[n] = err;
+                    if (dot > s[best]) best = n;
+                    if (err > emax) emax = err;
+                }
+                int close = 0;
+                for (size_t n = 0; n < d.N; n++) close |= n != best && s[n] >= s[best] - e[best] - e[n];
+                size_t got = (size_t)arg[(i * d.J + j) * d.M + m];
+                ck_assert_uint_lt(got, d.N);
+                could += close;
+                if (got != best) {
+                    flips++;
+                    ck_assert_msg(close, "row (%zu, %zu, %zu): argmax %zu, float64's %zu, no score within the bound",
+                                  i, j, m, got, best);
+                    ck_assert_msg(s[got] >= s[best] - e[best] - e[got], "a flip loses more than the bound");
+                    if (s[best] - s[got] > worst_loss) worst_loss = s[best] - s[got];
+                }
+                sum += s[best], tol += emax, mag += fabs(s[best]) + emax;
+            }
+            tol += (double)d.J * 0x1p-23 * mag;
+            double off = fabs((double)out[i * d.M + m] - sum);
+            ck_assert_msg(off <= tol, "out[%zu, %zu] = %.9g, float64 %.9g: off by %g, bound %g", i, m,
+                          out[i * d.M + m], sum, off, tol);
+            if (off / tol > worst_out) worst_out = off / tol;
+        }
+    printf("cuda-v5 --precision %s, normal inputs, I=%zu J=%zu M=%zu N=%zu K=%zu: %zu of %zu argmaxes differ "
+           "from float64's (%zu rows within the error bound could), the chosen score at most %.3g below the best; out "
+           "within %.3f of its bound\n", f16 ? "fp16" : "bf16", d.I, d.J, d.M, d.N, d.K, flips, ng, could, worst_loss,
+           worst_out);
+    ck_assert_uint_le(flips, could);
+    free(e), free(s), free(arg), free(out), free(b), free(a);
+}
+START_TEST(cuda_v5_precision_bf16) { v5_precision(0, 410); }
+END_TEST
+START_TEST(cuda_v5_precision_fp16) { v5_precision(1, 411); }
+END_TEST
 START_TEST(cuda_v3_nan_inf)
 {
     special_all("cuda-v3", 350);
@@ -236,6 +357,13 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_v4_odd);
     tcase_add_test(t, cuda_v4_tile_edges);
     tcase_add_test(t, cuda_v4_nan_inf);
+    tcase_add_test(t, cuda_v5_tiny);
+    tcase_add_test(t, cuda_v5_odd);
+    tcase_add_test(t, cuda_v5_tile_edges);
+    tcase_add_test(t, cuda_v5_nan_inf);
+    tcase_add_test(t, cuda_v5_fp16);
+    tcase_add_test(t, cuda_v5_precision_bf16);
+    tcase_add_test(t, cuda_v5_precision_fp16);
     tcase_add_test(t, cuda_alias_picks_the_fastest_that_fits);
     tcase_set_timeout(t, 300);
     suite_add_tcase(s, t);

@@ -311,7 +311,7 @@ END_TEST
 static void make_prob(const ms_dims *d, int recompute, lesson_problem *p)
 {
     long long dims[5] = {(long long)d->I, (long long)d->J, (long long)d->M, (long long)d->N, (long long)d->K};
-    long long opts[2] = {recompute, 0};
+    long long opts[3] = {recompute, 0, 0};
     ck_assert_ptr_null(lesson3_def.make_problem(dims, opts, p));
 }
 
