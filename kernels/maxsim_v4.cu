@@ -18,12 +18,12 @@
 #include <math.h>
 #include <stdint.h>
 
-#define V4_TJ 64      /* rows of a[i] resident: a j tile */
-#define V4_TN 64      /* rows of b[m] a stage holds: an n tile */
-#define V4_TK 32      /* columns of K a stage holds: one 128-byte row segment per row */
-#define V4_STAGES 4   /* the ring: three stages in flight while the warps multiply the fourth */
+#define V4_TJ 64 /* rows of a[i] resident: a j tile */
+#define V4_TN 64 /* rows of b[m] a stage holds: an n tile */
+#define V4_TK 32 /* columns of K a stage holds: one 128-byte row segment per row */
+#define V4_STAGES 4 /* the ring: three stages in flight while the warps multiply the fourth */
 #define V4_THREADS 128 /* 4 warps, 2 x 2, each 32 x 32 scores: 2 m16 tiles x 4 n8 tiles */
-#define V4_KMAX 256   /* a[i]'s tile is 64 x K floats: 64 KB at K = 256, beside the ring's 32 KB */
+#define V4_KMAX 256 /* a[i]'s tile is 64 x K floats: 64 KB at K = 256, beside the ring's 32 KB */
 
 static_assert(V4_TK == 32, "a row segment is 8 chunks of 16 bytes: the swizzle's XOR takes 3 bits");
 static_assert(V4_THREADS == 4 * 32 && V4_TJ == 2 * 32 && V4_TN == 2 * 32, "2 x 2 warps of 32 x 32 scores");
@@ -36,9 +36,12 @@ HD long long ms4_smem_bytes(long long K) { return 4 * (V4_TJ * ms4_k_padded(K) +
 /* Float offset of (row, k) in a tile whose rows are ld floats (ld % 32 == 0): chunk k / 4 of each 128-byte
  * segment moves to chunk (k / 4) ^ (row % 8). The 8 rows one ldmatrix matrix reads then hold the same chunk
  * in 8 different bank groups: one wavefront per matrix, where unswizzled rows would be 8-way. */
-__device__ static int swz(int row, int k, int ld) { return row * ld + (((k >> 2) ^ (row & 7)) << 2) + (k & 3); }
+__device__ static int swz(int row, int k, int ld)
+{
+    return row * ld + (((k >> 2) ^ (row & 7)) << 2) + (k & 3);
+}
 
-/* Rows [r0, r0 + rows_here) x columns [k0, k0 + width) of x (rows, K) into tile s (ld floats a row), each
+/* Rows [r0, r0 + tile_rows) x columns [k0, k0 + width) of x (rows, K) into tile s (ld floats a row), each
  * thread a strided share of the 16-byte chunks: cp.async when the source is 16-byte aligned (K % 4 == 0),
  * else four plain loads; zeros past the rows and past K. */
 __device__ static void copy_tile(float *s, int ld, const float *x, int rows, int K, int r0, int k0, int width,
@@ -83,8 +86,8 @@ __device__ static void round_tile(float *s, int ld, int width, int tile_rows)
 struct v4_frags {
     uint32_t a[2][4], b[4][2];
 };
-__device__ static void load_frags(v4_frags &f, const float *sa, int lda, int ka, const float *sb, int kb, int wr,
-                                  int wc)
+__device__ static void load_frags(v4_frags &f, const float *sa, int lda, int ka, const float *sb, int kb,
+                                  int wr, int wc)
 {
     int lane = threadIdx.x % 32, r8 = lane % 8, hi = lane / 8 % 2, up = lane / 16;
     UNROLL for (int x = 0; x < 2; x++) /* matrices: rows 0-7 | 8-15, then k 0-3 | 4-7 */
@@ -97,8 +100,8 @@ __device__ static void load_frags(v4_frags &f, const float *sa, int lda, int ka,
 
 __device__ static void mma_step(float (&c)[2][4][4], const v4_frags &f)
 {
-    UNROLL for (int x = 0; x < 2; x++)
-        UNROLL for (int y = 0; y < 4; y++) mma_tf32_m16n8k8(c[x][y], f.a[x], f.b[y], c[x][y]);
+    UNROLL for (int x = 0; x < 2; x++) UNROLL for (int y = 0; y < 4; y++)
+        mma_tf32_m16n8k8(c[x][y], f.a[x], f.b[y], c[x][y]);
 }
 
 /* This lane's 4 rows (m tile x, row g + 8h) of the finished n tile n0 into their running (best, bn), then
@@ -109,39 +112,40 @@ __device__ static void fold_tile(float (&c)[2][4][4], float (&best)[4], int (&bn
 {
     int col0 = wc + 2 * (threadIdx.x % 4), left = N - n0; /* columns relative to n0: no int overflow */
     if (left < V4_TN) /* the last n tile: columns past N never win */
-        UNROLL for (int x = 0; x < 2; x++)
-            UNROLL for (int y = 0; y < 4; y++)
-                UNROLL for (int q = 0; q < 4; q++)
-                    c[x][y][q] = col0 + 8 * y + q % 2 < left ? c[x][y][q] : -INFINITY;
-    UNROLL for (int x = 0; x < 2; x++)
-        UNROLL for (int h = 0; h < 2; h++) {
-            float m = c[x][0][2 * h];
-            UNROLL for (int q = 1; q < 8; q++) m = fmax_nan(m, c[x][q / 2][2 * h + q % 2]);
-            int s = 2 * x + h;
-            if (ms_later_wins(m, best[s]))
-                UNROLL for (int q = 0; q < 8; q++) {
-                    float v = c[x][q / 2][2 * h + q % 2];
-                    if (ms_later_wins(v, best[s])) best[s] = v, bn[s] = n0 + col0 + 8 * (q / 2) + q % 2;
-                }
-        }
-    UNROLL for (int x = 0; x < 2; x++)
-        UNROLL for (int y = 0; y < 4; y++)
-            UNROLL for (int q = 0; q < 4; q++) c[x][y][q] = 0.0f;
+        UNROLL for (int x = 0; x < 2; x++) UNROLL for (int y = 0; y < 4; y++)
+            UNROLL for (int q = 0; q < 4; q++) c[x][y][q] =
+                col0 + 8 * y + q % 2 < left ? c[x][y][q] : -INFINITY;
+    UNROLL for (int x = 0; x < 2; x++) UNROLL for (int h = 0; h < 2; h++)
+    {
+        float m = c[x][0][2 * h];
+        UNROLL for (int q = 1; q < 8; q++) m = fmax_nan(m, c[x][q / 2][2 * h + q % 2]);
+        int s = 2 * x + h;
+        if (ms_later_wins(m, best[s])) UNROLL for (int q = 0; q < 8; q++)
+            {
+                float v = c[x][q / 2][2 * h + q % 2];
+                if (ms_later_wins(v, best[s])) best[s] = v, bn[s] = n0 + col0 + 8 * (q / 2) + q % 2;
+            }
+    }
+    UNROLL for (int x = 0; x < 2; x++) UNROLL for (int y = 0; y < 4; y++) UNROLL for (int q = 0; q < 4; q++)
+        c[x][y][q] = 0.0f;
 }
 
 /* One j tile: a[i]'s rows j0 .. j0 + 63 against all of b[m]; each row's (max, argmax) into rowmax and arg.
  * The ring walks (n tile, k stage) pairs as one sequence, stage s in buffer s % 4. */
-__device__ static void j_tile(const float *ai, const float *bm, int J, int N, int K, int j0, float *sa, float *ring,
-                              float (*mbest)[V4_TJ], int (*marg)[V4_TJ], float *rowmax, int *argrow, int M)
+__device__ static void j_tile(const float *ai, const float *bm, int J, int N, int K, int j0, float *sa,
+                              float *ring, float (*mbest)[V4_TJ], int (*marg)[V4_TJ], float *rowmax,
+                              int *argrow, int M)
 {
     const int lda = (int)ms4_k_padded(K), nk = lda / V4_TK, steps = ((N - 1) / V4_TN + 1) * nk;
     const int w = threadIdx.x / 32, wr = w / 2 * 32, wc = w % 2 * 32;
-    __syncthreads(); /* every warp is done with the previous j tile's a rows and ring before they are refilled */
+    __syncthreads(); /* every warp is done with the previous j tile's a rows and ring before they are refilled
+                      */
     copy_tile(sa, lda, ai, J, K, j0, 0, lda, V4_TJ);
     cp_async_commit();
     for (int s = 0; s < V4_STAGES - 1; s++) { /* the ring's first three stages */
         if (s < steps)
-            copy_tile(ring + s * V4_TN * V4_TK, V4_TK, bm, N, K, s / nk * V4_TN, s % nk * V4_TK, V4_TK, V4_TN);
+            copy_tile(ring + s * V4_TN * V4_TK, V4_TK, bm, N, K, s / nk * V4_TN, s % nk * V4_TK, V4_TK,
+                      V4_TN);
         cp_async_commit();
     }
     cp_async_wait<V4_STAGES - 1>(); /* this thread's copies of a[i]'s tile have landed */
@@ -153,17 +157,20 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
         float *stage = ring + s % V4_STAGES * V4_TN * V4_TK;
         cp_async_wait<V4_STAGES - 2>(); /* this thread's copies of stage s have landed */
         round_tile(stage, V4_TK, V4_TK, V4_TN);
-        __syncthreads(); /* stage s (and a's tile) complete and rounded; every warp is done with stage s - 1 */
+        __syncthreads(); /* stage s (and a's tile) complete and rounded; every warp is done with stage s - 1
+                          */
         int t = s + V4_STAGES - 1; /* refill stage s - 1's buffer */
         if (t < steps)
-            copy_tile(ring + t % V4_STAGES * V4_TN * V4_TK, V4_TK, bm, N, K, t / nk * V4_TN, t % nk * V4_TK, V4_TK,
-                      V4_TN);
+            copy_tile(ring + t % V4_STAGES * V4_TN * V4_TK, V4_TK, bm, N, K, t / nk * V4_TN, t % nk * V4_TK,
+                      V4_TK, V4_TN);
         cp_async_commit(); /* an empty group near the end keeps the wait's count */
         int ka = s % nk * V4_TK;
         v4_frags f[2];
         load_frags(f[0], sa, lda, ka, stage, 0, wr, wc);
-        UNROLL for (int kk = 0; kk < V4_TK / 8; kk++) {
-            if (kk + 1 < V4_TK / 8) load_frags(f[(kk + 1) % 2], sa, lda, ka + 8 * kk + 8, stage, 8 * kk + 8, wr, wc);
+        UNROLL for (int kk = 0; kk < V4_TK / 8; kk++)
+        {
+            if (kk + 1 < V4_TK / 8)
+                load_frags(f[(kk + 1) % 2], sa, lda, ka + 8 * kk + 8, stage, 8 * kk + 8, wr, wc);
             mma_step(c, f[kk % 2]);
         }
         if (s % nk == nk - 1) fold_tile(c, best, bn, s / nk * V4_TN, wc, N);
@@ -171,15 +178,15 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     cp_async_wait<0>(); /* only empty groups are left: nothing in flight into the next j tile's buffers */
     /* the quad's 4 lanes hold the same rows: merge by the rule (their columns interleave), then the 2 warp
      * columns through shared memory */
-    UNROLL for (int s = 0; s < 4; s++)
-        UNROLL for (int off = 1; off < 4; off *= 2) {
-            float ov = __shfl_xor_sync(0xffffffffu, best[s], off);
-            int on = __shfl_xor_sync(0xffffffffu, bn[s], off);
-            if (ms_better_f(ov, on, best[s], bn[s])) best[s] = ov, bn[s] = on;
-        }
+    UNROLL for (int s = 0; s < 4; s++) UNROLL for (int off = 1; off < 4; off *= 2)
+    {
+        float ov = __shfl_xor_sync(0xffffffffu, best[s], off);
+        int on = __shfl_xor_sync(0xffffffffu, bn[s], off);
+        if (ms_better_f(ov, on, best[s], bn[s])) best[s] = ov, bn[s] = on;
+    }
     int lane = threadIdx.x % 32;
-    if (lane % 4 == 0)
-        UNROLL for (int s = 0; s < 4; s++) {
+    if (lane % 4 == 0) UNROLL for (int s = 0; s < 4; s++)
+        {
             int row = wr + 16 * (s / 2) + 8 * (s % 2) + lane / 4;
             mbest[w % 2][row] = best[s], marg[w % 2][row] = bn[s];
         }
@@ -196,17 +203,19 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
 }
 
 /* Designed for: loads >= 80% of each 32-byte sector used (whole 128-byte row segments), stores >= 12.5%
- * (arg[i, :, m] is a column, stride M, as in v3), shared memory <= 1 wavefront per request (ldmatrix and the
- * copies on the swizzled tiles; the merge by row). */
-__global__ void ms_forward_v4(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
+ * (arg[i, :, m] is a column, stride M, as in v3), shared memory <= 4 wavefronts per request (ldmatrix.x4 and
+ * the 16-byte copies move 512 bytes a warp: 4 wavefronts is the least, conflict-free on the swizzled tiles).
+ * Today: loads 24% (K = 25 here: K % 4 != 0 takes the 4-byte path, a lane's four loads 16 bytes apart). */
+__global__ void ms_forward_v4(int I, int J, int M, int N, int K, const float *a, const float *b, float *out,
+                              int *arg)
 {
     DYNAMIC_SHARED(float, smem);
     __shared__ float mbest[2][V4_TJ], rowmax[V4_TJ];
     __shared__ int marg[2][V4_TJ];
     float *sa = smem, *ring = smem + V4_TJ * ms4_k_padded(K);
-    int m = blockIdx.x / I, i = blockIdx.x % I;                                  /* i inner: b[m] stays in L2 */
+    int m = blockIdx.x / I, i = blockIdx.x % I; /* i inner: b[m] stays in L2 */
     const float *ai = a + (long long)i * J * K, *bm = b + (long long)m * N * K; /* a[i] (J, K), b[m] (N, K) */
-    int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
+    int *argrow = arg ? arg + (long long)i * J * M + m : 0; /* arg[i, :, m], stride M */
     float sum = 0.0f;
     for (int j0 = 0; j0 < J; j0 += V4_TJ) {
         j_tile(ai, bm, J, N, K, j0, sa, ring, mbest, marg, rowmax, argrow, M);
@@ -221,8 +230,8 @@ extern "C" const char *ms4_unfit(const ms_dims *d)
 {
     if (d->K > V4_KMAX)
         return "K above 256: cuda-v4 keeps a[i]'s 64 rows of K floats in shared memory (cuda-v3 runs any K)";
-    const cuda_launch_need need = {(const void *)ms_forward_v4, V4_THREADS, (size_t)ms4_smem_bytes((long long)d->K),
-                                   80, 0};
+    const cuda_launch_need need = {(const void *)ms_forward_v4, V4_THREADS,
+                                   (size_t)ms4_smem_bytes((long long)d->K), 80, 0};
     return cuda_fit(&need, 1);
 }
 

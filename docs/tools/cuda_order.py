@@ -4,6 +4,7 @@
     python3 docs/tools/cuda_order.py LESSON          the order and the figures it rests on (docs/generated.txt)
     python3 docs/tools/cuda_order.py --check BIN     the rule on made-up figures, then every lesson's
                                                      `BIN/lessonN --help` lists its order, or exit 1
+    python3 docs/tools/cuda_order.py --superseded L  the measured rows the rule sets aside (superseded.txt)
 
 The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
 1. The model's order: each version's predicted forward + backward ms on the H100 at the forum size (lesson 4: its
@@ -15,7 +16,8 @@ The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
    versions measured later: the first row found, as tests/cuda_emu/predict_table.sh shows them). Where the GPUs
    disagree, or one pass on each settles nothing, the model's order stands.
 The lesson then runs the first version in that order that fits the problem and the device (lessons/lesson.h,
-lesson_cuda_pick): lesson 3's v4 to v9 take K <= 256, v8 and v9 need sm_90's shared memory, v9 PTX's fragments.
+lesson_cuda_pick): lesson 3's v4 and v5 take K <= 256. Measured rows listed in docs/results/superseded.txt (code
+that has left the tree under a name reused since) are not measurements of today's versions: skipped.
 """
 import csv
 import functools
@@ -60,16 +62,33 @@ def gpu_reports():
     return out
 
 
+SUPERSEDED = os.path.join(RESULTS, "superseded.txt")
+
+
+def superseded():
+    """{(results file, lesson, impl)}: measured rows of code that has left the tree (docs/results/superseded.txt)."""
+    out = set()
+    if os.path.isfile(SUPERSEDED):
+        with open(SUPERSEDED) as f:
+            for line in f:
+                w = line.split()
+                if w and not w[0].startswith("#"):
+                    out.update((os.path.normpath(w[0]), w[1], impl) for impl in w[2:])
+    return out
+
+
 def measured(lesson, size, dims):
     """{gpu: {version: ms}}: forward + backward of the first row found for the lesson at size, with the model's
     dims (a run with --dims over the preset keeps its size's name)."""
-    out = {}
+    out, old = {}, superseded()
     for gpu, paths in gpu_reports().items():
         seen = out.setdefault(gpu, {})
         for p in paths:
             for r in read_csv(p):
                 v = version(r["impl"])
                 if r["lesson"] != str(lesson) or r["size"] != size or r["dims"] not in dims or v is None or v in seen:
+                    continue
+                if (os.path.normpath(p), r["lesson"], r["impl"]) in old:
                     continue
                 if r.get("forward_ms") and r.get("backward_ms"):
                     seen[v] = float(r["forward_ms"]) + float(r["backward_ms"])
@@ -171,6 +190,18 @@ def show(lesson):
               else "no GPU has measured these versions: the model's order")
 
 
+def show_superseded(lesson):
+    """The rows docs/results/superseded.txt sets aside for the lesson: what the replaced code measured."""
+    old = superseded()
+    print(f"lesson {lesson}: measured rows of code that has left the tree (docs/results/superseded.txt), ms")
+    print(f"{'version':<9} {'size':<7} {'forward':>10} {'backward':>10} {'pass':>10}  device, file")
+    for path in sorted({p for p, l, _ in old if l == str(lesson)}):
+        for r in read_csv(path):
+            if (os.path.normpath(path), r["lesson"], r["impl"]) in old and r.get("forward_ms") and r.get("backward_ms"):
+                f, b = float(r["forward_ms"]), float(r["backward_ms"])
+                print(f"{r['impl']:<9} {r['size']:<7} {f:>10.3f} {b:>10.3f} {f + b:>10.3f}  {r['device']}, {path}")
+
+
 def check(bin_dir):
     bad = 0
     for lesson in LESSONS:
@@ -191,6 +222,9 @@ def check(bin_dir):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         sys.exit(self_test() or check(sys.argv[2]))
+    if len(sys.argv) == 3 and sys.argv[1] == "--superseded" and sys.argv[2].isdigit():
+        show_superseded(int(sys.argv[2]))
+        sys.exit(0)
     if len(sys.argv) == 2 and sys.argv[1].isdigit() and int(sys.argv[1]) in LESSONS:
         show(int(sys.argv[1]))
         sys.exit(0)

@@ -16,7 +16,8 @@ HD f16 f16_from_f32(float f)
     memcpy(&u, &f, sizeof u);
     uint32_t sign = u >> 16 & 0x8000u, a = u & 0x7fffffffu;
     if (a > 0x7f800000u) return (f16)(sign | 0x7e00u | (a >> 13 & 0x3ffu)); /* NaN, quiet */
-    if (a >= 0x477ff000u) return (f16)(sign | 0x7c00u); /* 65520 and up (the tie above 65504 rounds up): Inf */
+    if (a >= 0x477ff000u)
+        return (f16)(sign | 0x7c00u); /* 65520 and up (the tie above 65504 rounds up): Inf */
     if (a >= 0x38800000u) { /* normal: rebias the exponent by 127 - 15, round 13 bits off */
         uint32_t r = a - 0x38000000u;
         return (f16)(sign | (r + 0xfffu + (r >> 13 & 1u)) >> 13);

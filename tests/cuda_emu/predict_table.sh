@@ -13,6 +13,9 @@ l=$1 d=${2:-docs/results}
 h100=$d/emu/predicted_h100.csv h200=$d/emu/predicted_h200.csv peers=$d/emu/peers_sgemm.csv
 # a GPU's results: the report's own, then its subfolders' (sorted)
 results() { echo "$1/results.csv"; ls "$1"/*/results.csv 2>/dev/null | sort; }
+# a results file's rows without those of code that has left the tree (docs/results/superseded.txt)
+current() { [ -f "$1" ] && awk -v f="$1" 'NR == FNR { if ($1 == f) for (i = 3; i <= NF; i++) old[$2 "," $i] = 1; next }
+  FNR == 1 || !(($1 "," $2) in old)' "$d/superseded.txt" FS=, "$1"; }
 # the forum's size: the forum preset, or the largest a lesson has (lesson 4: medium)
 size=forum
 grep -q "^$l,[^,]*,forum," "$h100" 2>/dev/null || size=medium
@@ -23,10 +26,10 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $12 ~ /exit (134|137)/ { print "O", $2 }'
   strip "$h200" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "B", $2, ($6 == "" ? "-" : $6), $9 }'
   for m in $(results "$d/nvidia-h200"); do
-    strip "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "C %s %.4f\n", $2, $8 + $9 }'
+    current "$m" | sed 's/"[^"]*"/dims/' | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "C %s %.4f\n", $2, $8 + $9 }'
   done
   for m in $(results "$d/nvidia-h100-80gb-hbm3"); do
-    strip "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "F %s %.4f\n", $2, $8 + $9 }'
+    current "$m" | sed 's/"[^"]*"/dims/' | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "F %s %.4f\n", $2, $8 + $9 }'
   done
   strip "$peers" | awk -F, 'NR > 1 && $5 != "" { r = $4 / $5; print "D", (r > 1 ? r : 1 / r), $1 }'
 } | awk '
