@@ -126,6 +126,7 @@ static double warp_path(const std::vector<const raw_inst *> &code, int reps)
 /* a header of the CUDA toolkit (CCCL, crt, the intrinsics): /usr/local/cuda[-13.0]/include/..., .../targets/... */
 static int toolkit_header(const std::string &path)
 {
+    if (path.find("kernels/runtime/ptx/") != std::string::npos) return 1; /* the PTX wrappers the emulator shadows */
     return path.find("/include/") != std::string::npos &&
            (path.find("/cuda/") != std::string::npos || path.find("/cuda-") != std::string::npos ||
             path.find("/targets/") != std::string::npos);
@@ -231,8 +232,9 @@ static void load(const char *path)
         } else if (!strncmp(s, "//## File \"", 11)) {
             /* nvdisasm -gi: an instruction's location, then the chain of call sites it was inlined at, one line
              * each (innermost first). A location inside the toolkit's headers (cuda::memcpy_async's cp.async,
-             * intrinsics) is taken at its first call site outside them: the line the emulator sees, where the
-             * shim's call returns to. */
+             * intrinsics) or the PTX wrappers (kernels/runtime/ptx/mma_ptx.h, shadowed by the emulator's own) is
+             * taken at its first call site outside them: the line the emulator sees, where the shim's call
+             * returns to. */
             const char *e = strchr(s + 11, '"');
             const char *ln = e ? strstr(e, ", line ") : NULL;
             if (e && ln && (chain_first || in_toolkit)) {
