@@ -244,7 +244,7 @@ static uint16_t *to_16bit(const float *x, long long rows, int K, int fp16, const
     int K8 = (int)ms5_k8(K);
     uint16_t *y = (uint16_t *)dev_alloc_array(size_mul((size_t)rows, (size_t)K8), DT_BF16, label);
     long long n = rows * K8, blocks = (n + 255) / 256;
-    LAUNCH(ms_to_16bit, (int)(blocks < 65536 ? blocks : 65536), 256, 0)(x, rows, K, K8, fp16, y);
+    LAUNCH(ms_to_16bit, (int)blocks, 256, 0)(x, rows, K, K8, fp16, y); /* rows * K8 / 256 < 2^31: unfit */
     CUDA_CHECK_LAST();
     return y;
 }
