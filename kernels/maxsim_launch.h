@@ -10,11 +10,8 @@ void ms1_forward(const ms_dims *d, const float *a, const float *b, float *out, i
 void ms2_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
 void ms3_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
 void ms4_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms5_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms6_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms7_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms8_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
-void ms9_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg);
+/* f16: the operands rounded to fp16, else bf16 */
+void ms5_forward(const ms_dims *d, const float *a, const float *b, int f16, float *out, int *arg);
 /* backward, every version (kernels/maxsim_v1.cu): da [I,J,K]; db [M,N,K] by atomics, or by buckets with
  * start [M,N+1] and list [M,I*J] int32 scratch. */
 void ms_backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da);

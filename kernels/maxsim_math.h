@@ -31,7 +31,7 @@ HD int ms_better(double v, long long n, double bv, long long bn)
 HD int ms_better_f(float v, int n, float bv, int bn) { return !(v < bv) && ms_better(v, n, bv, bn); }
 
 /* ms_better for a score v whose column is above the running best's (bv): a fold that visits a row's columns in
- * increasing order (cuda-v5) decides by the values alone -- a greater number, or a NaN over a number, wins; a tie
+ * increasing order (cuda-v4, v5) decides by the values alone -- a greater number, or a NaN over a number, wins; a tie
  * keeps the lower column. One compare that is true for NaN (!(v <= bv)), one that is false for it (bv == bv). */
 HD int ms_later_wins(float v, float bv) { return !(v <= bv) & (bv == bv); } /* & : no branch */
 
@@ -75,42 +75,6 @@ HD void ms_axpy(float w, const float *x, float *g, long long K)
 #define MS3_TK 32
 #define MS3_PAD 4
 #define MS3_THREADS 128
-
-/* CUDA pipelined kernel (kernels/maxsim_v4.cu): one block of 4 warps per (i, m). MS4_TJ rows of a[i] stay in
- * shared memory (all of K, padded to a multiple of MS4_TK, rows padded by MS4_PAD floats) while b[m] streams
- * through MS4_STAGES buffers of MS4_TN rows x MS4_TK columns (rows padded by MS4_PAD); each warp owns a 64 x 64
- * quarter of the MS4_TJ x MS4_TN score tile as 4 x 4 WMMA m16n16k8 fragments. */
-#define MS4_TJ 128
-#define MS4_TN 128
-#define MS4_TK 16
-#define MS4_PAD 4
-#define MS4_STAGES 3
-#define MS4_THREADS 128
-
-/* K rounded up to whole k steps of the pipeline: the columns a[i]'s resident rows hold (zeros past K). */
-HD long long ms4_k_padded(long long K) { return (K + MS4_TK - 1) / MS4_TK * MS4_TK; }
-/* v4's dynamic shared memory in bytes: the resident rows of a[i], then the pipeline's stages (reused for the
- * final merge of the warps' row maxima). */
-HD long long ms4_smem_bytes(long long K)
-{
-    return 4 * (MS4_TJ * (ms4_k_padded(K) + MS4_PAD) + (long long)MS4_STAGES * MS4_TN * (MS4_TK + MS4_PAD));
-}
-
-/* cuda-v8 (kernels/maxsim_v8.cu): v7's pipeline on score tiles twice as wide, MS8_TN rows of b per stage, so its
- * 8 warps each own 64 x 64 scores, and stages of MS8_TK columns (whole 128-byte rows of b per copy), MS8_STAGES
- * of them. a[i]'s rows sit MS8_LDA floats apart whatever K (K <= 256), so its shared memory is the same for every
- * K: 206,848 bytes, within sm_90's 227 KB opt-in and above sm_80's 163 KB (ms8_unfit asks the device, cuda_fit). */
-#define MS8_TN 256
-#define MS8_TK 32
-#define MS8_STAGES 2
-#define MS8_LDA (256 + MS4_PAD)
-#define MS8_SMEM_BYTES (4 * (MS4_TJ * MS8_LDA + MS8_STAGES * MS8_TN * (MS8_TK + MS4_PAD)))
-
-/* cuda-v9 (kernels/maxsim_v9.cu): v8's blocks, with 8-byte fragment loads, so rows 8 words off a multiple of 32:
- * a stage's rows MS8_TK + MS9_PAD floats apart, a[i]'s MS9_LDA. 217,088 bytes: sm_90 only, as v8. */
-#define MS9_PAD 8
-#define MS9_LDA (256 + MS9_PAD)
-#define MS9_SMEM_BYTES (4 * (MS4_TJ * MS9_LDA + MS8_STAGES * MS8_TN * (MS8_TK + MS9_PAD)))
 
 /* cuda-v1 and the backward kernels: threads per block. */
 #define MS_SIMPLE_THREADS 128

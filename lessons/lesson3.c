@@ -18,6 +18,7 @@
 #include <string.h>
 
 static_assert(sizeof(ms_problem) <= sizeof(lesson_problem), "the problem fits lesson_problem");
+static const char *const precision_names[] = {"bf16", "fp16", NULL}; /* MS_BF16, MS_FP16 */
 
 static const ms_problem *prob_of(const void *p) { return p; }
 static const ms_dims *dims_of(const void *p) { return &prob_of(p)->d; }
@@ -25,7 +26,7 @@ static const ms_dims *dims_of(const void *p) { return &prob_of(p)->d; }
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
     ms_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3], (size_t)dims[4]},
-                    (int)opts[OPT_RECOMPUTE], (int)opts[OPT_DETERMINISTIC]};
+                    (int)opts[OPT_RECOMPUTE], (int)opts[OPT_DETERMINISTIC], (int)opts[OPT_PRECISION]};
     if (ms_scores_count(&p.d) == SIZE_MAX || size_mul(ms_scores_count(&p.d), 8) == SIZE_MAX)
         return "I*J*M*N*8 overflows 64 bits";
     if (p.d.N > INT32_MAX) return "N must stay below 2^31: the argmax is stored as int32";
@@ -88,7 +89,7 @@ static void cuda_forward(lesson_run *r)
 {
     const ms_problem *p = prob_of(r->prob);
     r->t[OUT] = cuda_ms_forward(&p->d, r->t[A], r->t[B], (ms_cuda_version)r->version, p->recompute, p->deterministic,
-                                (cuda_ms_saved *)r->saved.bytes);
+                                p->precision == MS_FP16, (cuda_ms_saved *)r->saved.bytes);
 }
 static void cuda_backward(lesson_run *r)
 {
@@ -104,30 +105,29 @@ static mem_formula naive_memory(const void *p) { return naive_ms_memory(dims_of(
 static mem_formula cpu_memory(const void *p) { return cpu_ms_memory(dims_of(p), prob_of(p)->recompute); }
 static mem_formula cuda_memory(const void *p)
 {
-    return cuda_ms_memory(dims_of(p), prob_of(p)->recompute, prob_of(p)->deterministic);
+    return cuda_ms_memory(dims_of(p), prob_of(p)->recompute, prob_of(p)->deterministic, 0);
+}
+/* cuda-v5 also holds 16-bit copies of a and b while its forward runs */
+static mem_formula cuda5_memory(const void *p)
+{
+    return cuda_ms_memory(dims_of(p), prob_of(p)->recompute, prob_of(p)->deterministic, 1);
 }
 static const char *cuda_unfit(const void *p) { return cuda_ms_unfit(dims_of(p)); }
 #ifdef HAVE_CUDA
 /* the dims first (cuda_ms_unfit), then the version's own check: K and the device's limits */
-#define VERSION_UNFIT(v)                                 \
-    static const char *cuda##v##_unfit(const void *p)    \
-    {                                                    \
-        const char *why = cuda_ms_unfit(dims_of(p));     \
-        return why ? why : ms##v##_unfit(dims_of(p));    \
-    }
-VERSION_UNFIT(4)
-VERSION_UNFIT(5)
-VERSION_UNFIT(6)
-VERSION_UNFIT(7)
-VERSION_UNFIT(8)
-VERSION_UNFIT(9)
+static const char *cuda4_unfit(const void *p)
+{
+    const char *why = cuda_ms_unfit(dims_of(p));
+    return why ? why : ms4_unfit(dims_of(p));
+}
+static const char *cuda5_unfit(const void *p)
+{
+    const char *why = cuda_ms_unfit(dims_of(p));
+    return why ? why : ms5_unfit(dims_of(p));
+}
 #else
 static const char *cuda4_unfit(const void *p) { return cuda_ms4_unfit(dims_of(p)); }
 #define cuda5_unfit cuda4_unfit
-#define cuda6_unfit cuda4_unfit
-#define cuda7_unfit cuda4_unfit
-#define cuda8_unfit cuda4_unfit
-#define cuda9_unfit cuda4_unfit
 #endif
 
 /* cpu is fused, so memory never stops it; time does: the session skips it, with an estimate, beyond
@@ -238,7 +238,9 @@ const lesson lesson3_def = {
              [OPT_DETERMINISTIC] = {.flag = "--deterministic",
                                     .help = "cuda: db by buckets of rows sorted by argmax instead of atomics (bitwise "
                                             "reproducible)",
-                                    .max = 1}},
+                                    .max = 1},
+             [OPT_PRECISION] = {.flag = "--precision", .takes_value = 1, .max = 1, .names = precision_names,
+                                .help = "cuda-v5: its operands' 16-bit type, bf16 or fp16"}},
     .make_problem = make_problem,
     .tensors = {[A] = {.name = "a", .role = LT_INPUT, .type = DT_F32, .label = "a [I,J,K] input", .shape = shape_a},
                 [B] = {.name = "b", .role = LT_INPUT, .type = DT_F32, .label = "b [M,N,K] input", .shape = shape_b},
@@ -272,37 +274,19 @@ const lesson lesson3_def = {
               {LESSON_CUDA_VERSION(3),
                .about = "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
                         "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1 (any K: cuda runs it where "
-                        "v4-v9, which take K <= 256, do not fit)",
+                        "v4, which takes K <= 256, does not fit)",
                .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(4),
-               .about = "pipelined kernel: a[i]'s 128 rows resident in shared memory (> 48 KB opt-in), b streamed in "
-                        "128-row tiles by a 3-stage cp.async pipeline, TF32 WMMA 64x64 per warp, max/argmax in "
-                        "registers; K <= 256; same backward as v1",
+               .about = "mma.sync TF32: a[i]'s 64 rows resident in shared memory, b streamed by a 4-stage cp.async "
+                        "ring into XOR-swizzled tiles read by ldmatrix, TF32 rounding once per element, the max on "
+                        "the accumulators; K <= 256; same backward as v1",
                .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
               {LESSON_CUDA_VERSION(5),
-               .about = "v4 with a fold of two compares and two selects per score (columns visited in increasing "
-                        "order decide ties; the argmax column added once per j tile); K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(6),
-               .about = "v5 with 8 warps of 32x64 per block instead of 4 of 64x64: half the registers a thread, two "
-                        "warps per scheduler at K = 256 where v5 has one; K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda6_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(7),
-               .about = "v6 with its fragments filled by plain shared-memory loads at offsets each lane learns once, "
-                        "not load_matrix_sync's generic-pointer loads; K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda7_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(8),
-               .about = "v7 on 128x256 score tiles: 8 warps of 64x64 instead of 32x64 (a third fewer fragment "
-                        "loads per multiply-add), 32-column stages walked by counters; K <= 256, sm_90 only (207 KB "
-                        "of shared memory); same backward as v1",
-               .memory = cuda_memory, .unfit = cuda8_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(9),
-               .about = "v8 in PTX's fragment layout (checked on the device first): 16- and 8-byte fragment loads, "
-                        "48 a stage where v8 issues 128, and one (max, argmax) per row a lane holds instead of per "
-                        "element (16 registers, not 64); K <= 256, sm_90 only (217 KB of shared memory); same "
-                        "backward as v1",
-               .memory = cuda_memory, .unfit = cuda9_unfit, .forward = cuda_forward, .backward = cuda_backward}},
-    .cuda_order = {9, 8, 7, 6, 5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 3 */
+               .about = "v4 on 16-bit operands (--precision bf16 or fp16): a and b converted once, m16n8k16, a[i]'s "
+                        "128 rows resident; scores move by the operands' rounding (lesson-3-appendix.md); K <= 256; "
+                        "same backward as v1",
+               .memory = cuda5_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .cuda_order = {5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 3 */
     .preamble = preamble,
     .epilogue = epilogue,
     .legend = "(\"beyond\" = peak minus inputs, outputs and gradients: what the algorithm itself costs.)",

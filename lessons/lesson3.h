@@ -8,12 +8,15 @@
 
 /* lesson3_def.tensors and .opts, in this order */
 enum { A, B, DOUT, OUT, DA, DB };
-enum { OPT_RECOMPUTE, OPT_DETERMINISTIC };
+enum { OPT_RECOMPUTE, OPT_DETERMINISTIC, OPT_PRECISION };
 
-/* The problem a run sees: the dimensions and the two flags. */
+/* --precision's names: cuda-v5's 16-bit operand type */
+enum { MS_BF16, MS_FP16 };
+
+/* The problem a run sees: the dimensions and the options. */
 typedef struct {
     ms_dims d;
-    int recompute, deterministic;
+    int recompute, deterministic, precision;
 } ms_problem;
 
 extern const lesson lesson3_def;

@@ -1,7 +1,7 @@
 /* maxsim_fused.cu - lesson 3 on the GPU: device memory and the choice of version. The kernels and their launches
- * are kernels/maxsim_v1.cu (v1 and the backward every version uses), maxsim_v2.cu .. maxsim_v9.cu.
+ * are kernels/maxsim_v1.cu (v1 and the backward every version uses), maxsim_v2.cu .. maxsim_v5.cu.
  *
- * Forward: v1 .. v9 writes out [I, M] and, unless --recompute, the int32 argmax [I, J, M]. Backward: with
+ * Forward: v1 .. v5 writes out [I, M] and, unless --recompute, the int32 argmax [I, J, M]. Backward: with
  * --recompute the forward kernel runs again into a transient argmax (out not written); then da by gather, db
  * by atomics or (--deterministic) by buckets (a stable counting sort of the rows by argmax). No cuBLAS.
  */
@@ -12,7 +12,8 @@
 #include "../kernels/runtime/cuda_track.h"
 
 /* out may be NULL (recompute), arg may be NULL (--recompute forward). a [I,J,K], b [M,N,K] device. */
-static void launch_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, float *out, int *arg)
+static void launch_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int f16, float *out,
+                           int *arg)
 {
     if (v == MS_CUDA_V1)
         ms1_forward(d, a, b, out, arg);
@@ -22,27 +23,20 @@ static void launch_forward(const ms_dims *d, const float *a, const float *b, ms_
         ms3_forward(d, a, b, out, arg);
     else if (v == MS_CUDA_V4)
         ms4_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V5)
-        ms5_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V6)
-        ms6_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V7)
-        ms7_forward(d, a, b, out, arg);
-    else if (v == MS_CUDA_V8)
-        ms8_forward(d, a, b, out, arg);
     else
-        ms9_forward(d, a, b, out, arg);
+        ms5_forward(d, a, b, f16, out, arg);
 }
 
 extern "C" float *cuda_ms_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int recompute,
-                                  int deterministic, cuda_ms_saved *saved)
+                                  int deterministic, int f16, cuda_ms_saved *saved)
 {
     float *out = (float *)dev_alloc_array(ms_out_count(d), DT_F32, "out [I,M] f32"); /* [I, M] */
     int *arg = recompute ? NULL : (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (saved for backward)");
-    launch_forward(d, a, b, v, out, arg);
+    launch_forward(d, a, b, v, f16, out, arg);
     saved->arg = (int32_t *)arg;
     saved->recompute = recompute;
     saved->deterministic = deterministic;
+    saved->f16 = f16;
     saved->version = v;
     return out;
 }
@@ -63,7 +57,7 @@ extern "C" void cuda_ms_backward(const ms_dims *d, const float *a, const float *
     int *arg = (int *)saved->arg; /* [I, J, M] */
     if (!arg) {
         arg = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (recomputed in backward)");
-        launch_forward(d, a, b, saved->version, NULL, arg);
+        launch_forward(d, a, b, saved->version, saved->f16, NULL, arg);
     }
     float *ga = (float *)dev_alloc_array(ms_a_count(d), DT_F32, "da [I,J,K] f32"); /* [I, J, K] */
     float *gb = (float *)dev_alloc_array(ms_b_count(d), DT_F32, "db [M,N,K] f32"); /* [M, N, K] */

@@ -13,7 +13,7 @@
  * Both modes walk the tiles in the same order and add the same terms in the same order, so recompute and
  * saved give bitwise-equal gradients (a test asserts it).
  *
- * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_v1.cu .. maxsim_v8.cu): the same dataflow, one block per (i, m).
+ * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_v1.cu .. maxsim_v5.cu): the same dataflow, one block per (i, m).
  */
 #ifndef OPTIMIZED_MAXSIM_FUSED_H
 #define OPTIMIZED_MAXSIM_FUSED_H
@@ -43,36 +43,28 @@ size_t cpu_ms_scratch_bytes(const ms_dims *d);
 double cpu_ms_work(const ms_dims *d, int recompute);
 
 /* --- CUDA (maxsim_fused.cu); pointers are device memory ------------------------------------------------- */
-typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3, MS_CUDA_V4 = 4, MS_CUDA_V5 = 5,
-               MS_CUDA_V6 = 6, MS_CUDA_V7 = 7, MS_CUDA_V8 = 8, MS_CUDA_V9 = 9 } ms_cuda_version;
+typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3, MS_CUDA_V4 = 4, MS_CUDA_V5 = 5 } ms_cuda_version;
 typedef struct {
     int32_t *arg;  /* [I, J, M] on the device, or NULL when recompute */
-    int recompute, deterministic;
+    int recompute, deterministic, f16; /* f16: cuda-v5's operands fp16, not bf16 */
     ms_cuda_version version;
 } cuda_ms_saved;
 
 float *cuda_ms_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int recompute,
-                       int deterministic, cuda_ms_saved *saved);
+                       int deterministic, int f16, cuda_ms_saved *saved);
 void cuda_ms_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *saved, const float *dout,
                       float **da, float **db);
-/* Device bytes (no cuBLAS: the kernels are our own). */
-mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic);
+/* Device bytes (no cuBLAS: the kernels are our own); staged16: cuda-v5's 16-bit copies of a and b. */
+mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic, int staged16);
 /* NULL when the problem fits the kernels' int32 argmax and grid limits, else why not. */
 const char *cuda_ms_unfit(const ms_dims *d);
-/* cuda-v4 to v7: cuda_ms_unfit, and K <= 256 (a[i]'s 128 resident rows of K floats beside the pipeline). */
+/* cuda-v4: cuda_ms_unfit, and K <= 256 (a[i]'s 64 resident rows of K floats beside the pipeline). */
 const char *cuda_ms4_unfit(const ms_dims *d);
-/* cuda-v4 to v7 (kernels/maxsim_vN.cu, CUDA builds only): cuda_ms4_unfit, and the launch within the device's
- * limits (kernels/runtime/cuda_fit.h: shared memory per block, threads, compute capability). */
+/* cuda-v4 (kernels/maxsim_v4.cu, CUDA builds only): cuda_ms4_unfit, and the launch within the device's limits
+ * (kernels/runtime/cuda_fit.h: shared memory per block, threads, compute capability). */
 const char *ms4_unfit(const ms_dims *d);
+/* cuda-v5 (kernels/maxsim_v5.cu): the same limits for its 16-bit kernel (K <= 256 too: cuda_ms4_unfit). */
 const char *ms5_unfit(const ms_dims *d);
-const char *ms6_unfit(const ms_dims *d);
-const char *ms7_unfit(const ms_dims *d);
-/* cuda-v8 (kernels/maxsim_v8.cu, CUDA builds only): K <= 256 and the launch within the device's limits
- * (cuda_fit). */
-const char *ms8_unfit(const ms_dims *d);
-/* cuda-v9 (kernels/maxsim_v9.cu, CUDA builds only): v8's limits, and WMMA's tf32 fragments in PTX's register
- * order, which it checks on the device once (ms_fragment_layout_probe). */
-const char *ms9_unfit(const ms_dims *d);
 
 #ifdef __cplusplus
 }

@@ -62,6 +62,9 @@ static inline size_t ms_special_mismatch(const float *x, const double *ref, size
     return bad;
 }
 
+/* --precision for the cases below (cuda-v5's operand type; the other implementations ignore it) */
+static long long ms_test_precision;
+
 /* impl on the seeded grid inputs with `which` planted, against the float64 reference, output by output. */
 static inline void ms_special_case(const char *impl, const ms_dims *d, int which, int recompute, int deterministic,
                                    uint64_t seed)
@@ -69,7 +72,7 @@ static inline void ms_special_case(const char *impl, const ms_dims *d, int which
     const lesson *L = &lesson3_def;
     lesson_problem p;
     long long dims[5] = {(long long)d->I, (long long)d->J, (long long)d->M, (long long)d->N, (long long)d->K};
-    long long opts[2] = {recompute, deterministic};
+    long long opts[3] = {recompute, deterministic, ms_test_precision};
     ck_assert_ptr_null(L->make_problem(dims, opts, &p));
     void *t[LESSON_MAX_TENSORS];
     double *ref[LESSON_MAX_TENSORS];

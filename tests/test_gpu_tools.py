@@ -81,10 +81,10 @@ def main():
 
     # predict_table's measured line: the H200's roofline share = the model's share x model ms / measured ms
     pred = {(r["lesson"], r["impl"], r["size"]): r for r in csv.DictReader(open("docs/results/emu/predicted_h200.csv"))}
-    p = pred[("3", "cuda-v9", "forum")]
+    p = pred[("3", "cuda-v3", "forum")]
     measured = next(float(r["forward_ms"]) + float(r["backward_ms"]) for path in (H200 + "/results.csv",
                     H200 + "/issue27-followup/results.csv") for r in csv.DictReader(open(path))
-                    if (r["lesson"], r["impl"], r["size"]) == ("3", "cuda-v9", "forum"))
+                    if (r["lesson"], r["impl"], r["size"]) == ("3", "cuda-v3", "forum"))
     share = 100 * float(p["roofline_fraction"]) * float(p["predicted_ms"]) / measured
     t3 = out("sh", "tests/cuda_emu/predict_table.sh", "3")
     expect("predict_table.sh 3", t3, f"H200 {share:5.1f}% of the roofline")

@@ -32,13 +32,9 @@ import sys
 BLOCK = re.compile(r"<!-- reading-path -->\n(.*?)<!-- /reading-path -->", re.S)
 ROW = re.compile(r"^\| *(\d+) *\| *\[([^\]]+)\]\(([^)]+)\) *\| *(\d+) *\|", re.M)
 # files shared by versions, beyond the five a lesson has (naive, cpu, the math, the host side of CUDA, one more):
-#   lesson 3: the fold cuda-v5 to cuda-v8 share (kernels/maxsim_ordered_fold.h), v7's fragment loads
-#             (kernels/maxsim_shared_loads.h), v8's walk through the stages (kernels/maxsim_row_walk.h), v9's
-#             fragment loads and fold in PTX's layout (kernels/maxsim_pair_loads.h, kernels/maxsim_row_fold.h),
-#             beside the pipeline v4-v9 share
 #   lesson 5: the CPU bf16 GEMM (optimized/linear_ce_gemm.c), shared by the naive and the cpu versions, and cpu's
 #             row pass on each instruction set (optimized/linear_ce_rows.c)
-EXTRA = {3: 5, 5: 2}
+EXTRA = {5: 2}
 # the lessons whose path is generated (lessons 3 and 5 join when their one-file shape is merged)
 GENERATED = {1, 2, 4}
 SHARED = ("kernels/runtime/", "lessons/runner/", "lessons/host/", "lessons/lesson_defs.h")

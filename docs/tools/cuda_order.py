@@ -4,6 +4,7 @@
     python3 docs/tools/cuda_order.py LESSON          the order and the figures it rests on (docs/generated.txt)
     python3 docs/tools/cuda_order.py --check BIN     the rule on made-up figures, then every lesson's
                                                      `BIN/lessonN --help` lists its order, or exit 1
+    python3 docs/tools/cuda_order.py --retired L     the measured rows the rule sets aside (retired.csv)
 
 The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
 1. The model's order: each version's predicted forward + backward ms on the H100 at the forum size (lesson 4: its
@@ -16,7 +17,7 @@ The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
    docs/results/retired.csv names: code since rebuilt under the same name, or removed). Where the GPUs
    disagree, or one pass on each settles nothing, the model's order stands.
 The lesson then runs the first version in that order that fits the problem and the device (lessons/runner/lesson.h,
-lesson_cuda_pick): lesson 3's v4 to v9 take K <= 256, v8 and v9 need sm_90's shared memory, v9 PTX's fragments.
+lesson_cuda_pick): lesson 3's v4 and v5 take K <= 256.
 """
 import csv
 import functools
@@ -182,6 +183,22 @@ def show(lesson):
               else "no GPU has measured these versions: the model's order")
 
 
+def show_retired(lesson):
+    """The rows docs/results/retired.csv sets aside for the lesson: what the replaced code measured."""
+    gone = retired()
+    print(f"lesson {lesson}: measured rows of code that has left the tree (docs/results/retired.csv), ms")
+    print(f"{'version':<9} {'size':<7} {'forward':>10} {'backward':>10} {'pass':>10}  device, file")
+    for gpu, paths in sorted(gpu_reports().items()):
+        for path in paths:
+            report = os.path.relpath(path, RESULTS).split(os.sep)[0]
+            for r in read_csv(path):
+                if (r["lesson"], r["impl"], report) in gone and r["lesson"] == str(lesson) and \
+                        r.get("forward_ms") and r.get("backward_ms"):
+                    f, b = float(r["forward_ms"]), float(r["backward_ms"])
+                    print(f"{r['impl']:<9} {r['size']:<7} {f:>10.3f} {b:>10.3f} {f + b:>10.3f}  "
+                          f"{r['device']}, {os.path.relpath(path)}")
+
+
 def check(bin_dir):
     bad = 0
     for lesson in LESSONS:
@@ -202,6 +219,9 @@ def check(bin_dir):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         sys.exit(self_test() or check(sys.argv[2]))
+    if len(sys.argv) == 3 and sys.argv[1] == "--retired" and sys.argv[2].isdigit():
+        show_retired(int(sys.argv[2]))
+        sys.exit(0)
     if len(sys.argv) == 2 and sys.argv[1].isdigit() and int(sys.argv[1]) in LESSONS:
         show(int(sys.argv[1]))
         sys.exit(0)

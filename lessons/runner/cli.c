@@ -122,9 +122,10 @@ static void usage(const lesson *L)
     for (int k = 0; k < lesson_nopts(L); k++) {
         const lesson_option *op = &L->opts[k];
         char head[40];
-        snprintf(head, sizeof head, "%s%s", op->flag, op->takes_value ? " K" : "");
+        snprintf(head, sizeof head, "%s%s", op->flag, op->names ? " NAME" : op->takes_value ? " K" : "");
         printf("  %-18s %s", head, op->help);
-        if (op->takes_value) printf(" (default %lld)", op->def);
+        if (op->names) printf(" (default %s)", op->names[op->def]);
+        else if (op->takes_value) printf(" (default %lld)", op->def);
         printf("\n");
     }
     printf("  -h, --help         this text\n");
@@ -391,7 +392,12 @@ int cli_parse(const lesson *L, int argc, char **argv, cli_options *o)
         if (k >= OPT_COMMON) {
             const lesson_option *op = &L->opts[k - OPT_COMMON];
             if (!op->takes_value) o->opts[k - OPT_COMMON] = 1;
-            else if (parse_ll(optarg, op->min, op->max, &o->opts[k - OPT_COMMON]) != 0)
+            else if (op->names) {
+                int v = 0;
+                while (op->names[v] && strcmp(op->names[v], optarg) != 0) v++;
+                if (!op->names[v]) return cli_fail(L, "%s '%s' is not one of its names (--help)", op->flag, optarg);
+                o->opts[k - OPT_COMMON] = v;
+            } else if (parse_ll(optarg, op->min, op->max, &o->opts[k - OPT_COMMON]) != 0)
                 return cli_fail(L, "%s '%s' must be an integer from %lld to %lld", op->flag, optarg, op->min,
                                 op->max);
             continue;

@@ -26,7 +26,7 @@ EMU_INC      := -I$(EMU_DIR)/include -isystem $(EMU_CUDA_INC)
 EMU_SAN      :=
 ifeq ($(SANITIZE),1)
 # -O1 here (the C objects keep -O2): at -O2, g++ with ASan + UBSan spends minutes on the fully unrolled fragment
-# loops of maxsim_v4.cu and maxsim_v5.cu, seconds at -O1; the same code is instrumented at either level
+# fragment loops of the mma.sync kernels, seconds at -O1; the same code is instrumented at either level
 EMU_SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1
 endif
 # The eyes (emu_eyes.h): the .cu objects only get GCC's ThreadSanitizer instrumentation, whose __tsan_* calls
@@ -163,7 +163,7 @@ predict: check-deps
 # The route make predict takes for sizes too long to emulate (reduced runs, extrapolated) against a direct run at
 # sizes where both run: fails when one differs by more than 5% (tests/cuda_emu/predict_extrapolation.sh).
 PREDICT_CHECKS ?= 3:small::cuda-v1:J=4:8,N=4:8 3:medium::cuda-v2:J=64:128,N=64:128 3:medium::cuda-v3:J=64:128 \
-                  3:medium:J=512:cuda-v4,cuda-v5,cuda-v6,cuda-v7,cuda-v8,cuda-v9:J=128:256 \
+                  3:medium:J=512:cuda-v4,cuda-v5:J=128:256 \
                   5:small::cuda-v2:V=1024:2048 5:small:H=512:cuda-v3:V=512:1024,H=128:256 \
                   5:small:H=1024:cuda-v4:V=512:1024,H=256:512
 .PHONY: predict-check
@@ -196,9 +196,9 @@ EMU_SUITES ?= test_cuda test_emu
 # EMU_PAIRED_CASES: test_cuda's cases of kernels that load a bf16 WMMA fragment's registers as words where the
 # layout pairs adjacent elements, run once more with EMU_WMMA_PAIRS=1 so that both paths run (none today).
 EMU_PAIRED_CASES ?=
-# EMU_PTX_CASES: test_cuda's cases of kernels that run only where WMMA's fragments hold PTX's register order (their
-# probe refuses the emulator's drawn layouts: kernels/maxsim_v9.cu), run once more with EMU_WMMA_PTX=1.
-EMU_PTX_CASES ?= maxsim-v9
+# EMU_PTX_CASES: test_cuda's cases of kernels that run only where WMMA's fragments hold PTX's register order, run
+# once more with EMU_WMMA_PTX=1 (none today: mma.sync's fragments are PTX's by definition).
+EMU_PTX_CASES ?=
 .PHONY: test-emu
 test-emu: check-deps
 	$(MAKE) EMU=1 EMU_FMA=$(EMU_FMA) emu-build
@@ -276,8 +276,7 @@ ptx-check:
 EMU_PROFILE_SIZE ?= small
 EMU_PROFILE_ARGS5 ?= --size small --dims V=512
 EMU_PROFILE_ARGS3D ?= --size $(EMU_PROFILE_SIZE) --impl cuda-v3 --deterministic
-# EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1: the fragment layout's registers in PTX's order, so a kernel that needs that order
-# (maxsim_v9.cu) runs.
+# EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1: WMMA fragments in PTX's register order, the path a GPU takes.
 # the version files with kernels of their own (bmm_v1, logchain_v3 and gru_v2 have none: cuBLAS calls, a graph)
 EMU_PROFILE_SOURCES := $(shell grep -l '^__global__' $(wildcard kernels/*.cu))
 .PHONY: emu-profile

@@ -204,9 +204,11 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     b[B_FP64] = per_block * I[EMU_PIPE_FP64] / (s.fp64_lanes / 32.0);
     b[B_INT] = per_block * (I[EMU_PIPE_IMAD] + I[EMU_PIPE_ALU]) / (s.int_lanes / 32.0);
     b[B_SFU] = per_block * I[EMU_PIPE_SFU] / (s.sfu_lanes / 32.0);
-    /* an HMMA.16816 (f16/bf16) is 4096 FLOP, an HMMA.1684 on tf32 1024 (the only shapes emu_sass.cc accepts) */
+    /* an HMMA.16816 (f16/bf16) is 4096 FLOP, an HMMA.1684 on tf32 1024, an HMMA.1688 on tf32 2048 (the only
+     * shapes emu_sass.cc accepts) */
     double clk_flops16 = s.mma16_tflops * 1e12 / (s.sms * s.ghz * 1e9), clk_flops32 = s.tf32_tflops * 1e12 / (s.sms * s.ghz * 1e9);
-    b[B_TENSOR] = per_block * (I[EMU_PIPE_MMA16] * 4096.0 / clk_flops16 + I[EMU_PIPE_MMA_TF32] * 1024.0 / clk_flops32);
+    b[B_TENSOR] = per_block * (I[EMU_PIPE_MMA16] * 4096.0 / clk_flops16 +
+                               (I[EMU_PIPE_MMA_TF32] * 1024.0 + I[EMU_PIPE_MMA_TF32_K8] * 2048.0) / clk_flops32);
     /* MIO: shared-memory bank wavefronts, and per global request its L1 wavefronts (128-byte lines), at least
      * the fitted cycles per global request */
     b[B_MIO] = per_block * std::max(I[EMU_PIPE_LSU], c->shared_wavefronts + c->l1_wavefronts +
@@ -236,7 +238,8 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     b[B_L2] = (c->l2_read_sectors + c->l2_write_sectors) * 32.0 / (s.l2_bytes_per_clk * clk);
     b[B_DRAM] = c->dram_sectors * 32.0 / (s.dram_gbs * 1e9);
     double compute_s = flops / (2.0 * s.fp32_lanes * s.sms * s.ghz * 1e9) +
-                       I[EMU_PIPE_MMA16] * 4096.0 / (s.mma16_tflops * 1e12) + I[EMU_PIPE_MMA_TF32] * 1024.0 / (s.tf32_tflops * 1e12);
+                       I[EMU_PIPE_MMA16] * 4096.0 / (s.mma16_tflops * 1e12) +
+                       (I[EMU_PIPE_MMA_TF32] * 1024.0 + I[EMU_PIPE_MMA_TF32_K8] * 2048.0) / (s.tf32_tflops * 1e12);
     finish(out, b, K[K_LAUNCH].value * 1e-6, compute_s, c->dram_sectors * 32.0, s);
     /* the waits decide only in part when a block's pipe work outweighs them: name both, the pipe first */
     static char both[NB][48];

@@ -587,11 +587,14 @@ static void debug_launch(const emu_model_counts &c, const emu_model_prediction &
 {
     static int level = getenv("EMU_MODEL_DEBUG") ? atoi(getenv("EMU_MODEL_DEBUG")) : 0;
     if (level < 2) return;
-    static const char *pipes[EMU_PIPES] = {"fp32", "fp64", "imad", "alu", "sfu", "mma16", "tf32", "lsu", "ctrl"};
+    static const char *pipes[EMU_PIPES] = {"fp32", "fp64", "imad", "alu", "sfu", "mma16", "tf32", "lsu", "ctrl",
+                                           "tf32k8"};
     double w = std::max(1.0, c.warps);
     fprintf(stderr, "model: %s %.0f blocks x %.0f threads, %.0f regs, %.0f B smem, %.0f resident; per warp:",
             c.kernel, c.blocks, c.threads_per_block, c.regs, c.static_smem + c.dynamic_smem, p.resident_blocks);
-    for (int i = 0; i < EMU_PIPES; i++) fprintf(stderr, " %s %.0f", pipes[i], c.inst[i] / w);
+    for (int i = 0; i < EMU_PIPES; i++)
+        if (i != EMU_PIPE_MMA_TF32_K8 || c.inst[i] > 0) /* (the mma.sync pipe only where a kernel has one) */
+            fprintf(stderr, " %s %.0f", pipes[i], c.inst[i] / w);
     fprintf(stderr, "; issue path %.0f cycles, waits %.1f, shared wavefronts %.0f, L1 wavefronts %.0f, barriers per "
             "block %.0f\nmodel:   bounds us:", c.warp_path_clk / w, c.global_waits / w, c.shared_wavefronts / w,
             c.l1_wavefronts / w, c.barriers / std::max(1.0, c.blocks));

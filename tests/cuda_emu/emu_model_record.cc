@@ -26,7 +26,7 @@ int record_fields(emu_model_counts *c, const char **name, double **field, int ma
         {"inst_imad", &c->inst[EMU_PIPE_IMAD]}, {"inst_alu", &c->inst[EMU_PIPE_ALU]},
         {"inst_sfu", &c->inst[EMU_PIPE_SFU]}, {"inst_mma16", &c->inst[EMU_PIPE_MMA16]},
         {"inst_mma_tf32", &c->inst[EMU_PIPE_MMA_TF32]}, {"inst_lsu", &c->inst[EMU_PIPE_LSU]},
-        {"inst_ctrl", &c->inst[EMU_PIPE_CTRL]}, {"global_waits", &c->global_waits},
+        {"inst_ctrl", &c->inst[EMU_PIPE_CTRL]}, {"inst_mma_tf32_k8", &c->inst[EMU_PIPE_MMA_TF32_K8]}, {"global_waits", &c->global_waits},
         {"warp_path_clk", &c->warp_path_clk},
         {"shared_wavefronts", &c->shared_wavefronts}, {"l1_wavefronts", &c->l1_wavefronts},
         {"global_requests", &c->global_requests}, {"l1_hit_sectors", &c->l1_hit_sectors},
@@ -34,7 +34,7 @@ int record_fields(emu_model_counts *c, const char **name, double **field, int ma
         {"l2_hit_sectors", &c->l2_hit_sectors}, {"dram_sectors", &c->dram_sectors}, {"barriers", &c->barriers},
         {"async_bytes", &c->async_bytes}, {"fit_residual", &c->fit_residual}, {"blocks_run", &c->blocks_run},
     };
-    static_assert(EMU_PIPES == 9, "a pipe added to emu_api.h needs its field here");
+    static_assert(EMU_PIPES == 10, "a pipe added to emu_api.h needs its field here");
     int n = (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n && i < max; i++) name[i] = all[i].n, field[i] = all[i].f;
     return n;

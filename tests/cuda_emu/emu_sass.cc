@@ -42,14 +42,16 @@ static int pipe_of(const std::string &op, const std::string &full)
     for (const char **p = lsu; *p; p++) if (op == *p) return EMU_PIPE_LSU;
     for (const char **p = ctrl; *p; p++) if (op == *p) return EMU_PIPE_CTRL;
     if (op == "HMMA" || op == "HGMMA") {
-        /* The tensor bound counts an f16/bf16 HMMA as 4096 FLOP (m16n8k16) and a tf32 one as 1024 (m16n8k4): the
-         * shapes nvcc emits for this project's WMMA on sm_80 and sm_90 (HMMA.16816.F32.BF16, HMMA.1684.F32.TF32).
-         * Any other shape would be counted wrong: refused. */
+        /* The tensor bound counts an f16/bf16 HMMA as 4096 FLOP (m16n8k16) and a tf32 one as 1024 (m16n8k4) or
+         * 2048 (m16n8k8): the shapes nvcc emits for this project's WMMA and mma.sync on sm_80 and sm_90
+         * (HMMA.16816.F32.BF16, HMMA.1684.F32.TF32, HMMA.1688.F32.TF32). Any other shape would be counted wrong:
+         * refused. */
         int tf32 = full.find("TF32") != std::string::npos;
+        if (tf32 && full.compare(0, 10, "HMMA.1688.") == 0) return EMU_PIPE_MMA_TF32_K8;
         const char *shape = tf32 ? "HMMA.1684." : "HMMA.16816.";
         if (full.compare(0, strlen(shape), shape) != 0) {
             fprintf(stderr, "emu_sass: %s: the time model counts only %s* for %s tensor-core instructions\n",
-                    full.c_str(), shape, tf32 ? "tf32" : "16-bit");
+                    full.c_str(), tf32 ? "HMMA.1684.* and HMMA.1688." : shape, tf32 ? "tf32" : "16-bit");
             abort();
         }
         return tf32 ? EMU_PIPE_MMA_TF32 : EMU_PIPE_MMA16;
@@ -238,8 +240,9 @@ static void load(const char *path)
         } else if (!strncmp(s, "//## File \"", 11)) {
             /* nvdisasm -gi: an instruction's location, then the chain of call sites it was inlined at, one line
              * each (innermost first). A location inside the toolkit's headers (cuda::memcpy_async's cp.async,
-             * intrinsics) is taken at its first call site outside them: the line the emulator sees, where the
-             * shim's call returns to. */
+             * intrinsics) or the PTX wrappers (kernels/runtime/ptx/mma_ptx.h, shadowed by the emulator's own) is
+             * taken at its first call site outside them: the line the emulator sees, where the shim's call
+             * returns to. */
             const char *e = strchr(s + 11, '"');
             const char *ln = e ? strstr(e, ", line ") : NULL;
             if (e && ln && (chain_first || in_toolkit)) {

@@ -16,9 +16,9 @@
 set -u
 bin=$1 gpu=$2 sass=$3 out=$4
 # the GPU's fragments in PTX's mma register order (bf16: two adjacent elements per register): the emulator's layout
-# keeps it, so a kernel that needs the order (maxsim_v9.cu) runs at all
+# keeps it, the path a GPU runs
 export EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1
-timeout_s=${PREDICT_TIMEOUT:-300} # lesson 3 cuda-v6 at J = 256, one reduced run: about 180 s here
+timeout_s=${PREDICT_TIMEOUT:-300} # lesson 3 cuda-v3 at J = 128, one reduced run: about 100 s here
 tmp=$(mktemp) || exit 1
 rec=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp" "$rec"' EXIT
@@ -32,7 +32,7 @@ reduce_of() {
   case "$1:$2:$3" in
     3:medium:cuda-v1|3:forum:cuda-v1) echo "J=4:8,N=4:8" ;; # one thread per (i, m) loops J x N x K
     3:forum:cuda-v2) echo "J=64:128,N=64:128" ;;            # FP32 tiles: N too, or a run takes 8 minutes
-    3:forum:cuda-v4|3:forum:cuda-v5|3:forum:cuda-v6|3:forum:cuda-v7|3:forum:cuda-v8|3:forum:cuda-v9) echo "J=128:256" ;; # a[i]'s 128 rows resident
+    3:forum:cuda-v4|3:forum:cuda-v5) echo "J=128:256" ;; # whole j tiles of a[i]'s resident rows (64, 128)
     3:forum:*) echo "J=64:128" ;;
     5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
     5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays

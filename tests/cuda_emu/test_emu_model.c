@@ -94,14 +94,16 @@ static void write_mma(char *path, const char *op)
     fclose(f);
 }
 
-/* The tensor bound counts an HMMA.1684 on tf32 as 1024 FLOP and an HMMA.16816 on bf16 as 4096: those two shapes
- * are read, any other is refused (counted at either figure, it would be wrong by its shape's factor). */
+/* The tensor bound counts an HMMA.1684 on tf32 as 1024 FLOP, an HMMA.1688 on tf32 (mma.sync m16n8k8) as 2048
+ * and an HMMA.16816 on bf16 as 4096: those shapes are read, any other is refused (counted at another's figure,
+ * it would be wrong by its shape's factor). */
 START_TEST(hmma_shapes_counted)
 {
-    static const char *ops[] = {"HMMA.1684.F32.TF32 R4, R8, R12, R4", "HMMA.16816.F32.BF16 R4, R8, R12, R4"};
+    static const char *ops[] = {"HMMA.1684.F32.TF32 R4, R8, R12, R4", "HMMA.16816.F32.BF16 R4, R8, R12, R4",
+                                "HMMA.1688.F32.TF32 R4, R8, R12, R4"};
     double cycles[2], n[2];
     int has_ctrl = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         char path[] = "/tmp/test_emu_model.XXXXXX";
         write_mma(path, ops[i]);
         ck_assert_int_eq(emu_sass_block_paths(path, "_Z4mmav", cycles, n, 2, &has_ctrl), 1);
@@ -114,7 +116,7 @@ END_TEST
 START_TEST(hmma_other_shape_refused)
 {
     char path[] = "/tmp/test_emu_model.XXXXXX";
-    write_mma(path, "HMMA.1688.F32.TF32 R4, R8, R12, R4");
+    write_mma(path, "HMMA.884.F32.TF32 R4, R8, R12, R4");
     double cycles[2], n[2];
     int has_ctrl = 0;
     emu_sass_block_paths(path, "_Z4mmav", cycles, n, 2, &has_ctrl); /* aborts */

@@ -6,13 +6,12 @@
 #   report.tgz    tests/gpu/gpu_report.sh from the bundle on issue 27's new versions and the ones they improve on
 #                 (GPU_REPORT_IMPLS below; the other versions were measured on both GPUs already): its eight files,
 #                 for docs/results/<gpu>/issue27/
-#   stalls.tgz    ncu's warp-state, scheduler and pipe sections on the kernels issue 27 moves: lesson 3 cuda-v9's
-#                 forward at the forum's K = 256 (v9: v8 with 8- and 16-byte fragment loads and a fold per row, in
-#                 PTX's fragment layout; v5's was taken on the H100 already), lesson 5 cuda-v4's forward and dx
-#                 kernels, the persistent kernels whose gap to the 3x target the docs
+#   stalls.tgz    ncu's warp-state, scheduler and pipe sections on the kernels issues 27 and 48 move: lesson 3
+#                 cuda-v4's forward at the forum's K = 256 (mma.sync TF32 from a cp.async ring), lesson 5
+#                 cuda-v4's forward and dx kernels (mma.sync bf16), the persistent kernels whose gap to the 3x target the docs
 #                 give from the model alone (lesson 2 cuda-v4's forward and cuda-v5's two walks at the forum size,
-#                 lesson 4 cuda-v3's and cuda-v4's forward and cuda-v5's backward at medium: the measured reason), then lesson 3 cuda-v8's forward (v9's predecessor, if time is
-#                 left); and for lesson 3 cuda-v9's forward, every
+#                 lesson 4 cuda-v3's and cuda-v4's forward and cuda-v5's backward at medium: the measured reason), then lesson 3 cuda-v5's forward (v4 on 16-bit operands, if time
+#                 is left); and for lesson 3 cuda-v4's forward, every
 #                 SASS instruction's executed count
 #                 (ncu's source page), to set beside the time model's basic-block executions (EMU_MODEL_DEBUG=3 at
 #                 the same size)
@@ -32,7 +31,7 @@ W=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >"$W/nvidia-smi.txt" 2>&1
 
 # 1. the report
-IMPLS="2:cuda-v3,cuda-v4,cuda-v5 3:cuda-v5,cuda-v6,cuda-v7,cuda-v8,cuda-v9 4:cuda-v2,cuda-v3,cuda-v4,cuda-v5"
+IMPLS="2:cuda-v3,cuda-v4,cuda-v5 3:cuda-v3,cuda-v4,cuda-v5 4:cuda-v2,cuda-v3,cuda-v4,cuda-v5"
 IMPLS="$IMPLS 5:cuda-v1,cuda-v4"
 GPU_REPORT_IMPLS=$IMPLS GPU_REPORT_DIR=$W/report timeout --kill-after=5 520 bash build/gpu-bundle/gpu-report.sh \
     >"$W/report.out" 2>&1
@@ -55,7 +54,7 @@ stall() { # NAME SECS KERNEL_REGEX LESSON ARGS...
         "$B/lesson$l" "$@" >"$W/stalls/$name.txt" 2>&1
     echo "exit $?" >>"$W/stalls/$name.txt"
 }
-stall lesson3_v9_forward 25 '^ms_forward_v9$' 3 --size medium --dims K=256 --impl cuda-v9
+stall lesson3_v4_forward 25 '^ms_forward_v4$' 3 --size medium --dims K=256 --impl cuda-v4
 stall lesson5_v4_forward 20 '^lce4_forward_kernel$' 5 --size medium --impl cuda-v4
 stall lesson5_v4_dx 20 '^lce4_dx_kernel$' 5 --size medium --impl cuda-v4
 stall lesson2_v4_forward 20 '^lc4_forward_kernel$' 2 --size forum --impl cuda-v4
@@ -65,12 +64,12 @@ stall lesson4_v3_forward 20 '^gru3_forward_kernel$' 4 --size medium --impl cuda-
 stall lesson4_v4_forward 20 '^gru4_forward_kernel$' 4 --size medium --impl cuda-v4
 stall lesson4_v5_backward 20 '^gru5_backward_kernel$' 4 --size medium --impl cuda-v5
 if [ "$(left)" -gt 30 ]; then
-    timeout --kill-after=5 25 "$NCU" --section SourceCounters --kernel-name 'regex:^ms_forward_v9$' --launch-count 1 \
-        --page source --print-source sass --csv "$B/lesson3" --size medium --impl cuda-v9 \
-        >"$W/stalls/lesson3_v9_forward_sass_counts.csv" 2>&1
-    echo "exit $?" >>"$W/stalls/lesson3_v9_forward_sass_counts.csv"
+    timeout --kill-after=5 25 "$NCU" --section SourceCounters --kernel-name 'regex:^ms_forward_v4$' --launch-count 1 \
+        --page source --print-source sass --csv "$B/lesson3" --size medium --impl cuda-v4 \
+        >"$W/stalls/lesson3_v4_forward_sass_counts.csv" 2>&1
+    echo "exit $?" >>"$W/stalls/lesson3_v4_forward_sass_counts.csv"
 fi
-stall lesson3_v8_forward 25 '^ms_forward_v8$' 3 --size medium --dims K=256 --impl cuda-v8
+stall lesson3_v5_forward 25 '^ms_forward_v5$' 3 --size medium --dims K=256 --impl cuda-v5
 tar -czf "$OUT/stalls.tgz" -C "$W" stalls
 
 # 3. PyTorch on the same GPU

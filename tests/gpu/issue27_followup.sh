@@ -59,7 +59,7 @@ run times_lesson4 60 "$B/lesson4" --size medium --impl cuda-v2,cuda-v3,cuda-v4,c
     --csv "$W/results.csv" --times "$W/times.csv"
 run times_lesson5 70 "$B/lesson5" --size forum --impl cuda-v1,cuda-v4 --repeat 5 \
     --csv "$W/results.csv" --times "$W/times.csv"
-run times_lesson3 70 "$B/lesson3" --size forum --impl cuda-v8,cuda-v9 --repeat 3 \
+run times_lesson3 70 "$B/lesson3" --size forum --impl cuda-v3,cuda-v4,cuda-v5 --repeat 3 \
     --csv "$W/results.csv" --times "$W/times.csv"
 tar -czf "$OUT/followup.tgz" -C "$(dirname "$W")" followup
 }

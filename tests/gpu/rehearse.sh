@@ -13,7 +13,7 @@ status=0
 FILES="anchors.csv anchors.log forum.log preflight.log profile.csv profile.log results.csv sanitize.log small.log summary.txt"
 
 # the emulated GPU holds PTX's fragment register order (EMU_WMMA_PTX=1; tests/cuda_emu/include/mma.h), the layout
-# lesson 3 cuda-v9 checks a GPU for
+# a GPU holds
 export EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1
 echo "== rehearsal: GPU_REHEARSAL=1 bash $bundle/gpu-report.sh"
 rm -rf "$out"

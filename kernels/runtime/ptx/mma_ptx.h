@@ -1,6 +1,7 @@
 /* mma_ptx.h - the tensor-core instructions of sm_80 and later as small __device__ wrappers over inline PTX:
  * mma.sync (bf16, f16 and tf32 operands, float accumulators), ldmatrix (x1/x2/x4, optionally transposed),
- * cp.async.cg 16-byte copies with their commit and wait groups, and cvt.rna.tf32.f32.
+ * cp.async.cg 16-byte copies with their commit and wait groups, cvt.rna.tf32.f32, and max.NaN.f32 (an epilogue's
+ * max on the accumulators that NaN cannot slip past).
  *
  * A kernel writes `#include <mma_ptx.h>`: nvcc finds this file through -Ikernels/runtime/ptx (Makefile). This
  * directory holds this header only, so that include path brings nothing else. Why the angle brackets: the CPU
@@ -98,6 +99,15 @@ __device__ __forceinline__ uint32_t f32_to_tf32(float x)
 {
     uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+/* max.NaN.f32 (sm_80): the larger of x and y, or a canonical NaN when either is NaN; fmaxf returns the other
+ * operand, so a fold that must see NaN would need a second compare per element */
+__device__ __forceinline__ float fmax_nan(float x, float y)
+{
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(r) : "f"(x), "f"(y));
     return r;
 }
 

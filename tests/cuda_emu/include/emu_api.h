@@ -53,6 +53,7 @@ enum {
     EMU_PIPE_MMA_TF32, /* HMMA on tf32 */
     EMU_PIPE_LSU,    /* every memory, shuffle and vote instruction (the MIO queue) */
     EMU_PIPE_CTRL,   /* branches, barriers, uniform datapath, S2R: issue slots only */
+    EMU_PIPE_MMA_TF32_K8, /* HMMA.1688 on tf32 (mma.sync m16n8k8): twice an HMMA.1684's work */
     EMU_PIPES
 };
 typedef struct {

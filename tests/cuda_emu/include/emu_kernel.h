@@ -94,6 +94,20 @@ struct syncwarp_site {
 #define __any_sync(m, p) ((int)::emu::vote_at(::emu::W_ANY, __FILE__, __LINE__, (m), (p)))
 #define __all_sync(m, p) ((int)::emu::vote_at(::emu::W_ALL, __FILE__, __LINE__, (m), (p)))
 
+/* The reinterpreting casts of CUDA's device math API (bits unchanged) */
+inline float __uint_as_float(unsigned int u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+inline unsigned int __float_as_uint(float f)
+{
+    unsigned int u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
 /* Blind spot (README): no memory model. One thread runs at a time, so every write is visible at once. */
 inline void __threadfence(void) {}
 inline void __threadfence_block(void) {}

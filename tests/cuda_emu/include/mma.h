@@ -23,7 +23,7 @@
  *     register (x[2r], x[2r + 1] adjacent in memory, the lower first, as in PTX's mma fragments): for code that
  *     checks for such pairs and loads them as words, so that both of its paths run here. EMU_WMMA_PTX=1 keeps
  *     every fragment in PTX's register order, no derangement: for code that checks for that order on the device
- *     first (kernels/maxsim_v9.cu's probe) and otherwise refuses to run.
+ *     first and otherwise refuses to run.
  * Numerics:
  *   - __float_to_tf32 is NVIDIA's cvt.rna.tf32.f32 (crt/mma.h of CUDA 13): round to nearest, ties away from
  *     zero, to 10 mantissa bits (the result is still a float with the low 13 bits zero).

@@ -1,5 +1,5 @@
-/* mma_ptx.h - TEST-ONLY shim: kernels/runtime/ptx/mma_ptx.h (mma.sync, ldmatrix, cp.async.cg, cvt.rna.tf32)
- * on the CPU emulator. A kernel's `#include <mma_ptx.h>` finds this file first in the emulation build (emu.mk
+/* mma_ptx.h - TEST-ONLY shim: kernels/runtime/ptx/mma_ptx.h (mma.sync, ldmatrix, cp.async.cg, cvt.rna.tf32,
+ * max.NaN.f32) on the CPU emulator. A kernel's `#include <mma_ptx.h>` finds this file first in the emulation build (emu.mk
  * puts tests/cuda_emu/include before everything); nvcc finds the product's through -Ikernels/runtime/ptx. The
  * functions and their signatures are the product's (a call that compiles against one and not the other is a
  * build failure in one of the two builds); each trailing file/line argument is this file's own, defaulted to
@@ -181,6 +181,18 @@ inline void mma_tf32_m16n8k8(float (&d)[4], const uint32_t (&a)[4], const uint32
 }
 
 inline uint32_t f32_to_tf32(float x) { return emu::tf32_rna_bits(x); }
+
+/* max.NaN.f32: PTX's canonical NaN (0x7fffffff) when either operand is NaN, else the larger (PTX ISA, "max") */
+inline float fmax_nan(float x, float y)
+{
+    if (x != x || y != y) {
+        uint32_t u = 0x7fffffffu;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    return x > y ? x : x < y ? y : signbit(x) ? y : x; /* equal: +0 over -0 */
+}
 
 inline void ldmatrix_x1(uint32_t &r0, const void *row, EMU_PTX_SITE)
 {
