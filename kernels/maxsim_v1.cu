@@ -21,10 +21,6 @@ static_assert(MS_SCAN_THREADS % 32 == 0, "the scan adds whole warps' totals");
 
 static int blocks_for(long long n, int threads) { return (int)((n + threads - 1) / threads); }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory.
- * Today: loads 29% (a warp's lanes are consecutive m: each reads its own row of b[m], 32 sectors for 32 floats; only
- * a's broadcast is cheap), stores 68% (a warp's 32 m span two i when M = 25: its arg stores fall in two runs, each
- * starting mid-sector). */
 __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -46,9 +42,6 @@ __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a,
     if (out) out[t] = sum;
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used (a block's threads read consecutive k of one b row; arg and
- * dout are broadcasts), stores >= 80%, no shared memory.
- * Today: stores 78% (the profile's K = 25: each 100-byte row starts mid-sector and touches 4 sectors of da). */
 __global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const float *dout, const int *arg, float *da)
 {
     long long r = blockIdx.x;
@@ -62,8 +55,6 @@ __global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const f
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, no global stores (db is summed by atomicAdd, which the
- * profile does not count), no shared memory. */
 __global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, const float *dout, const int *arg,
                                     float *db)
 {
@@ -76,8 +67,6 @@ __global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, 
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, no global stores (the counts are atomicAdds, not counted),
- * no shared memory. */
 __global__ void ms_bucket_count_kernel(long long RM, int M, int N, const int *arg, int *start)
 {
     long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; /* element (r, m) of arg [R, M]: coalesced */
@@ -86,10 +75,6 @@ __global__ void ms_bucket_count_kernel(long long RM, int M, int N, const int *ar
     atomicAdd(&start[(long long)m * (N + 1) + arg[e] + 1], 1); /* integer counts: the same in any order */
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, shared memory <= 1 wavefront per request (no
- * bank conflict: one total per warp, read by all as a broadcast).
- * Today: loads 79%, stores 79% (the profile's N = 19: a row of 19 counts, 76 bytes, starts mid-sector and touches 3
- * sectors). */
 __global__ void ms_bucket_scan_kernel(int N, int *start)
 {
     __shared__ int warp_total[MS_SCAN_THREADS / 32];
@@ -122,8 +107,6 @@ __device__ static void same_bucket(int n, int lane, int *before, int *same)
     }
 }
 
-/* Designed for: loads >= 20% (a warp per m reads arg[r, m] down a column: one int per sector, stride M; the cursors
- * it reads share sectors), stores >= 25% (a scatter: each row lands in its argmax's bucket), no shared memory. */
 __global__ void ms_bucket_scatter_kernel(int R, int M, int N, const int *arg, int *start, int *list)
 {
     int m = blockIdx.x * MS_SCATTER_WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -144,8 +127,6 @@ __global__ void ms_bucket_scatter_kernel(int R, int M, int N, const int *arg, in
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 80%, no shared memory.
- * Today: stores 78% (the profile's K = 25: each 100-byte row starts mid-sector and touches 4 sectors of db). */
 __global__ void ms_db_bucket_kernel(int J, int M, int N, int K, int R, const float *a, const float *dout,
                                     const int *start, const int *list, float *db)
 {

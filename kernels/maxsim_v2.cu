@@ -85,11 +85,6 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     }
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used (16 lanes read 16 consecutive floats of a row), stores >=
- * 12.5% (a block owns one (i, m): arg[i, :, m] is a column, stride M, one int per sector; out one float), shared
- * memory <= 2 wavefronts per request (load_tiles' stores into the padded tiles are conflict-free; the register
- * tile's reads of sB are 2-way).
- * Today: loads 64% (the profile's K = 25: each row's 16-float k step starts mid-sector, 3 sectors for 2). */
 __global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
     __shared__ float sA[MS_TK][MS_TJ + MS_PAD], sB[MS_TK][MS_TN + MS_PAD], rowmax[MS_TJ];

@@ -115,11 +115,6 @@ __device__ static void v3_j_tile(const float *ai, const float *bm, int J, int N,
     __syncthreads(); /* rowmax holds the merged maxima */
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used, stores >= 12.5% (arg[i, :, m] is a column, stride M, as in
- * v2), shared memory <= 1 wavefront per request (no bank conflict: rows padded by 4 floats, the epilogue's reads
- * rotated by lane).
- * Today: loads 78% (K = 25 here: rows start mid-sector; K % 4 != 0: the 4-byte path), shared memory <= 2 wavefronts
- * per request (the fragments' stores to sC: lane (g, t) writes columns 2t, 2t+1 of row g, 68 floats apart: 2-way). */
 __global__ void ms_forward_v3(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
 {
     __shared__ __align__(32) float sA[MS3_TJ * LDS], sB[MS3_TN * LDS], sC[MS3_TJ * LDC];

@@ -202,10 +202,6 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     __syncthreads(); /* rowmax holds the merged maxima */
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used (whole 128-byte row segments), stores >= 12.5%
- * (arg[i, :, m] is a column, stride M, as in v3), shared memory <= 4 wavefronts per request (ldmatrix.x4 and
- * the 16-byte copies move 512 bytes a warp: 4 wavefronts is the least, conflict-free on the swizzled tiles).
- * Today: loads 24% (K = 25 here: K % 4 != 0 takes the 4-byte path, a lane's four loads 16 bytes apart). */
 __global__ void ms_forward_v4(int I, int J, int M, int N, int K, const float *a, const float *b, float *out,
                               int *arg)
 {

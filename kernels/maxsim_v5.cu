@@ -46,9 +46,7 @@ __device__ static int swz(int row, int k, int ld)
     return row * ld + (((k >> 3) ^ (row & 7)) << 3) + (k & 7);
 }
 
-/* y[r, k] = x[r, k] rounded to bf16 or fp16 for k < K, 0 for K <= k < K8: x (rows, K) floats, y (rows, K8).
- * Designed for: loads >= 75% of each 32-byte sector used (K of each K8 columns read: 25 of 32 at K = 25),
- * stores >= 80% (consecutive threads, consecutive elements), no shared memory. */
+/* y[r, k] = x[r, k] rounded to bf16 or fp16 for k < K, 0 for K <= k < K8: x (rows, K) floats, y (rows, K8). */
 __global__ void ms_to_16bit(const float *x, long long rows, int K, int K8, int fp16, uint16_t *y)
 {
     long long n = rows * K8;
@@ -200,10 +198,6 @@ __device__ static void j_tile(const uint16_t *ai, const uint16_t *bm, int J, int
     __syncthreads(); /* rowmax holds the merged maxima */
 }
 
-/* Designed for: loads >= 80% of each 32-byte sector used (whole 128-byte row segments), stores >= 12.5%
- * (arg[i, :, m] is a column, stride M, as in v3), shared memory <= 4 wavefronts per request (ldmatrix.x4 and
- * the 16-byte copies move 512 bytes a warp: 4 wavefronts is the least, conflict-free on the swizzled tiles).
- */
 __global__ void ms_forward_v5(int I, int J, int M, int N, int K, int fp16, const uint16_t *a,
                               const uint16_t *b, float *out, int *arg)
 {

@@ -395,7 +395,8 @@ int cli_parse(const lesson *L, int argc, char **argv, cli_options *o)
             else if (op->names) {
                 int v = 0;
                 while (op->names[v] && strcmp(op->names[v], optarg) != 0) v++;
-                if (!op->names[v]) return cli_fail(L, "%s '%s' is not one of its names (--help)", op->flag, optarg);
+                if (!op->names[v])
+                    return cli_fail(L, "%s '%s' is not one of its names (--help)", op->flag, optarg);
                 o->opts[k - OPT_COMMON] = v;
             } else if (parse_ll(optarg, op->min, op->max, &o->opts[k - OPT_COMMON]) != 0)
                 return cli_fail(L, "%s '%s' must be an integer from %lld to %lld", op->flag, optarg, op->min,

@@ -82,7 +82,8 @@ typedef struct {
     int takes_value;       /* 0: a flag */
     long long def, min, max;
     const char *help;
-    const char *const *names; /* a value given by name ("--precision fp16"): its index in this NULL-ended list */
+    /* a value given by name ("--precision fp16"): its index in this NULL-ended list */
+    const char *const *names;
 } lesson_option;
 
 /* The state one implementation's run carries from forward to backward. */

@@ -1,7 +1,7 @@
 /* mma_ptx.h - the tensor-core instructions of sm_80 and later as small __device__ wrappers over inline PTX:
  * mma.sync (bf16, f16 and tf32 operands, float accumulators), ldmatrix (x1/x2/x4, optionally transposed),
- * cp.async.cg 16-byte copies with their commit and wait groups, cvt.rna.tf32.f32, and max.NaN.f32 (an epilogue's
- * max on the accumulators that NaN cannot slip past).
+ * cp.async.cg 16-byte copies with their commit and wait groups, cvt.rna.tf32.f32, and max.NaN.f32 (an
+ * epilogue's max on the accumulators that NaN cannot slip past).
  *
  * A kernel writes `#include <mma_ptx.h>`: nvcc finds this file through -Ikernels/runtime/ptx (Makefile). This
  * directory holds this header only, so that include path brings nothing else. Why the angle brackets: the CPU
