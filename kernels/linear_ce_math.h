@@ -1,5 +1,5 @@
-/* linear_ce_math.h - lesson 5's shared device side: the arithmetic of one row of cross-entropy, shared by the CPU
- * code and the CUDA kernels (HD), launch geometry, and the CUDA versions' launchers.
+/* linear_ce_math.h - lesson 5's shared device side: the arithmetic of one row of cross-entropy, shared by the
+ * CPU code and the CUDA kernels (HD), launch geometry, and the CUDA versions' launchers.
  *
  * Row n has logits z[0..V-1] and a target t. With lse = log sum_v exp(z[v]):
  *     loss_n   = lse - z[t]
@@ -68,14 +68,17 @@ HD float lce_grad(float z, float lse, int is_target, float scale)
 }
 
 /* Cut Cross-Entropy's gradient filter (cuda-v3 --filter): a tile's update of dx and dW is skipped when every
- * |softmax - onehot| of it is below LCE_FILTER_EPS. CCE's default ("auto") is the eps of the gradient's dtype over
- * 32: bf16's eps is 2^-7, so 2^-12, the unscaled value compared before dloss and 1/n_valid multiply it. Strictly
- * below: a NaN is never negligible, so a NaN row is never filtered away. */
+ * |softmax - onehot| of it is below LCE_FILTER_EPS. CCE's default ("auto") is the eps of the gradient's dtype
+ * over 32: bf16's eps is 2^-7, so 2^-12, the unscaled value compared before dloss and 1/n_valid multiply it.
+ * Strictly below: a NaN is never negligible, so a NaN row is never filtered away. */
 #define LCE_FILTER_EPS (1.0f / 4096.0f)
-HD int lce_grad_negligible(float softmax_minus_onehot) { return fabsf(softmax_minus_onehot) < LCE_FILTER_EPS; }
+HD int lce_grad_negligible(float softmax_minus_onehot)
+{
+    return fabsf(softmax_minus_onehot) < LCE_FILTER_EPS;
+}
 
-/* one logit z = a . b of two bf16 rows of length H, products and sum in fp32 (in index order: deterministic, the
- * same in forward and in backward's recomputation) */
+/* one logit z = a . b of two bf16 rows of length H, products and sum in fp32 (in index order: deterministic,
+ * the same in forward and in backward's recomputation) */
 HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
 {
     float s = 0.0f;
@@ -85,7 +88,7 @@ HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
     return s;
 }
 
-/* ---- launch geometry, read by the kernels and by the C fit checks -------------------------------------------- */
+/* ---- launch geometry, read by the kernels and by the C fit checks -------------------------------------- */
 #define LCE_ROW_THREADS 256  /* one block per row of logits; 8 warps */
 #define LCE_WARP 32
 #define LCE_SCALE_THREADS 256 /* elementwise kernels */
@@ -94,12 +97,15 @@ HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
  *   forward   one block of LCE2_THREADS per row; thread i takes logits v = i, i + LCE2_THREADS, ...
  *   dx        one block per row; logits in blocks of LCE2_THREADS (one per thread), then the block adds that
  *             block's g . W into an fp32 accumulator of H floats in dynamic shared memory
- *   dW        one block per tile of LCE2_TILE_V vocabulary rows (it alone writes them: no atomics), looping over
- *             the rows of x in tiles of LCE2_TILE_N; the g tile [LCE2_TILE_N, LCE2_TILE_V] lives in shared memory */
+ *   dW        one block per tile of LCE2_TILE_V vocabulary rows (it alone writes them: no atomics), looping
+ *             over
+ *             the rows of x in tiles of LCE2_TILE_N; the g tile [LCE2_TILE_N, LCE2_TILE_V] lives in shared
+ *             memory */
 #define LCE2_THREADS 128
 #define LCE2_TILE_V 32
 #define LCE2_TILE_N 32
-/* dynamic shared memory a block may use without opting in (sm_80 and sm_90 alike); the dx kernel needs 4 H bytes */
+/* dynamic shared memory a block may use without opting in (sm_80 and sm_90 alike); the dx kernel needs 4 H
+ * bytes */
 #define LCE2_SMEM_LIMIT (48 * 1024)
 #define LCE2_DX_SMEM_BYTES(H) ((size_t)(H) * sizeof(float))
 
@@ -117,12 +123,14 @@ HD float lce_dot_bf16(const bf16 *a, const bf16 *b, int H)
 #define LCE3_TILE_V 64  /* vocabulary rows per logit tile: 4 fragments, one column of fragments per warp */
 #define LCE3_TILE_K 64  /* H columns staged per step of the logit GEMM: 4 k-steps; rows of 128 bytes */
 #define LCE3_SLAB_H 64  /* H columns of dx or dW updated per step: 4 fragments */
-#define LCE3_PAIR 2     /* logit tiles whose G feeds one pass over the fp32 accumulator (halves its traffic) */
-/* shared rows padded by 16 bytes (8 bf16, 4 floats): rows stay 32-byte aligned for WMMA at 16-row steps and the
- * same 16 bytes of 8 consecutive rows (what a fragment load reads at once) fall in 8 different bank groups */
+#define LCE3_PAIR 2 /* logit tiles whose G feeds one pass over the fp32 accumulator (halves its traffic) */
+/* shared rows padded by 16 bytes (8 bf16, 4 floats): rows stay 32-byte aligned for WMMA at 16-row steps and
+ * the same 16 bytes of 8 consecutive rows (what a fragment load reads at once) fall in 8 different bank
+ * groups */
 #define LCE3_PAD_BF16 8
 #define LCE3_PAD_F32 4
-#define LCE3_ROW_LANES (LCE3_THREADS / LCE3_TILE_N) /* threads per row in the row passes (4, one warp's quad) */
+/* threads per row in the row passes (4, one warp's quad) */
+#define LCE3_ROW_LANES (LCE3_THREADS / LCE3_TILE_N)
 
 /* cuda-v4 (kernels/linear_ce_v4.cu): the tiles its workspace is laid out by (optimized/
  * linear_ce_cuda_memory.c carves it); the rest of its geometry is the kernel file's own. */
@@ -140,9 +148,9 @@ HD long long lce4_chunk_cols(long long V)
     return whole < LCE4_VCHUNK ? whole : LCE4_VCHUNK;
 }
 
-/* The block order of a grid of tiles_m x tiles_n output tiles: groups of LCE4_GROUP row tiles, and inside a group
- * consecutive blocks take consecutive row tiles of one column tile, so a wave shares its column tiles and the
- * group's row tiles stay in L2 while the columns stream past. */
+/* The block order of a grid of tiles_m x tiles_n output tiles: groups of LCE4_GROUP row tiles, and inside a
+ * group consecutive blocks take consecutive row tiles of one column tile, so a wave shares its column tiles
+ * and the group's row tiles stay in L2 while the columns stream past. */
 HD void lce4_block_tile(long long b, long long tiles_m, long long tiles_n, long long *tm, long long *tn)
 {
     long long per_group = (long long)LCE4_GROUP * tiles_n, first = b / per_group * LCE4_GROUP;
@@ -152,10 +160,11 @@ HD void lce4_block_tile(long long b, long long tiles_m, long long tiles_n, long 
 }
 
 #ifdef __cplusplus
-/* ---- device code shared by the versions (.cu only) ----------------------------------------------------------- */
+/* ---- device code shared by the versions (.cu only) ----------------------------------------------------- */
 
 /* The warp step of a row logsumexp (v1's row kernel, v2's kernels): each lane's (running max, rescaled sum)
- * pair is merged down the warp with shuffles, lce_lse_merge doing the rescaling. Lane 0 ends with the warp's. */
+ * pair is merged down the warp with shuffles, lce_lse_merge doing the rescaling. Lane 0 ends with the
+ * warp's. */
 static __device__ inline lce_lse_acc lce_warp_lse(lce_lse_acc a)
 {
     for (int off = LCE_WARP / 2; off > 0; off /= 2) {
@@ -167,43 +176,15 @@ static __device__ inline lce_lse_acc lce_warp_lse(lce_lse_acc a)
     return a;
 }
 
-/* ---- the versions' launchers (kernels/linear_ce_vN.cu). Every pointer is a device pointer, allocated by
- * optimized/linear_ce_*.cu; lse is a row's logsumexp (0 for an ignored row); backward's gradient scale is
- * scale[0] * dloss[0], 1 / n_valid times the upstream gradient. Each launcher checks its launches. */
+/* ---- the small reductions every CUDA version calls (kernels/linear_ce_v1.cu); device pointers, each
+ * launch checked. */
 #include <stdint.h>
 #include "linear_ce_problem.h"
 
-/* v1 and every version's small reductions: scale (1,) = 1 / (rows of target (N,) not LCE_IGNORE), 0 if none */
+/* scale (1,) = 1 / (rows of target (N,) not LCE_IGNORE), 0 if none */
 void lce_launch_mean_scale(long long N, const int32_t *target, float *scale);
 /* loss (1,) = scale * sum of row_loss (N,), summed in double */
 void lce_launch_loss(long long N, const float *row_loss, const float *scale, float *loss);
-/* v1: chunk k's rows: logits (rows, V) f32 by cuBLAS, the row kernel writes row_loss and the gradient over them
- * as bf16 (row stride 2V), then grad_input rows (bf16) and grad_weight (f32, beta = 1) by cuBLAS */
-void lce1_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *W, const int32_t *target, float *logits,
-                const float *scale, float *row_loss, bf16 *grad_input, float *grad_weight);
-/* v1's backward: p (n,) *= g[0] in place, bf16 (rounded again) and f32 */
-void lce_launch_scale_bf16(long long n, bf16 *p, const float *g);
-void lce_launch_scale_f32(long long n, float *p, const float *g);
-/* v2 and v3: x (N, H) bf16, W (V, H) bf16, target (N,) -> lse (N,), row_loss (N,) = lse - z[t] (0 if ignored) */
-void lce2_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *lse,
-                         float *row_loss);
-/* v2: dx (N, H) bf16 = g . W with g = (softmax - onehot) * scale * dloss recomputed block by block, f32 sums */
-void lce2_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
-                    const float *scale, const float *dloss, bf16 *dx);
-/* v2: dW (V, H) f32 = g^T . x, each V-tile written by one block only (overwritten, not accumulated onto) */
-void lce2_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
-                    const float *scale, const float *dloss, float *dW);
-void lce3_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *lse,
-                         float *row_loss);
-/* v3: dx = G . W, G rounded to bf16 for the tensor cores, summed in dx_acc (N, H) f32 (a workspace,
- * overwritten) and rounded once; filter != 0 skips every tile update whose |softmax - onehot| entries are all
- * below LCE_FILTER_EPS and counts it in *skipped */
-void lce3_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
-                    const float *scale, const float *dloss, int filter, float *dx_acc, bf16 *dx,
-                    unsigned *skipped);
-/* v3: dW (V, H) f32 = G^T . x, each V-tile written by one block only */
-void lce3_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
-                    const float *scale, const float *dloss, int filter, float *dW, unsigned *skipped);
 #endif
 
 #endif

@@ -10,8 +10,8 @@
  *
  * The fused approach never holds the (N, V) logits: it takes `chunk` rows at a time, computes their logits,
  * turns them into the gradient in place and folds the chunk into dx and dW at once. The seed's code (Liger
- * Kernel's fused_linear_cross_entropy_forward) picks the chunk from the ratio V/H, so that a chunk's logits are
- * about the size of x itself:
+ * Kernel's fused_linear_cross_entropy_forward) picks the chunk from the ratio V/H, so that a chunk's logits
+ * are about the size of x itself:
  *     chunk = next_power_of_two(ceil(N / ceil(V / H)))
  * e.g. N=8192, H=4096, V=128256: ceil(V/H) = 32, chunk = 256, 32 chunks.
  */
@@ -32,7 +32,7 @@ typedef struct {
     size_t N, H, V;
     size_t chunk; /* rows per chunk, resolved (1 <= chunk <= N) */
     /* rows per chunk of `cuda` (optimized/linear_ce_fused.cu): --chunk when given, else the chunk its traffic
-     * model picks (lce_model_chunk, linear_ce_fused.h); 0 means "the same as chunk" */
+     * model picks (lce_model_chunk, optimized/linear_ce_cuda.h); 0 means "the same as chunk" */
     size_t cuda_chunk;
 } lce_dims;
 

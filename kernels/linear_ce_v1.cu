@@ -1,18 +1,18 @@
-/* linear_ce_v1.cu - lesson 5, cuda-v1: the CPU's fused chunk loop on the GPU, three cuBLAS GEMMs and one row
- * kernel per chunk of rows.
- *
- * Per chunk: logits (rows, V) f32 = x_c . W^T; lce_rows_kernel (one block per row: an online logsumexp over
- * the row, each thread a strided slice merged across the warp with shuffles and across warps in shared
- * memory) writes the row's loss and the gradient (softmax - onehot) * scale over the row as bf16, in place;
- * then grad_input = g . W and grad_weight += g^T x_c. Every GEMM reads bf16 and accumulates in f32; dW's has
- * C = grad_weight itself with beta = 1, so no (V, H) temporary exists and no chunk's part is rounded to bf16.
- * Around it: lce_mean_scale_kernel (1 / n_valid), lce_loss_kernel (row losses summed in double), and
- * backward's lce_scale_*_kernel (the saved gradients times dloss). Arithmetic: linear_ce_math.h. */
+/* linear_ce_v1.cu - lesson 5, cuda-v1: the CPU's fused chunk loop on the GPU. Per chunk of rows: logits
+ * (rows, V) f32 = x_c . W^T by cuBLAS; one row kernel (a block per row, online logsumexp) writes the loss and
+ * the gradient (softmax - onehot) * scale over the row as bf16, in place; grad_input = g . W and
+ * grad_weight += g^T x_c by cuBLAS (beta = 1: no (V, H) temporary, no chunk's part rounded to bf16).
+ * Backward multiplies the saved gradients by dloss. Arithmetic: linear_ce_math.h. */
 #include "linear_ce_math.h"
 
+#include "../optimized/linear_ce_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
+#include "track.h"
+
+static_assert(CUBLAS_WORKSPACE_BYTES == CUBLAS_WORKSPACE_BYTES_C,
+              "the C formula's cuBLAS workspace is the real one");
 
 static_assert(LCE_ROW_THREADS % LCE_WARP == 0 && LCE_ROW_THREADS / LCE_WARP <= LCE_WARP,
               "the block merge reads one partial per warp into a single warp");
@@ -74,9 +74,10 @@ __global__ void lce_rows_kernel(int V, float *z /* (rows, V) f32 -> (rows, 2V) b
     }
     float lse = lce_lse_finish(block_lse(a)), zt = zr[t], sc = scale[0];
     if (tid == 0) row_loss[r] = lce_row_loss(lse, zt);
-    /* In place: in step k the block writes bf16 [kB, kB+B), i.e. the bytes of floats [kB/2, kB/2 + B/2), which were
-     * read in step k/2 <= k. The barrier between each step's reads and writes orders the k = 0 case, and every
-     * earlier step finished its reads at an earlier barrier. zt was read before the first barrier. */
+    /* In place: in step k the block writes bf16 [kB, kB+B), i.e. the bytes of floats [kB/2, kB/2 + B/2),
+     * which were read in step k/2 <= k. The barrier between each step's reads and writes orders the k = 0
+     * case, and every earlier step finished its reads at an earlier barrier. zt was read before the first
+     * barrier. */
     for (int base = 0; base < V; base += B) {
         int v = base + tid;
         float zv = v < V ? zr[v] : 0.0f;
@@ -120,7 +121,8 @@ void lce_launch_mean_scale(long long N, const int32_t *target, float *scale)
     CUDA_CHECK_LAST();
 }
 
-static void lce_launch_rows(int rows, int V, float *z, const int32_t *target, const float *scale, float *row_loss)
+static void lce_launch_rows(int rows, int V, float *z, const int32_t *target, const float *scale,
+                            float *row_loss)
 {
     LAUNCH(lce_rows_kernel, rows, LCE_ROW_THREADS, 0)(V, z, target, scale, row_loss);
     CUDA_CHECK_LAST();
@@ -132,35 +134,38 @@ void lce_launch_loss(long long N, const float *row_loss, const float *scale, flo
     CUDA_CHECK_LAST();
 }
 
-void lce_launch_scale_bf16(long long n, bf16 *p, const float *g)
+static void lce_launch_scale_bf16(long long n, bf16 *p, const float *g)
 {
     if (n == 0) return;
     LAUNCH(lce_scale_bf16_kernel, blocks_for(n, LCE_SCALE_THREADS), LCE_SCALE_THREADS, 0)(n, p, g);
     CUDA_CHECK_LAST();
 }
 
-void lce_launch_scale_f32(long long n, float *p, const float *g)
+static void lce_launch_scale_f32(long long n, float *p, const float *g)
 {
     if (n == 0) return;
     LAUNCH(lce_scale_f32_kernel, blocks_for(n, LCE_SCALE_THREADS), LCE_SCALE_THREADS, 0)(n, p, g);
     CUDA_CHECK_LAST();
 }
 
-/* Row-major C (M, N) = alpha op(A) op(B) + beta C with any cuBLAS data types, as column-major C^T = op(B)^T op(A)^T
- * (kernels/runtime/gemm_layout.h's mapping): the operands swap, M and N swap, each keeps its own transpose flag. */
-static void gemm_ex_rowmajor(int transA, int transB, int M, int N, int K, const void *A, cudaDataType ta, int lda,
-                             const void *B, cudaDataType tb, int ldb, float beta, void *C, cudaDataType tc, int ldc)
+/* Row-major C (M, N) = alpha op(A) op(B) + beta C with any cuBLAS data types, as column-major C^T = op(B)^T
+ * op(A)^T (kernels/runtime/gemm_layout.h's mapping): the operands swap, M and N swap, each keeps its own
+ * transpose flag. */
+static void gemm_ex_rowmajor(int transA, int transB, int M, int N, int K, const void *A, cudaDataType ta,
+                             int lda, const void *B, cudaDataType tb, int ldb, float beta, void *C,
+                             cudaDataType tc, int ldc)
 {
     float alpha = 1.0f;
     cublasHandle_t h = (cublasHandle_t)cublas_handle();
     cuda_count_launch(); /* one cuBLAS call: one launch in "launches per pass" */
-    CUBLAS_CHECK(cublasGemmEx(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
-                              &alpha, B, tb, ldb, A, ta, lda, &beta, C, tc, ldc, CUBLAS_COMPUTE_32F,
+    CUBLAS_CHECK(cublasGemmEx(h, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
+                              K, &alpha, B, tb, ldb, A, ta, lda, &beta, C, tc, ldc, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT));
 }
 
-void lce1_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *W, const int32_t *target, float *logits,
-                const float *scale, float *row_loss, bf16 *grad_input, float *grad_weight)
+static void lce1_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *W, const int32_t *target,
+                       float *logits, const float *scale, float *row_loss, bf16 *grad_input,
+                       float *grad_weight)
 {
     size_t start = k * d->chunk;
     int rows = (int)lce_chunk_rows(d, k), H = (int)d->H, V = (int)d->V;
@@ -170,8 +175,47 @@ void lce1_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *W, const
     lce_launch_rows(rows, V, logits, target + start, scale, row_loss + start);
     const bf16 *g = (const bf16 *)logits; /* (rows, V) bf16, row stride 2V */
     /* grad_input rows (rows, H) bf16 = g (rows, V) . W (V, H); f32 accumulation, rounded once on the store */
-    gemm_ex_rowmajor(0, 0, rows, H, V, g, CUDA_R_16BF, 2 * V, W, CUDA_R_16BF, H, 0.0f, grad_input + start * d->H,
-                     CUDA_R_16BF, H);
-    /* grad_weight (V, H) f32 = 1 * grad_weight + g^T (V, rows) . xc (rows, H); g stored (rows, V) = (K, M): transA */
-    gemm_ex_rowmajor(1, 0, V, H, rows, g, CUDA_R_16BF, 2 * V, xc, CUDA_R_16BF, H, 1.0f, grad_weight, CUDA_R_32F, H);
+    gemm_ex_rowmajor(0, 0, rows, H, V, g, CUDA_R_16BF, 2 * V, W, CUDA_R_16BF, H, 0.0f,
+                     grad_input + start * d->H, CUDA_R_16BF, H);
+    /* grad_weight (V, H) f32 = 1 * grad_weight + g^T (V, rows) . xc (rows, H); g stored (rows, V) = (K, M):
+     * transA */
+    gemm_ex_rowmajor(1, 0, V, H, rows, g, CUDA_R_16BF, 2 * V, xc, CUDA_R_16BF, H, 1.0f, grad_weight,
+                     CUDA_R_32F, H);
+}
+
+extern "C" float *lce1_forward(const lce_dims *dims, const bf16 *x, const bf16 *W, const int32_t *target,
+                                   lce1_saved *saved)
+{
+    lce_dims dc = lce_cuda_dims(dims); /* the traffic model's chunk (linear_ce_cuda.h), or --chunk */
+    const lce_dims *d = &dc;
+    saved->grad_weight = (float *)dev_alloc_array(lce_w_count(d), DT_F32, "grad_weight [V,H] f32 (saved)");
+    saved->grad_input = (bf16 *)dev_alloc_array(lce_x_count(d), DT_BF16, "grad_input [N,H] bf16 (saved)");
+    /* beta = 1 adds onto zeros */
+    CUDA_CHECK(cudaMemset(saved->grad_weight, 0, lce_w_count(d) * sizeof(float)));
+    size_t bytes = lce1_workspace_bytes(d);
+    arena a;
+    lce1_workspace w;
+    arena_init(&a, dev_alloc(bytes, "workspace: logits [c,V] f32 + row losses"), bytes);
+    lce1_carve(&a, d, &w);
+    lce_launch_mean_scale((long long)d->N, target, w.scale);
+    for (size_t k = 0; k < lce_chunks(d); k++) {
+        lce1_chunk(d, k, x, W, target, w.logits, w.scale, w.row_loss, saved->grad_input, saved->grad_weight);
+    }
+    float *loss = (float *)dev_alloc_array(1, DT_F32, "loss [1] f32");
+    lce_launch_loss((long long)d->N, w.row_loss, w.scale, loss);
+    dev_free(a.base);
+    return loss;
+}
+
+extern "C" void lce1_backward(const lce_dims *d, lce1_saved *saved, const float *dloss, bf16 **dx,
+                                  float **dW)
+{
+    lce_launch_scale_bf16((long long)lce_x_count(d), saved->grad_input, dloss);
+    lce_launch_scale_f32((long long)lce_w_count(d), saved->grad_weight, dloss);
+    track_relabel(MEM_DEVICE, saved->grad_input, "dx [N,H] bf16 (grad_input, scaled)");
+    track_relabel(MEM_DEVICE, saved->grad_weight, "dW [V,H] f32 (grad_weight, scaled)");
+    *dx = saved->grad_input;
+    *dW = saved->grad_weight;
+    saved->grad_input = NULL;
+    saved->grad_weight = NULL;
 }

@@ -1,17 +1,13 @@
-/* linear_ce_v2.cu - lesson 5, cuda-v2: linear cross-entropy with no logits buffer (the Cut Cross-Entropy way).
- *
- * v1 materialises a chunk's logits (rows, V) in f32. Here each logit z[n, v] = x[n] . W[v] is computed in a
- * register when needed, used and dropped; forward keeps one float per row (the logsumexp) and backward
- * recomputes every logit from x and W.
- *   lce2_forward_kernel  one block per row, each thread its own logits (v = tid, tid + B, ...): online logsumexp
- *   lce2_dx_kernel       one block per row: logits in blocks of B, g = (softmax - onehot) * scale in shared
- *                        memory, g_block . W_block added into an fp32 accumulator [H] in dynamic shared memory
- *   lce2_dw_kernel       one block per tile of LCE2_TILE_V vocabulary rows, looping over x in tiles of LCE2_TILE_N
- * Every dW element is written by one thread of one block, adding row tiles in a fixed order: the same bits on
- * every run, no atomics, no zeroing launch. Scalar dots, no tensor cores: simple and correct, not fast. */
+/* linear_ce_v2.cu - lesson 5, cuda-v2: no logits buffer (the Cut Cross-Entropy way). Changed from v1: each
+ * logit x[n] . W[v] is a scalar dot in a register, used and dropped; forward saves only each row's logsumexp;
+ * backward recomputes every logit: dx by one block per row (an fp32 accumulator [H] in shared memory), dW by
+ * one block per LCE2_TILE_V vocabulary rows, each element written by one thread in a fixed order (the same
+ * bits every run, no atomics). No cuBLAS, no tensor cores: simple, not fast. */
 #include "linear_ce_math.h"
 
+#include "../optimized/linear_ce_cuda.h"
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 
 static_assert(LCE2_THREADS % LCE_WARP == 0 && LCE2_THREADS / LCE_WARP <= LCE_WARP,
@@ -19,7 +15,8 @@ static_assert(LCE2_THREADS % LCE_WARP == 0 && LCE2_THREADS / LCE_WARP <= LCE_WAR
 static_assert(LCE2_TILE_N * LCE2_TILE_V * sizeof(float) + LCE2_THREADS * sizeof(float) <= LCE2_SMEM_LIMIT,
               "the dW kernel's g tile fits the static shared memory of a block");
 
-/* (m, s) of the whole block, returned to every thread; called once per kernel (its shared arrays are reused) */
+/* (m, s) of the whole block, returned to every thread; called once per kernel (its shared arrays are
+ * reused) */
 static __device__ lce_lse_acc lce2_block_lse(lce_lse_acc a)
 {
     __shared__ float sm[LCE2_THREADS / LCE_WARP], ss[LCE2_THREADS / LCE_WARP];
@@ -62,7 +59,8 @@ __global__ void lce2_forward_kernel(int V, int H, const bf16 *x /* (N, H) */, co
 
 __global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                const int32_t *target /* (N,) */, const float *lse /* (N,) */,
-                               const float *scale /* (1,) */, const float *dloss /* (1,) */, bf16 *dx /* (N, H) */)
+                               const float *scale /* (1,) */, const float *dloss /* (1,) */,
+                               bf16 *dx /* (N, H) */)
 {
     __shared__ float g[LCE2_THREADS]; /* this block of the row's gradient, g[j] for v = v0 + j */
     DYNAMIC_SHARED(float, acc);       /* (H,) the row's dx in fp32; acc[h] is only touched by thread h % B */
@@ -93,15 +91,16 @@ __global__ void lce2_dx_kernel(int V, int H, const bf16 *x /* (N, H) */, const b
 
 __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, const bf16 *W /* (V, H) */,
                                const int32_t *target /* (N,) */, const float *lse /* (N,) */,
-                               const float *scale /* (1,) */, const float *dloss /* (1,) */, float *dW /* (V, H) */)
+                               const float *scale /* (1,) */, const float *dloss /* (1,) */,
+                               float *dW /* (V, H) */)
 {
     __shared__ float g[LCE2_TILE_N][LCE2_TILE_V]; /* g[i][j] for row n0 + i, vocabulary row v0 + j */
     int v0 = blockIdx.x * LCE2_TILE_V, tid = threadIdx.x;
     int nv = V - v0 < LCE2_TILE_V ? V - v0 : LCE2_TILE_V;
     float sc = scale[0] * dloss[0];
     float *dWt = dW + (long long)v0 * H; /* (nv, H) rows owned by this block */
-    /* element e = j H + h of the tile always belongs to thread e % B, here and in the accumulation below, so the
-     * zeroing needs no barrier */
+    /* element e = j H + h of the tile always belongs to thread e % B, here and in the accumulation below, so
+     * the zeroing needs no barrier */
     for (long long e = tid; e < (long long)nv * H; e += LCE2_THREADS) dWt[e] = 0.0f;
     for (long long n0 = 0; n0 < N; n0 += LCE2_TILE_N) { /* 64 bits: N + LCE2_TILE_N may pass 2^31 - 1 */
         int nn = N - n0 < LCE2_TILE_N ? (int)(N - n0) : LCE2_TILE_N;
@@ -126,24 +125,64 @@ __global__ void lce2_dw_kernel(int N, int V, int H, const bf16 *x /* (N, H) */, 
     }
 }
 
-void lce2_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, float *lse,
-                         float *row_loss)
+static void lce2_launch_forward(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target,
+                                float *lse, float *row_loss)
 {
     LAUNCH(lce2_forward_kernel, N, LCE2_THREADS, 0)(V, H, x, W, target, lse, row_loss);
     CUDA_CHECK_LAST();
 }
 
-void lce2_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
-                    const float *scale, const float *dloss, bf16 *dx)
+static void lce2_launch_dx(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target,
+                           const float *lse, const float *scale, const float *dloss, bf16 *dx)
 {
     LAUNCH(lce2_dx_kernel, N, LCE2_THREADS, LCE2_DX_SMEM_BYTES(H))(V, H, x, W, target, lse, scale, dloss, dx);
     CUDA_CHECK_LAST();
 }
 
-void lce2_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target, const float *lse,
-                    const float *scale, const float *dloss, float *dW)
+static void lce2_launch_dw(int N, int V, int H, const bf16 *x, const bf16 *W, const int32_t *target,
+                           const float *lse, const float *scale, const float *dloss, float *dW)
 {
-    unsigned tiles = (unsigned)(((long long)V + LCE2_TILE_V - 1) / LCE2_TILE_V); /* V + 63 may pass 2^31 - 1 */
+    /* V + 63 may pass 2^31 - 1 */
+    unsigned tiles = (unsigned)(((long long)V + LCE2_TILE_V - 1) / LCE2_TILE_V);
     LAUNCH(lce2_dw_kernel, tiles, LCE2_THREADS, 0)(N, V, H, x, W, target, lse, scale, dloss, dW);
     CUDA_CHECK_LAST();
+}
+
+extern "C" float *lce2_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                               lce_cuda_saved *saved)
+{
+    int N = (int)d->N, V = (int)d->V, H = (int)d->H;
+    saved->x = x;
+    saved->W = W;
+    saved->target = target;
+    saved->lse = (float *)dev_alloc_array(d->N, DT_F32, "lse [N] f32 (saved)");
+    arena a;
+    lce2_forward_workspace w;
+    size_t bytes = ARENA_BYTES(a, lce2_carve_forward(&a, d, &w));
+    arena_init(&a, dev_alloc(bytes, "workspace: row losses [N] f32 + scale"), bytes);
+    lce2_carve_forward(&a, d, &w);
+    lce_launch_mean_scale(N, target, w.scale);
+    lce2_launch_forward(N, V, H, x, W, target, saved->lse, w.row_loss);
+    float *loss = (float *)dev_alloc_array(1, DT_F32, "loss [1] f32");
+    lce_launch_loss(N, w.row_loss, w.scale, loss);
+    dev_free(a.base);
+    return loss;
+}
+
+extern "C" void lce2_backward(const lce_dims *d, lce_cuda_saved *saved, const float *dloss, bf16 **dx,
+                              float **dW)
+{
+    int N = (int)d->N, V = (int)d->V, H = (int)d->H;
+    bf16 *gx = (bf16 *)dev_alloc_array(lce_x_count(d), DT_BF16, "dx [N,H] bf16");
+    float *gw = (float *)dev_alloc_array(lce_w_count(d), DT_F32, "dW [V,H] f32");
+    /* 1 / n_valid again rather than a second saved float: one pass over target (N,) */
+    float *scale = (float *)dev_alloc_array(1, DT_F32, "scale [1] f32 (1 / n_valid, recounted)");
+    lce_launch_mean_scale(N, saved->target, scale);
+    lce2_launch_dx(N, V, H, saved->x, saved->W, saved->target, saved->lse, scale, dloss, gx);
+    lce2_launch_dw(N, V, H, saved->x, saved->W, saved->target, saved->lse, scale, dloss, gw);
+    dev_free(scale);
+    dev_free(saved->lse);
+    saved->lse = NULL;
+    *dx = gx;
+    *dW = gw;
 }

@@ -1,4 +1,5 @@
-/* lesson5.c - fused linear cross-entropy: the weight gradient accumulated in place, in fp32, with no temporaries.
+/* lesson5.c - fused linear cross-entropy: the weight gradient accumulated in place, in fp32, with no
+ * temporaries.
  *
  * The lesson as data (lesson.h) and the adapters from the generic session to the typed implementations.
  * The implementations, their options and what each does: build/lesson5 --help. Their files, in reading order:
@@ -9,8 +10,6 @@
 
 #include "gemm_cpu.h"
 #include "../naive/linear_ce_chunked.h"
-#include "../optimized/linear_ce_cce.h"
-#include "../optimized/linear_ce_cce_v3.h"
 #include "../optimized/linear_ce_cuda.h"
 #include "../optimized/linear_ce_fused.h"
 #include "lesson_defs.h"
@@ -48,9 +47,9 @@ static int shape_w(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p
 static int shape_n(const void *p, size_t *s) { return lesson_shape1(s, dims_of(p)->N); }
 static int shape_1(const void *p, size_t *s) { (void)p; return lesson_shape1(s, 1); }
 
-/* --peaked: x times 32 (exact in bf16: logits of std ~64 instead of ~2) and each counted row's target the argmax of
- * its logits (in double): the sharp softmax of a model that predicts its data, the regime Cut Cross-Entropy's
- * filter is made for. N*V*H multiply-adds once, on the CPU. */
+/* --peaked: x times 32 (exact in bf16: logits of std ~64 instead of ~2) and each counted row's target the
+ * argmax of its logits (in double): the sharp softmax of a model that predicts its data, the regime Cut
+ * Cross-Entropy's filter is made for. N*V*H multiply-adds once, on the CPU. */
 static void make_peaked(const lce_dims *d, bf16 *x, const bf16 *w, int32_t *target)
 {
     for (size_t i = 0; i < lce_x_count(d); i++) x[i] = bf16_from_f32(32.0f * bf16_to_f32(x[i]));
@@ -59,7 +58,8 @@ static void make_peaked(const lce_dims *d, bf16 *x, const bf16 *w, int32_t *targ
         double best = -INFINITY;
         for (size_t v = 0; v < d->V; v++) {
             double z = 0.0;
-            for (size_t h = 0; h < d->H; h++) z += (double)bf16_to_f32(x[n * d->H + h]) * bf16_to_f32(w[v * d->H + h]);
+            for (size_t h = 0; h < d->H; h++)
+                z += (double)bf16_to_f32(x[n * d->H + h]) * bf16_to_f32(w[v * d->H + h]);
             if (z > best) {
                 best = z;
                 target[n] = (int32_t)v;
@@ -76,7 +76,8 @@ static void fill(const void *prob, uint64_t seed, void *const *t)
 
 static void reference(const void *prob, void *const *t, double *const *ref)
 {
-    lce_reference(dims_of(prob), t[X], t[W], t[TARGET], ((const float *)t[DLOSS])[0], ref[LOSS], ref[DX], ref[DW]);
+    lce_reference(dims_of(prob), t[X], t[W], t[TARGET], ((const float *)t[DLOSS])[0], ref[LOSS], ref[DX],
+                  ref[DW]);
 }
 
 /* N*V*H multiply-adds, three times, in double (cblas_dgemm): refused past 2^35 N*V*H, minutes here */
@@ -89,14 +90,16 @@ static const char *reference_unfit(const void *prob)
 }
 
 /* --- adapters ------------------------------------------------------------------------------------------- */
-static_assert(sizeof(naive_lce_saved) <= sizeof(((lesson_run *)0)->saved), "naive's saved state fits the run");
+static_assert(sizeof(naive_lce_saved) <= sizeof(((lesson_run *)0)->saved),
+              "naive's saved state fits the run");
 static_assert(sizeof(fused_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
-static_assert(sizeof(cce_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2's and v3's saved state fits the run");
-static_assert(sizeof(lce_cuda_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v4's saved state fits the run");
+static_assert(sizeof(lce1_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v1's saved state fits the run");
+static_assert(sizeof(lce_cuda_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2-v4's saved state fits");
 
 static void naive_forward(lesson_run *r)
 {
-    r->t[LOSS] = naive_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (naive_lce_saved *)r->saved.bytes);
+    r->t[LOSS] = naive_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET],
+                                   (naive_lce_saved *)r->saved.bytes);
 }
 static void naive_backward(lesson_run *r)
 {
@@ -105,7 +108,8 @@ static void naive_backward(lesson_run *r)
 }
 static void cpu_forward(lesson_run *r)
 {
-    r->t[LOSS] = cpu_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
+    r->t[LOSS] =
+        cpu_lce_forward(dims_of(r->prob), r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes);
 }
 static void cpu_backward(lesson_run *r)
 {
@@ -113,17 +117,19 @@ static void cpu_backward(lesson_run *r)
                      (float **)&r->t[DW]);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA adapter: the row's version picks the implementation (v1 cuBLAS + a fused row kernel with a logits
- * buffer, v2 Cut Cross-Entropy without one, v3 the same on tensor cores); each keeps its own saved struct in the
- * run. A version without a case leaves loss unset, and the session stops there with that message. */
+/* The one CUDA dispatch: the row's version picks the implementation (linear_ce_cuda.h). A version without a
+ * case leaves loss unset, and the session stops there with that message. */
 static void cuda_forward(lesson_run *r)
 {
     const lce_dims *d = dims_of(r->prob);
+    const bf16 *x = r->t[X], *w = r->t[W];
+    const int32_t *t = r->t[TARGET];
+    lce_cuda_saved *s = (lce_cuda_saved *)r->saved.bytes;
     switch (r->version) {
-    case 1: r->t[LOSS] = cuda_lce_forward(d, r->t[X], r->t[W], r->t[TARGET], (fused_lce_saved *)r->saved.bytes); break;
-    case 2: r->t[LOSS] = cuda_cce_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
-    case 3: r->t[LOSS] = cuda_cce3_forward(d, r->t[X], r->t[W], r->t[TARGET], (cce_lce_saved *)r->saved.bytes); break;
-    case 4: r->t[LOSS] = lce4_forward(d, r->t[X], r->t[W], r->t[TARGET], (lce_cuda_saved *)r->saved.bytes); break;
+    case 1: r->t[LOSS] = lce1_forward(d, x, w, t, (lce1_saved *)r->saved.bytes); break;
+    case 2: r->t[LOSS] = lce2_forward(d, x, w, t, s); break;
+    case 3: r->t[LOSS] = lce3_forward(d, x, w, t, s); break;
+    case 4: r->t[LOSS] = lce4_forward(d, x, w, t, s); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -131,13 +137,13 @@ static void cuda_backward(lesson_run *r)
     const lce_dims *d = dims_of(r->prob);
     bf16 **dx = (bf16 **)&r->t[DX];
     float **dw = (float **)&r->t[DW];
+    lce_cuda_saved *s = (lce_cuda_saved *)r->saved.bytes;
+    int filter = prob_of(r->prob)->filter;
     switch (r->version) {
-    case 1: cuda_lce_backward(d, (fused_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
-    case 2: cuda_cce_backward(d, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
-    case 3: cuda_cce3_backward(d, prob_of(r->prob)->filter, (cce_lce_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
-            break;
-    case 4: lce4_backward(d, prob_of(r->prob)->filter, (lce_cuda_saved *)r->saved.bytes, r->t[DLOSS], dx, dw);
-            break;
+    case 1: lce1_backward(d, (lce1_saved *)r->saved.bytes, r->t[DLOSS], dx, dw); break;
+    case 2: lce2_backward(d, s, r->t[DLOSS], dx, dw); break;
+    case 3: lce3_backward(d, filter, s, r->t[DLOSS], dx, dw); break;
+    case 4: lce4_backward(d, filter, s, r->t[DLOSS], dx, dw); break;
     }
 }
 #else
@@ -164,12 +170,12 @@ static void calibrate(const void *prob, long long *dims, long long *opts)
 
 static mem_formula naive_memory(const void *p) { return naive_lce_memory(dims_of(p)); }
 static mem_formula cpu_memory(const void *p) { return cpu_lce_memory(dims_of(p)); }
-static mem_formula cuda_memory(const void *p) { return cuda_lce_memory(dims_of(p)); }
-static const char *cuda_unfit(const void *p) { return cuda_lce_unfit(dims_of(p)); }
-static mem_formula cce_memory(const void *p) { return cuda_cce_memory(dims_of(p)); }
-static const char *cce_unfit(const void *p) { return cuda_cce_unfit(dims_of(p)); }
-static mem_formula cce3_memory(const void *p) { return cuda_cce3_memory(dims_of(p)); }
-static const char *cce3_unfit(const void *p) { return cuda_cce3_unfit(dims_of(p)); }
+static mem_formula v1_memory(const void *p) { return lce1_memory(dims_of(p)); }
+static const char *v1_unfit(const void *p) { return lce1_unfit(dims_of(p)); }
+static mem_formula v2_memory(const void *p) { return lce2_memory(dims_of(p)); }
+static const char *v2_unfit(const void *p) { return lce2_unfit(dims_of(p)); }
+static mem_formula v3_memory(const void *p) { return lce3_memory(dims_of(p)); }
+static const char *v3_unfit(const void *p) { return lce3_unfit(dims_of(p)); }
 static mem_formula v4_memory(const void *p) { return lce4_memory(dims_of(p)); }
 #ifdef HAVE_CUDA
 static const char *v4_unfit(const void *p)
@@ -181,7 +187,7 @@ static const char *v4_unfit(const void *p)
 static const char *v4_unfit(const void *p) { return lce4_unfit(dims_of(p)); }
 #endif
 
-/* --- what the lesson says before and after the table ----------------------------------------------------- */
+/* --- what the lesson says before and after the table ---------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
 {
     const lce_dims *d = dims_of(prob);
@@ -216,12 +222,14 @@ static void print_errors(const lesson_report *rep, FILE *f)
         const lesson_result *res = &rep->res[k];
         if (!res->row.ran) continue;
         fprintf(f, "  %-7s loss %.2e   dx (bf16) %.2e   dW (f32) %.2e\n", res->row.impl,
-                tensor_err(rep, res, LOSS, DT_F32), tensor_err(rep, res, DX, DT_BF16), tensor_err(rep, res, DW, DT_F32));
+                tensor_err(rep, res, LOSS, DT_F32), tensor_err(rep, res, DX, DT_BF16),
+                tensor_err(rep, res, DW, DT_F32));
     }
 }
 
-/* --filter: what Cut Cross-Entropy's gradient filter skipped in a CUDA version's run (cuda-v3's [32,64] tiles,
- * cuda-v4's [128,128]) and what it cost in accuracy, against the same implementation run once more without it */
+/* --filter: what Cut Cross-Entropy's gradient filter skipped in a CUDA version's run (cuda-v3's [32,64]
+ * tiles, cuda-v4's [128,128]) and what it cost in accuracy, against the same implementation run once more
+ * without it */
 static void print_filter_of(const lesson_report *rep, const char *impl, FILE *f)
 {
     const lce_problem *p = prob_of(rep->prob);
@@ -229,7 +237,7 @@ static void print_filter_of(const lesson_report *rep, const char *impl, FILE *f)
     if (!p->filter || !v || !v->row.ran || !rep->ref[LOSS]) return;
 #ifdef HAVE_CUDA
     int v4 = !strcmp(impl, "cuda-v4");
-    cce3_filter_stats st = cuda_cce3_last_filter();
+    lce3_filter_count st = lce3_last_filter();
     if (v4) {
         lce_filter_count c = lce4_last_filter();
         st.filter = c.filter, st.tiles = c.tiles, st.skipped_dx = st.skipped_dw = c.skipped;
@@ -238,8 +246,10 @@ static void print_filter_of(const lesson_report *rep, const char *impl, FILE *f)
     off.filter = 0;
     lesson_result r;
     lesson_run_impl(rep->L, &off, v->impl, rep->inputs, &r);
-    fprintf(f, "%s --filter: a %s gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
-               "default,\nbf16's eps / 32); skipped %u of %llu tiles in dx, %u of %llu in dW. Error against float64:\n",
+    fprintf(f,
+            "%s --filter: a %s gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
+            "default,\nbf16's eps / 32); skipped %u of %llu tiles in dx, %u of %llu in dW. Error against "
+            "float64:\n",
             impl, v4 ? "[128,128]" : "[32,64]", st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
     fprintf(f, "  filtered    dx (bf16) %.2e   dW (f32) %.2e\n  unfiltered  dx (bf16) %.2e   dW (f32) %.2e\n",
             tensor_err(rep, v, DX, DT_BF16), tensor_err(rep, v, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
@@ -264,26 +274,36 @@ static void print_seed_figure(FILE *f)
     format_bytes_exact(n.peak, a, sizeof a);
     format_bytes_exact(c.peak, b, sizeof b);
     format_bytes_exact(6 * lce_w_count(&s), six, sizeof six);
-    fprintf(f, "At the seed's size (N=8192, H=4096, V=128256, chunk %zu) the formulas give naive %s bytes, cpu %s "
-               "bytes;\nV*H*6 = %s bytes is the seed's \"this would save 3GB\".\n", s.chunk, a, b, six);
+    fprintf(
+        f,
+        "At the seed's size (N=8192, H=4096, V=128256, chunk %zu) the formulas give naive %s bytes, cpu %s "
+        "bytes;\nV*H*6 = %s bytes is the seed's \"this would save 3GB\".\n",
+        s.chunk, a, b, six);
 }
 
 /* naive's peak minus cpu's, against the V*H*6 bytes of the seed's line, saying what divides what */
 static void print_peak_difference(const lce_dims *d, size_t naive_peak, size_t cpu_peak, FILE *f)
 {
-    size_t block = cpu_lce_block_rows(d), extra = (block - d->chunk) * d->V * 4; /* cpu's logits beyond a chunk's */
+    /* cpu's logits beyond a chunk's */
+    size_t block = cpu_lce_block_rows(d), extra = (block - d->chunk) * d->V * 4;
     size_t six_bytes = 6 * lce_w_count(d), diff = naive_peak - cpu_peak;
     char dif[32], six[32], more[32], sum[32];
     format_bytes_exact(diff, dif, sizeof dif);
     format_bytes_exact(six_bytes, six, sizeof six);
     format_bytes_exact(extra, more, sizeof more);
     format_bytes_exact(diff + extra, sum, sizeof sum);
-    fprintf(f, "Peak difference, naive - cpu: %s bytes. naive's bf16 [V,H] product and its fp32 copy: V*H*6 = %s "
-               "bytes.\n", dif, six);
+    fprintf(
+        f,
+        "Peak difference, naive - cpu: %s bytes. naive's bf16 [V,H] product and its fp32 copy: V*H*6 = %s "
+        "bytes.\n",
+        dif, six);
     if (extra)
-        fprintf(f, "cpu keeps %s bytes that naive does not: its f32 logits block is %zu rows, not one chunk's %zu, "
-                   "so each\npass of its dW GEMM over [V,H] serves %zu rows. (difference + those bytes) / (V*H*6) = "
-                   "%s / %s = %.3f\n", more, block, d->chunk, block, sum, six, (double)(diff + extra) / (double)six_bytes);
+        fprintf(
+            f,
+            "cpu keeps %s bytes that naive does not: its f32 logits block is %zu rows, not one chunk's %zu, "
+            "so each\npass of its dW GEMM over [V,H] serves %zu rows. (difference + those bytes) / (V*H*6) = "
+            "%s / %s = %.3f\n",
+            more, block, d->chunk, block, sum, six, (double)(diff + extra) / (double)six_bytes);
     else
         fprintf(f, "difference / (V*H*6) = %s / %s = %.3f\n", dif, six, (double)diff / (double)six_bytes);
 }
@@ -296,10 +316,11 @@ static void epilogue(const lesson_report *rep, FILE *f)
         print_peak_difference(dims_of(rep->prob), naive->row.peak_bytes, cpu->row.peak_bytes, f);
     print_filter(rep, f);
     print_seed_figure(f);
-    fprintf(f, "Where the bytes go: both keep the fp32 weight gradient [V,H] and the bf16 input gradient [N,H]; "
-               "naive adds,\nfor every chunk, a bf16 [V,H] product and its fp32 copy (V*H*6 bytes, three passes "
-               "over [V,H]), which\ncpu never allocates because its GEMM adds each chunk into the fp32 gradient "
-               "itself.\n");
+    fprintf(f,
+            "Where the bytes go: both keep the fp32 weight gradient [V,H] and the bf16 input gradient [N,H]; "
+            "naive adds,\nfor every chunk, a bf16 [V,H] product and its fp32 copy (V*H*6 bytes, three passes "
+            "over [V,H]), which\ncpu never allocates because its GEMM adds each chunk into the fp32 gradient "
+            "itself.\n");
 }
 
 const lesson lesson5_def = {
@@ -313,23 +334,52 @@ const lesson lesson5_def = {
               {.name = "medium", .dims = {2048, 256, 32768}},
               {.name = "forum", .dims = {8192, 4096, 128256}}},
     .default_size = "medium",
-    .opts = {[OPT_CHUNK] = {.flag = "--chunk", .takes_value = 1, .def = 0, .min = 0, .max = 1LL << 40,
+    .opts = {[OPT_CHUNK] = {.flag = "--chunk",
+                            .takes_value = 1,
+                            .def = 0,
+                            .min = 0,
+                            .max = 1LL << 40,
                             .help = "rows per chunk; 0: the seed's rule next_power_of_2(ceil(N/ceil(V/H)))"},
-             [OPT_FILTER] = {.flag = "--filter", .takes_value = 0, .def = 0, .min = 0, .max = 1,
-                             .help = "cuda-v3 and cuda-v4: skip every gradient tile (32x64, 128x128) whose |softmax - "
-                                     "onehot| < 2^-12 (Cut Cross-Entropy's filter) and print its error beside the "
-                                     "unfiltered run's"},
-             [OPT_PEAKED] = {.flag = "--peaked", .takes_value = 0, .def = 0, .min = 0, .max = 1,
-                             .help = "inputs of a model that predicts its data: x times 32, each target its row's "
-                                     "argmax (a sharp softmax: where --filter skips tiles)"}},
+             [OPT_FILTER] =
+                 {.flag = "--filter",
+                  .takes_value = 0,
+                  .def = 0,
+                  .min = 0,
+                  .max = 1,
+                  .help = "cuda-v3 and cuda-v4: skip every gradient tile (32x64, 128x128) whose |softmax - "
+                          "onehot| < 2^-12 (Cut Cross-Entropy's filter) and print its error beside the "
+                          "unfiltered run's"},
+             [OPT_PEAKED] =
+                 {.flag = "--peaked",
+                  .takes_value = 0,
+                  .def = 0,
+                  .min = 0,
+                  .max = 1,
+                  .help = "inputs of a model that predicts its data: x times 32, each target its row's "
+                          "argmax (a sharp softmax: where --filter skips tiles)"}},
     .make_problem = make_problem,
     .calibrate = calibrate,
-    .tensors = {[X] = {.name = "x", .role = LT_INPUT, .type = DT_BF16, .label = "x [N,H] bf16 input", .shape = shape_x},
-                [W] = {.name = "W", .role = LT_INPUT, .type = DT_BF16, .label = "W [V,H] bf16 input", .shape = shape_w},
-                [TARGET] = {.name = "target", .role = LT_INPUT, .type = DT_I32, .label = "target [N] int32 input",
+    .tensors = {[X] = {.name = "x",
+                       .role = LT_INPUT,
+                       .type = DT_BF16,
+                       .label = "x [N,H] bf16 input",
+                       .shape = shape_x},
+                [W] = {.name = "W",
+                       .role = LT_INPUT,
+                       .type = DT_BF16,
+                       .label = "W [V,H] bf16 input",
+                       .shape = shape_w},
+                [TARGET] = {.name = "target",
+                            .role = LT_INPUT,
+                            .type = DT_I32,
+                            .label = "target [N] int32 input",
                             .shape = shape_n},
-                [DLOSS] = {.name = "dloss", .role = LT_UPSTREAM, .type = DT_F32,
-                           .label = "dloss [1] f32 upstream gradient", .shape = shape_1, .scalar = 1},
+                [DLOSS] = {.name = "dloss",
+                           .role = LT_UPSTREAM,
+                           .type = DT_F32,
+                           .label = "dloss [1] f32 upstream gradient",
+                           .shape = shape_1,
+                           .scalar = 1},
                 [LOSS] = {.name = "loss", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_1, .scalar = 1},
                 [DX] = {.name = "dx", .role = LT_GRAD, .type = DT_BF16, .shape = shape_x, .grad_of = X},
                 [DW] = {.name = "dW", .role = LT_GRAD, .type = DT_F32, .shape = shape_w, .grad_of = W}},
@@ -337,40 +387,54 @@ const lesson lesson5_def = {
     .reference = reference,
     .reference_unfit = reference_unfit,
     .tolerance = 2.0 / 256.0,
-    .tolerance_why = "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
-                     "so 2u; naive also rounds the logits (u |z| each), hence its own 16u. Unchanged on the bf16 "
-                     "instructions: a bf16 product is exact in float32 and the sums stay float32 (K 2^-24 << u)",
-    .impls = {{.name = "naive",
-               .about = "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
-                        "(bf16 [V,H] + f32 [V,H] temporaries)",
-               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward,
-               .tolerance = 16.0 / 256.0, .work = gemm_work},
-              {.name = "cpu",
-               .about = "k chunks at a time (k = ceil(128 / chunk): GEMMs of >= 128 rows): fp32 logits, one pass per "
-                        "row (logsumexp, loss, bf16 gradient in place), dW += g^T x_block inside the GEMM (beta = 1)",
-               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = gemm_work},
-              {LESSON_CUDA_VERSION(1),
-               .about = "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
-                        "(cuda names this one: v2-v4 keep no logits buffer; v2 and v3 measured slower on an H200, v4 "
-                        "is unmeasured: docs/lesson-5.md)",
-               .uses_cublas = 1, .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward,
-               .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(2),
-               .about = "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
-                        "backward recomputes the logits for dx and dW (no cuBLAS)",
-               .memory = cce_memory, .unfit = cce_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(3),
-               .about = "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
-                        "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
-               .memory = cce3_memory, .unfit = cce3_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(4),
-               .about = "Cut Cross-Entropy on mma.sync: [128,256] bf16 tiles through a 3-stage cp.async pipeline, "
-                        "ldmatrix(.trans) reading x, W and G in place, lse partials, G and the filter's vote from the "
-                        "accumulators; backward writes a bf16 G chunk [N,8192], then dx += G W and dW = G^T x",
-               .memory = v4_memory, .unfit = v4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .tolerance_why =
+        "bf16 keeps 8 significant bits (u = 2^-8): dx is rounded twice and the gradient operand once, "
+        "so 2u; naive also rounds the logits (u |z| each), hence its own 16u. Unchanged on the bf16 "
+        "instructions: a bf16 product is exact in float32 and the sums stay float32 (K 2^-24 << u)",
+    .impls =
+        {{.name = "naive",
+          .about =
+              "the seed's chunk loop: logits [chunk,V] bf16, grad_weight += mm(g^T, x_chunk).float() "
+              "(bf16 [V,H] + f32 [V,H] temporaries)",
+          .memory = naive_memory,
+          .forward = naive_forward,
+          .backward = naive_backward,
+          .tolerance = 16.0 / 256.0,
+          .work = gemm_work},
+         {.name = "cpu",
+          .about =
+              "k chunks at a time (k = ceil(128 / chunk): GEMMs of >= 128 rows): fp32 logits, one pass per "
+              "row (logsumexp, loss, bf16 gradient in place), dW += g^T x_block inside the GEMM (beta = 1)",
+          .memory = cpu_memory,
+          .forward = cpu_forward,
+          .backward = cpu_backward,
+          .work = gemm_work},
+         {LESSON_CUDA_VERSION(1),
+          .about =
+              "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
+              "(cuda names this one: v2-v4 keep no logits buffer; v2 and v3 measured slower on an H200, v4 "
+              "is unmeasured: docs/lesson-5.md)",
+          .uses_cublas = 1, .memory = v1_memory, .unfit = v1_unfit, .forward = cuda_forward,
+          .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(2),
+          .about =
+              "no logits buffer (Cut Cross-Entropy): online logsumexp streamed over V, only lse [N] saved; "
+              "backward recomputes the logits for dx and dW (no cuBLAS)",
+          .memory = v2_memory, .unfit = v2_unfit, .forward = cuda_forward, .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(3),
+          .about = "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
+                   "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
+          .memory = v3_memory, .unfit = v3_unfit, .forward = cuda_forward, .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(4),
+          .about =
+              "Cut Cross-Entropy on mma.sync: [128,256] bf16 tiles through a 3-stage cp.async pipeline, "
+              "ldmatrix(.trans) reading x, W and G in place, lse partials, G and the filter's vote from the "
+              "accumulators; backward writes a bf16 G chunk [N,8192], then dx += G W and dW = G^T x",
+          .memory = v4_memory, .unfit = v4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_order = {1, 4, 3, 2}, /* fastest first: docs/tools/cuda_order.py 5 */
     .preamble = preamble,
     .epilogue = epilogue,
-    .legend = "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "
-              "backward, as the seed's code does.)",
+    .legend =
+        "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "
+        "backward, as the seed's code does.)",
 };

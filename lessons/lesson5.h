@@ -12,7 +12,7 @@ enum { OPT_CHUNK, OPT_FILTER, OPT_PEAKED };
 
 typedef struct {
     lce_dims d; /* d.chunk is --chunk, resolved */
-    int filter; /* --filter: cuda-v3 to cuda-v5 apply Cut Cross-Entropy's gradient filter */
+    int filter; /* --filter: cuda-v3 and cuda-v4 apply Cut Cross-Entropy's gradient filter */
     int peaked; /* --peaked: the inputs of a model that predicts its data (fill) */
 } lce_problem;
 

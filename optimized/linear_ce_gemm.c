@@ -58,16 +58,18 @@ void lce_grad_panel(const lce_operands *o, size_t v0, size_t vb, int with_w)
 void lce_dx_panel(const lce_operands *o, size_t v0, size_t vb, float beta, float *dxc)
 {
     size_t rows = o->rows, H = o->H;
-    /* dxc (rows, H) = beta dxc + g_panel (rows, vb) . W_panel (vb, H); K = vb, the panel's share of the sum over V */
-    if (gemm_cpu_bf16_native()) gemm_cpu_bf16(0, 0, rows, H, vb, o->g + v0, o->ldg, o->W + v0 * H, H, beta, dxc, H);
+    /* dxc (rows, H) = beta dxc + g_panel (rows, vb) . W_panel (vb, H); K = vb, the panel's share of the sum
+     * over V */
+    if (gemm_cpu_bf16_native())
+        gemm_cpu_bf16(0, 0, rows, H, vb, o->g + v0, o->ldg, o->W + v0 * H, H, beta, dxc, H);
     else sgemm_cpu(0, 0, rows, H, vb, 1.0f, o->gp, vb, o->wp, H, beta, dxc, H);
 }
 
 void lce_dw_panel(const lce_operands *o, size_t v0, size_t vb, float beta, float *out)
 {
     size_t rows = o->rows, H = o->H;
-    /* out (vb, H) = beta out + g_panel^T (vb, rows) . x (rows, H); g_panel is stored (rows, vb) = (K, M): transA.
-     * The sum over the block's rows happens inside the GEMM's reduction, in float32. */
+    /* out (vb, H) = beta out + g_panel^T (vb, rows) . x (rows, H); g_panel is stored (rows, vb) = (K, M):
+     * transA. The sum over the block's rows happens inside the GEMM's reduction, in float32. */
     if (gemm_cpu_bf16_native()) gemm_cpu_bf16(1, 0, vb, H, rows, o->g + v0, o->ldg, o->x, H, beta, out, H);
     else sgemm_cpu(1, 0, vb, H, rows, 1.0f, o->gp, vb, o->xf, H, beta, out, H);
 }
@@ -79,8 +81,8 @@ float lce_mean_scale(const int32_t *target, size_t N)
     return n ? 1.0f / (float)n : 0.0f;
 }
 
-void lce_scale_saved_gradients(const lce_dims *d, float dloss, bf16 **grad_input, float **grad_weight, bf16 **dx,
-                               float **dW)
+void lce_scale_saved_gradients(const lce_dims *d, float dloss, bf16 **grad_input, float **grad_weight,
+                               bf16 **dx, float **dW)
 {
     bf16 *gi = *grad_input; /* (N, H) */
     float *gw = *grad_weight; /* (V, H) */

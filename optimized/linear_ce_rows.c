@@ -1,15 +1,17 @@
-/* linear_ce_rows.c - lesson 5's CPU row pass (see linear_ce_rows.h): per row the maximum, exp(z - max) stored over
- * the row while it is summed, then the gradient scale * (e / s - onehot) as bf16 over the row's first half.
+/* linear_ce_rows.c - lesson 5's CPU row pass (see linear_ce_rows.h): per row the maximum, exp(z - max) stored
+ * over the row while it is summed, then the gradient scale * (e / s - onehot) as bf16 over the row's first
+ * half.
  *
- * Three paths, one per instruction set, chosen at run time from what the CPU reports (__builtin_cpu_supports):
- * AVX-512F (16 lanes), AVX2 with FMA (8 lanes), plain C (libm's expf). The vector paths share one exp: a power of
- * two from the exponent bits times a degree-6 polynomial on [-ln2/2, ln2/2] (Cephes' expf coefficients, about 1
- * ulp). Each pass reads the row from the cache the one before left it in: a row of the medium size's V = 32768
- * is 128 KiB. The bf16 rounding is bf16_from_f32's integer rule in every path, so the paths differ only in exp's
- * last bits and the order of the sum.
+ * Three paths, one per instruction set, chosen at run time from what the CPU reports
+ * (__builtin_cpu_supports): AVX-512F (16 lanes), AVX2 with FMA (8 lanes), plain C (libm's expf). The vector
+ * paths share one exp: a power of two from the exponent bits times a degree-6 polynomial on [-ln2/2, ln2/2]
+ * (Cephes' expf coefficients, about 1 ulp). Each pass reads the row from the cache the one before left it in:
+ * a row of the medium size's V = 32768 is 128 KiB. The bf16 rounding is bf16_from_f32's integer rule in every
+ * path, so the paths differ only in exp's last bits and the order of the sum.
  *
  * In place: the bf16 gradient of element v lands at byte 2v, inside float v/2. A vector pass loads floats
- * [v, v + L) before it stores bf16 [v, v + L), bytes [2v, 2v + 2L) = floats [v/2, v/2 + L/2): all read already.
+ * [v, v + L) before it stores bf16 [v, v + L), bytes [2v, 2v + 2L) = floats [v/2, v/2 + L/2): all read
+ * already.
  */
 #include "linear_ce_rows.h"
 
@@ -23,8 +25,8 @@
 #include "../kernels/linear_ce_problem.h"
 
 /* Below EXP_LO, expf's result is not a normal float: the vector exp returns 0 there (libm a denormal, then 0
- * below -103.97), a difference far under any tolerance here (the gradient's absolute error budget is 1e-6). The
- * pass only asks for exp(z - max) <= 1; EXP_HI bounds the exponent bits for any other argument. */
+ * below -103.97), a difference far under any tolerance here (the gradient's absolute error budget is 1e-6).
+ * The pass only asks for exp(z - max) <= 1; EXP_HI bounds the exponent bits for any other argument. */
 #define EXP_LO (-87.33654f)
 #define EXP_HI 88.0f /* 2^127 at most: the exponent bits stay finite */
 
@@ -35,7 +37,8 @@ static void put_bf16(float *row, size_t v, float g)
     memcpy((char *)row + v * sizeof h, &h, sizeof h); /* a byte store, legal over float storage */
 }
 
-/* The rows' shared finish: loss and the target's entry. e_t is exp(z_t - m), read before the gradient sweep. */
+/* The rows' shared finish: loss and the target's entry. e_t is exp(z_t - m), read before the gradient
+ * sweep. */
 typedef struct {
     float m, s, zt, et;
 } row_sums;
@@ -47,7 +50,7 @@ static double finish_row(float *zr, int32_t t, row_sums r, float scale)
     return (double)lce_row_loss(lse, r.zt);
 }
 
-/* ---- plain C ----------------------------------------------------------------------------------------------- */
+/* ---- plain C ------------------------------------------------------------------------------------------- */
 
 static double rows_c(float *z, const int32_t *target, size_t rows, size_t V, float scale)
 {
@@ -71,7 +74,7 @@ static double rows_c(float *z, const int32_t *target, size_t rows, size_t V, flo
     return loss;
 }
 
-/* ---- AVX2 + FMA -------------------------------------------------------------------------------------------- */
+/* ---- AVX2 + FMA ---------------------------------------------------------------------------------------- */
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
@@ -156,7 +159,7 @@ AVX2 static double rows_avx2(float *z, const int32_t *target, size_t rows, size_
     return loss;
 }
 
-/* ---- AVX-512F ---------------------------------------------------------------------------------------------- */
+/* ---- AVX-512F ------------------------------------------------------------------------------------------ */
 
 #define AVX512 __attribute__((target("avx512f")))
 
@@ -239,13 +242,14 @@ AVX512 static double rows_avx512(float *z, const int32_t *target, size_t rows, s
     return loss;
 }
 
-/* ---- the choice -------------------------------------------------------------------------------------------- */
+/* ---- the choice ---------------------------------------------------------------------------------------- */
 
 typedef double rows_fn(float *z, const int32_t *target, size_t rows, size_t V, float scale);
 static const struct {
     const char *name, *needs;
     rows_fn *run;
-} paths[] = {{"avx512", "AVX-512F", rows_avx512}, {"avx2", "AVX2 and FMA", rows_avx2}, {"c", "nothing", rows_c}};
+} paths[] = {
+    {"avx512", "AVX-512F", rows_avx512}, {"avx2", "AVX2 and FMA", rows_avx2}, {"c", "nothing", rows_c}};
 enum { NPATHS = sizeof paths / sizeof paths[0] };
 static int path = -1;
 static char about[160];
@@ -287,8 +291,9 @@ static void choose(void)
     for (int i = 0; i < NPATHS; i++)
         if (cpu_lce_rows_can(paths[i].name)) {
             path = i;
-            snprintf(about, sizeof about, "%s (the widest this CPU has: it needs %s; %s=avx512|avx2|c forces one)",
-                     paths[i].name, paths[i].needs, LCE_ROWS_ENV);
+            snprintf(about, sizeof about,
+                     "%s (the widest this CPU has: it needs %s; %s=avx512|avx2|c forces one)", paths[i].name,
+                     paths[i].needs, LCE_ROWS_ENV);
             return;
         }
 }

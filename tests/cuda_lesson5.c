@@ -25,7 +25,6 @@
 #include "../lessons/lesson5.h"
 #include "lesson.h"
 #include "nan_testing.h"
-#include "../optimized/linear_ce_cce_v3.h"
 #include "../optimized/linear_ce_cuda.h"
 
 
@@ -394,14 +393,14 @@ START_TEST(cuda_lce_v3_filter)
     ck_assert_ptr_null(lesson_make_reference(L, &pon, t, ref));
     lesson_result rf, ru;
     v3_run_checked(&pon, t, ref, &rf);
-    cce3_filter_stats st = cuda_cce3_last_filter();
+    lce3_filter_count st = lce3_last_filter();
     ck_assert_int_eq(st.filter, 1);
     ck_assert_uint_eq(st.tiles, 3 * 10);
     ck_assert_msg(st.skipped_dx > 0 && st.skipped_dw > 0 && st.skipped_dx < st.tiles,
                   "filter skipped %u (dx) and %u (dW) of %llu tiles", st.skipped_dx, st.skipped_dw, st.tiles);
     ck_assert_uint_eq(st.skipped_dx, st.skipped_dw); /* the same tiles, seen from the other kernel */
     v3_run_checked(&poff, t, ref, &ru);
-    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dx, 0);
+    ck_assert_uint_eq(lce3_last_filter().skipped_dx, 0);
     size_t nv = 0;
     for (long long n = 0; n < N; n++) nv += ((const int32_t *)t[TARGET])[n] != LCE_IGNORE;
     double sc = ((const float *)t[DLOSS])[0] / (double)nv;
@@ -433,14 +432,14 @@ START_TEST(cuda_lce_v3_filter_nan_row)
     ck_assert_ptr_null(lesson_make_reference(L, &p, t, ref));
     lesson_result r;
     v3_run_checked(&p, t, ref, &r);
-    unsigned clean = cuda_cce3_last_filter().skipped_dx;
+    unsigned clean = lce3_last_filter().skipped_dx;
     lesson_result_free(L, &r);
     lesson_free_ref(L, ref);
     ((bf16 *)t[X])[2 * H + H / 2] = bf16_from_f32(NAN);
     ck_assert_int_ne(((const int32_t *)t[TARGET])[2], LCE_IGNORE); /* a counted row: its NaN reaches loss and dW */
     ck_assert_ptr_null(lesson_make_reference(L, &p, t, ref));
     v3_run_checked(&p, t, ref, &r);
-    cce3_filter_stats st = cuda_cce3_last_filter();
+    lce3_filter_count st = lce3_last_filter();
     ck_assert_msg(st.skipped_dx > 0 && st.skipped_dx < clean && st.skipped_dw == st.skipped_dx,
                   "with a NaN row the filter skipped %u (dx) and %u (dW) tiles, without it %u: expected fewer, not "
                   "none", st.skipped_dx, st.skipped_dw, clean);
@@ -459,11 +458,11 @@ END_TEST
 START_TEST(cuda_lce_v3_filter_plain)
 {
     run_case_v3(37, 19, 301, 530, (v3_case){0, 1, 0});
-    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dx, 0);
-    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dw, 0);
+    ck_assert_uint_eq(lce3_last_filter().skipped_dx, 0);
+    ck_assert_uint_eq(lce3_last_filter().skipped_dw, 0);
     run_case_v3(37, 19, 301, 530, (v3_case){1, 1, 0});
-    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dx, 5);
-    ck_assert_uint_eq(cuda_cce3_last_filter().skipped_dw, 5);
+    ck_assert_uint_eq(lce3_last_filter().skipped_dx, 5);
+    ck_assert_uint_eq(lce3_last_filter().skipped_dw, 5);
 }
 END_TEST
 

@@ -35,6 +35,7 @@
 #include "track.h"
 #include "../naive/linear_ce_chunked.h"
 #include "../optimized/linear_ce_fused.h"
+#include "../optimized/linear_ce_cuda.h"
 #include "lesson.h"
 #include "../lessons/linear_ce_reference.h"
 
@@ -553,7 +554,7 @@ START_TEST(session_bad_dims)
 }
 END_TEST
 
-/* ---- the CUDA version's chunk: its traffic model (optimized/linear_ce_fused.h) ------------------------------ */
+/* ---- the CUDA version's chunk: its traffic model (optimized/linear_ce_cuda.h) ------------------------------- */
 
 /* The chosen chunk is the model's argmin of the logits buffer subject to "modeled time within LCE_CHUNK_SLACK of
  * one chunk": it meets the bound, and every smaller candidate (the powers of two below it) does not. */
