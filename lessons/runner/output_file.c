@@ -125,8 +125,10 @@ output_file *output_open(const char *what, const char *path, int keep_existing)
     }
     const char *slash = strrchr(o->path, '/');
     int dirlen = slash ? (int)(slash - o->path) + 1 : 0;
+    char name[OUTPUT_PATH]; /* a copy: snprintf's source may not lie in the slot it writes */
+    snprintf(name, sizeof name, "%s", o->path + dirlen);
     memcpy(o->tmp, o->path, (size_t)dirlen); /* "<dir>/.<name>.XXXXXX" */
-    snprintf(o->tmp + dirlen, sizeof o->tmp - (size_t)dirlen, ".%s.XXXXXX", o->path + dirlen);
+    snprintf(o->tmp + dirlen, sizeof o->tmp - (size_t)dirlen, ".%s.XXXXXX", name);
     o->state = SLOT_OPEN; /* counted before it exists: a signal from here on removes it */
     int fd = mkstemp(o->tmp);
     if (fd < 0) return o->tmp[0] = '\0', fail_open(o, errno), NULL;
