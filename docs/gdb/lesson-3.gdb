@@ -1,4 +1,5 @@
-# The gdb walk of docs/lesson-3.md, checked by `make check-docs` (gdb -batch against `make debug`'s build).
+# The gdb walk of docs/lesson-3.md, checked by `make check-docs` (gdb -batch against
+# `make gdb-build`'s build, build/debug: -O0 -g3, CPU only).
 # program: lesson3
 # args: --size tiny --impl naive,cpu
 # naive first: the einsum's [I,J,M,N] scores are one allocation of I*J*M*N floats.

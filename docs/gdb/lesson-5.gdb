@@ -1,5 +1,5 @@
-# The gdb walk of docs/lesson-5.md. Every stop and printed value below is checked by `make check-docs`
-# (docs/tools/check_gdb_walks.py runs this file in gdb -batch against `make debug`'s build).
+# The gdb walk of docs/lesson-5.md, checked by `make check-docs` (gdb -batch against
+# `make gdb-build`'s build, build/debug: -O0 -g3, CPU only).
 # program: lesson5
 # args: --size tiny --impl naive,cpu
 # naive runs first: stop once in its dW step, the seed's grad_weight += mm(g^T, x_chunk).float()

@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 
-from cuda_order import RESULTS, gpu_reports, read_csv, version  # beside this file
+from cuda_order import RESULTS, gpu_reports, read_csv, retired, version  # beside this file
 
 FORUM = {1: "forum", 2: "forum", 3: "forum", 4: "medium", 5: "forum"}
 
@@ -37,14 +37,18 @@ def ideas(text):
 
 
 def measured(lesson, size):
-    """{gpu: {version: (ms, peak bytes, path)}}, the first row found in each report."""
-    out = {}
+    """{gpu: {version: (ms, peak bytes, path)}}, the first row found in each report, less the rows
+    docs/results/retired.csv sets aside (code since rebuilt under the same name, or removed)."""
+    out, gone = {}, retired()
     for gpu, paths in gpu_reports().items():
         seen = out.setdefault(gpu, {})
         for p in paths:
+            report = os.path.relpath(p, RESULTS).split(os.sep)[0]
             for r in read_csv(p):
                 v = version(r["impl"])
                 if r["lesson"] != str(lesson) or r["size"] != size or v is None or v in seen:
+                    continue
+                if (r["lesson"], r["impl"], report) in gone:
                     continue
                 if r.get("forward_ms") and r.get("backward_ms"):
                     seen[v] = (float(r["forward_ms"]) + float(r["backward_ms"]), int(r["peak_bytes"]), p)
