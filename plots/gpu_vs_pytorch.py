@@ -3,12 +3,13 @@
     python3 plots/gpu_vs_pytorch.py docs/results/nvidia-h100-80gb-hbm3
 
 Reads RESULTS/results.csv, then its subfolders' results.csv in name order (the lessons' --csv rows: forward_ms,
-backward_ms, the tracker's peak bytes; a version's first row found, as docs/tools/cuda_order.py reads them) and RESULTS/pytorch/pytorch.csv (plots/pytorch_baseline.py on the same machine: its own
+backward_ms, the tracker's peak bytes; a version's first row found, as docs/tools/cuda_order.py reads them, less
+the rows docs/results/retired.csv names: code since rebuilt under the same name, or removed) and RESULTS/pytorch/pytorch.csv (plots/pytorch_baseline.py on the same machine: its own
 median times, torch.cuda.max_memory_allocated for the peak), and RESULTS/pytorch/pytorch.log for the forms that ran
 out of memory, and RESULTS/anchors.csv (the report's anchors step, plots/anchors.py: Liger-Kernel, Cut
 Cross-Entropy, flash-maxsim, nn.GRU, torch.compile), each with a line: the best anchor against our fastest version. Both sides count every tensor from the inputs to the gradients; both time forward + backward after a
 warm-up. What differs, printed with the table: the number of timed runs (the C lessons' one timed pass, or a
-follow-up's median of several, PyTorch's median of three) and the arithmetic (lesson 3's cuda-v3 to v9 multiply in TF32 on the tensor cores, PyTorch in
+follow-up's median of several, PyTorch's median of three) and the arithmetic (lesson 3's cuda-v3 and v4 multiply in TF32 and v5 in bf16 or fp16 on the tensor cores, PyTorch in
 full float32, torch's default; lesson 5 has bf16 operands on both sides).
 """
 import csv
@@ -30,8 +31,11 @@ def main():
     d = sys.argv[1]
     ours = {}
     subfolders = sorted(s for s in os.listdir(d) if os.path.isdir(os.path.join(d, s)))
+    report = os.path.basename(os.path.normpath(d))
+    gone = {(r["lesson"], r["impl"]) for r in rows(os.path.join(os.path.dirname(os.path.normpath(d)), "retired.csv"))
+            if r["report"] == report}
     for r in rows(os.path.join(d, "results.csv")) + [r for s in subfolders for r in rows(os.path.join(d, s, "results.csv"))]:
-        if r["forward_ms"]:
+        if r["forward_ms"] and (r["lesson"], r["impl"]) not in gone:
             ours.setdefault((r["lesson"], r["size"]), {}).setdefault(r["impl"], r)
     torch = rows(os.path.join(d, "pytorch", "pytorch.csv"))
     anchors = rows(os.path.join(d, "anchors.csv"))  # the report's anchors step: plots/anchors.py's rows
