@@ -16,6 +16,9 @@ avx2="DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell LCE_CPU_ROWS=avx2"
 # with the instructions, the bf16 kernel is found and runs (a rule: no timing decides it)
 own_bf16="float32 copies, then the float32 GEMM (oneDNN at"
 grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && own_bf16="oneDNN bf16 matmul (brg:avx512_core_bf16), by rule"
+# with AMX's bf16 tiles as well, oneDNN takes those where the kernel grants them to the process (either is right)
+grep -qw amx_bf16 /proc/cpuinfo 2>/dev/null &&
+  own_bf16="$own_bf16|oneDNN bf16 matmul (brg:avx512_core_amx_bf16), by rule"
 # lesson 5's row pass on its own: the widest path /proc/cpuinfo lists (optimized/linear_ce_rows.c)
 own_rows="c (the widest"
 grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && own_rows="avx2 (the widest"
