@@ -2,14 +2,14 @@
  * (the CPU's and the kernels').
  *
  * The max rule lives here, once (ms_better), and every implementation -- naive, cpu, cuda-v1, v2, v3 and the
- * float64 reference -- picks its argmax through it. It is PyTorch's rule for max(dim) (checked with torch 1.13
- * on this machine: x.max(-1) of [1, nan, 3, nan] is (nan, 1); of [inf, 2, inf, nan] is (nan, 3); of four -inf is
- * (-inf, 0)):
- *   - a NaN score wins over any number, so NaN propagates to out with its index; among NaNs the lowest n wins;
+ * float64 reference -- picks its argmax through it. It is PyTorch's rule for max(dim) (checked with torch
+ * 1.13 on this machine: x.max(-1) of [1, nan, 3, nan] is (nan, 1); of [inf, 2, inf, nan] is (nan, 3); of four
+ * -inf is (-inf, 0)):
+ *   - a NaN score wins over any number, so NaN propagates to out with its index; among NaNs the lowest n;
  *   - among equal maxima (+-Inf included) the lowest n wins.
  * It is a total order on (value, n) -- NaN above everything -- so merging partial results in any order gives
- * the same winner, and a running best may start from (-Inf, 0): column 0 is real and its own candidate is never
- * below that seed. PyTorch's CUDA max does not promise which index it returns among ties; this lesson does.
+ * the same winner, and a running best may start from (-Inf, 0): column 0 is real and its own candidate is
+ * never below that seed. PyTorch's CUDA max does not promise which index it returns among ties; this does.
  */
 #ifndef KERNELS_MAXSIM_MATH_H
 #define KERNELS_MAXSIM_MATH_H
@@ -30,9 +30,9 @@ HD int ms_better(double v, long long n, double bv, long long bn)
  * per score on the GPU. */
 HD int ms_better_f(float v, int n, float bv, int bn) { return !(v < bv) && ms_better(v, n, bv, bn); }
 
-/* ms_better for a score v whose column is above the running best's (bv): a fold that visits a row's columns in
- * increasing order (cuda-v4, v5) decides by the values alone -- a greater number, or a NaN over a number, wins; a tie
- * keeps the lower column. One compare that is true for NaN (!(v <= bv)), one that is false for it (bv == bv). */
+/* ms_better for a score v whose column is above the running best's (bv): a fold that visits a row's columns
+ * in increasing order (cuda-v4, v5) decides by the values alone -- a greater number, or a NaN over a number,
+ * wins; a tie keeps the lower column. One compare true for NaN (!(v <= bv)), one false for it (bv == bv). */
 HD int ms_later_wins(float v, float bv) { return !(v <= bv) & (bv == bv); } /* & : no branch */
 
 /* <x, y> over K, accumulated in float in the order k = 0 .. K-1 (cuda-v1 and the CPU's tail loops). */
@@ -51,15 +51,15 @@ HD void ms_axpy(float w, const float *x, float *g, long long K)
     for (long long k = 0; k < K; k++) g[k] += w * x[k];
 }
 
-/* ---- tile sizes, read by the CUDA code and by the C side (the fit check and the memory formulas) ---------- */
+/* ---- tile sizes, read by the CUDA code and by the C side (the fit check and the memory formulas) ------- */
 /* CPU (optimized/maxsim_fused.c): one scores tile is MS_CPU_ROWS rows of a (pairs (i, j)) against up to
  * MS_CPU_COLS rows of b (pairs (m, n)): 256 x 512 floats = 512 KiB, the only trace of the 4-D tensor. */
 #define MS_CPU_ROWS 256
 #define MS_CPU_COLS 512
 
 /* CUDA tiled kernel (kernels/maxsim_v2.cu): one block per (i, m) computes the [J, N] slab
- * a[i] . b[m]^T in MS_TJ x MS_TN tiles, MS_TK columns of K at a time through shared memory; each thread owns an
- * MS_RJ x MS_RN register tile. */
+ * a[i] . b[m]^T in MS_TJ x MS_TN tiles, MS_TK columns of K at a time through shared memory; each thread owns
+ * an MS_RJ x MS_RN register tile. */
 #define MS_TJ 64
 #define MS_TN 64
 #define MS_TK 16
@@ -78,8 +78,8 @@ HD void ms_axpy(float w, const float *x, float *g, long long K)
 
 /* cuda-v1 and the backward kernels: threads per block. */
 #define MS_SIMPLE_THREADS 128
-/* --deterministic's scan: threads per block (one block per m). The scatter: one warp per m, 8 warps per block,
- * so a block's 8 warps read arg[r, m0 .. m0+8) -- 32 bytes, one sector when M % 8 == 0 -- for the same rows. */
+/* --deterministic's scan: threads per block (one block per m). The scatter: one warp per m, 8 warps per
+ * block, so a block's 8 warps read arg[r, m0 .. m0+8) (32 bytes, one sector when M % 8 == 0) of one row. */
 #define MS_SCAN_THREADS 256
 #define MS_SCATTER_WARPS 8
 

@@ -5,11 +5,13 @@
  *   out   [I, M]      out[i, m] = sum_j max_n <a[i, j, :], b[m, n, :]>
  *   dout  [I, M]      upstream gradient; the loss is sum(out * dout), so dL/dout = dout
  *   da    [I, J, K]   da[i, j, :] = sum_m dout[i, m] * b[m, arg[i, j, m], :]        (a gather)
- *   db    [M, N, K]   db[m, n, :] = sum over (i, j) with arg[i, j, m] == n of dout[i, m] * a[i, j, :]  (a scatter)
+ *   db    [M, N, K]   db[m, n, :] = sum over (i, j) with arg[i, j, m] == n of dout[i, m] * a[i, j, :]  (a
+ *         scatter)
  *   arg   [I, J, M]   the argmax over n; among equal maxima the LOWEST n wins (ms_better in maxsim_math.h)
  *
- * torch.einsum('ijk,mnk->ijmn', a, b).max(-1).values.sum(1) first builds scores [I, J, M, N]. The forum's sizes,
- * I=300, J=2000, M=315, N=1990, K=256, make that 3.76e11 floats: 1.37 TiB before autograd keeps anything.
+ * torch.einsum('ijk,mnk->ijmn', a, b).max(-1).values.sum(1) first builds scores [I, J, M, N]. The forum's
+ * sizes, I=300, J=2000, M=315, N=1990, K=256, make that 3.76e11 floats: 1.37 TiB before autograd keeps
+ * anything.
  *
  * Rows: a viewed as [I*J, K] (row r = i*J + j) and b as [M*N, K] (row c = m*N + n) make the einsum one GEMM,
  * scores[I*J, M*N] = a . b^T, whose row-major layout IS [I, J, M, N]. Every implementation indexes this way.
@@ -24,7 +26,8 @@ typedef struct {
     size_t I, J, M, N, K;
 } ms_dims;
 
-/* Tracker labels of the output and the gradients, the same in naive and cpu (the tables compare them by label). */
+/* Tracker labels of the output and the gradients, the same in naive and cpu (the tables compare them by
+ * label). */
 #define MS_LABEL_OUT "out [I,M] f32"
 #define MS_LABEL_DA "da [I,J,K] f32"
 #define MS_LABEL_DB "db [M,N,K] f32"

@@ -1,18 +1,14 @@
-/* maxsim_v1.cu - lesson 3, cuda-v1: the fused forward in its simplest form, and the backward every version uses.
- *
- * One thread per (i, m) loops over j, n and k: it keeps a running (max, argmax) per j and sums the maxima, so the
- * [I, J, M, N] scores never exist. No reuse: every row of a and b is read from global memory J*N times over.
- * Backward: da by a gather (deterministic); db by atomicAdd, or (--deterministic) by a stable counting sort of
- * the rows into buckets by argmax -- a histogram (integer atomics), a scan per m, a warp per m scattering 32
- * rows at a time in row order -- then one block per (m, n) summing its bucket in row order: bitwise reproducible.
- * The max rule (NaN wins, then the lowest n) and the per-term arithmetic are maxsim_math.h, shared with the CPU;
- * every running argmax starts at a real column (n = 0), so arg is always a valid index.
+/* maxsim_v1.cu - lesson 3, cuda-v1: the fused forward at its simplest, and the backward every version uses.
+ * One thread per (i, m) loops over j, n and k, keeping a running (max, argmax) per j and summing the maxima:
+ * the [I, J, M, N] scores never exist. Backward: da by a gather; db by atomicAdd, or (--deterministic) by a
+ * stable counting sort of the rows into buckets by argmax, each (m, n) summed in row order (reproducible).
  * Rows: r = i*J + j of a [I*J, K], c = m*N + n of b [M*N, K]; arg is [I*J, M]. */
-#include "maxsim_launch.h"
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 
+#include "../optimized/maxsim_cuda.h"
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 
 #include <math.h>
@@ -21,7 +17,8 @@ static_assert(MS_SCAN_THREADS % 32 == 0, "the scan adds whole warps' totals");
 
 static int blocks_for(long long n, int threads) { return (int)((n + threads - 1) / threads); }
 
-__global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
+__global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a, const float *b, float *out,
+                              int *arg)
 {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (long long)I * M) return;
@@ -42,7 +39,8 @@ __global__ void ms_forward_v1(int I, int J, int M, int N, int K, const float *a,
     if (out) out[t] = sum;
 }
 
-__global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const float *dout, const int *arg, float *da)
+__global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const float *dout, const int *arg,
+                             float *da)
 {
     long long r = blockIdx.x;
     const float *w = dout + (r / J) * M; /* dout[i, :], (M,) */
@@ -55,8 +53,8 @@ __global__ void ms_da_kernel(int J, int M, int N, int K, const float *b, const f
     }
 }
 
-__global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, const float *dout, const int *arg,
-                                    float *db)
+__global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, const float *dout,
+                                    const int *arg, float *db)
 {
     long long r = blockIdx.x;
     const float *w = dout + (r / J) * M;
@@ -69,7 +67,8 @@ __global__ void ms_db_atomic_kernel(int J, int M, int N, int K, const float *a, 
 
 __global__ void ms_bucket_count_kernel(long long RM, int M, int N, const int *arg, int *start)
 {
-    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; /* element (r, m) of arg [R, M]: coalesced */
+    /* element (r, m) of arg [R, M]: coalesced */
+    long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= RM) return;
     int m = (int)(e % M);
     atomicAdd(&start[(long long)m * (N + 1) + arg[e] + 1], 1); /* integer counts: the same in any order */
@@ -89,7 +88,8 @@ __global__ void ms_bucket_scan_kernel(int N, int *start)
         if (lane == 31) warp_total[w] = incl;
         __syncthreads(); /* every warp's total is written before any thread adds them up */
         int before = 0, total = 0;
-        for (int k = 0; k < MS_SCAN_THREADS / 32; k++) before += k < w ? warp_total[k] : 0, total += warp_total[k];
+        for (int k = 0; k < MS_SCAN_THREADS / 32; k++)
+            before += k < w ? warp_total[k] : 0, total += warp_total[k];
         if (n < N) c[n] = carry + before + incl - x; /* exclusive: where bucket n begins */
         carry += total;
         __syncthreads(); /* every thread has read warp_total before the next chunk rewrites it */
@@ -134,29 +134,31 @@ __global__ void ms_db_bucket_kernel(int J, int M, int N, int K, int R, const flo
     const int *st = start + (long long)m * (N + 1), *li = list + (long long)m * R;
     for (int k = threadIdx.x; k < K; k += blockDim.x) {
         float s = 0.0f;
-        for (int p = st[n]; p < st[n + 1]; p++) s += dout[(long long)(li[p] / J) * M + m] * a[(long long)li[p] * K + k];
+        for (int p = st[n]; p < st[n + 1]; p++)
+            s += dout[(long long)(li[p] / J) * M + m] * a[(long long)li[p] * K + k];
         db[(long long)blockIdx.x * K + k] = s;
     }
 }
 
-/* ---- launchers -------------------------------------------------------------------------------------------- */
+/* ---- launchers, device memory ------------------------------------------------------------------------ */
 
-void ms1_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
+/* out may be NULL (recompute), arg may be NULL (--recompute forward) */
+static void launch_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
-    LAUNCH(ms_forward_v1, blocks_for((long long)I * M, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(I, J, M, N, K, a, b,
-                                                                                               out, arg);
+    LAUNCH(ms_forward_v1, blocks_for((long long)I * M, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(
+        I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();
 }
 
-void ms_backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da)
+static void backward_da(const ms_dims *d, const float *b, const float *dout, const int *arg, float *da)
 {
     int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
     LAUNCH(ms_da_kernel, R, MS_SIMPLE_THREADS, 0)(J, M, N, K, b, dout, arg, da);
     CUDA_CHECK_LAST();
 }
 
-void ms_backward_db_atomic(const ms_dims *d, const float *a, const float *dout, const int *arg, float *db)
+static void backward_db_atomic(const ms_dims *d, const float *a, const float *dout, const int *arg, float *db)
 {
     int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
     CUDA_CHECK(cudaMemset(db, 0, ms_b_count(d) * sizeof(float)));
@@ -164,19 +166,66 @@ void ms_backward_db_atomic(const ms_dims *d, const float *a, const float *dout, 
     CUDA_CHECK_LAST();
 }
 
-void ms_backward_db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg, int *start,
-                            int *list, float *db)
+/* db [M, N, K] in bucket order: rows sorted by argmax per m (start [M,N+1] and list [M,I*J] int32, freed
+ * here), each (m, n) summed by one block in row order */
+static void backward_db_buckets(const ms_dims *d, const float *a, const float *dout, const int *arg,
+                                float *db)
 {
     int J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K, R = (int)ms_rows(d);
     long long RM = (long long)ms_arg_count(d);
+    int *start = (int *)dev_alloc_array(size_mul(d->M, d->N + 1), DT_I32, "buckets: start [M,N+1] int32");
+    int *list = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "buckets: rows by argmax [M,I*J] int32");
     CUDA_CHECK(cudaMemset(start, 0, size_mul(d->M, d->N + 1) * sizeof(int)));
-    LAUNCH(ms_bucket_count_kernel, blocks_for(RM, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(RM, M, N, arg, start);
+    LAUNCH(ms_bucket_count_kernel, blocks_for(RM, MS_SIMPLE_THREADS), MS_SIMPLE_THREADS, 0)(RM, M, N, arg,
+                                                                                            start);
     CUDA_CHECK_LAST();
     LAUNCH(ms_bucket_scan_kernel, M, MS_SCAN_THREADS, 0)(N, start);
     CUDA_CHECK_LAST();
-    LAUNCH(ms_bucket_scatter_kernel, blocks_for(M, MS_SCATTER_WARPS), MS_SCATTER_WARPS * 32, 0)(R, M, N, arg, start,
-                                                                                                list);
+    LAUNCH(ms_bucket_scatter_kernel, blocks_for(M, MS_SCATTER_WARPS), MS_SCATTER_WARPS * 32, 0)(R, M, N, arg,
+                                                                                                start, list);
     CUDA_CHECK_LAST();
     LAUNCH(ms_db_bucket_kernel, M * N, MS_SIMPLE_THREADS, 0)(J, M, N, K, R, a, dout, start, list, db);
     CUDA_CHECK_LAST();
+    dev_free(list);
+    dev_free(start);
+}
+
+extern "C" float *ms1_forward(const ms_dims *d, const float *a, const float *b, int recompute,
+                              int deterministic, cuda_ms_saved *s)
+{
+    float *out = (float *)dev_alloc_array(ms_out_count(d), DT_F32, "out [I,M] f32"); /* [I, M] */
+    int *arg =
+        recompute ? NULL
+                  : (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (saved for backward)");
+    launch_forward(d, a, b, out, arg);
+    s->arg = (int32_t *)arg, s->recompute = recompute, s->deterministic = deterministic, s->f16 = 0;
+    return out;
+}
+
+extern "C" void ms1_grads(const ms_dims *d, const float *a, const float *b, int deterministic, int *arg,
+                          const float *dout, float **da, float **db)
+{
+    float *ga = (float *)dev_alloc_array(ms_a_count(d), DT_F32, "da [I,J,K] f32"); /* [I, J, K] */
+    float *gb = (float *)dev_alloc_array(ms_b_count(d), DT_F32, "db [M,N,K] f32"); /* [M, N, K] */
+    backward_da(d, b, dout, arg, ga);
+    if (deterministic)
+        backward_db_buckets(d, a, dout, arg, gb);
+    else
+        backward_db_atomic(d, a, dout, arg, gb);
+    dev_free(arg);
+    *da = ga;
+    *db = gb;
+}
+
+/* with --recompute the forward kernel runs again into a transient argmax (out not written) */
+extern "C" void ms1_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *s,
+                             const float *dout, float **da, float **db)
+{
+    int *arg = (int *)s->arg; /* [I, J, M] */
+    if (!arg) {
+        arg = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (recomputed in backward)");
+        launch_forward(d, a, b, NULL, arg);
+    }
+    s->arg = NULL;
+    ms1_grads(d, a, b, s->deterministic, arg, dout, da, db);
 }

@@ -1,15 +1,14 @@
 /* maxsim_v2.cu - lesson 3, cuda-v2: v1's loops as a tiled GEMM with a max/argmax epilogue.
- *
- * v1 reads every row of a and b J*N times from global memory. Here one block per (i, m) computes the [J, N]
- * slab a[i] . b[m]^T as a GEMM would: 64 x 64 output tiles, K in steps of 16 staged in shared memory, a 4 x 4
- * register tile per thread, so each staged value is used 64 times. The epilogue never stores the tile: each
- * thread folds its scores into a running (max, argmax) per row, the 16 threads sharing a row merge by warp
- * shuffles, and the block sums the row maxima over j in order. Nothing of size [J, N] leaves the block. */
-#include "maxsim_launch.h"
+ * Changed from v1: one block per (i, m) computes the [J, N] slab a[i] . b[m]^T in 64 x 64 tiles, K in steps
+ * of 16 staged in shared memory, a 4 x 4 register tile per thread (each staged value used 64 times); the
+ * epilogue folds the scores into a running (max, argmax) per row, merged by warp shuffles, and the block sums
+ * the row maxima over j in order. Backward: v1's (ms1_grads). */
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 
+#include "../optimized/maxsim_cuda.h"
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 
 #include <math.h>
@@ -19,14 +18,16 @@ static_assert(MS_TN / MS_RN == 16, "a row's 16 partial argmaxes merge with shuff
 static_assert((MS_TJ * MS_TK) % MS_THREADS == 0 && (MS_TN * MS_TK) % MS_THREADS == 0, "tiles load evenly");
 
 /* v2's shared tiles are [MS_TK][MS_TJ + MS_PAD]. load_tiles' warp stores 2 columns x 16 rows; with rows of 64
- * floats the 16 words of a column all sit in one bank (a 16-way conflict). A row of 66 floats moves each row 2
- * banks on: one column covers the 16 even offsets, the next the 16 odd ones, 32 banks (conflict-free). nvcc reads
- * the tiles one float at a time here, so the rows need no 16-byte alignment (a pad of 4 would keep it, at 2-way). */
+ * floats the 16 words of a column all sit in one bank (a 16-way conflict). A row of 66 floats moves each row
+ * 2 banks on: one column covers the 16 even offsets, the next the 16 odd ones, 32 banks (conflict-free). nvcc
+ * reads the tiles one float at a time here, so the rows need no 16-byte alignment (a pad of 4 would keep it,
+ * at 2-way). */
 #define MS_PAD 2
 
-/* Stage a[i, j0 .. j0+64, k0 .. k0+16) as sA[kk][jj] and b[m, n0 .. n0+64, k0 ..) as sB[kk][nn]; zeros outside. */
-__device__ static void load_tiles(const float *ai, const float *bm, int J, int N, int K, int j0, int n0, int k0,
-                                  float (*sA)[MS_TJ + MS_PAD], float (*sB)[MS_TN + MS_PAD])
+/* Stage a[i, j0 .. j0+64, k0 .. k0+16) as sA[kk][jj] and b[m, n0 .. n0+64, k0 ..) as sB[kk][nn]; zeros
+ * outside. */
+__device__ static void load_tiles(const float *ai, const float *bm, int J, int N, int K, int j0, int n0,
+                                  int k0, float (*sA)[MS_TJ + MS_PAD], float (*sB)[MS_TN + MS_PAD])
 {
     for (int e = threadIdx.x; e < MS_TJ * MS_TK; e += MS_THREADS) {
         int jj = e / MS_TK, kk = e % MS_TK, j = j0 + jj, k = k0 + kk; /* consecutive threads: consecutive k */
@@ -38,8 +39,8 @@ __device__ static void load_tiles(const float *ai, const float *bm, int J, int N
     }
 }
 
-/* The 16 threads of a row group (same ty, tx = 0..15: 16 consecutive lanes) merge their (max, argmax). The rule
- * is a total order, so the merge order does not change the winner. Every lane of the warp takes part. */
+/* The 16 threads of a row group (same ty, tx = 0..15: 16 consecutive lanes) merge their (max, argmax). The
+ * rule is a total order, so the merge order does not change the winner. Every lane of the warp takes part. */
 __device__ static void merge_row(float *best, int *bn)
 {
     for (int off = MS_TN / MS_RN / 2; off > 0; off /= 2) {
@@ -51,8 +52,8 @@ __device__ static void merge_row(float *best, int *bn)
 
 /* One 64-row j tile: its [64, N] scores reduced to 64 (max, argmax), written to rowmax and (if kept) arg. */
 __device__ static void j_tile(const float *ai, const float *bm, int J, int N, int K, int j0,
-                              float (*sA)[MS_TJ + MS_PAD], float (*sB)[MS_TN + MS_PAD], float *rowmax, int *argrow,
-                              int M)
+                              float (*sA)[MS_TJ + MS_PAD], float (*sB)[MS_TN + MS_PAD], float *rowmax,
+                              int *argrow, int M)
 {
     int tx = threadIdx.x % (MS_TN / MS_RN), ty = threadIdx.x / (MS_TN / MS_RN);
     float best[MS_RJ];
@@ -72,7 +73,8 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
         for (int rj = 0; rj < MS_RJ; rj++)
             for (int rn = 0; rn < MS_RN; rn++) {
                 int n = n0 + tx * MS_RN + rn;
-                if (n < N && ms_better_f(acc[rj][rn], n, best[rj], bn[rj])) best[rj] = acc[rj][rn], bn[rj] = n;
+                if (n < N && ms_better_f(acc[rj][rn], n, best[rj], bn[rj]))
+                    best[rj] = acc[rj][rn], bn[rj] = n;
             }
     }
     for (int rj = 0; rj < MS_RJ; rj++) {
@@ -85,7 +87,8 @@ __device__ static void j_tile(const float *ai, const float *bm, int J, int N, in
     }
 }
 
-__global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
+__global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a, const float *b, float *out,
+                              int *arg)
 {
     __shared__ float sA[MS_TK][MS_TJ + MS_PAD], sB[MS_TK][MS_TN + MS_PAD], rowmax[MS_TJ];
     int i = blockIdx.x / M, m = blockIdx.x % M;
@@ -103,9 +106,35 @@ __global__ void ms_forward_v2(int I, int J, int M, int N, int K, const float *a,
     if (threadIdx.x == 0 && out) out[blockIdx.x] = sum;
 }
 
-void ms2_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
+/* out may be NULL (recompute), arg may be NULL (--recompute forward) */
+static void launch_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
     LAUNCH(ms_forward_v2, I * M, MS_THREADS, 0)(I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();
+}
+
+extern "C" float *ms2_forward(const ms_dims *d, const float *a, const float *b, int recompute,
+                              int deterministic, cuda_ms_saved *s)
+{
+    float *out = (float *)dev_alloc_array(ms_out_count(d), DT_F32, "out [I,M] f32"); /* [I, M] */
+    int *arg =
+        recompute ? NULL
+                  : (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (saved for backward)");
+    launch_forward(d, a, b, out, arg);
+    s->arg = (int32_t *)arg, s->recompute = recompute, s->deterministic = deterministic, s->f16 = 0;
+    return out;
+}
+
+/* with --recompute this version's forward runs again into a transient argmax; then v1's gradients */
+extern "C" void ms2_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *s,
+                             const float *dout, float **da, float **db)
+{
+    int *arg = (int *)s->arg; /* [I, J, M] */
+    if (!arg) {
+        arg = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (recomputed in backward)");
+        launch_forward(d, a, b, NULL, arg);
+    }
+    s->arg = NULL;
+    ms1_grads(d, a, b, s->deterministic, arg, dout, da, db);
 }

@@ -1,20 +1,16 @@
 /* maxsim_v3.cu - lesson 3, cuda-v3: v2's score slab on tensor cores (TF32 WMMA).
- *
- * v2 spends its time in FP32 FMAs of a 4 x 4 register tile per thread. Here the scores of a 64 x 64 tile come
- * from WMMA m16n16k8 TF32 fragments, 2 x 2 per warp, float accumulators; each warp stores its fragments to a
- * padded shared tile (a fragment's element order is unspecified), then every thread folds half a row into a
- * running (max, argmax) and the two halves merge once. Loads are float4 when K % 4 == 0; rows padded by 4
- * floats keep the float4 stores and the epilogue's rotated reads conflict-free. Block order m outer, i inner
- * (blockIdx.x = m*I + i), so b[m] stays in L2 while a[i] streams. Operands are rounded to TF32 (10 mantissa
- * bits): the lesson's inputs, on a 1/8 grid, are exact in it, so scores equal v2's bit for bit; on real data
- * an argmax can flip between columns whose scores differ by ~2^-11 of sum |a_k b_k| (lesson-3-appendix.md). */
+ * Changed from v2: a 64 x 64 tile's scores come from WMMA m16n16k8 TF32 fragments, 2 x 2 per warp, stored to
+ * a padded shared tile that two threads per row fold into (max, argmax); float4 loads when K % 4 == 0; blocks
+ * m outer, i inner, so b[m] stays in L2. The 1/8-grid inputs are exact in TF32: scores equal v2's bit for bit
+ * (real data may flip an argmax: lesson-3-appendix.md). Backward: v1's (ms1_grads). */
 #include <mma.h>
 
-#include "maxsim_launch.h"
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 
+#include "../optimized/maxsim_cuda.h"
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
 #include "runtime/launch.h"
 
 #include <math.h>
@@ -24,7 +20,8 @@ using namespace nvcuda;
 #define LDS (MS3_TK + MS3_PAD) /* staged rows of a and b: 36 floats */
 #define LDC (MS3_TN + MS3_PAD) /* the score tile's rows: 68 floats */
 
-static_assert(MS3_THREADS == 128 && MS3_TJ == 64 && MS3_TN == 64, "4 warps, each a 32 x 32 quarter of the tile");
+static_assert(MS3_THREADS == 128 && MS3_TJ == 64 && MS3_TN == 64,
+              "4 warps, each a 32 x 32 quarter of the tile");
 static_assert(MS3_TK % 8 == 0 && MS3_TK % 4 == 0, "k steps of 8 (m16n16k8), float4 staging");
 static_assert(LDS % 4 == 0 && LDC % 4 == 0, "WMMA ldm: a multiple of 16 bytes");
 static_assert((16 * LDS * 4) % 32 == 0 && (16 * LDC * 4) % 32 == 0, "every fragment pointer 32-byte aligned");
@@ -54,8 +51,8 @@ __device__ static void v3_stage(const float *x, int rows, int K, int r0, int k0,
 
 /* sC [64][LDC] = a[i, j0 .. j0+64) . b[m, n0 .. n0+64)^T over all K (zeros past J, N, K). Warp w owns rows
  * 32 (w / 2) .. +32 and columns 32 (w % 2) .. +32 of the tile. */
-__device__ static void v3_scores(const float *ai, const float *bm, int J, int N, int K, int j0, int n0, float *sA,
-                                 float *sB, float *sC)
+__device__ static void v3_scores(const float *ai, const float *bm, int J, int N, int K, int j0, int n0,
+                                 float *sA, float *sB, float *sC)
 {
     int w = threadIdx.x / 32, wr = w / 2 * 32, wc = w % 2 * 32;
     wmma::fragment<wmma::accumulator, 16, 16, 8, float> c[2][2];
@@ -77,7 +74,8 @@ __device__ static void v3_scores(const float *ai, const float *bm, int J, int N,
     }
     for (int x = 0; x < 2; x++)
         for (int y = 0; y < 2; y++)
-            wmma::store_matrix_sync(sC + (wr + 16 * x) * LDC + wc + 16 * y, c[x][y], LDC, wmma::mem_row_major);
+            wmma::store_matrix_sync(sC + (wr + 16 * x) * LDC + wc + 16 * y, c[x][y], LDC,
+                                    wmma::mem_row_major);
     __syncthreads(); /* the score tile is complete before the epilogue reads it */
 }
 
@@ -115,27 +113,56 @@ __device__ static void v3_j_tile(const float *ai, const float *bm, int J, int N,
     __syncthreads(); /* rowmax holds the merged maxima */
 }
 
-__global__ void ms_forward_v3(int I, int J, int M, int N, int K, const float *a, const float *b, float *out, int *arg)
+__global__ void ms_forward_v3(int I, int J, int M, int N, int K, const float *a, const float *b, float *out,
+                              int *arg)
 {
     __shared__ __align__(32) float sA[MS3_TJ * LDS], sB[MS3_TN * LDS], sC[MS3_TJ * LDC];
     __shared__ float rowmax[MS3_TJ];
     __shared__ int rowarg[MS3_TJ];
-    int m = blockIdx.x / I, i = blockIdx.x % I;                                  /* i inner: b[m] stays in L2 */
+    /* i inner: b[m] stays in L2 */
+    int m = blockIdx.x / I, i = blockIdx.x % I;
     const float *ai = a + (long long)i * J * K, *bm = b + (long long)m * N * K; /* a[i] (J, K), b[m] (N, K) */
     int *argrow = arg ? arg + (long long)i * J * M + m : 0;                       /* arg[i, :, m], stride M */
     float sum = 0.0f;
     for (int j0 = 0; j0 < J; j0 += MS3_TJ) {
         v3_j_tile(ai, bm, J, N, K, j0, sA, sB, sC, rowmax, rowarg, argrow, M);
         if (threadIdx.x == 0)
-            for (int jj = 0; jj < MS3_TJ && j0 + jj < J; jj++) sum += rowmax[jj]; /* j ascending, as the CPU */
+            /* j ascending, as the CPU */
+            for (int jj = 0; jj < MS3_TJ && j0 + jj < J; jj++) sum += rowmax[jj];
         __syncthreads(); /* thread 0 has read rowmax before the next j tile rewrites it */
     }
     if (threadIdx.x == 0 && out) out[(long long)i * M + m] = sum;
 }
 
-void ms3_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
+/* out may be NULL (recompute), arg may be NULL (--recompute forward) */
+static void launch_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
     LAUNCH(ms_forward_v3, I * M, MS3_THREADS, 0)(I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();
+}
+
+extern "C" float *ms3_forward(const ms_dims *d, const float *a, const float *b, int recompute,
+                              int deterministic, cuda_ms_saved *s)
+{
+    float *out = (float *)dev_alloc_array(ms_out_count(d), DT_F32, "out [I,M] f32"); /* [I, M] */
+    int *arg =
+        recompute ? NULL
+                  : (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (saved for backward)");
+    launch_forward(d, a, b, out, arg);
+    s->arg = (int32_t *)arg, s->recompute = recompute, s->deterministic = deterministic, s->f16 = 0;
+    return out;
+}
+
+/* with --recompute this version's forward runs again into a transient argmax; then v1's gradients */
+extern "C" void ms3_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *s,
+                             const float *dout, float **da, float **db)
+{
+    int *arg = (int *)s->arg; /* [I, J, M] */
+    if (!arg) {
+        arg = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (recomputed in backward)");
+        launch_forward(d, a, b, NULL, arg);
+    }
+    s->arg = NULL;
+    ms1_grads(d, a, b, s->deterministic, arg, dout, da, db);
 }

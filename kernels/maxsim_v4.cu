@@ -3,14 +3,15 @@
  * 4 stages of 64 rows x 32 columns, XOR-swizzled so ldmatrix reads them without bank conflicts; each operand
  * is rounded to TF32 once, where it lands; the next k step's fragments load while this one multiplies; the
  * max over n is taken on the accumulator registers (one max per score, the argmax rescanned only in a tile
- * that beats the running best). Same products and sums as v3: the same scores, bit for bit. */
+ * that beats the running best). Same products and sums as v3: the same scores. Backward: v1's (ms1_grads). */
 #include <mma_ptx.h>
 
-#include "maxsim_launch.h"
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 
+#include "../optimized/maxsim_cuda.h"
 #include "runtime/cuda_check.h"
+#include "runtime/cuda_track.h"
 #include "runtime/cuda_fit.h"
 #include "runtime/hd.h"
 #include "runtime/launch.h"
@@ -231,11 +232,37 @@ extern "C" const char *ms4_unfit(const ms_dims *d)
     return cuda_fit(&need, 1);
 }
 
-void ms4_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
+/* out may be NULL (recompute), arg may be NULL (--recompute forward) */
+static void launch_forward(const ms_dims *d, const float *a, const float *b, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
     int smem = (int)ms4_smem_bytes(K); /* within the device's opt-in: ms4_unfit */
     CUDA_CHECK(cudaFuncSetAttribute(ms_forward_v4, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     LAUNCH(ms_forward_v4, I * M, V4_THREADS, smem)(I, J, M, N, K, a, b, out, arg);
     CUDA_CHECK_LAST();
+}
+
+extern "C" float *ms4_forward(const ms_dims *d, const float *a, const float *b, int recompute,
+                              int deterministic, cuda_ms_saved *s)
+{
+    float *out = (float *)dev_alloc_array(ms_out_count(d), DT_F32, "out [I,M] f32"); /* [I, M] */
+    int *arg =
+        recompute ? NULL
+                  : (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (saved for backward)");
+    launch_forward(d, a, b, out, arg);
+    s->arg = (int32_t *)arg, s->recompute = recompute, s->deterministic = deterministic, s->f16 = 0;
+    return out;
+}
+
+/* with --recompute this version's forward runs again into a transient argmax; then v1's gradients */
+extern "C" void ms4_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *s,
+                             const float *dout, float **da, float **db)
+{
+    int *arg = (int *)s->arg; /* [I, J, M] */
+    if (!arg) {
+        arg = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (recomputed in backward)");
+        launch_forward(d, a, b, NULL, arg);
+    }
+    s->arg = NULL;
+    ms1_grads(d, a, b, s->deterministic, arg, dout, da, db);
 }

@@ -3,13 +3,13 @@
  * of 8 columns (as ColBERT stores its embeddings), so every copy is a 16-byte cp.async and nothing is rounded
  * inside the kernel; half the bytes per element let a[i]'s resident tile hold 128 rows, 8 warps of 32 x 32,
  * and a stage 64 columns of K; each mma.sync multiplies k = 16. Products are exact and summed in fp32:
- * only the operands' rounding (8 or 11 significant bits) moves a score, and with it perhaps an argmax. */
+ * only the operands' rounding (8 or 11 bits) moves a score, perhaps an argmax. Backward: v1's (ms1_grads). */
 #include <mma_ptx.h>
 
-#include "maxsim_launch.h"
 #include "maxsim_math.h"
 #include "maxsim_problem.h"
 
+#include "../optimized/maxsim_cuda.h"
 #include "runtime/bf16.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_fit.h"
@@ -46,7 +46,8 @@ __device__ static int swz(int row, int k, int ld)
     return row * ld + (((k >> 3) ^ (row & 7)) << 3) + (k & 7);
 }
 
-/* y[r, k] = x[r, k] rounded to bf16 or fp16 for k < K, 0 for K <= k < K8: x (rows, K) floats, y (rows, K8). */
+/* y[r, k] = x[r, k] rounded to bf16 or fp16 for k < K, 0 for K <= k < K8: x (rows, K) floats, y (rows,
+ * K8). */
 __global__ void ms_to_16bit(const float *x, long long rows, int K, int K8, int fp16, uint16_t *y)
 {
     long long n = rows * K8;
@@ -243,7 +244,8 @@ static uint16_t *to_16bit(const float *x, long long rows, int K, int fp16, const
     return y;
 }
 
-void ms5_forward(const ms_dims *d, const float *a, const float *b, int fp16, float *out, int *arg)
+/* out may be NULL (recompute), arg may be NULL (--recompute forward) */
+static void launch_forward(const ms_dims *d, const float *a, const float *b, int fp16, float *out, int *arg)
 {
     int I = (int)d->I, J = (int)d->J, M = (int)d->M, N = (int)d->N, K = (int)d->K;
     uint16_t *a16 = to_16bit(a, (long long)d->I * J, K, fp16, "a16 [I,J,K8] 16-bit copy (cuda-v5 forward)");
@@ -254,4 +256,29 @@ void ms5_forward(const ms_dims *d, const float *a, const float *b, int fp16, flo
     CUDA_CHECK_LAST();
     dev_free(b16);
     dev_free(a16);
+}
+
+extern "C" float *ms5_forward(const ms_dims *d, const float *a, const float *b, int recompute,
+                              int deterministic, int fp16, cuda_ms_saved *s)
+{
+    float *out = (float *)dev_alloc_array(ms_out_count(d), DT_F32, "out [I,M] f32"); /* [I, M] */
+    int *arg =
+        recompute ? NULL
+                  : (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (saved for backward)");
+    launch_forward(d, a, b, fp16, out, arg);
+    s->arg = (int32_t *)arg, s->recompute = recompute, s->deterministic = deterministic, s->f16 = fp16;
+    return out;
+}
+
+/* with --recompute this version's forward runs again into a transient argmax; then v1's gradients */
+extern "C" void ms5_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *s,
+                             const float *dout, float **da, float **db)
+{
+    int *arg = (int *)s->arg; /* [I, J, M] */
+    if (!arg) {
+        arg = (int *)dev_alloc_array(ms_arg_count(d), DT_I32, "arg [I,J,M] int32 (recomputed in backward)");
+        launch_forward(d, a, b, s->f16, NULL, arg);
+    }
+    s->arg = NULL;
+    ms1_grads(d, a, b, s->deterministic, arg, dout, da, db);
 }

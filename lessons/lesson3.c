@@ -8,6 +8,7 @@
 #include "lesson3.h"
 
 #include "../naive/maxsim_einsum.h"
+#include "../optimized/maxsim_cuda.h"
 #include "../optimized/maxsim_fused.h"
 #include "lesson_defs.h"
 #include "maxsim_reference.h"
@@ -34,8 +35,14 @@ static const char *make_problem(const long long *dims, const long long *opts, vo
     return NULL;
 }
 
-static int shape_a(const void *p, size_t *s) { return lesson_shape3(s, dims_of(p)->I, dims_of(p)->J, dims_of(p)->K); }
-static int shape_b(const void *p, size_t *s) { return lesson_shape3(s, dims_of(p)->M, dims_of(p)->N, dims_of(p)->K); }
+static int shape_a(const void *p, size_t *s)
+{
+    return lesson_shape3(s, dims_of(p)->I, dims_of(p)->J, dims_of(p)->K);
+}
+static int shape_b(const void *p, size_t *s)
+{
+    return lesson_shape3(s, dims_of(p)->M, dims_of(p)->N, dims_of(p)->K);
+}
 static int shape_out(const void *p, size_t *s) { return lesson_shape2(s, dims_of(p)->I, dims_of(p)->M); }
 
 static void fill(const void *prob, uint64_t seed, void *const *t)
@@ -48,13 +55,14 @@ static void reference(const void *prob, void *const *t, double *const *ref)
     ms_reference(dims_of(prob), t[A], t[B], t[DOUT], ref[OUT], ref[DA], ref[DB]);
 }
 
-/* The reference costs I*J*M*N*K double multiply-adds in cblas_dgemm (no 4-D tensor); past 2e11, minutes here. */
+/* The reference costs I*J*M*N*K double multiply-adds in cblas_dgemm (no 4-D tensor): past 2e11, minutes. */
 static const char *reference_unfit(const void *prob)
 {
     static char why[160];
     double fmas = ms_gemm_fmas(dims_of(prob));
     if (fmas <= 2e11) return NULL;
-    snprintf(why, sizeof why, "the float64 reference needs %.3g multiply-adds (I*J*M*N*K), hours at this size", fmas);
+    snprintf(why, sizeof why,
+             "the float64 reference needs %.3g multiply-adds (I*J*M*N*K), hours at this size", fmas);
     return why;
 }
 
@@ -83,18 +91,36 @@ static void cpu_backward(lesson_run *r)
                     (float **)&r->t[DA], (float **)&r->t[DB]);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA adapter: the row's version is the kernel version cuda_ms_forward launches (the backward is
- * shared). */
+/* The one CUDA dispatch: the row's version picks the implementation (maxsim_cuda.h). A version without a case
+ * leaves out unset, and the session stops there with that message. */
 static void cuda_forward(lesson_run *r)
 {
     const ms_problem *p = prob_of(r->prob);
-    r->t[OUT] = cuda_ms_forward(&p->d, r->t[A], r->t[B], (ms_cuda_version)r->version, p->recompute, p->deterministic,
-                                p->precision == MS_FP16, (cuda_ms_saved *)r->saved.bytes);
+    const ms_dims *d = &p->d;
+    const float *a = r->t[A], *b = r->t[B];
+    int rc = p->recompute, det = p->deterministic;
+    cuda_ms_saved *s = (cuda_ms_saved *)r->saved.bytes;
+    switch (r->version) {
+    case 1: r->t[OUT] = ms1_forward(d, a, b, rc, det, s); break;
+    case 2: r->t[OUT] = ms2_forward(d, a, b, rc, det, s); break;
+    case 3: r->t[OUT] = ms3_forward(d, a, b, rc, det, s); break;
+    case 4: r->t[OUT] = ms4_forward(d, a, b, rc, det, s); break;
+    case 5: r->t[OUT] = ms5_forward(d, a, b, rc, det, p->precision == MS_FP16, s); break;
+    }
 }
 static void cuda_backward(lesson_run *r)
 {
-    cuda_ms_backward(dims_of(r->prob), r->t[A], r->t[B], (cuda_ms_saved *)r->saved.bytes, r->t[DOUT],
-                     (float **)&r->t[DA], (float **)&r->t[DB]);
+    const ms_dims *d = dims_of(r->prob);
+    const float *a = r->t[A], *b = r->t[B], *dout = r->t[DOUT];
+    float **da = (float **)&r->t[DA], **db = (float **)&r->t[DB];
+    cuda_ms_saved *s = (cuda_ms_saved *)r->saved.bytes;
+    switch (r->version) {
+    case 1: ms1_backward(d, a, b, s, dout, da, db); break;
+    case 2: ms2_backward(d, a, b, s, dout, da, db); break;
+    case 3: ms3_backward(d, a, b, s, dout, da, db); break;
+    case 4: ms4_backward(d, a, b, s, dout, da, db); break;
+    case 5: ms5_backward(d, a, b, s, dout, da, db); break;
+    }
 }
 #else
 #define cuda_forward NULL
@@ -135,17 +161,18 @@ static const char *cuda4_unfit(const void *p) { return cuda_ms4_unfit(dims_of(p)
 static double cpu_work(const void *p) { return cpu_ms_work(dims_of(p), prob_of(p)->recompute); }
 static double naive_work(const void *p) { return 3.0 * ms_gemm_fmas(dims_of(p)); }
 
-/* --- what the lesson says before and after the table ------------------------------------------------------ */
+/* --- what the lesson says before and after the table ---------------------------------------------------- */
 static void preamble(const void *prob, FILE *f)
 {
     const ms_dims *d = dims_of(prob);
     char ex[32], hu[16];
     format_bytes_exact(size_mul(ms_scores_count(d), 4), ex, sizeof ex);
     format_bytes_human(size_mul(ms_scores_count(d), 4), hu, sizeof hu);
-    fprintf(f, "the einsum's scores [I,J,M,N] f32: %s bytes (%s); the GEMM behind them: %.4g multiply-adds\n", ex,
-            hu, ms_gemm_fmas(d));
-    fprintf(f, "inputs on a 1/8 grid, so every score is exact in float32 and all implementations pick the same "
-               "argmax (ties: lowest n)\n");
+    fprintf(f, "the einsum's scores [I,J,M,N] f32: %s bytes (%s); the GEMM behind them: %.4g multiply-adds\n",
+            ex, hu, ms_gemm_fmas(d));
+    fprintf(f,
+            "inputs on a 1/8 grid, so every score is exact in float32 and all implementations pick the same "
+            "argmax (ties: lowest n)\n");
 }
 
 /* Inputs, outputs and gradients: what any implementation must hold; the rest is the algorithm's. */
@@ -165,8 +192,11 @@ static void thread_figures(const ms_dims *d, FILE *f)
     format_bytes_human(sc, sh, sizeof sh);
     format_bytes_exact(mx, me, sizeof me);
     format_bytes_human(mx, mh, sizeof mh);
-    fprintf(f, "einsum result (aten::bmm) %s bytes (%s); max(-1) values f32 + indices int64 (aten::max) %s bytes "
-               "(%s)%s\n", se, sh, me, mh, thread ? "  (the thread's profiler: 742.19 Kb and 117.19 Kb)" : "");
+    fprintf(
+        f,
+        "einsum result (aten::bmm) %s bytes (%s); max(-1) values f32 + indices int64 (aten::max) %s bytes "
+        "(%s)%s\n",
+        se, sh, me, mh, thread ? "  (the thread's profiler: 742.19 Kb and 117.19 Kb)" : "");
 }
 
 /* The thread's proposal: chunks of k queries, each checkpointed (its 4-D slab re-made in backward). */
@@ -176,10 +206,14 @@ static void chunk_answer(const ms_dims *d, FILE *f)
     size_t slab = size_mul(size_mul(ms_scores_count(d), 4), 1) / (d->I ? d->I : 1); /* k = 1 query */
     format_bytes_exact(slab, sb, sizeof sb);
     format_bytes_human(slab, sh, sizeof sh);
-    fprintf(f, "chunk + checkpoint (the thread's question), one query per chunk: each chunk's [1,J,M,N] slab is "
-               "%s bytes (%s),\nmade twice (forward, recompute) plus its zero-filled gradient and two backward GEMMs "
-               "over it: about 4x the\neinsum's multiply-adds. It works; the fused reduction needs no slab and 1x "
-               "(2x with --recompute).\n", sb, sh);
+    fprintf(
+        f,
+        "chunk + checkpoint (the thread's question), one query per chunk: each chunk's [1,J,M,N] slab is "
+        "%s bytes (%s),\nmade twice (forward, recompute) plus its zero-filled gradient and two backward "
+        "GEMMs "
+        "over it: about 4x the\neinsum's multiply-adds. It works; the fused reduction needs no slab and 1x "
+        "(2x with --recompute).\n",
+        sb, sh);
 }
 
 static void beyond_line(const lesson_report *rep, FILE *f)
@@ -198,7 +232,8 @@ static void beyond_line(const lesson_report *rep, FILE *f)
         size_t beyond = r->row.peak_bytes - io;
         format_bytes_exact(beyond, b2, sizeof b2);
         fprintf(f, "  %-8s %15s   naive / %s: peak %.1fx, beyond %.1fx\n", r->row.impl, b2, r->row.impl,
-                (double)np / (double)r->row.peak_bytes, beyond ? (double)(np - io) / (double)beyond : INFINITY);
+                (double)np / (double)r->row.peak_bytes,
+                beyond ? (double)(np - io) / (double)beyond : INFINITY);
     }
 }
 
@@ -211,20 +246,24 @@ static void epilogue(const lesson_report *rep, FILE *f)
     beyond_line(rep, f);
     char tile[32];
     format_bytes_exact(cpu_ms_scratch_bytes(&p->d), tile, sizeof tile);
-    fprintf(f, "\nWhere the bytes go: naive's peak is the [I,J,M,N] f32 tensor, made twice (the einsum's scores "
-               "in forward,\nMaxBackward's zero-filled gradient in backward) plus int64 indices [I,J,M]; cpu holds "
-               "%s,\na %s-byte scores tile while it runs, and otherwise only the inputs, the output and the "
-               "gradients.\n", p->recompute ? "nothing between forward and backward (--recompute)"
-                                              : "the int32 argmax [I,J,M] between forward and backward",
-            tile);
+    fprintf(
+        f,
+        "\nWhere the bytes go: naive's peak is the [I,J,M,N] f32 tensor, made twice (the einsum's scores "
+        "in forward,\nMaxBackward's zero-filled gradient in backward) plus int64 indices [I,J,M]; cpu holds "
+        "%s,\na %s-byte scores tile while it runs, and otherwise only the inputs, the output and the "
+        "gradients.\n",
+        p->recompute ? "nothing between forward and backward (--recompute)"
+                     : "the int32 argmax [I,J,M] between forward and backward",
+        tile);
 }
 
 const lesson lesson3_def = {
     .number = 3,
     .program = "lesson3",
     .title = "Lesson 3: MaxSim  out[i,m] = sum_j max_n <a[i,j,:], b[m,n,:]>  (the forum's 4-D einsum)",
-    .summary = "MaxSim / late interaction: einsum('ijk,mnk->ijmn').max(-1).values.sum(1) with and without the\n"
-               "  4-D tensor (default size medium; forum: naive is predicted, cpu estimated)",
+    .summary =
+        "MaxSim / late interaction: einsum('ijk,mnk->ijmn').max(-1).values.sum(1) with and without the\n"
+        "  4-D tensor (default size medium; forum: naive is predicted, cpu estimated)",
     .dim_names = {"I", "J", "M", "N", "K"},
     .sizes = {{.name = "tiny", .dims = {2, 3, 2, 4, 3}},
               {.name = "small", .dims = {20, 20, 25, 19, 25}},
@@ -235,57 +274,78 @@ const lesson lesson3_def = {
                                 .help = "cpu, cuda: keep nothing for backward; recompute the argmax there "
                                         "(checkpointing)",
                                 .max = 1},
-             [OPT_DETERMINISTIC] = {.flag = "--deterministic",
-                                    .help = "cuda: db by buckets of rows sorted by argmax instead of atomics (bitwise "
-                                            "reproducible)",
-                                    .max = 1},
-             [OPT_PRECISION] = {.flag = "--precision", .takes_value = 1, .max = 1, .names = precision_names,
+             [OPT_DETERMINISTIC] =
+                 {.flag = "--deterministic",
+                  .help = "cuda: db by buckets of rows sorted by argmax instead of atomics (bitwise "
+                          "reproducible)",
+                  .max = 1},
+             [OPT_PRECISION] = {.flag = "--precision",
+                                .takes_value = 1,
+                                .max = 1,
+                                .names = precision_names,
                                 .help = "cuda-v5: its operands' 16-bit type, bf16 or fp16"}},
     .make_problem = make_problem,
-    .tensors = {[A] = {.name = "a", .role = LT_INPUT, .type = DT_F32, .label = "a [I,J,K] input", .shape = shape_a},
-                [B] = {.name = "b", .role = LT_INPUT, .type = DT_F32, .label = "b [M,N,K] input", .shape = shape_b},
-                [DOUT] = {.name = "dout", .role = LT_UPSTREAM, .type = DT_F32, .label = "dout [I,M] upstream gradient",
-                          .shape = shape_out},
-                [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
-                [DA] = {.name = "da", .role = LT_GRAD, .type = DT_F32, .shape = shape_a, .grad_of = A},
-                [DB] = {.name = "db", .role = LT_GRAD, .type = DT_F32, .shape = shape_b, .grad_of = B}},
+    .tensors =
+        {[A] = {.name = "a", .role = LT_INPUT, .type = DT_F32, .label = "a [I,J,K] input", .shape = shape_a},
+         [B] = {.name = "b", .role = LT_INPUT, .type = DT_F32, .label = "b [M,N,K] input", .shape = shape_b},
+         [DOUT] = {.name = "dout",
+                   .role = LT_UPSTREAM,
+                   .type = DT_F32,
+                   .label = "dout [I,M] upstream gradient",
+                   .shape = shape_out},
+         [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
+         [DA] = {.name = "da", .role = LT_GRAD, .type = DT_F32, .shape = shape_a, .grad_of = A},
+         [DB] = {.name = "db", .role = LT_GRAD, .type = DT_F32, .shape = shape_b, .grad_of = B}},
     .fill = fill,
     .reference = reference,
     .reference_unfit = reference_unfit,
     .tolerance = 1e-4,
-    .tolerance_why = "scores are exact (grid inputs); float32 sums of up to I*J gradient terms err by ~6e-8*sqrt(I*J); "
-                     "a wrong argmax moves a whole term, ~1e-1",
-    .impls = {{.name = "naive",
-               .about = "the einsum: scores [I,J,M,N] (one GEMM), max(-1) with int64 indices, sum(1); backward "
-                        "scatters dout into a zero [I,J,M,N] and runs two GEMMs over it",
-               .memory = naive_memory, .forward = naive_forward, .backward = naive_backward, .work = naive_work},
-              {.name = "cpu",
-               .about = "fused: tiles of (i,j) x (m,n) reduced to max/argmax at once, int32 argmax saved (none with "
-                        "--recompute); gather da, scatter-add db",
-               .memory = cpu_memory, .forward = cpu_forward, .backward = cpu_backward, .work = cpu_work},
-              {LESSON_CUDA_VERSION(1),
-               .about = "simple kernel: one thread per (i,m) looping j, n, k; db by atomics (--deterministic: a "
-                        "parallel stable counting sort of the rows by argmax)",
-               .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(2),
-               .about = "tiled kernel: one block per (i,m), 64x64 shared-memory tiles, FP32 4x4 register tiles, "
-                        "max/argmax epilogue, sum over j in the block; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(3),
-               .about = "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
-                        "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1 (any K: cuda runs it where "
-                        "v4, which takes K <= 256, does not fit)",
-               .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(4),
-               .about = "mma.sync TF32: a[i]'s 64 rows resident in shared memory, b streamed by a 4-stage cp.async "
-                        "ring into XOR-swizzled tiles read by ldmatrix, TF32 rounding once per element, the max on "
-                        "the accumulators; K <= 256; same backward as v1",
-               .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
-              {LESSON_CUDA_VERSION(5),
-               .about = "v4 on 16-bit operands (--precision bf16 or fp16): a and b converted once, m16n8k16, a[i]'s "
-                        "128 rows resident; scores move by the operands' rounding (lesson-3-appendix.md); K <= 256; "
-                        "same backward as v1",
-               .memory = cuda5_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .tolerance_why =
+        "scores are exact (grid inputs); float32 sums of up to I*J gradient terms err by ~6e-8*sqrt(I*J); "
+        "a wrong argmax moves a whole term, ~1e-1",
+    .impls =
+        {{.name = "naive",
+          .about = "the einsum: scores [I,J,M,N] (one GEMM), max(-1) with int64 indices, sum(1); backward "
+                   "scatters dout into a zero [I,J,M,N] and runs two GEMMs over it",
+          .memory = naive_memory,
+          .forward = naive_forward,
+          .backward = naive_backward,
+          .work = naive_work},
+         {.name = "cpu",
+          .about =
+              "fused: tiles of (i,j) x (m,n) reduced to max/argmax at once, int32 argmax saved (none with "
+              "--recompute); gather da, scatter-add db",
+          .memory = cpu_memory,
+          .forward = cpu_forward,
+          .backward = cpu_backward,
+          .work = cpu_work},
+         {LESSON_CUDA_VERSION(1),
+          .about = "simple kernel: one thread per (i,m) looping j, n, k; db by atomics (--deterministic: a "
+                   "parallel stable counting sort of the rows by argmax)",
+          .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(2),
+          .about = "tiled kernel: one block per (i,m), 64x64 shared-memory tiles, FP32 4x4 register tiles, "
+                   "max/argmax epilogue, sum over j in the block; same backward as v1",
+          .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(3),
+          .about =
+              "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
+              "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1 (any K: cuda runs it "
+              "where "
+              "v4, which takes K <= 256, does not fit)",
+          .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(4),
+          .about =
+              "mma.sync TF32: a[i]'s 64 rows resident in shared memory, b streamed by a 4-stage cp.async "
+              "ring into XOR-swizzled tiles read by ldmatrix, TF32 rounding once per element, the max on "
+              "the accumulators; K <= 256; same backward as v1",
+          .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(5),
+          .about =
+              "v4 on 16-bit operands (--precision bf16 or fp16): a and b converted once, m16n8k16, a[i]'s "
+              "128 rows resident; scores move by the operands' rounding (lesson-3-appendix.md); K <= 256; "
+              "same backward as v1",
+          .memory = cuda5_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_order = {5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 3 */
     .preamble = preamble,
     .epilogue = epilogue,

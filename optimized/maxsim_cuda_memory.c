@@ -2,7 +2,7 @@
  * memory formula and the fit checks that need no device (the dimensions the kernels' int indices and grids
  * take, K for the versions that keep a[i]'s rows in shared memory). A CPU-only build prints and tests them
  * (--predict); the device's own limits are each version's cuda_fit check in kernels/maxsim_vN.cu. */
-#include "maxsim_fused.h"
+#include "maxsim_cuda.h"
 
 #include "../kernels/maxsim_math.h"
 

@@ -1,9 +1,9 @@
 /* maxsim_fused.c - MaxSim on the CPU with the max over n fused into tiled GEMMs (see maxsim_fused.h).
  *
  * Layouts: a is [I*J, K] (row r = i*J + j), b is [M*N, K] (row c = m*N + n), arg is [I*J, M].
- * A tile is rows r0 .. r0+nr of a against the b rows of nm consecutive m's; when N is larger than a tile holds
- * (MS_CPU_COLS), one m at a time in chunks of n. The tile's scores live in the scratch block only until they
- * have been folded into the running max; then the next chunk overwrites them.
+ * A tile is rows r0 .. r0+nr of a against the b rows of nm consecutive m's; when N is larger than a tile
+ * holds (MS_CPU_COLS), one m at a time in chunks of n. The tile's scores live in the scratch block only until
+ * they have been folded into the running max; then the next chunk overwrites them.
  */
 #include "maxsim_fused.h"
 
@@ -70,8 +70,8 @@ static void *scratch_alloc(const ms_dims *d, scratch *s)
 
 /* scores tile [nr, nm*nn] = a rows [r0, r0+nr) . b rows of m in [m0, m0+nm), n in [n0, n0+nn), then folded
  * into best/barg [nr, nm]. The first chunk (n0 == 0) initialises; later ones merge through ms_better. */
-static void tile_chunk(const ms_dims *d, const float *a, const float *b, size_t r0, size_t nr, size_t m0, size_t nm,
-                       size_t n0, size_t nn, const scratch *sc)
+static void tile_chunk(const ms_dims *d, const float *a, const float *b, size_t r0, size_t nr, size_t m0,
+                       size_t nm, size_t n0, size_t nn, const scratch *sc)
 {
     size_t K = d->K, cols = nm * nn;
     /* s [nr, cols] = a rows [nr, K; ld K] . b rows [cols, K; ld K]^T. The b rows (m, n) for m in [m0, m0+nm),
@@ -140,8 +140,8 @@ float *cpu_ms_forward(const ms_dims *d, const float *a, const float *b, int reco
 
 /* Backward of a tile: args[rr * ld + mm] is the argmax of row r0+rr at m0+mm. Both modes call this with the
  * same tiles in the same order, so every da and db element sums the same terms in the same order. */
-static void tile_grads(const ms_dims *d, const float *a, const float *b, const float *dout, size_t r0, size_t nr,
-                       size_t m0, size_t nm, const int32_t *args, size_t ld, float *ga, float *gb)
+static void tile_grads(const ms_dims *d, const float *a, const float *b, const float *dout, size_t r0,
+                       size_t nr, size_t m0, size_t nm, const int32_t *args, size_t ld, float *ga, float *gb)
 {
     size_t J = d->J, M = d->M, N = d->N, K = d->K;
     for (size_t rr = 0; rr < nr; rr++)
@@ -153,8 +153,8 @@ static void tile_grads(const ms_dims *d, const float *a, const float *b, const f
         }
 }
 
-static void grads_walk(const ms_dims *d, const float *a, const float *b, const float *dout, const int32_t *arg,
-                       float *ga, float *gb)
+static void grads_walk(const ms_dims *d, const float *a, const float *b, const float *dout,
+                       const int32_t *arg, float *ga, float *gb)
 {
     size_t R = ms_rows(d), M = d->M;
     tile_shape t = tile_of(d);

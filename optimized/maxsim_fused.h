@@ -2,8 +2,9 @@
  * tensor [I, J, M, N] never exists.
  *
  * CPU (maxsim_fused.c): tiles of rows of a (pairs (i, j)) against blocks of rows of b (pairs (m, n)). Each
- * tile's scores [rows, cols] are computed by a small GEMM into one reused scratch buffer and reduced at once to
- * a running max and argmax per (i, j, m); out[i, m] accumulates the maxima over j. What is kept for backward:
+ * tile's scores [rows, cols] are computed by a small GEMM into one reused scratch buffer and reduced at once
+ * to a running max and argmax per (i, j, m); out[i, m] accumulates the maxima over j. What is kept for
+ * backward:
  *   saved mode      arg [I, J, M] int32 (4 bytes per (i, j, m), half of torch's int64 indices)
  *   --recompute     nothing: backward runs the same tiles again to find the argmax (the checkpointing
  *                   answer to the forum's question, without ever holding a chunk's 4-D slab either)
@@ -12,9 +13,7 @@
  *   db[m, n, :] = sum over (i, j) with arg[i, j, m] == n of dout[i, m] * a[i, j, :]     (scatter-add)
  * Both modes walk the tiles in the same order and add the same terms in the same order, so recompute and
  * saved give bitwise-equal gradients (a test asserts it).
- *
- * CUDA (maxsim_fused.cu, kernels in kernels/maxsim_v1.cu .. maxsim_v5.cu): the same dataflow, one block per (i, m).
- */
+ * The CUDA versions: optimized/maxsim_cuda.h. */
 #ifndef OPTIMIZED_MAXSIM_FUSED_H
 #define OPTIMIZED_MAXSIM_FUSED_H
 
@@ -41,30 +40,6 @@ mem_formula cpu_ms_memory(const ms_dims *d, int recompute);
 size_t cpu_ms_scratch_bytes(const ms_dims *d);
 /* Multiply-adds of forward + backward (the session's time estimate divides it by the measured GEMM rate). */
 double cpu_ms_work(const ms_dims *d, int recompute);
-
-/* --- CUDA (maxsim_fused.cu); pointers are device memory ------------------------------------------------- */
-typedef enum { MS_CUDA_V1 = 1, MS_CUDA_V2 = 2, MS_CUDA_V3 = 3, MS_CUDA_V4 = 4, MS_CUDA_V5 = 5 } ms_cuda_version;
-typedef struct {
-    int32_t *arg;  /* [I, J, M] on the device, or NULL when recompute */
-    int recompute, deterministic, f16; /* f16: cuda-v5's operands fp16, not bf16 */
-    ms_cuda_version version;
-} cuda_ms_saved;
-
-float *cuda_ms_forward(const ms_dims *d, const float *a, const float *b, ms_cuda_version v, int recompute,
-                       int deterministic, int f16, cuda_ms_saved *saved);
-void cuda_ms_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *saved, const float *dout,
-                      float **da, float **db);
-/* Device bytes (no cuBLAS: the kernels are our own); staged16: cuda-v5's 16-bit copies of a and b. */
-mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic, int staged16);
-/* NULL when the problem fits the kernels' int32 argmax and grid limits, else why not. */
-const char *cuda_ms_unfit(const ms_dims *d);
-/* cuda-v4: cuda_ms_unfit, and K <= 256 (a[i]'s 64 resident rows of K floats beside the pipeline). */
-const char *cuda_ms4_unfit(const ms_dims *d);
-/* cuda-v4 (kernels/maxsim_v4.cu, CUDA builds only): cuda_ms4_unfit, and the launch within the device's limits
- * (kernels/runtime/cuda_fit.h: shared memory per block, threads, compute capability). */
-const char *ms4_unfit(const ms_dims *d);
-/* cuda-v5 (kernels/maxsim_v5.cu): the same limits for its 16-bit kernel (K <= 256 too: cuda_ms4_unfit). */
-const char *ms5_unfit(const ms_dims *d);
 
 #ifdef __cplusplus
 }

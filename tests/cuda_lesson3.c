@@ -16,7 +16,7 @@
 
 #include "../kernels/maxsim_problem.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../optimized/maxsim_fused.h"
+#include "../optimized/maxsim_cuda.h"
 #include "rng.h"
 #include "track.h"
 #include "../lessons/lesson3.h"
@@ -263,7 +263,7 @@ static void v5_precision(int f16, uint64_t seed)
     dev_upload(da, a, na * 4);
     dev_upload(db, b, nb * 4);
     cuda_ms_saved saved;
-    float *dout = cuda_ms_forward(&d, da, db, MS_CUDA_V5, 0, 0, f16, &saved);
+    float *dout = ms5_forward(&d, da, db, 0, 0, f16, &saved);
     dev_download(out, dout, no * 4);
     dev_download(arg, saved.arg, ng * 4);
     dev_free(saved.arg);

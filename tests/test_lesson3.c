@@ -28,6 +28,7 @@
 #include "../lessons/lesson3.h"
 #include "../lessons/maxsim_reference.h"
 #include "../naive/maxsim_einsum.h"
+#include "../optimized/maxsim_cuda.h"
 #include "../optimized/maxsim_fused.h"
 #include "cli_harness.h"
 

@@ -35,8 +35,8 @@ ROW = re.compile(r"^\| *(\d+) *\| *\[([^\]]+)\]\(([^)]+)\) *\| *(\d+) *\|", re.M
 #   lesson 5: the CPU bf16 GEMM (optimized/linear_ce_gemm.c), shared by the naive and the cpu versions, and cpu's
 #             row pass on each instruction set (optimized/linear_ce_rows.c)
 EXTRA = {5: 2}
-# the lessons whose path is generated (lesson 3 joins when its one-file shape is merged)
-GENERATED = {1, 2, 4, 5}
+# the lessons whose path is generated
+GENERATED = {1, 2, 3, 4, 5}
 SHARED = ("kernels/runtime/", "lessons/runner/", "lessons/host/", "lessons/lesson_defs.h")
 INCLUDE_DIRS = ["lessons/runner", "lessons/host"]  # the Makefile's HOST_INC
 
