@@ -90,7 +90,7 @@ RUNTIME_C  := kernels/runtime/dtype.c $(addprefix lessons/host/,track.c arena.c 
               gemm_matmul.c gemm_record.c)
 RUNTIME_CU := kernels/runtime/cuda_track.cu kernels/runtime/cuda_fit.cu
 SESSION_C  := $(addprefix lessons/runner/,lesson.c cli.c report.c npy.c impl_gate.c tensor_copy.c session.c \
-              lesson_main.c lesson_output.c snapshot.c run_estimate.c snapshot_allocator.c time_spread.c gpu_model.c \
+              lesson_main.c lesson_output.c snapshot.c run_estimate.c snapshot_allocator.c time_spread.c device_hooks.c \
               output_file.c)
 
 objs = $(patsubst %.c,$(OBJ)/%.o,$(filter %.c,$(1))) \

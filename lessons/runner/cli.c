@@ -1,7 +1,6 @@
 /* cli.c - parsing and validation of the shared lesson command line. */
 #define _DEFAULT_SOURCE
 #include "cli.h"
-#include "gpu_model.h"
 #include "version.h"
 #include "gemm_cpu.h"
 
@@ -19,13 +18,13 @@
 typedef enum {
     OPT_SIZE, OPT_DIMS, OPT_IMPL, OPT_SEED, OPT_CSV, OPT_DUMP, OPT_MEM_LIMIT, OPT_TIME_LIMIT, OPT_TIMELINE,
     OPT_REPEAT, OPT_TIMES, OPT_PREDICT, /* measurement: the bench's options (cli.h) */
-    OPT_SNAPSHOT, OPT_GPU_MODEL, OPT_THREADS,
+    OPT_SNAPSHOT, OPT_THREADS,
     OPT_COMMON
 } common_option;
 static const char *const common_flags[OPT_COMMON] = {
     "--size",  "--dims",      "--impl",       "--seed",      "--csv",
     "--dump",  "--mem-limit", "--time-limit", "--timeline",  "--repeat",
-    "--times", "--predict",   "--snapshot",   "--gpu-model", "--threads"};
+    "--times", "--predict",   "--snapshot",   "--threads"};
 #define TIME_LIMIT_DEFAULT 120
 
 int cli_fail(const lesson *L, const char *fmt, ...)
@@ -110,12 +109,6 @@ static void usage(const lesson *L)
     printf(
         "  --predict          run nothing: print each implementation's memory formula; with --csv append\n");
     printf("                     one row per implementation with device 'predicted' and no times\n");
-    char gpus[128];
-    gpu_model_names(gpus, sizeof gpus);
-    printf("  --gpu-model GPU    CPU emulation build only: each CUDA version's forward + backward predicted "
-           "on\n");
-    printf("                     GPU (%s) by the emulator's time model: a model, not a measurement\n",
-           gpus[0] ? gpus : "build/emu/lessonN knows the GPUs");
     printf("  --threads N        the CPU GEMM libraries' threads (default: the cores available, %d here;\n"
            "                     OPENBLAS_NUM_THREADS or OMP_NUM_THREADS when set)\n",
            gemm_cpu_cores_available());
@@ -255,12 +248,6 @@ static int set_common(const lesson *L, common_option k, const char *val, cli_opt
         return CLI_OK;
     }
     case OPT_PREDICT: break; /* a flag: set in cli_parse */
-    case OPT_GPU_MODEL: {
-        char why[200];
-        if (gpu_model_check(val, why, sizeof why) != 0) return cli_fail(L, "%s", why);
-        o->gpu_model = val;
-        return CLI_OK;
-    }
     case OPT_THREADS: {
         long long n;
         if (parse_ll(val, 1, CLI_MAX_THREADS, &n) != 0)

@@ -2,7 +2,7 @@
  *
  *   build/lessonN [--size NAME] [--dims A=..,B=..] [--impl a,b,c] [--seed S] [--csv FILE] [--dump DIR]
  *                 [--mem-limit BYTES] [--time-limit SECONDS] [--timeline FILE] [--repeat N] [--times FILE]
- *                 [--predict] [--gpu-model GPU] [--threads N] [lesson options] [-h|--help] [--version] [--]
+ *                 [--predict] [--threads N] [lesson options] [-h|--help] [--version] [--]
  *
  * --repeat, --times and --predict are for the bench (plots/bench.sh): N timed runs after a warm-up with the
  * median reported, every run's times to a CSV, and rows for what is only predicted.
@@ -40,7 +40,6 @@ typedef struct {
     int repeat;                        /* timed runs per implementation (median reported); 1: no warm-up */
     const char *times_path;            /* NULL: no per-run times CSV */
     int predict;                       /* run nothing; print (and --csv) the memory formulas */
-    const char *gpu_model;             /* --gpu-model: the time model's GPU (emulation build), or NULL */
     int threads;                       /* --threads: the CPU GEMMs' threads; 0: the GEMM layer's default */
 } cli_options;
 

@@ -228,7 +228,7 @@ double lesson_tolerance(const lesson *L, const void *prob);           /* toleran
  * formula disagreed with the tracker, or nothing ran), 2 (bad input). */
 int lesson_main(const lesson *L, int argc, char **argv);
 
-/* 1 in a dry run (a build that runs kernels some other way may run them dry: gpu_model.h): host memory is
+/* 1 in a dry run (a build that runs kernels some other way may run them dry: device_hooks.h): host memory is
  * reserved, not allocated, nothing is filled or poisoned, no reference is computed; only the limits are
  * checked. */
 int lesson_dry(void);

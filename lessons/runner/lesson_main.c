@@ -24,7 +24,7 @@
 #include "../../kernels/runtime/cuda_track.h"
 #endif
 
-#include "gpu_model.h"
+#include "device_hooks.h"
 
 #include <errno.h>
 #include <math.h>
@@ -51,7 +51,6 @@ typedef struct {
     int unstable; /* repeated runs whose memory differed from the first run's */
     int no_device[LESSON_MAX_IMPLS]; /* skipped for want of a CUDA device (one stderr line names them all) */
     int alias_skipped; /* how many faster versions "cuda" passed over because they do not fit (pick_alias) */
-    gpu_model_result model[LESSON_MAX_IMPLS]; /* --gpu-model: each device row's prediction */
 } driver;
 
 /* The report is flushed before each long step and before stderr speaks; the first failure's errno is kept for
@@ -358,41 +357,6 @@ static void say_device_skips(const driver *dv)
     fprintf(stderr, "%s: skipped %s: %s%s\n", dv->L->program, names, why, ran ? "; the rest ran" : "");
 }
 
-/* --gpu-model: one more run of a device implementation, under the emulator's time model (gpu_model.h); its
- * results are discarded (a sample of each launch's blocks ran). */
-static void predict_row(driver *dv, int k)
-{
-    lesson_result tmp;
-    gpu_model_begin(dv->o.gpu_model);
-    lesson_run_impl(dv->L, dv->prob, dv->res[k].impl, dv->t, &tmp);
-    gpu_model_end(&dv->model[k]);
-    lesson_result_free(dv->L, &tmp);
-}
-
-static void print_model(const driver *dv)
-{
-    int any = 0, counted = 0;
-    for (int k = 0; k < dv->o.nimpl; k++) any |= dv->model[k].done, counted |= dv->model[k].counted;
-    if (!any) return;
-    printf(
-        "\nTime model on %s: a MODEL of that GPU, not a measurement (tests/cuda_emu/README.md; its error on "
-        "the calibration set: make predict-peers):\n",
-        dv->o.gpu_model);
-    for (int k = 0; k < dv->o.nimpl; k++) {
-        const gpu_model_result *m = &dv->model[k];
-        if (!m->done) continue;
-        printf(
-            "  %-8s predicted %10.3f ms forward + backward  limiter %s (%.0f%% of the time)  %.1f%% of the "
-            "roofline  [%llu launches (%llu predicted again), %llu cuBLAS calls]\n",
-            dv->res[k].row.impl, m->ms, m->limiter, 100.0 * m->limiter_share, 100.0 * m->roofline,
-            m->launches, m->reused, m->gemms);
-    }
-    if (!counted)
-        printf("  (this build does not count basic blocks: code that moves no memory is taken to run as "
-               "often as its\n"
-               "  loop, an upper bound; make predict's build, build/emu-count, counts it)\n");
-}
-
 /* "cuda" is the fastest version that fits (lesson.cuda_order): where a device exists, each "cuda" of --impl
  * becomes the first version whose unfit() passes for this problem on it. Without one it stays the first,
  * skipped as every CUDA row is. */
@@ -438,7 +402,7 @@ static void run_all(driver *dv)
         res->row.impl = dv->o.impl_name[k]; /* the name asked for: "cuda" stays "cuda" */
         lesson_timeline_end();
         repeat_runs(dv, k);
-        if (dv->o.gpu_model && im->device) predict_row(dv, k);
+        if (im->device) device_after_run(L, dv->prob, dv->o.impl[k], dv->t);
         res->row.gemm_share =
             gemm_share(dv, im, &res->row, im->device ? 0.0 : gemm_cpu_peak_seconds(im->name));
     }
@@ -622,7 +586,7 @@ static int print_summary(const driver *dv, int failures)
         lesson_report rep = {dv->L, dv->prob, dv->t, dv->ref, dv->res, dv->o.nimpl};
         dv->L->answer(&rep, stdout);
     }
-    print_model(dv);
+    device_report(stdout);
     print_ratios(dv);
     return print_verdict(dv, failures, report_predictions(NULL, rows, dv->o.nimpl));
 }

@@ -10,7 +10,7 @@
  * numbers the table prints.
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
-#include "gpu_model.h"
+#include "device_hooks.h"
 #include "lesson.h"
 
 #include "compare.h"
@@ -312,9 +312,9 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
             res->row.graph_setup_ms = at_timed.graph_setup_ms - before.graph_setup_ms;
         }
         place_echo(&c, im, timed_run ? ECHO_REPLAY : ECHO_RECORD, res->row.predicted_peak);
-        if (k == runs - 1) gpu_model_timed_run(1); /* --gpu-model: the pass the table times */
+        if (k == runs - 1) device_timed_pass(1);
         run_once(&c, im, t, res);
-        if (k == runs - 1) gpu_model_timed_run(0);
+        if (k == runs - 1) device_timed_pass(0);
         if (timed_run) place_echo(&c, im, ECHO_END, 0);
     }
     if (runs > 1) {
@@ -323,7 +323,7 @@ void lesson_run_impl(const lesson *L, const void *prob, int impl, void *const *t
         res->row.graph_captures = after.captures - at_timed.captures;
     }
     snprintf(res->row.device, sizeof res->row.device, "%s", place_name(&c));
-    res->row.emulated = im->device && gpu_device_emulated();
+    res->row.emulated = im->device && device_emulated();
     res->row.ran = 1;
 }
 

@@ -44,9 +44,9 @@ CFLAGS       += -DHAVE_CUDA -DCUDA_EMU $(EMU_INC)
 LDLIBS       += -lopenblas -lstdc++
 EMU_OBJ      := $(patsubst %.cc,$(OBJ)/%.o,$(EMU_SRC))
 RUNTIME_OBJ  += $(EMU_OBJ)
-# the session's hooks (lessons/runner/gpu_model.h): the emulator's time model, dry run and emulated-device mark,
-# linked in place of the product's none (lessons/runner/gpu_model.c)
-SESSION_OBJ  := $(filter-out %/lessons/runner/gpu_model.o,$(SESSION_OBJ)) $(OBJ)/$(EMU_DIR)/lesson_model.o
+# the session's hooks (lessons/runner/device_hooks.h): the emulator's dry run, emulated-device mark and time
+# model (EMU_PREDICT=GPU), linked in place of the product's none (lessons/runner/device_hooks.c)
+SESSION_OBJ  := $(filter-out %/lessons/runner/device_hooks.o,$(SESSION_OBJ)) $(OBJ)/$(EMU_DIR)/lesson_model.o
 
 # The .cu files are compiled from a mirror of the sources in which every loop with a data-sized range carries the
 # dry run's loop skip (emu_loops.cc, a build tool; line numbers and file names are the originals': #line for
@@ -148,7 +148,7 @@ predict-peers: check-deps
 	  --kernels "$(PEERS_KERNELS)"
 
 
-# Every CUDA version of every lesson predicted on PREDICT_GPU by the time model (--gpu-model) at its small, medium
+# Every CUDA version of every lesson predicted on PREDICT_GPU by the time model (EMU_PREDICT) at its small, medium
 # and forum presets: docs/results/emu/predicted_<gpu>.csv (tests/cuda_emu/predict_lessons.sh; a model, not a
 # measurement). PREDICT_TIMEOUT: seconds per lesson and size (a run over it is written with its note).
 PREDICT_GPU ?= H100
@@ -215,6 +215,7 @@ test-emu: check-deps
 	  echo "== $$b/$$l $$args --impl $$impl"; t0=$$(date +%s); \
 	  ./$$b/$$l $$args --impl $$impl || status=1; echo "== $$b/$$l $$args: $$(( $$(date +%s) - t0 )) s"; \
 	  done; done; \
+	echo "== tests/cuda_emu/predict_smoke.sh $$b"; tests/cuda_emu/predict_smoke.sh $$b || status=1; \
 	if [ $$status -ne 0 ]; then echo "make test-emu: FAILED"; else echo "make test-emu: all passed"; fi; exit $$status
 
 .PHONY: emu-build

@@ -118,7 +118,7 @@ std::vector<size_t> model_blocks(const launch_cfg &cfg)
         if (weight_of.count(b)) return;
         order.push_back(b), weight_of[b] = 0.0, taken[role_of(b, cfg.grid)]++;
     };
-    /* sampling 2 (the lessons' --gpu-model): at most WAVE_SAMPLE blocks of the first wave, evenly spaced; the L2
+    /* sampling 2 (the lessons' EMU_PREDICT): at most WAVE_SAMPLE blocks of the first wave, evenly spaced; the L2
      * they see is their share of it (l2_wave) */
     size_t wave = std::min(nb, (size_t)wave_blocks), step_n = sampling == 2 ? std::min(wave, (size_t)WAVE_SAMPLE) : wave;
     for (size_t j = 0; j < step_n; j++) take(j * wave / step_n);

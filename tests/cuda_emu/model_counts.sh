@@ -9,5 +9,5 @@
 set -u
 l=$1
 shift
-EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1 EMU_DRY=3 EMU_MODEL_DEBUG=2 EMU_SASS=build/sass/kernels_sm_90.sass \
-  build/emu-count/lesson"$l" "$@" --gpu-model H100 2>&1 | grep -E '^model: ([A-Za-z_0-9]+ [0-9]+ blocks|  bounds)'
+EMU_PREDICT=H100 EMU_WMMA_PAIRS=1 EMU_WMMA_PTX=1 EMU_DRY=3 EMU_MODEL_DEBUG=2 EMU_SASS=build/sass/kernels_sm_90.sass \
+  build/emu-count/lesson"$l" "$@" 2>&1 | grep -E '^model: ([A-Za-z_0-9]+ [0-9]+ blocks|  bounds)'

@@ -10,7 +10,7 @@
  *   predict_extrapolate --impl cuda-v3 --at J=2000 J=64:a.rec J=128:b.rec
  *   predict_extrapolate --impl cuda-v2 --at J=2000,N=1990 J=64,N=64:a J=128,N=64:b J=64,N=128:c J=128,N=128:d
  *
- * prints the lesson's --gpu-model line for impl, with the extrapolated predicted time. */
+ * prints the lesson's EMU_PREDICT line for impl, with the extrapolated predicted time. */
 #include "emu_model.h"
 
 #include <algorithm>

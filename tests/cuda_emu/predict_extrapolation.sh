@@ -18,7 +18,7 @@ for r in $runs; do
   preset=$("$bin/lesson$l" --help | sed -n "s/^ *$size  *\([A-Za-z]*=[^ ]*\).*/\1/p" | head -n 1)
   for d in $(echo "$dims" | tr , ' '); do preset=$(echo "$preset" | sed "s/\(^\|,\)${d%%=*}=[0-9]*/\1$d/"); done
   for v in $(echo "$versions" | tr , ' '); do
-    ms=$(EMU_DRY=3 EMU_SASS=$sass "$bin/lesson$l" --size "$size" ${dims:+--dims "$dims"} --impl "$v" --gpu-model "$gpu" \
+    ms=$(EMU_PREDICT="$gpu" EMU_DRY=3 EMU_SASS=$sass "$bin/lesson$l" --size "$size" ${dims:+--dims "$dims"} --impl "$v" \
          2>&1 | awk -v v="$v" '$1 == v && $2 == "predicted" { print $3 }')
     ex=$(extrapolate "$l" "$size" "$v" "$spec" "$(full_of "$spec" "$preset")" "$dims" 2>&1 |
          awk -v v="$v" '$1 == v && $2 == "predicted" { print $3 }')

@@ -1,6 +1,6 @@
 #!/bin/sh
 # predict_lessons.sh - `make predict`: every CUDA version of every lesson predicted on GPU by the emulator's time
-# model (--gpu-model) at the small, medium and forum presets a lesson has, as docs/results/emu/predicted_<gpu>.csv.
+# model (EMU_PREDICT) at the small, medium and forum presets a lesson has, as docs/results/emu/predicted_<gpu>.csv.
 # A MODEL, not a measurement (tests/cuda_emu/README.md "The time model"). Each run is a dry run of the model's
 # kind (EMU_DRY=3: address-only memory, only the model's sampled pass runs), one version at a time; one over
 # PREDICT_TIMEOUT seconds is
@@ -42,7 +42,7 @@ reduce_of() {
   esac
 }
 
-# predict LESSON SIZE VERSION: the version's --gpu-model line in $tmp, extrapolated where reduce_of says; sets note
+# predict LESSON SIZE VERSION: the version's EMU_PREDICT line in $tmp, extrapolated where reduce_of says; sets note
 predict() {
   spec=$(reduce_of "$1" "$2" "$3") note=""
   if [ -n "$spec" ]; then
@@ -57,7 +57,7 @@ predict() {
          return 2 ;;
     esac
   fi
-  EMU_DRY=3 EMU_SASS=$sass timeout "$timeout_s" "$bin/lesson$1" --size "$2" --impl "$3" --gpu-model "$gpu" > "$tmp" 2>&1
+  EMU_PREDICT="$gpu" EMU_DRY=3 EMU_SASS=$sass timeout "$timeout_s" "$bin/lesson$1" --size "$2" --impl "$3" > "$tmp" 2>&1
 }
 echo "lesson,impl,size,dims,gpu,predicted_ms,limiter,limiter_share,roofline_fraction,launches,cublas_calls,note" > "$out.tmp"
 lessons=${PREDICT_LESSONS:-1 2 3 4 5} impls=${PREDICT_IMPLS:-}

@@ -16,7 +16,7 @@ combos() {
 }
 
 # extrapolate LESSON SIZE VERSION SPEC FULL [DIMS]: the reduced runs of SPEC at --size SIZE (--dims DIMS added to
-# each), each count extrapolated to FULL (DIM=VALUE,...); the --gpu-model line on stdout. Exit 1 if the runs are
+# each), each count extrapolated to FULL (DIM=VALUE,...); the EMU_PREDICT line on stdout. Exit 1 if the runs are
 # not extrapolable (different launch sequences: the size may run directly), 2 if a reduced run fails or passes
 # timeout_s (a direct run would take longer still), with the run and its exit status on stdout.
 extrapolate() {
@@ -26,8 +26,8 @@ extrapolate() {
   done
   for c in $(combos "$4"); do
     f="$rec/$(echo "$1-$3-$c" | tr ,= _-)"
-    EMU_DRY=3 EMU_SASS=$sass EMU_MODEL_RECORD=$f timeout "$timeout_s" "$bin/lesson$1" --size "$2" \
-      --dims "${keep:+$keep,}$c" --impl "$3" --gpu-model "$gpu" > /dev/null 2>&1 ||
+    EMU_PREDICT="$gpu" EMU_DRY=3 EMU_SASS=$sass EMU_MODEL_RECORD=$f timeout "$timeout_s" "$bin/lesson$1" --size "$2" \
+      --dims "${keep:+$keep,}$c" --impl "$3" > /dev/null 2>&1 ||
       { echo "reduced run --dims ${keep:+$keep,}$c: exit $? (124: over timeout_s=$timeout_s)"; return 2; }
     args="$args $c:$f"
   done

@@ -1,5 +1,5 @@
 #!/bin/sh
-# predict_sampling.sh - the lessons' sampling check: each CUDA version's --gpu-model prediction with the model's
+# predict_sampling.sh - the lessons' sampling check: each CUDA version's EMU_PREDICT prediction with the model's
 # sample of blocks (and a configuration seen once predicted again) against every block of every launch
 # (EMU_MODEL_SAMPLE=0), at one size where both run; fails when they differ by more than 5%.
 #   usage: predict_sampling.sh BIN_DIR GPU SASS_FILE "LESSON:SIZE ..."
@@ -9,8 +9,8 @@ status=0
 for r in $runs; do
   l=${r%%:*} size=${r#*:}
   impl=$("$bin/lesson$l" --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd, -)
-  s=$(EMU_DRY=3 EMU_SASS=$sass "$bin/lesson$l" --size "$size" --impl "$impl" --gpu-model "$gpu" 2>&1 | grep "^  cuda-v[0-9]*  *predicted")
-  a=$(EMU_MODEL_SAMPLE=0 EMU_DRY=3 EMU_SASS=$sass "$bin/lesson$l" --size "$size" --impl "$impl" --gpu-model "$gpu" 2>&1 |
+  s=$(EMU_PREDICT="$gpu" EMU_DRY=3 EMU_SASS=$sass "$bin/lesson$l" --size "$size" --impl "$impl" 2>&1 | grep "^  cuda-v[0-9]*  *predicted")
+  a=$(EMU_MODEL_SAMPLE=0 EMU_PREDICT="$gpu" EMU_DRY=3 EMU_SASS=$sass "$bin/lesson$l" --size "$size" --impl "$impl" 2>&1 |
       grep "^  cuda-v[0-9]*  *predicted")
   for v in $(echo "$impl" | tr , ' '); do
     ms=$(echo "$s" | awk -v v="$v" '$1 == v { print $3 }') all=$(echo "$a" | awk -v v="$v" '$1 == v { print $3 }')
