@@ -10,7 +10,7 @@ Everything printed comes from a file or a program, so a doc that pastes it (docs
   docs/tools/cuda_order.py and tests/cuda_emu/predict_table.sh);
 - the anchor: PyTorch's best form on the same GPU, docs/results/<gpu>/pytorch/pytorch.csv.
 "vs previous" is the version above's time over this one's (above 1: faster), "vs anchor" the anchor's time over
-this one's, both on the last GPU that measured the version.
+this one's, both on the last GPU that measured the version, named beside each ratio.
 """
 import csv
 import os
@@ -80,17 +80,17 @@ def main():
     gpus = sorted(meas)
     print(f"lesson {lesson} at the {size} size: forward + backward ms and peak bytes as each GPU measured them")
     print(f"{'version':<8} {'peak bytes':>13}" + "".join(f" {g + ' ms':>9}" for g in gpus)
-          + f" {'vs prev':>7} {'vs anchor':>9}  the idea (build/lesson{lesson} --help)")
+          + f" {'vs prev':>11} {'vs anchor':>11}  the idea (build/lesson{lesson} --help)")
     prev = None
     for v in sorted(idea):
         last = next((meas[g][v] for g in reversed(gpus) if v in meas[g]), None)
         gpu = next((g for g in reversed(gpus) if v in meas[g]), None)
         cells = f"{'cuda-v%d' % v:<8} {'{:,}'.format(last[1]) if last else 'not run':>13}"
         cells += "".join(f" {('%.3f' % meas[g][v][0]) if v in meas[g] else '-':>9}" for g in gpus)
-        vs_prev = (f"{meas[gpu][prev][0] / last[0]:.2f}x" if last and prev is not None and prev in meas[gpu]
-                   else "-")
-        vs_anchor = f"{anchor[gpu][0] / last[0]:.2f}x" if last and gpu in anchor else "-"
-        print(f"{cells} {vs_prev:>7} {vs_anchor:>9}  {idea[v]}")
+        vs_prev = (f"{meas[gpu][prev][0] / last[0]:.2f}x {gpu}" if last and prev is not None
+                   and prev in meas[gpu] else "-")
+        vs_anchor = f"{anchor[gpu][0] / last[0]:.2f}x {gpu}" if last and gpu in anchor else "-"
+        print(f"{cells} {vs_prev:>11} {vs_anchor:>11}  {idea[v]}")
         prev = v
     if anchor:
         peaks = sorted({a[1] for a in anchor.values()})
