@@ -15,7 +15,8 @@ included; the script re-runs itself with it): each fix's measured peak must not 
 at a size where the forum formulation, measured the same way, peaks at ten times that bound or more. Lesson 4's
 block measures its forms itself (as pasted, its own PeakMeter): checkpointing must lower the forum loop's peak by
 half or more, hoisting alone must raise it, both together must stay below it (what the doc says of each), and the
-hook must count at least the 10H floats a step the C naive keeps, and less than the loop's peak. --paste writes each lesson's measured lines into its doc between
+hook must count at least the 10H floats a step the C naive keeps, less than the loop's peak, and exactly the
+doc's sum (10H a step and row, x, eps, W_enc, W_zh, one float64 scalar a step). --paste writes each lesson's measured lines into its doc between
 <!-- check_doc_snippets: lessonN --> and <!-- /check_doc_snippets -->. Exits 1 on the first failure.
 """
 import argparse
@@ -237,11 +238,16 @@ def lesson4_memory():
               ("hoisted_checkpointed", 0 < peaks.get("hoisted_checkpointed", forum) < forum,
                "below the forum loop's peak"),
               ("the hook", saved and F32 * 10 * T * B * H <= saved[0] < forum,
-               "at least 10H floats a step and row, less than the forum loop's peak")]
+               "at least 10H floats a step and row, less than the forum loop's peak"),
+              # the doc's sum: 10H a step and row, x, eps, W_enc (H, 2H), W_zh (H, 3H), one float64 0.5 a step
+              ("the saved sum", saved and saved[0] == F32 * (10 * T * B * H + T * B * ns["X"] + T * B * H
+                                                             + 2 * H * H + 3 * H * H) + 8 * T,
+               "10H a step and row + x + eps + W_enc + W_zh + 8 bytes a step")]
     for what, ok, claim in claims:
         if not ok:
             sys.exit(f"lesson 4: {what} is not {claim}, as the doc says: {peaks}, saved {saved}")
-    report(4, "checked: checkpointed <= half of forum_loop, hoisted above it, hoisted_checkpointed below it")
+    print("lesson 4: checked: checkpointed <= half of forum_loop, hoisted above it, hoisted_checkpointed below it,"
+          " the saved bytes the doc's sum")
 
 
 def lesson5_memory():
