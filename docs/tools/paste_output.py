@@ -24,9 +24,10 @@ import doc_markers as pc  # beside this file
 from check_docs import TIMED_ROW  # a table row with its times, as check-docs finds them
 
 EMU_BIN = "build/emu"   # where `make EMU=1` puts the lessons compiled against the CUDA emulator
-# The times' own lines (lessons/runner/time_spread.h): "times ..." and each row's "  impl  forward M [lo-hi] ...". --grep
-# keeps them whenever the lines it keeps show times, so a pasted millisecond figure comes with its machine and spread.
-TIME_LINES = re.compile(r"^(times\b|  \S+ +forward [0-9.]+ \[)")
+# The times' own lines (lessons/runner/time_spread.h): "times ...", each row's "  impl  forward M [lo-hi] ..." and
+# the load warning. --grep keeps them whenever the lines it keeps show times, so a pasted millisecond figure comes
+# with its machine, its spread and, from a loaded machine, the program's own warning that it is unreliable.
+TIME_LINES = re.compile(r"^(times\b|  \S+ +forward [0-9.]+ \[|warning: load average)")
 RUNS = {}  # command -> its output: the table pastes one run's output into a doc and its appendix
 
 
