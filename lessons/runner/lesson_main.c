@@ -337,8 +337,8 @@ static double gemm_share(const driver *dv, const lesson_impl *im, const impl_row
     return peak_s > 0.0 ? peak_s / s : im->work(dv->prob) / s / gemm_cpu_fmas_per_second();
 }
 
-/* The CUDA versions a CPU-only machine skips: one line on stderr for all of them (the table has a row
- * each). */
+/* The CUDA versions a CPU-only machine skips, where nothing else ran: one line on stderr for all of them, the
+ * reason for the exit status (where the rest ran, the table's one skip row says it). */
 static void say_device_skips(const driver *dv)
 {
     char names[256] = "";
@@ -350,11 +350,11 @@ static void say_device_skips(const driver *dv)
         snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", r->impl);
         why = r->note;
     }
-    if (!why) return;
-    flush_stdout();
     int ran = 0;
     for (int k = 0; k < dv->o.nimpl; k++) ran |= dv->res[k].row.ran;
-    fprintf(stderr, "%s: skipped %s: %s%s\n", dv->L->program, names, why, ran ? "; the rest ran" : "");
+    if (!why || ran) return;
+    flush_stdout();
+    fprintf(stderr, "%s: skipped %s: %s\n", dv->L->program, names, why);
 }
 
 /* "cuda" is the fastest version that fits (lesson.cuda_order): where a device exists, each "cuda" of --impl
