@@ -2,14 +2,12 @@
  * (rows, V) f32 = x_c . W^T by cuBLAS; one row kernel (a block per row, online logsumexp) writes the loss and
  * the gradient (softmax - onehot) * scale over the row as bf16, in place; grad_input = g . W and
  * grad_weight += g^T x_c by cuBLAS (beta = 1: no (V, H) temporary, no chunk's part rounded to bf16).
- * Backward multiplies the saved gradients by dloss. Arithmetic: linear_ce_math.h. */
-#include "linear_ce_math.h"
+ * Backward multiplies the saved gradients by dloss. Arithmetic: linear_ce.h. */
+#include "linear_ce.h"
 
-#include "../optimized/linear_ce_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"
-#include "track.h"
 
 static_assert(CUBLAS_WORKSPACE_BYTES == CUBLAS_WORKSPACE_BYTES_C,
               "the C formula's cuBLAS workspace is the real one");
@@ -186,7 +184,7 @@ static void lce1_chunk(const lce_dims *d, size_t k, const bf16 *x, const bf16 *W
 extern "C" float *lce1_forward(const lce_dims *dims, const bf16 *x, const bf16 *W, const int32_t *target,
                                    lce1_saved *saved)
 {
-    lce_dims dc = lce_cuda_dims(dims); /* the traffic model's chunk (linear_ce_cuda.h), or --chunk */
+    lce_dims dc = lce_cuda_dims(dims); /* the traffic model's chunk (linear_ce.h), or --chunk */
     const lce_dims *d = &dc;
     saved->grad_weight = (float *)dev_alloc_array(lce_w_count(d), DT_F32, "grad_weight [V,H] f32 (saved)");
     saved->grad_input = (bf16 *)dev_alloc_array(lce_x_count(d), DT_BF16, "grad_input [N,H] bf16 (saved)");
@@ -212,8 +210,8 @@ extern "C" void lce1_backward(const lce_dims *d, lce1_saved *saved, const float 
 {
     lce_launch_scale_bf16((long long)lce_x_count(d), saved->grad_input, dloss);
     lce_launch_scale_f32((long long)lce_w_count(d), saved->grad_weight, dloss);
-    track_relabel(MEM_DEVICE, saved->grad_input, "dx [N,H] bf16 (grad_input, scaled)");
-    track_relabel(MEM_DEVICE, saved->grad_weight, "dW [V,H] f32 (grad_weight, scaled)");
+    dev_relabel(saved->grad_input, "dx [N,H] bf16 (grad_input, scaled)");
+    dev_relabel(saved->grad_weight, "dW [V,H] f32 (grad_weight, scaled)");
     *dx = saved->grad_input;
     *dW = saved->grad_weight;
     saved->grad_input = NULL;

@@ -3,9 +3,8 @@
  * backward recomputes every logit: dx by one block per row (an fp32 accumulator [H] in shared memory), dW by
  * one block per LCE2_TILE_V vocabulary rows, each element written by one thread in a fixed order (the same
  * bits every run, no atomics). No cuBLAS, no tensor cores: simple, not fast. */
-#include "linear_ce_math.h"
+#include "linear_ce.h"
 
-#include "../optimized/linear_ce_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"

@@ -3,9 +3,8 @@
  * shared memory, so one W tile serves 32 rows of x; backward forms G in bf16 and adds G . W into dx and
  * G^T . x into dW by WMMA, a pair of tiles per pass over an fp32 slab, one writer per element. --filter
  * skips tiles whose |softmax - onehot| are all below 2^-12 (CCE's gradient filter). */
-#include "linear_ce_math.h"
+#include "linear_ce.h"
 
-#include "../optimized/linear_ce_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"

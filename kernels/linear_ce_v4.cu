@@ -3,9 +3,8 @@
  * down the rows: no transposed copy) from a 3-stage cp.async pipeline; forward's partials, G and the filter's
  * vote computed on the accumulator registers; backward per vocabulary chunk writes G once, then dx += G W and
  * dW = G^T x walk compacted lists of the tiles the filter keeps, one writer per output element. */
-#include "linear_ce_math.h"
+#include "linear_ce.h"
 
-#include "../optimized/linear_ce_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_fit.h"
 #include "runtime/cuda_track.h"

@@ -9,9 +9,6 @@
 #include "lesson5.h"
 
 #include "gemm_cpu.h"
-#include "../naive/linear_ce_chunked.h"
-#include "../optimized/linear_ce_cuda.h"
-#include "../optimized/linear_ce_fused.h"
 #include "lesson_defs.h"
 #include "linear_ce_reference.h"
 
@@ -117,7 +114,7 @@ static void cpu_backward(lesson_run *r)
                      (float **)&r->t[DW]);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA dispatch: the row's version picks the implementation (linear_ce_cuda.h). A version without a
+/* The one CUDA dispatch: the row's version picks the implementation (linear_ce.h). A version without a
  * case leaves loss unset, and the session stops there with that message. */
 static void cuda_forward(lesson_run *r)
 {

@@ -3,7 +3,7 @@
 #ifndef LESSONS_LESSON5_H
 #define LESSONS_LESSON5_H
 
-#include "../kernels/linear_ce_problem.h"
+#include "../kernels/linear_ce.h"
 #include "lesson.h"
 
 /* lesson5_def.tensors and .opts, in this order */

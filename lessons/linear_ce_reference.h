@@ -4,8 +4,7 @@
 #define LESSONS_LINEAR_CE_REFERENCE_H
 
 #include <stdint.h>
-#include "../kernels/runtime/bf16.h"
-#include "../kernels/linear_ce_problem.h"
+#include "../kernels/linear_ce.h"
 
 /* loss (1,), dx (N, H), dW (V, H): caller-owned doubles. x (N, H), W (V, H) bf16; target (N,); dloss scalar.
  * Per block of rows, three cblas_dgemm calls (logits, dx, dW +=) around a plain double loop per row

@@ -1,17 +1,15 @@
-/* linear_ce_chunked.c - lesson 5, naive: the seed's chunk loop with its temporaries (see
- * linear_ce_chunked.h).
+/* linear_ce_chunked.c - lesson 5, naive: the seed's chunk loop with its temporaries (declared, with the
+ * seed's code line by line, in kernels/linear_ce.h).
  *
  * Every tensor the PyTorch code creates is a tracked allocation here, created and freed where Python creates
- * and drops it. The float32 conversion scratch of the CPU GEMMs (linear_ce_gemm.h) is one chunk-sized block
- * that a GPU would not need; its bytes are in the formula and labelled as such.
+ * and drops it. The float32 conversion scratch of the CPU GEMMs (optimized/linear_ce_fused.c) is one
+ * chunk-sized block that a GPU would not need; its bytes are in the formula and labelled as such.
  */
-#include "linear_ce_chunked.h"
+#include "../kernels/linear_ce.h"
 
 #include <string.h>
 
 #include "arena.h"
-#include "../optimized/linear_ce_gemm.h"
-#include "../kernels/linear_ce_math.h"
 #include "track.h"
 
 typedef struct {

@@ -1,11 +1,9 @@
 /* linear_ce_cuda_memory.c - lesson 5's CUDA versions' workspace layouts, memory formulas and size checks in
- * plain C (linear_ce_cuda.h; docs/lesson-5.md derives each formula). The .cu files carve their device memory
+ * plain C (linear_ce.h; docs/lesson-5.md derives each formula). The .cu files carve their device memory
  * with these same functions, so the formula and the layout cannot disagree. */
-#include "linear_ce_cuda.h"
+#include "../kernels/linear_ce.h"
 
 #include <limits.h>
-
-#include "../kernels/linear_ce_math.h"
 
 /* ---- cuda-v1 ---------------------------------------------------------------------------------------------
  */
@@ -54,7 +52,7 @@ const char *lce1_unfit(const lce_dims *dims)
     return NULL;
 }
 
-/* v1's chunk: the traffic model (linear_ce_cuda.h) */
+/* v1's chunk: the traffic model (linear_ce.h) */
 
 static double roofline_ms(double flops, double bytes)
 {

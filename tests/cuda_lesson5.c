@@ -18,14 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/linear_ce_problem.h"
-#include "../optimized/linear_ce_fused.h"
+#include "../kernels/linear_ce.h"
 #include "track.h"
-#include "../kernels/linear_ce_math.h"
 #include "../lessons/lesson5.h"
 #include "lesson.h"
 #include "nan_testing.h"
-#include "../optimized/linear_ce_cuda.h"
 
 
 static void run_case(long long N, long long H, long long V, long long chunk, uint64_t seed)

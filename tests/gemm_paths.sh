@@ -19,7 +19,7 @@ grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null && own_bf16="oneDNN bf16 matmul (
 # with AMX's bf16 tiles as well, oneDNN takes those where the kernel grants them to the process (either is right)
 grep -qw amx_bf16 /proc/cpuinfo 2>/dev/null &&
   own_bf16="$own_bf16|oneDNN bf16 matmul (brg:avx512_core_amx_bf16), by rule"
-# lesson 5's row pass on its own: the widest path /proc/cpuinfo lists (optimized/linear_ce_rows.c)
+# lesson 5's row pass on its own: the widest path /proc/cpuinfo lists (optimized/linear_ce_fused.c)
 own_rows="c (the widest"
 grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && own_rows="avx2 (the widest"
 grep -qw avx512f /proc/cpuinfo 2>/dev/null && own_rows="avx512 (the widest"

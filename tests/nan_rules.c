@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../kernels/bmm_problem.h"
-#include "../kernels/linear_ce_problem.h"
+#include "../kernels/linear_ce.h"
 #include "../kernels/logchain_problem.h"
 #include "../lessons/lesson4.h"
 

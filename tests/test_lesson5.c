@@ -29,13 +29,9 @@
 #include "../kernels/runtime/bf16.h"
 #include "compare.h"
 #include "gradcheck.h"
-#include "../optimized/linear_ce_gemm.h"
-#include "../kernels/linear_ce_math.h"
 #include "rng.h"
 #include "track.h"
-#include "../naive/linear_ce_chunked.h"
-#include "../optimized/linear_ce_fused.h"
-#include "../optimized/linear_ce_cuda.h"
+#include "../kernels/linear_ce.h"
 #include "lesson.h"
 #include "../lessons/linear_ce_reference.h"
 
@@ -95,7 +91,7 @@ START_TEST(bf16_ties_to_even)
 }
 END_TEST
 
-/* The filter's predicate, shared by cuda-v3's kernels and any host caller (linear_ce_math.h): below 2^-12 is
+/* The filter's predicate, shared by cuda-v3's kernels and any host caller (linear_ce.h): below 2^-12 is
  * negligible; NaN and the infinities never are, so a tile holding a NaN row is never skipped (the emulator's
  * cuda_lce_v3_filter_nan_row runs the kernels on such a tile). */
 START_TEST(filter_never_drops_nan)
@@ -484,7 +480,7 @@ START_TEST(all_rows_ignored)
 END_TEST
 
 /* The lesson's point in numbers: naive's extra peak is at least the V*H*6 temporaries. At medium (chunk 16) cpu
- * holds a logits block of 128 rows (linear_ce_fused.h), (128 - 16) * V * 4 bytes more than one chunk's: added
+ * holds a logits block of 128 rows (linear_ce.h), (128 - 16) * V * 4 bytes more than one chunk's: added
  * back. At the seed's size the chunk is 256 rows, cpu's block is the chunk, and the saving is the whole of it. */
 START_TEST(temporaries_in_the_formula)
 {
@@ -554,7 +550,7 @@ START_TEST(session_bad_dims)
 }
 END_TEST
 
-/* ---- the CUDA version's chunk: its traffic model (optimized/linear_ce_cuda.h) ------------------------------- */
+/* ---- the CUDA version's chunk: its traffic model (kernels/linear_ce.h) --------------------------------- */
 
 /* The chosen chunk is the model's argmin of the logits buffer subject to "modeled time within LCE_CHUNK_SLACK of
  * one chunk": it meets the bound, and every smaller candidate (the powers of two below it) does not. */

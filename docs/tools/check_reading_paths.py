@@ -10,8 +10,8 @@ section; each of its table rows names one file as a link and its line count:
 
 The check fails when a doc has no such block, a listed file is missing, the link and the name differ, a count is
 not the file's `wc -l`, a file is listed twice, the path does not start at the naive version (only headers before
-it), it lists more than five files plus one per CUDA version of the lesson (the LESSON_CUDA_VERSION rows of lessons/lessonN.c; lesson 5
-two more, for its CPU bf16 GEMM and its CPU row pass), or does not end at a .cu file. The shared runtime (kernels/runtime/) is not
+it), it lists more than five files plus one per CUDA version of the lesson (the LESSON_CUDA_VERSION rows of
+lessons/lessonN.c), or does not end at a .cu file. The shared runtime (kernels/runtime/) is not
 listed.
 
 For the lessons in GENERATED the path is generated: it must list exactly the files a reader opens from main()
@@ -31,10 +31,6 @@ import sys
 
 BLOCK = re.compile(r"<!-- reading-path -->\n(.*?)<!-- /reading-path -->", re.S)
 ROW = re.compile(r"^\| *(\d+) *\| *\[([^\]]+)\]\(([^)]+)\) *\| *(\d+) *\|", re.M)
-# files shared by versions, beyond the five a lesson has (naive, cpu, the math, the host side of CUDA, one more):
-#   lesson 5: the CPU bf16 GEMM (optimized/linear_ce_gemm.c), shared by the naive and the cpu versions, and cpu's
-#             row pass on each instruction set (optimized/linear_ce_rows.c)
-EXTRA = {5: 2}
 # the lessons whose path is generated
 GENERATED = {1, 2, 3, 4, 5}
 SHARED = ("kernels/runtime/", "lessons/runner/", "lessons/host/", "lessons/lesson_defs.h")
@@ -73,6 +69,9 @@ def reading_order(f):
     m = re.search(r"_v(\d+)\.cu$", f)
     if m:
         return (9, int(m.group(1)), f)
+    op = re.match(r"^kernels/(\w+)\.h$", f)
+    if op and glob.glob(f"kernels/{op.group(1)}_v*.cu"):
+        return (0, 0, f)  # the lesson's one header, kernels/<op>.h beside kernels/<op>_vN.cu: the problem
     ranks = [(r"^kernels/.*_problem\.h$", 0), (r"^lessons/lesson\d+\.h$", 1), (r"^naive/.*\.h$", 2),
              (r"^naive/", 3), (r"_cuda_memory\.c$", 8), (r"^optimized/.*\.h$", 4), (r"^optimized/", 5),
              (r"^kernels/.*\.h$", 6), (r"^lessons/lesson\d+\.c$", 7)]
@@ -146,7 +145,7 @@ def check(doc, text):
             fixed = re.sub(r"(\]\(" + re.escape(link) + r"\) *\| *)" + count + r"( *\|)", rf"\g<1>{n}\g<2>", fixed)
     lesson = int(re.search(r"lesson-(\d+)\.md$", doc).group(1))
     versions = cuda_versions(lesson)
-    limit = 5 + versions + EXTRA.get(lesson, 0)
+    limit = 5 + versions
     listed = [os.path.normpath(os.path.join(os.path.dirname(doc), r[2])) for r in rows]
     if lesson in GENERATED:
         want = reading_files(lesson)
