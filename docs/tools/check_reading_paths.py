@@ -20,9 +20,9 @@ lessons/lessonN.c) and every project header they include, leaving out what every
 lessons/runner/, lessons/host/, lessons/lesson_defs.h) and the float64 references (lessons/*_reference.*,
 checked against, not read on the way to a kernel); the count limit above does not apply to them. --fix
 rewrites the counts (after a file changed length) and, for a generated path, the rows themselves: the files
-in reading order (headers of the problem, the naive version, the CPU fix, the shared math, the definition and
-its dispatch, the CUDA formulas, each CUDA version), a row's text kept, a new row's taken from its file's first
-line. Every other failure is fixed by hand.
+in reading order (headers of the problem, or the lesson's one header kernels/<op>.h; the naive version, the CPU
+fix, the shared math, the definition and its dispatch, the CUDA formulas, each CUDA version), a row's text
+kept, a new row's taken from its file's first line. Every other failure is fixed by hand.
 """
 import glob
 import os
@@ -73,6 +73,9 @@ def reading_order(f):
     m = re.search(r"_v(\d+)\.cu$", f)
     if m:
         return (9, int(m.group(1)), f)
+    one = re.match(r"^kernels/([a-z_]+)\.h$", f)
+    if one and os.path.isfile(f"kernels/{one.group(1)}_v1.cu"):
+        return (0, 0, f)  # the lesson's one header (kernels/<op>.h): its problem, math and entry points
     ranks = [(r"^kernels/.*_problem\.h$", 0), (r"^lessons/lesson\d+\.h$", 1), (r"^naive/.*\.h$", 2),
              (r"^naive/", 3), (r"_cuda_memory\.c$", 8), (r"^optimized/.*\.h$", 4), (r"^optimized/", 5),
              (r"^kernels/.*\.h$", 6), (r"^lessons/lesson\d+\.c$", 7)]
