@@ -3,10 +3,8 @@
  * the [I, J, M, N] scores never exist. Backward: da by a gather; db by atomicAdd, or (--deterministic) by a
  * stable counting sort of the rows into buckets by argmax, each (m, n) summed in row order (reproducible).
  * Rows: r = i*J + j of a [I*J, K], c = m*N + n of b [M*N, K]; arg is [I*J, M]. */
-#include "maxsim_math.h"
-#include "maxsim_problem.h"
+#include "maxsim.h"
 
-#include "../optimized/maxsim_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"

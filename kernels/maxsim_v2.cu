@@ -3,10 +3,8 @@
  * of 16 staged in shared memory, a 4 x 4 register tile per thread (each staged value used 64 times); the
  * epilogue folds the scores into a running (max, argmax) per row, merged by warp shuffles, and the block sums
  * the row maxima over j in order. Backward: v1's (ms1_grads). */
-#include "maxsim_math.h"
-#include "maxsim_problem.h"
+#include "maxsim.h"
 
-#include "../optimized/maxsim_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"

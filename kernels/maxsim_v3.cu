@@ -5,10 +5,8 @@
  * (real data may flip an argmax: lesson-3-appendix.md). Backward: v1's (ms1_grads). */
 #include <mma.h>
 
-#include "maxsim_math.h"
-#include "maxsim_problem.h"
+#include "maxsim.h"
 
-#include "../optimized/maxsim_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/launch.h"

@@ -6,10 +6,8 @@
  * that beats the running best). Same products and sums as v3: the same scores. Backward: v1's (ms1_grads). */
 #include <mma_ptx.h>
 
-#include "maxsim_math.h"
-#include "maxsim_problem.h"
+#include "maxsim.h"
 
-#include "../optimized/maxsim_cuda.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_track.h"
 #include "runtime/cuda_fit.h"

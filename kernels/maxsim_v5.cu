@@ -6,10 +6,8 @@
  * only the operands' rounding (8 or 11 bits) moves a score, perhaps an argmax. Backward: v1's (ms1_grads). */
 #include <mma_ptx.h>
 
-#include "maxsim_math.h"
-#include "maxsim_problem.h"
+#include "maxsim.h"
 
-#include "../optimized/maxsim_cuda.h"
 #include "runtime/bf16.h"
 #include "runtime/cuda_check.h"
 #include "runtime/cuda_fit.h"

@@ -7,9 +7,6 @@
  */
 #include "lesson3.h"
 
-#include "../naive/maxsim_einsum.h"
-#include "../optimized/maxsim_cuda.h"
-#include "../optimized/maxsim_fused.h"
 #include "lesson_defs.h"
 #include "maxsim_reference.h"
 
@@ -91,8 +88,8 @@ static void cpu_backward(lesson_run *r)
                     (float **)&r->t[DA], (float **)&r->t[DB]);
 }
 #ifdef HAVE_CUDA
-/* The one CUDA dispatch: the row's version picks the implementation (maxsim_cuda.h). A version without a case
- * leaves out unset, and the session stops there with that message. */
+/* The one CUDA dispatch: the row's version picks the implementation (kernels/maxsim.h). A version without a
+ * case leaves out unset, and the session stops there with that message. */
 static void cuda_forward(lesson_run *r)
 {
     const ms_problem *p = prob_of(r->prob);

@@ -3,7 +3,7 @@
 #ifndef LESSONS_LESSON3_H
 #define LESSONS_LESSON3_H
 
-#include "../kernels/maxsim_problem.h"
+#include "../kernels/maxsim.h"
 #include "lesson.h"
 
 /* lesson3_def.tensors and .opts, in this order */

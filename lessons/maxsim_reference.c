@@ -2,7 +2,6 @@
  * maxsim_reference.h). */
 #include "maxsim_reference.h"
 
-#include "../kernels/maxsim_math.h"
 #include "rng.h"
 #include "blas_reference.h"
 

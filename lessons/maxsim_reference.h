@@ -2,7 +2,7 @@
  *
  * The reference computes the same function as every implementation, in double, without the 4-D tensor: for a
  * block of (i, j) rows it computes the scores against every (m, n) with cblas_dgemm (blas_reference.h), scans
- * n in a plain loop, keeps the first maximum (the lowest n, the tie rule of maxsim_math.h), and adds that one
+ * n in a plain loop, keeps the first maximum (the lowest n, the tie rule of maxsim.h), and adds that one
  * term to out, da and db. Memory: the outputs, double copies of a and b, and one block's scores (at most 32
  * MiB). Time: I*J*M*N*K double multiply-adds in the GEMM.
  *
@@ -19,7 +19,7 @@
 #define LESSONS_MAXSIM_REFERENCE_H
 
 #include <stdint.h>
-#include "../kernels/maxsim_problem.h"
+#include "../kernels/maxsim.h"
 
 #define MS_GRID_STEPS 8 /* a, b in {-8, ..., 8} / 8 */
 

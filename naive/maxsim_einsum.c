@@ -1,12 +1,11 @@
-/* maxsim_einsum.c - the forum's 4-D einsum and autograd's backward for it, op by op (see maxsim_einsum.h).
+/* maxsim_einsum.c - the forum's 4-D einsum and autograd's backward for it, op by op (see kernels/maxsim.h).
  *
  * Layouts: a is [I*J, K] (row r = i*J + j), b is [M*N, K] (row c = m*N + n), scores and dscores are
  * [I*J, M*N] = [I, J, M, N], values and indices are [I*J, M] = [I, J, M].
  */
-#include "maxsim_einsum.h"
+#include "../kernels/maxsim.h"
 
 #include "gemm_cpu.h"
-#include "../kernels/maxsim_math.h"
 #include "track.h"
 
 #include <string.h>

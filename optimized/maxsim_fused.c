@@ -1,15 +1,14 @@
-/* maxsim_fused.c - MaxSim on the CPU with the max over n fused into tiled GEMMs (see maxsim_fused.h).
+/* maxsim_fused.c - MaxSim on the CPU with the max over n fused into tiled GEMMs (see kernels/maxsim.h).
  *
  * Layouts: a is [I*J, K] (row r = i*J + j), b is [M*N, K] (row c = m*N + n), arg is [I*J, M].
  * A tile is rows r0 .. r0+nr of a against the b rows of nm consecutive m's; when N is larger than a tile
  * holds (MS_CPU_COLS), one m at a time in chunks of n. The tile's scores live in the scratch block only until
  * they have been folded into the running max; then the next chunk overwrites them.
  */
-#include "maxsim_fused.h"
+#include "../kernels/maxsim.h"
 
 #include "arena.h"
 #include "gemm_cpu.h"
-#include "../kernels/maxsim_math.h"
 #include "timer.h"
 #include "track.h"
 

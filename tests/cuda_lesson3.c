@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/maxsim_problem.h"
+#include "../kernels/maxsim.h"
 #include "../kernels/runtime/cuda_track.h"
-#include "../optimized/maxsim_cuda.h"
 #include "rng.h"
 #include "track.h"
 #include "../lessons/lesson3.h"

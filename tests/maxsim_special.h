@@ -1,7 +1,7 @@
 /* maxsim_special.h - lesson 3 with NaN and Inf in its inputs, for test_lesson3.c (CPU) and cuda_lesson3.c (CUDA).
  * Include after the test's `enum { A, B, DOUT, OUT, DA, DB }` (lesson3.c's tensor order).
  *
- * The lesson's max is PyTorch's (kernels/maxsim_math.h): a NaN score wins, with the lowest n among NaNs, so NaN
+ * The lesson's max is PyTorch's (kernels/maxsim.h): a NaN score wins, with the lowest n among NaNs, so NaN
  * reaches out[i, m] and db[m, n] at the NaN's own index, and the argmax is always a real column (before that
  * rule, a NaN row left the CUDA argmax at the sentinel N and backward read and wrote past b and db). The float64
  * reference applies the same rule, and IEEE arithmetic puts NaN and +-Inf in the same places in float and double
@@ -19,7 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../kernels/maxsim_problem.h"
+#include "../kernels/maxsim.h"
 #include "lesson.h"
 
 extern const lesson lesson3_def;

@@ -27,9 +27,7 @@
 #include "track.h"
 #include "../lessons/lesson3.h"
 #include "../lessons/maxsim_reference.h"
-#include "../naive/maxsim_einsum.h"
-#include "../optimized/maxsim_cuda.h"
-#include "../optimized/maxsim_fused.h"
+#include "../kernels/maxsim.h"
 #include "cli_harness.h"
 
 
@@ -38,7 +36,6 @@ static const ms_dims TINY = {2, 3, 2, 4, 3}, SMALL = {20, 20, 25, 19, 25};
 static const ms_dims TILED = {3, 100, 3, 600, 8};
 static const ms_dims ODD = {3, 17, 5, 29, 11};
 
-#include "../kernels/maxsim_math.h"
 #include "maxsim_special.h"
 
 /* --- the max rule: PyTorch's, as torch 1.13's x.max(-1) answered on this machine --------------------------- */
