@@ -283,6 +283,11 @@ static void answer(const lesson_report *rep, FILE *f)
                                : "both keep the argmax [I,J,M], naive's int64, cpu's int32";
         fprintf(f, "the fix: the max fused into a tiled GEMM (cpu) peaks %s bytes %s; after forward %s\n", b,
                 n > c ? "lower" : "higher", kept);
+    } else {
+        format_bytes_exact(cpu_memory(rep->prob).peak, b, sizeof b);
+        format_bytes_human(cpu_memory(rep->prob).peak, h, sizeof h);
+        fprintf(f, "the fix: the max fused into a tiled GEMM (cpu) needs %s bytes (%s) here, by its "
+                   "formula\n", b, h);
     }
 }
 

@@ -356,6 +356,10 @@ static void answer(const lesson_report *rep, FILE *f)
         format_bytes_exact(extra, s, sizeof s);
         if (extra) fprintf(f, " (its f32 logits, %zu rows at a time for GEMM speed, hold %s more)", block, s);
         fprintf(f, "\n");
+    } else {
+        format_bytes_exact(cpu_memory(rep->prob).peak, b, sizeof b);
+        fprintf(f, "the fix: one GEMM adding each chunk into the fp32 gradient (beta = 1, cpu) makes "
+                   "neither: it needs %s bytes here, by its formula\n", b);
     }
 }
 
