@@ -23,6 +23,7 @@ from check_docs import FENCE, GENERATED, NOT_YET, lesson_of  # beside this file
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 COMMAND = re.compile(r"^((?:[A-Z_]+=\S+ +)*)(\./build/\S+.*)$")
+TIMEOUT_S = 900  # a --repeat 5 run at medium (lesson 5: about 6 x 15 s) on a machine loaded 3x over its cores
 INLINE = re.compile(r"`((?:[A-Z_]+=\S+ +)*\./build/[^`]+)`")  # a command in the prose, as the reader copies it
 
 
@@ -58,7 +59,7 @@ def run(line, scratch):
     env = dict(os.environ, **dict(kv.split("=", 1) for kv in env_part.split()))
     try:
         return subprocess.run(shlex.split(cmd), cwd=scratch, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, timeout=300)
+                              stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return None
 
