@@ -230,7 +230,8 @@ START_TEST(first_screen_answers)
         skips += strstr(one, " skipped: no CUDA device") != NULL;
         warned |= strncmp(one, "warning: load average ", 22) == 0;
     }
-    ck_assert_output(forum && why && fix, out, "%s: the first 25 lines lack the forum's figure (%d), the reason (%d) or the fix (%d)",
+    /* the toy lesson (tests/toy_lesson.c, make test-toy-lesson) answers no forum: it defines no answer */
+    ck_assert_output((forum && why && fix) || (!L->answer && L->number > 5), out, "%s: the first 25 lines lack the forum's figure (%d), the reason (%d) or the fix (%d)",
                      bin, forum, why, fix);
     ck_assert_output(skips <= 1, out, "%s: %d table lines for CUDA versions skipped without a device (one says it)", bin, skips);
     ck_assert_output(warned || !loaded, out, "%s: load average %.2f over twice the cores, and no warning", bin, load);
