@@ -254,6 +254,40 @@ static void epilogue(const lesson_report *rep, FILE *f)
         tile);
 }
 
+/* The first screen's answer, under the table: the forum's figure (naive's formula at its size) beside this
+ * run's, the reason in one line, the saving. */
+static void answer(const lesson_report *rep, FILE *f)
+{
+    const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
+    mem_formula forum;
+    char b[32], h[16];
+    if (lesson_size_formula(rep->L, "forum", "naive", &forum) != 0) return;
+    format_bytes_exact(forum.peak, b, sizeof b);
+    format_bytes_human(forum.peak, h, sizeof h);
+    fprintf(f, "\nthe forum: the einsum needs %s bytes (%s) at its size (naive's formula there): out of "
+               "memory", b, h);
+    if (naive && naive->row.ran) {
+        format_bytes_exact(naive->row.peak_bytes, b, sizeof b);
+        fprintf(f, "; this run's naive peaks at %s", b);
+    }
+    fprintf(f, "\nwhy: the einsum writes every score [I,J,M,N] for max(-1) to keep one in N, and max's "
+               "backward a zero-filled gradient as large\n");
+    if (naive && cpu && naive->row.ran && cpu->row.ran) {
+        size_t n = naive->row.peak_bytes, c = cpu->row.peak_bytes;
+        format_bytes_exact(n > c ? n - c : c - n, b, sizeof b);
+        const char *kept = prob_of(rep->prob)->recompute
+                               ? "naive keeps its int64 argmax [I,J,M], cpu nothing (--recompute)"
+                               : "both keep the argmax [I,J,M], naive's int64, cpu's int32";
+        fprintf(f, "the fix: the max fused into a tiled GEMM (cpu) peaks %s bytes %s; after forward %s\n", b,
+                n > c ? "lower" : "higher", kept);
+    } else {
+        format_bytes_exact(cpu_memory(rep->prob).peak, b, sizeof b);
+        format_bytes_human(cpu_memory(rep->prob).peak, h, sizeof h);
+        fprintf(f, "the fix: the max fused into a tiled GEMM (cpu) needs %s bytes (%s) here, by its "
+                   "formula\n", b, h);
+    }
+}
+
 const lesson lesson3_def = {
     .number = 3,
     .program = "lesson3",
@@ -346,5 +380,6 @@ const lesson lesson3_def = {
     .cuda_order = {5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 3 */
     .preamble = preamble,
     .epilogue = epilogue,
+    .answer = answer,
     .legend = "(\"beyond\" = peak minus inputs, outputs and gradients: what the algorithm itself costs.)",
 };

@@ -320,6 +320,46 @@ static void epilogue(const lesson_report *rep, FILE *f)
             "itself.\n");
 }
 
+/* The first screen's answer, under the table: the seed's figure (naive's formula at the forum size, the V*H*6
+ * bytes of its "3GB") beside this run's, the reason in one line, the saving. */
+static void answer(const lesson_report *rep, FILE *f)
+{
+    const lesson_result *naive = lesson_report_find(rep, "naive"), *cpu = lesson_report_find(rep, "cpu");
+    const lce_dims *d = dims_of(rep->prob);
+    mem_formula forum;
+    size_t six = 0;
+    char b[32], s[32];
+    if (lesson_size_formula(rep->L, "forum", "naive", &forum) != 0) return;
+    for (int k = 0; k < lesson_nsizes(rep->L); k++)
+        if (strcmp(rep->L->sizes[k].name, "forum") == 0)
+            six = size_mul(6, size_mul((size_t)rep->L->sizes[k].dims[1], (size_t)rep->L->sizes[k].dims[2]));
+    format_bytes_exact(forum.peak, b, sizeof b);
+    format_bytes_exact(six, s, sizeof s);
+    fprintf(f, "\nthe seed: \"this would save 3GB\": at its size naive's formula peaks at %s bytes, V*H*6 = "
+               "%s of them per chunk", b, s);
+    if (naive && naive->row.ran) {
+        format_bytes_exact(naive->row.peak_bytes, b, sizeof b);
+        format_bytes_exact(size_mul(6, lce_w_count(d)), s, sizeof s);
+        fprintf(f, "; this run's naive peaks at %s, V*H*6 = %s", b, s);
+    }
+    fprintf(f, "\nwhy: grad_weight += mm(g^T, x).float() rounds each chunk's [V,H] product to bf16 (V*H*2 "
+               "bytes) and copies it to fp32 (V*H*4) before adding it\n");
+    if (naive && cpu && naive->row.ran && cpu->row.ran) {
+        size_t n = naive->row.peak_bytes, c = cpu->row.peak_bytes;
+        format_bytes_exact(n > c ? n - c : c - n, b, sizeof b);
+        size_t block = cpu_lce_block_rows(d), extra = block > d->chunk ? (block - d->chunk) * d->V * 4 : 0;
+        fprintf(f, "the fix: one GEMM adding each chunk into the fp32 gradient (beta = 1, cpu) makes "
+                   "neither: it peaks %s bytes %s", b, n > c ? "lower" : "higher");
+        format_bytes_exact(extra, s, sizeof s);
+        if (extra) fprintf(f, " (its f32 logits, %zu rows at a time for GEMM speed, hold %s more)", block, s);
+        fprintf(f, "\n");
+    } else {
+        format_bytes_exact(cpu_memory(rep->prob).peak, b, sizeof b);
+        fprintf(f, "the fix: one GEMM adding each chunk into the fp32 gradient (beta = 1, cpu) makes "
+                   "neither: it needs %s bytes here, by its formula\n", b);
+    }
+}
+
 const lesson lesson5_def = {
     .number = 5,
     .program = "lesson5",
@@ -431,6 +471,7 @@ const lesson lesson5_def = {
     .cuda_order = {1, 4, 3, 2}, /* fastest first: docs/tools/cuda_order.py 5 */
     .preamble = preamble,
     .epilogue = epilogue,
+    .answer = answer,
     .legend =
         "(\"peak\" includes x, W, target and dloss; both keep grad_weight and grad_input from forward to "
         "backward, as the seed's code does.)",

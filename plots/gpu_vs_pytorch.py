@@ -82,7 +82,8 @@ def main():
             fastest = min(mine, key=lambda v: pass_ms(mine[v]))
             print(f"{'':15} best anchor {a['impl']} / {fastest}: time {pass_ms(a) / pass_ms(mine[fastest]):.2f}x, peak "
                   f"{int(a['peak_bytes']) / int(mine[fastest]['peak_bytes']):.2f}x")
-    print("arithmetic: lesson 3's cuda-v3 to v9 in TF32 on the tensor cores, PyTorch's float32 matmuls in full float32")
+    print("arithmetic: lesson 3's cuda-v3 and v4 in TF32 on the tensor cores (v5: bf16 or fp16), PyTorch's float32 "
+          "matmuls in full float32")
     print("(torch's default); lesson 5: bf16 operands on both sides")
     return 0
 

@@ -9,7 +9,8 @@
  *               the CPU code has no data-dependent threading, so any difference is a bug, not rounding)
  * and for each lesson binary, run as a user would at its tiny size: exit 0, no leak report, --csv writes the
  * exact header and one row per implementation that ran, --dump writes every tensor of the definition with its
- * shape and dtype. The generic command-line rejections (unknown flag, bad dims, repeated options, ...) are
+ * shape and dtype, and the first 25 lines answer the forum (its figure, the reason, the fix, one line for the
+ * CUDA versions skipped, the load warning). The generic command-line rejections (unknown flag, bad dims, repeated options, ...) are
  * tested once, on lesson 1, since every lesson parses with the same code. A toy lesson with a deliberately
  * wrong implementation proves that validation prints FAIL and exits non-zero. The bench's flags (--repeat,
  * --times, --predict) are checked on every lesson: predicted rows carry exactly the bytes a run measures.
@@ -196,6 +197,44 @@ START_TEST(tiny_run_exits_zero_without_leaks)
     ck_assert_output(table && verdict && (ratio || host_impl_list(L, impls, sizeof impls) < 2), out,
                      "%s: the first 25 lines lack the table (%d), the saving ratio (%d) or the PASS verdict (%d)", bin,
                      table, ratio, verdict);
+}
+END_TEST
+
+/* The first screen answers the forum (docs: issue 51): within the first 25 lines of a run of every
+ * implementation, the forum's (or the seed's) figure, the reason, the saving, the CUDA versions a machine without
+ * a device skips in one line, and, on a machine loaded past twice its cores, the warning that times are
+ * unreliable. */
+START_TEST(first_screen_answers)
+{
+    PROGRESS();
+    static char out[1 << 17];
+    const lesson *L = lessons[_i];
+    char bin[64];
+    binary_of(L, bin, sizeof bin);
+    double load = 0.0;
+    FILE *la = fopen("/proc/loadavg", "r");
+    int got = la && fscanf(la, "%lf", &load) == 1;
+    if (la) fclose(la);
+    int loaded = got && load > 2.0 * (double)sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = run_lesson(bin, "--size tiny", out, sizeof out);
+    ck_assert_output(rc == 0, out, "%s --size tiny exited %d", bin, rc);
+    int line = 0, forum = 0, why = 0, fix = 0, skips = 0, warned = 0;
+    for (const char *c = out; *c && line < 25; c = strchr(c, '\n') ? strchr(c, '\n') + 1 : c + strlen(c), line++) {
+        const char *end = strchr(c, '\n');
+        size_t n = end ? (size_t)(end - c) : strlen(c);
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), c);
+        forum |= strncmp(one, "the forum: ", 11) == 0 || strncmp(one, "the seed: ", 10) == 0;
+        why |= strncmp(one, "why: ", 5) == 0;
+        fix |= strncmp(one, "the fix: ", 9) == 0;
+        skips += strstr(one, " skipped: no CUDA device") != NULL;
+        warned |= strncmp(one, "warning: load average ", 22) == 0;
+    }
+    /* the toy lesson (tests/toy_lesson.c, make test-toy-lesson) answers no forum: it defines no answer */
+    ck_assert_output((forum && why && fix) || (!L->answer && L->number > 5), out, "%s: the first 25 lines lack the forum's figure (%d), the reason (%d) or the fix (%d)",
+                     bin, forum, why, fix);
+    ck_assert_output(skips <= 1, out, "%s: %d table lines for CUDA versions skipped without a device (one says it)", bin, skips);
+    ck_assert_output(warned || !loaded, out, "%s: load average %.2f over twice the cores, and no warning", bin, load);
 }
 END_TEST
 
@@ -639,6 +678,7 @@ static Suite *lessons_suite(void)
     suite_add_tcase(s, def);
     TCase *cli = tcase_create("binaries");
     tcase_add_loop_test(cli, tiny_run_exits_zero_without_leaks, 0, nlessons);
+    tcase_add_loop_test(cli, first_screen_answers, 0, nlessons);
     tcase_add_loop_test(cli, csv_has_one_row_per_impl, 0, nlessons);
     tcase_add_loop_test(cli, dump_writes_every_tensor, 0, nlessons);
     tcase_add_test(cli, cli_rejects_bad_input);

@@ -5,8 +5,8 @@
                                                                        to rules 10-12; after make, make test-build)
 
 The lines of a doc's shell blocks (``` blocks that are not python, gdb or pasted output) that start with
-./build/... or with VAR=value ./build/... (or "make X && ./build/..."): every lesson run, suite case and example
-the doc shows. A trailing "# comment" is dropped, a here-document's body skipped. Each runs in a scratch directory whose build/ and plots/ are the repository's (what it
+./build/... or with VAR=value ./build/... (or "make X && ./build/..."), and the prose's inline `./build/...`
+commands (e.g. lesson 3's `./build/lesson3 --size forum`): every lesson run, suite case and example the doc shows. A trailing "# comment" is dropped, a here-document's body skipped. Each runs in a scratch directory whose build/ and plots/ are the repository's (what it
 writes, /tmp aside, lands there), and must exit 0, or 4 for a lesson run (--help: "nothing ran", every
 implementation skipped, as at a size over this machine); a line with --break must fail (a planted bug). Lines
 starting with make or gdb are not run (builds and interactive sessions); the python blocks are
@@ -23,6 +23,8 @@ from check_docs import FENCE, GENERATED, NOT_YET, lesson_of  # beside this file
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 COMMAND = re.compile(r"^((?:[A-Z_]+=\S+ +)*)(\./build/\S+.*)$")
+TIMEOUT_S = 900  # a --repeat 5 run at medium (lesson 5: about 6 x 15 s) on a machine loaded 3x over its cores
+INLINE = re.compile(r"`((?:[A-Z_]+=\S+ +)*\./build/[^`]+)`")  # a command in the prose, as the reader copies it
 
 
 def commands(text):
@@ -45,6 +47,10 @@ def commands(text):
             line = re.sub(r"^make \S+ && ", "", line)  # "make X && ./build/X": the run (its build is make's)
             if COMMAND.match(line):
                 out.append(line)
+    prose = FENCE.sub("", GENERATED.sub("", text))
+    for span in INLINE.findall(prose):
+        if span not in out:
+            out.append(span)
     return out
 
 
@@ -53,7 +59,7 @@ def run(line, scratch):
     env = dict(os.environ, **dict(kv.split("=", 1) for kv in env_part.split()))
     try:
         return subprocess.run(shlex.split(cmd), cwd=scratch, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, timeout=300)
+                              stderr=subprocess.PIPE, text=True, timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return None
 

@@ -146,7 +146,7 @@ static void print_header(const driver *dv)
 static struct {
     pthread_mutex_t m;
     pthread_cond_t done_cond;
-    int done, started;
+    int done, started, said; /* said: a line on stdout already says what the run waits for (a trial, a run) */
     char what[160];
     const char *program;
     pthread_t thread;
@@ -161,7 +161,7 @@ static void *notice_wait(void *arg)
     pthread_mutex_lock(&notice.m);
     int rc = 0;
     while (!notice.done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&notice.done_cond, &notice.m, &until);
-    if (!notice.done)
+    if (!notice.done && !notice.said)
         fprintf(stderr,
                 "%s: still working after %d s: %s (the table follows when every implementation has run)\n",
                 notice.program, NOTICE_S, notice.what);
@@ -179,9 +179,37 @@ static void notice_doing(const char *what, const char *name)
 static void notice_start(const char *program)
 {
     notice.program = program;
-    notice.done = 0;
+    notice.done = notice.said = 0;
     notice_doing("preparing the inputs", "");
     notice.started = isatty(fileno(stderr)) && pthread_create(&notice.thread, NULL, notice_wait, NULL) == 0;
+}
+
+static void notice_said(int said)
+{
+    pthread_mutex_lock(&notice.m);
+    notice.said = said;
+    pthread_mutex_unlock(&notice.m);
+}
+
+/* A time estimate's trial run (run_estimate.h: a smaller problem, seconds on a loaded machine) comes before
+ * the estimate's line: a terminal is told at once what it waits for, on a line the estimate then replaces (a
+ * pipe sees only the estimate's own line). Returns 1 when the line is showing. */
+static int trial_notice(const char *name)
+{
+    notice_doing("timing a smaller problem for the estimate of ", name);
+    if (!isatty(fileno(stdout))) return 0;
+    printf("%s: timing a smaller problem first, to estimate its time ...", name);
+    flush_stdout();
+    notice_said(1);
+    return 1;
+}
+
+static void trial_notice_end(int shown)
+{
+    if (!shown) return;
+    printf("\r\033[K"); /* back to the line's start, erased to its end */
+    flush_stdout();
+    notice_said(0);
 }
 
 static void notice_stop(void)
@@ -313,8 +341,11 @@ static void announce_long(const driver *dv, int k)
     double fmas = im->work(dv->prob), s = fmas / gemm_cpu_fmas_per_second();
     if (s / MIN_GEMM_SHARE < LONG_RUN_S) return;
     char how[160], est[32];
+    int shown = trial_notice(dv->o.impl_name[k]);
     double measured = run_estimate_seconds(dv->L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, dv->o.impl[k],
                                            0, how, sizeof how);
+    trial_notice_end(shown);
+    notice_doing("running ", dv->o.impl_name[k]);
     if (measured < 0.0)
         snprintf(how, sizeof how, "at least: %.3g multiply-adds at this machine's GEMM rate", fmas);
     else s = measured;
@@ -324,6 +355,7 @@ static void announce_long(const driver *dv, int k)
     if (runs > 1) printf("%s: about %s a run, %d runs (%s); running it\n", im->name, est, runs, how);
     else printf("%s: about %s (%s); running it\n", im->name, est, how);
     flush_stdout();
+    notice_said(1);
 }
 
 /* The share of the GEMM provider's peak a host implementation reached: the time its GEMMs take when each of
@@ -421,12 +453,15 @@ static void announce_reference(const driver *dv)
         if (im->device || !im->work || (im->unfit && im->unfit(dv->prob))) continue;
         if (im->work(dv->prob) / gemm_cpu_fmas_per_second() / MIN_GEMM_SHARE < LONG_RUN_S) return;
         char how[160], est[32];
+        int shown = trial_notice("validation");
         double s =
             run_estimate_seconds(L, dv->prob, dv->o.dims, dv->o.opts, dv->o.seed, i, 1, how, sizeof how);
+        trial_notice_end(shown);
         if (s < LONG_RUN_S) return;
         format_duration(s, est, sizeof est);
         printf("validation: about %s for the float64 reference (%s); running it\n", est, how);
         flush_stdout();
+        notice_said(1);
         return;
     }
 }
