@@ -384,7 +384,7 @@ def main():
         for e in errors:
             print("     " + e)
         failed += bool(errors)
-    others = [] if sys.argv[1:] else ["README.md", "docs/README.md", "docs/sweeps.md"]
+    others = [] if sys.argv[1:] else ["README.md", "docs/README.md", "docs/sweeps.md", "docs/runtime.md"]
     for doc in others:
         text = open(doc).read()
         errors = check_links(doc, text) + check_times(text)
