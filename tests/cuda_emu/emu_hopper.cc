@@ -416,21 +416,22 @@ void tma_load_2d(void *dst, const void *mapp, int c0, int c1, uint64_t *bar, con
     check_not_in_flight(d, d + bytes, "cp.async.bulk.tensor", site);
     tma_copy c{bar, (char *)dst, std::string(bytes, '\0'), m.swizzle, file, line};
     for (uint32_t r = 0; r < m.box[1]; r++) {
-        int64_t y = (int64_t)c1 + r;
+        int64_t y = (int64_t)c1 + r, lo = c0 < 0 ? 0 : c0, hi = (int64_t)c0 + m.box[0];
+        if (hi > (int64_t)m.dim[0]) hi = (int64_t)m.dim[0];
+        int in_rows = y >= 0 && (uint64_t)y < m.dim[1];
+        const char *src_row = m.base + (uint64_t)(in_rows ? y : 0) * m.stride;
+        if (in_rows && hi > lo && !find_alloc(src_row + lo * m.elem, (size_t)(hi - lo) * m.elem))
+            fail_here(cudaErrorIllegalAddress, "cp.async.bulk.tensor at %s:%d: row %lld, columns %lld-%lld of the "
+                      "tensor at %p are not inside one device allocation", file, line, (long long)y, (long long)lo,
+                      (long long)hi - 1, (void *)m.base);
         for (uint32_t x0 = 0; x0 < m.box[0]; x0++) {
             int64_t x = (int64_t)c0 + x0;
-            uintptr_t at = swizzled(d + r * row + (size_t)x0 * m.elem, m.swizzle) - d;
-            char *out = &c.data[at];
-            if (x < 0 || y < 0 || (uint64_t)x >= m.dim[0] || (uint64_t)y >= m.dim[1]) {
+            char *out = &c.data[swizzled(d + r * row + (size_t)x0 * m.elem, m.swizzle) - d];
+            if (!in_rows || x < lo || x >= hi) {
                 if (m.oob_nan) memset(out, 0xff, m.elem);
                 continue;
             }
-            const char *src = m.base + (uint64_t)y * m.stride + (uint64_t)x * m.elem;
-            if (!find_alloc(src, m.elem))
-                fail_here(cudaErrorIllegalAddress, "cp.async.bulk.tensor at %s:%d: element (%lld, %lld) of the "
-                          "tensor at %p is not inside a device allocation", file, line, (long long)x, (long long)y,
-                          (void *)m.base);
-            memcpy(out, src, m.elem);
+            memcpy(out, src_row + x * m.elem, m.elem);
         }
     }
     memset(dst, 0xff, bytes); /* poison until it lands */
@@ -816,8 +817,6 @@ static CUresult CUDAAPI emu_tensor_map_encode_tiled(CUtensorMap *map, CUtensorMa
     static const unsigned span[] = {0, 32, 64, 128};
     if (swizzle != CU_TENSOR_MAP_SWIZZLE_NONE && box[0] * e > span[swizzle])
         return bad("the box's inner dimension exceeds the swizzle span");
-    if (!emu::find_alloc(base, strides[0] * (dim[1] - 1) + dim[0] * e))
-        return bad("the tensor does not lie inside one device allocation");
     memset(map, 0, sizeof *map);
     tmap &m = *(tmap *)map;
     m.magic = MAP_MAGIC, m.base = (char *)base, m.dim[0] = dim[0], m.dim[1] = dim[1], m.stride = strides[0];
