@@ -135,6 +135,7 @@ static std::vector<hthread> &threads = *new std::vector<hthread>;
 static std::unordered_map<uintptr_t, unfenced> &generic = *new std::unordered_map<uintptr_t, unfenced>;
 static std::vector<uintptr_t> &encoded = *new std::vector<uintptr_t>; /* tiles wgmma_desc was given */
 static uint64_t epoch; /* __syncthreads released in this block */
+static size_t uncomputed; /* operations issued and not computed yet */
 static size_t block_threads;
 static int wgmma_sentinel;
 
@@ -195,7 +196,7 @@ void hopper_block_begin(size_t nthreads)
         hopper_watch = 0;
     }
     if (!generic.empty()) generic.clear();
-    block_threads = nthreads, epoch = 0;
+    block_threads = nthreads, epoch = 0, uncomputed = 0;
 }
 
 void hopper_barrier(void) { hopper::epoch++; }
@@ -226,7 +227,7 @@ static void check_not_in_flight(uintptr_t lo, uintptr_t hi, const char *what, co
 {
     using namespace hopper;
     int id;
-    if (overlaps_inflight(lo, hi, all_uncomputed(), 1, &id))
+    if (uncomputed && overlaps_inflight(lo, hi, all_uncomputed(), 1, &id))
         fail_here(cudaErrorIllegalInstruction, "%s at %s: thread %u writes shared memory %s that %s issued at "
                   "%s:%d still reads (no thread of its warpgroup has passed the wgmma.wait_group that covers it)",
                   what, site, my_tid(), where(lo), ops[id].name, ops[id].file, ops[id].line);
@@ -244,7 +245,8 @@ void hopper_shared_write(uintptr_t p, unsigned n, unsigned tid, void *pc)
 {
     using namespace hopper;
     for (uintptr_t c = p & ~(uintptr_t)15; c < p + n; c += 16) generic[c] = unfenced{tid, pc, epoch};
-    if (!ops.empty()) check_not_in_flight(p, p + n, "a store", source_line(pc));
+    if (!ops.empty() && (uncomputed || (tid < threads.size() && !threads[tid].inherited.empty())))
+        check_not_in_flight(p, p + n, "a store", source_line(pc));
 }
 
 namespace hopper {
@@ -606,7 +608,7 @@ static void compute(op &o)
             for (int k = 0; k < K; k++) s += a[(size_t)r * K + k] * b[(size_t)n * K + k];
             o.result[(size_t)r * o.n + n] = s;
         }
-    o.computed = 1;
+    o.computed = 1, uncomputed--;
     o.c.clear(), o.c.shrink_to_fit();
 }
 
@@ -641,6 +643,7 @@ void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, const
         id = (int)ops.size();
         op_of[key] = id;
         ops.push_back(op());
+        uncomputed++;
         op &o = ops.back();
         o.wg = wg, o.type = type, o.n = n, o.a = a, o.b = b, o.name = name, o.file = file, o.line = line;
         for (int i = 0; i < 128; i++) o.chain[i] = -1, o.d[i] = NULL, o.scale[i] = 0;
