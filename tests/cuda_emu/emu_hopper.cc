@@ -416,16 +416,21 @@ void tma_load_2d(void *dst, const void *mapp, int c0, int c1, uint64_t *bar, con
     char site[300];
     snprintf(site, sizeof site, "%s:%d", file, line);
     check_not_in_flight(d, d + bytes, "cp.async.bulk.tensor", site);
-    tma_copy c{bar, (char *)dst, std::string(bytes, '\0'), m.swizzle, file, line};
-    for (uint32_t r = 0; r < m.box[1]; r++) {
-        int64_t y = (int64_t)c1 + r, lo = c0 < 0 ? 0 : c0, hi = (int64_t)c0 + m.box[0];
-        if (hi > (int64_t)m.dim[0]) hi = (int64_t)m.dim[0];
-        int in_rows = y >= 0 && (uint64_t)y < m.dim[1];
-        const char *src_row = m.base + (uint64_t)(in_rows ? y : 0) * m.stride;
-        if (in_rows && hi > lo && !find_alloc(src_row + lo * m.elem, (size_t)(hi - lo) * m.elem))
+    int64_t lo = c0 < 0 ? 0 : c0, hi = (int64_t)c0 + m.box[0];
+    if (hi > (int64_t)m.dim[0]) hi = (int64_t)m.dim[0];
+    for (uint32_t r = 0; r < m.box[1]; r++) { /* checked before any string is made: fail_here does not unwind */
+        int64_t y = (int64_t)c1 + r;
+        const char *src_row = m.base + (uint64_t)y * m.stride;
+        if (y >= 0 && (uint64_t)y < m.dim[1] && hi > lo && !find_alloc(src_row + lo * m.elem, (size_t)(hi - lo) * m.elem))
             fail_here(cudaErrorIllegalAddress, "cp.async.bulk.tensor at %s:%d: row %lld, columns %lld-%lld of the "
                       "tensor at %p are not inside one device allocation", file, line, (long long)y, (long long)lo,
                       (long long)hi - 1, (void *)m.base);
+    }
+    tma_copy c{bar, (char *)dst, std::string(bytes, '\0'), m.swizzle, file, line};
+    for (uint32_t r = 0; r < m.box[1]; r++) {
+        int64_t y = (int64_t)c1 + r;
+        int in_rows = y >= 0 && (uint64_t)y < m.dim[1];
+        const char *src_row = m.base + (uint64_t)(in_rows ? y : 0) * m.stride;
         for (uint32_t x0 = 0; x0 < m.box[0]; x0++) {
             int64_t x = (int64_t)c0 + x0;
             char *out = &c.data[swizzled(d + r * row + (size_t)x0 * m.elem, m.swizzle) - d];
@@ -670,7 +675,8 @@ void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, const
                       (unsigned long long)o.b);
     }
     op &o = ops[(size_t)id];
-    std::vector<int> mine;
+    static std::vector<int> &mine = *new std::vector<int>; /* static: a failing thread never unwinds (leaks) */
+    mine.clear();
     unretired(t, mine);
     for (size_t i = mine.size(); i-- > 0;)
         if (ops[(size_t)mine[i]].d[lt] == d && ops[(size_t)mine[i]].n == n) {
@@ -709,11 +715,13 @@ void wgmma_wait(int n, const char *file, int line)
     hthread &t = me();
     unsigned tid = my_tid();
     int lt = (int)(tid % 128);
+    /* no heap-owning locals here: a thread parked in ensure_computed, or failing, is never unwound */
+    static std::vector<int> &group = *new std::vector<int>, &later = *new std::vector<int>;
     while (t.committed.size() > (size_t)n) {
-        std::vector<int> group = t.committed.front();
-        for (int id : group) ensure_computed(id, file, line);
+        for (size_t i = 0; i < t.committed.front().size(); i++) ensure_computed(t.committed.front()[i], file, line);
+        group.assign(t.committed.front().begin(), t.committed.front().end());
         t.committed.pop_front();
-        std::vector<int> later;
+        later.clear();
         unretired(t, later);
         for (int id : group) {
             op &o = ops[(size_t)id];
