@@ -11,7 +11,7 @@ EMU_SRC      := $(EMU_DIR)/emu_sched.cc $(EMU_DIR)/emu_warp.cc $(EMU_DIR)/emu_la
                 $(EMU_DIR)/emu_symbols.cc $(EMU_DIR)/emu_profile.cc $(EMU_DIR)/emu_profile_report.cc \
                 $(EMU_DIR)/emu_profile_design.cc $(EMU_DIR)/emu_model.cc $(EMU_DIR)/emu_model_record.cc \
                 $(EMU_DIR)/emu_sass.cc $(EMU_DIR)/emu_gpu.cc \
-                $(EMU_DIR)/emu_async.cc $(EMU_DIR)/emu_ptx.cc
+                $(EMU_DIR)/emu_async.cc $(EMU_DIR)/emu_ptx.cc $(EMU_DIR)/emu_hopper.cc
 EMU_PLANTED  := $(wildcard $(EMU_DIR)/planted_*.cu)
 EMU_FMA      ?= 0
 EMU_COUNT    ?= 0
@@ -76,7 +76,7 @@ $(OBJ)/$(EMU_DIR)/%.o: $(EMU_DIR)/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
 
-$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(OBJ)/$(EMU_DIR)/test_emu_async.o $(OBJ)/$(EMU_DIR)/test_emu_mma.o $(OBJ)/$(EMU_DIR)/test_emu_model.o $(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
+$(BIN)/test_emu: $(OBJ)/$(EMU_DIR)/test_emu.o $(OBJ)/$(EMU_DIR)/test_emu_sync.o $(OBJ)/$(EMU_DIR)/test_emu_graph.o $(OBJ)/$(EMU_DIR)/test_emu_limits.o $(OBJ)/$(EMU_DIR)/test_emu_eyes.o $(OBJ)/$(EMU_DIR)/test_emu_async.o $(OBJ)/$(EMU_DIR)/test_emu_mma.o $(OBJ)/$(EMU_DIR)/test_emu_hopper.o $(OBJ)/$(EMU_DIR)/test_emu_model.o $(patsubst %.cu,$(CU_OBJ)/%.cu.o,$(EMU_PLANTED)) $(RUNTIME_OBJ) \
                  $(BIN)/.mode-$(MODE)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
@@ -257,14 +257,21 @@ build/ptxas.txt: $(PTXAS_CU)
 	@mv $@.tmp $@
 
 # The product's inline PTX (kernels/runtime/ptx/mma_ptx.h) through nvcc and ptxas for sm_80 and sm_90: the kernel
-# that test_emu runs against the emulator's <mma_ptx.h> (planted_mma.cu), compiled against the product's.
+# that test_emu runs against the emulator's <mma_ptx.h> (planted_mma.cu), compiled against the product's. Then
+# hopper_ptx.h's the same way (planted_hopper.cu): for sm_90a, where ptxas assembles every wrapper, and for sm_80
+# and sm_90, where the guarded wrappers compile to traps.
+PTX_CHECK_FLAGS := -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx -Xcompiler -Wall,-Wextra,-Wshadow,-Werror \
+                   -Werror all-warnings
 .PHONY: ptx-check
 ptx-check:
 	@test -n "$(NVCC)" || { echo "make ptx-check: nvcc not found"; exit 1; }
 	@mkdir -p build/ptx-check
 	@for a in sm_80 sm_90; do echo "nvcc -arch=$$a -c $(EMU_DIR)/planted_mma.cu"; \
-	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx -arch=$$a -Xcompiler -Wall,-Wextra,-Wshadow,-Werror \
-	  -Werror all-warnings -c -o build/ptx-check/planted_mma_$$a.o $(EMU_DIR)/planted_mma.cu || exit 1; done
+	  $(NVCC) $(PTX_CHECK_FLAGS) -arch=$$a -c -o build/ptx-check/planted_mma_$$a.o $(EMU_DIR)/planted_mma.cu \
+	  || exit 1; done
+	@for a in 90a 80 90; do echo "nvcc -gencode arch=compute_$$a,code=sm_$$a -c $(EMU_DIR)/planted_hopper.cu"; \
+	  $(NVCC) $(PTX_CHECK_FLAGS) -gencode arch=compute_$$a,code=sm_$$a -c \
+	  -o build/ptx-check/planted_hopper_sm_$$a.o $(EMU_DIR)/planted_hopper.cu || exit 1; done
 
 # The memory-efficiency profile of every lesson's CUDA implementations at EMU_PROFILE_SIZE (lesson 5 at
 # EMU_PROFILE_ARGS5: its kernels take minutes here, so the arguments can be cut down), one pass (EMU_ONE_PASS=1), as

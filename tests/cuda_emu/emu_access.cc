@@ -94,6 +94,7 @@ static void on_access_by(uintptr_t p, unsigned n, int kind, void *pc, unsigned t
     for (int r = 0; r < SM_REGIONS; r++)
         if (p >= sm_lo[r] && p < sm_hi[r] && (r != SM_TEMPLATE || template_smem_contains(p))) {
             if (W.detect) hazard_shared(a, r, p - sm_lo[r], sm_hi[r] - sm_lo[r]);
+            if (hopper_linked && kind == ACC_WRITE) hopper_shared_write(p, n, tid, pc);
             if (W.profile) profile_access(a, 1);
             if (W.model) model_access(a, 1);
             return;
@@ -130,6 +131,18 @@ static int shared_region(uintptr_t p, size_t bytes)
 }
 
 int eyes_shared_span(uintptr_t p, size_t bytes) { return shared_region(p, bytes) >= 0; }
+
+uintptr_t eyes_shared_from_window(uint32_t off)
+{
+    static const int order[] = {SM_DYNAMIC, SM_STATIC, SM_TEMPLATE}; /* the Hopper kernels' tiles: dynamic */
+    for (int r : order) {
+        if (sm_lo[r] == sm_hi[r]) continue;
+        uintptr_t p = (sm_lo[r] & ~(uintptr_t)0x3ffff) | off;
+        if (p < sm_lo[r]) p += 0x40000;
+        if (p < sm_hi[r] && shared_region(p, 1) >= 0) return p;
+    }
+    return 0;
+}
 
 void eyes_async_issue(uintptr_t dst, uintptr_t src, unsigned bytes, unsigned src_bytes, void *pc)
 {

@@ -53,6 +53,7 @@ void async_block_begin(size_t nthreads)
 {
     if (used) threads.clear(), bound.clear(), used = 0; /* blocks without cp.async cost nothing here */
     block_threads = nthreads;
+    hopper_block_begin(nthreads);
 }
 
 static thread_copies &mine(unsigned tid)
@@ -198,7 +199,11 @@ uint64_t barrier_arrive(barrier_state *b, int64_t n, int drop, void *pc)
     return token;
 }
 
-int barrier_passed(const void *b, uint64_t token) { return ((const barrier_state *)b)->phase != token; }
+int barrier_passed(const void *b, uint64_t token)
+{
+    if (hopper_token(token)) return hopper_passed(b, token); /* an mbarrier or a wgmma.wait_group */
+    return ((const barrier_state *)b)->phase != token;
+}
 
 void barrier_wait(barrier_state *b, uint64_t token, void *pc)
 {

@@ -65,6 +65,13 @@ void eyes_grid_sync(void);
 
 /* --- cp.async (emu_async.cc) --- */
 int eyes_shared_span(uintptr_t p, size_t bytes); /* [p, p + bytes) lies in the running block's shared memory */
+/* the address in the running block's shared memory whose low 18 bits are off (a wgmma descriptor's window
+ * address, include/emu_hopper.h), or 0 */
+uintptr_t eyes_shared_from_window(uint32_t off);
+/* --- the Hopper layer (emu_hopper.cc): set at start-up in a program with a .cu that includes
+ * <hopper_ptx.h>, whose shared-memory writes (the generic proxy's) are then reported to it --- */
+extern int hopper_linked;
+void hopper_shared_write(uintptr_t p, unsigned n, unsigned tid, void *pc);
 /* issued: the source read and the destination written by the calling thread, the destination unwritten until
  * it lands (initcheck); landed: the destination written by thread tid (the issuer) */
 void eyes_async_issue(uintptr_t dst, uintptr_t src, unsigned bytes, unsigned src_bytes, void *pc);

@@ -247,15 +247,18 @@ static int block_loop(int reversed)
         if (sync == n - done && done == 0 && (same_site || by_id)) {
             for (fiber &f : fibers) f.state = T_READY;
             eyes_barrier();
+            hopper_barrier();
             continue;
         }
-        char states[1200];
+        char states[1200], stuck[900] = "";
         describe_states(fibers, states, sizeof states);
-        size_t bars = 0;
-        for (const fiber &f : fibers) bars += f.state == T_BARRIER;
+        size_t bars = 0, hopper = 0;
+        for (const fiber &f : fibers) bars += f.state == T_BARRIER, hopper += f.state == T_BARRIER && hopper_token(f.token);
+        if (hopper) hopper_stuck(stuck, sizeof stuck);
         block_fail(cudaErrorLaunchFailure, "%s: not every thread of the block reached it (divergent or skipped "
-                   "barrier, or a deadlocked warp operation): %s",
-                   grid ? "grid.sync" : sync ? "__syncthreads" : bars ? "cuda::barrier" : "warp operation", states);
+                   "barrier, or a deadlocked warp operation): %s%s%s",
+                   grid ? "grid.sync" : sync ? "__syncthreads" : hopper ? "mbarrier/wgmma wait" : bars ? "cuda::barrier"
+                   : "warp operation", states, stuck[0] ? "; " : "", stuck);
         return 0;
     }
 }

@@ -55,6 +55,14 @@ void abandon_thread(void) __attribute__((noreturn));
 void park_on_barrier(const void *bar, uint64_t token, void *pc);
 int barrier_passed(const void *bar, uint64_t token);
 void *async_pending_site(uintptr_t p); /* the call site of a copy not landed that covers byte p, or NULL */
+/* The Hopper layer (emu_hopper.cc): its per-block state; a __syncthreads released; whether a thread parked at
+ * an mbarrier or a wgmma.wait_group (a token with bit 62 or 63 set, hopper_token 1 or 2) may go on; what the
+ * parked threads wait for, when none can (the deadlock message). */
+void hopper_block_begin(size_t nthreads);
+void hopper_barrier(void);
+int hopper_passed(const void *bar, uint64_t token);
+int hopper_token(uint64_t token);
+void hopper_stuck(char *out, size_t cap);
 
 /* A cooperative launch (cudaLaunchCooperativeKernel): every block resident at once, each with its own threads,
  * stacks and shared memory, parked at grid.sync() until every block of the grid has arrived (emu_launch.cc).

@@ -43,7 +43,9 @@ void describe_states(const std::vector<fiber> &fibers, char *out, size_t cap)
         if (a.state == T_DONE) snprintf(what, sizeof what, "exited");
         else if (a.state == T_SYNC) snprintf(what, sizeof what, "waiting at __syncthreads %s:%d", a.file, a.line);
         else if (a.state == T_GRID) snprintf(what, sizeof what, "waiting at grid.sync %s:%d", a.file, a.line);
-        else if (a.state == T_BARRIER) snprintf(what, sizeof what, "waiting at cuda::barrier %s", source_line(a.pc));
+        else if (a.state == T_BARRIER)
+            snprintf(what, sizeof what, "waiting at %s %s", hopper_token(a.token) == 1 ? "mbarrier.try_wait"
+                     : hopper_token(a.token) == 2 ? "wgmma.wait_group" : "cuda::barrier", source_line(a.pc));
         else if (a.state == T_WARP)
             snprintf(what, sizeof what, "waiting at %s %s:%d (mask 0x%08x)", kind_name(a.kind), a.file, a.line, a.mask);
         else snprintf(what, sizeof what, "runnable");

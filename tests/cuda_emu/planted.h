@@ -149,6 +149,36 @@ enum planted_mma_block_bug {
 };
 int planted_mma_block(int variant, int bug, const float *A, const float *B, float *C, int M, int N, int K);
 
+/* sm_90a's layer through kernels/runtime/ptx/hopper_ptx.h and kernels/runtime/tma_map.h (planted_hopper.cu). A
+ * and B are floats stored on the device as the operand type (bf16 and f16 rounded to nearest even; tf32 as the
+ * floats); the output is poisoned (NaN) before the launch. Returns the cudaError_t.
+ * planted_hopper_tile: one warpgroup, D (64 x n) = C0 + A (64 x K) . B^T, B given as n x K, K = 16 (8 for tf32),
+ * n 64, 128 or 256; the threads store the operands in shared memory 128-byte swizzled (swizzled 1) or in the
+ * unswizzled core-matrix layout, then one wgmma.mma_async.
+ * planted_hopper_gemm: C (M x N) = A (M x K) . B^T, B given as N x K, bf16, bn 64, 128 or 256 (the wgmma's N);
+ * TMA boxes of 128 x 64 and bn x 64 into a 2-stage mbarrier ring, one consumer warpgroup. K % 8 == 0 (the TMA's
+ * 16-byte row stride); M, N and K need not be multiples of the tile (the boxes' outside reads as zeros). */
+enum planted_hopper_op { HOPPER_BF16, HOPPER_F16, HOPPER_TF32 };
+enum planted_hopper_tile_bug {
+    HOPPER_TILE_CORRECT,
+    HOPPER_TILE_NO_FENCE,       /* no fence.proxy.async between the generic stores and the wgmma */
+    HOPPER_TILE_NO_WGMMA_FENCE, /* no wgmma.fence before the mma_async */
+    HOPPER_TILE_ACC_IN_FLIGHT   /* an accumulator register written between commit_group and wait_group */
+};
+int planted_hopper_tile(int op, int n, int swizzled, int bug, const float *A, const float *B, const float *C0,
+                        float *D);
+enum planted_hopper_gemm_bug {
+    HOPPER_GEMM_CORRECT,
+    HOPPER_GEMM_WRONG_SWIZZLE,     /* the descriptors say no swizzle; the TMA wrote the tiles 128-byte swizzled */
+    HOPPER_GEMM_NO_INIT_FENCE,     /* no fence.proxy.async after mbarrier.init */
+    HOPPER_GEMM_EXPECT_TX_SMALL,   /* expect_tx 2048 bytes short of the two boxes */
+    HOPPER_GEMM_EXPECT_TX_LARGE,   /* expect_tx 2048 bytes over: the phase never completes */
+    HOPPER_GEMM_STALE_PHASE,       /* the consumer always waits with parity 0 */
+    HOPPER_GEMM_RELEASE_IN_FLIGHT, /* the stage released (empty arrive) before wgmma.wait_group */
+    HOPPER_GEMM_MISALIGNED         /* the ring's tiles 128 bytes off the 1024-byte swizzle atom */
+};
+int planted_hopper_gemm(int bn, int bug, const float *A, const float *B, float *C, int M, int N, int K);
+
 #ifdef __cplusplus
 }
 #endif

@@ -332,6 +332,7 @@ int main(void)
     srunner_add_suite(sr, emu_eyes_suite());
     srunner_add_suite(sr, emu_async_suite());
     srunner_add_suite(sr, emu_mma_suite());
+    srunner_add_suite(sr, emu_hopper_suite());
     srunner_add_suite(sr, emu_model_suite());
     return check_run_selected(sr, "test_emu"); /* CK_VERBOSITY=verbose names every test */
 }

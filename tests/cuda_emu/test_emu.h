@@ -31,5 +31,6 @@ Suite *emu_eyes_suite(void); /* test_emu_eyes.c: the access-hook detectors and t
 Suite *emu_model_suite(void); /* test_emu_model.c: the time model's reading of SASS control bits */
 Suite *emu_async_suite(void); /* test_emu_async.c: cp.async, cuda::barrier, cuda::pipeline */
 Suite *emu_mma_suite(void); /* test_emu_mma.c: mma.sync, ldmatrix, cp.async through mma_ptx.h */
+Suite *emu_hopper_suite(void); /* test_emu_hopper.c: mbarrier, TMA, wgmma through hopper_ptx.h */
 
 #endif

@@ -3,11 +3,12 @@
  * cp.async.cg 16-byte copies with their commit and wait groups, cvt.rna.tf32.f32, and max.NaN.f32 (an
  * epilogue's max on the accumulators that NaN cannot slip past).
  *
- * A kernel writes `#include <mma_ptx.h>`: nvcc finds this file through -Ikernels/runtime/ptx (Makefile). This
- * directory holds this header only, so that include path brings nothing else. Why the angle brackets: the CPU
- * emulator (tests/cuda_emu, test-only) has its own <mma_ptx.h> earlier on its include path, with the same
- * functions executed by the same documented semantics, exactly as it answers <mma.h> and <cuda_pipeline.h>;
- * so this file holds only what nvcc compiles, and no kernel holds a line for the emulator.
+ * A kernel writes `#include <mma_ptx.h>`: nvcc finds this file through -Ikernels/runtime/ptx (Makefile).
+ * This directory holds the PTX headers only (this one, hopper_ptx.h), so that include path brings nothing
+ * else. Why the angle brackets: the CPU emulator (tests/cuda_emu, test-only) has its own <mma_ptx.h> earlier
+ * on its include path, with the same functions executed by the same documented semantics, exactly as it
+ * answers <mma.h> and <cuda_pipeline.h>; so this file holds only what nvcc compiles, and no kernel holds a
+ * line for the emulator.
  *
  * Every instruction here is .sync.aligned: all 32 lanes of the warp execute the same one (same qualifiers),
  * none exited, and under a branch only one the whole warp takes alike (PTX ISA, "Warp Level Matrix

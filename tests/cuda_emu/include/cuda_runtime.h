@@ -24,6 +24,7 @@
 #define __shared__ __attribute__((section("emu_shared"))) static
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __grid_constant__
 
 #include <cuda_runtime_api.h>
 
