@@ -276,8 +276,8 @@ static void answer(const lesson_report *rep, FILE *f)
     if (lesson_size_formula(rep->L, "forum", "cpu", &fix) != 0 || fix.peak == 0) return;
     format_bytes_exact(fix.peak, b, sizeof b);
     format_bytes_human(fix.peak, h, sizeof h);
-    fprintf(f, "the fix: the max fused into a tiled GEMM (cpu) needs %s bytes (%s) at the forum's size, %.0fx "
-               "less", b, h, (double)forum.peak / (double)fix.peak);
+    fprintf(f, "the fix: the max fused into a tiled GEMM (cpu) needs %s bytes (%s) at the forum's size, "
+               "%.0fx less", b, h, (double)forum.peak / (double)fix.peak);
     if (naive && cpu && naive->row.ran && cpu->row.ran) {
         size_t n = naive->row.peak_bytes, c = cpu->row.peak_bytes;
         format_bytes_exact(n > c ? n - c : c - n, b, sizeof b);
