@@ -274,7 +274,7 @@ plots: plot-deps
 # columns, no figures in comments (docs/tools/check_code_shape.py; docs/tools/code_shape_allow.txt lists the files
 # not converted yet).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
-docs: all test-build plot-deps
+docs: all test-build plot-deps build/tools/model_fit
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
 	$(MAKE) EMU=1 EMU_COUNT=1 build/emu-count/lesson2 build/emu-count/lesson3
 	$(MAKE) sass-kernels GPU=H100
