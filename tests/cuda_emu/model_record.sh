@@ -49,7 +49,7 @@ for row in $rows; do
   if [ $rc != 0 ] || [ -z "$ms" ] || [ ! -s "$f" ]; then
     echo "lesson$l $v $size: not recorded (exit $rc): $(tail -n 2 "$tmp" | tr '\n' ' ')"; rm -f "$f"; status=1; continue
   fi
-  echo "$l,$v,$size,\"$full\",$route,$gpu,$ms" >> "$out/index.csv"
+  echo "$l,$v,$size,\"$full\",\"$route\",$gpu,$ms" >> "$out/index.csv"
   echo "lesson$l $v $size ($route): $ms ms on $gpu, $(( $(date +%s) - start )) s"
 done
 exit $status
