@@ -272,9 +272,10 @@ plots: plot-deps
 # the docs' commands and PyTorch snippets run as pasted (docs/tools/check_doc_commands.py; check_doc_snippets.py,
 # where /usr/bin/python3 has torch), and the product code's shape: no emulator names, short version headers, 110
 # columns, no figures in comments (docs/tools/check_code_shape.py; docs/tools/code_shape_allow.txt lists the files
-# not converted yet).
+# not converted yet), and docs/results/emu/model_cv.csv against the records and the GPU reports
+# (make model-cv-check).
 DOC_EMU_BINS := $(sort $(patsubst EMU/%,build/emu/%,$(shell grep -o 'EMU/lesson[0-9]*' docs/generated.txt)))
-docs: all test-build plot-deps
+docs: all test-build plot-deps build/tools/model_fit
 	$(if $(DOC_EMU_BINS),$(MAKE) EMU=1 $(DOC_EMU_BINS) build/emu/predict_gemm)
 	$(MAKE) EMU=1 EMU_COUNT=1 build/emu-count/lesson2 build/emu-count/lesson3
 	$(MAKE) sass-kernels GPU=H100
@@ -290,6 +291,7 @@ check-docs: gdb-deps plot-deps all gdb-build test-build
 	$(PYTHON) docs/tools/check_reading_paths.py
 	$(PYTHON) docs/tools/check_code_shape.py
 	$(PYTHON) docs/tools/cuda_order.py --check $(BIN)
+	$(MAKE) --no-print-directory model-cv-check
 	$(PYTHON) docs/tools/check_doc_commands.py
 	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then /usr/bin/python3 docs/tools/check_doc_snippets.py; \
 	else echo "check-docs: no /usr/bin/python3 with torch: the docs' PyTorch snippets (docs/tools/check_doc_snippets.py) not run"; fi

@@ -167,11 +167,41 @@ PREDICT_CHECKS ?= 3:small::cuda-v1:J=4:8,N=4:8 3:medium::cuda-v2:J=64:128,N=64:1
                   5:small::cuda-v2:V=1024:2048 5:small:H=512:cuda-v3:V=512:1024,H=128:256 \
                   5:small:H=1024:cuda-v4:V=512:1024,H=256:512
 .PHONY: predict-check
-predict-check: check-deps
+predict-check: check-deps model-cv-check
 	$(MAKE) EMU=1 EMU_COUNT=1 emu-build build/emu-count/predict_extrapolate
 	$(MAKE) sass-kernels GPU=$(PREDICT_GPU)
 	tests/cuda_emu/predict_extrapolation.sh build/emu-count $(PREDICT_GPU) \
 	  build/sass/kernels_$(call gpu_arch,$(PREDICT_GPU)).sass "$(PREDICT_CHECKS)"
+
+# The constants fitted on the GPUs (README "Fitted on the GPUs"). model-record: the model's counts of every
+# (lesson, version, size) a GPU report measured (tests/cuda_emu/model_record.sh; retired.csv's rows left out) and of
+# SGEMM_CUDA's kernels at 4096 on the A6000 (predict_peers --record), each written once into MODEL_RECORDS (delete
+# a record to make it again: the emulator runs only for the missing ones). model-cv: the constants fitted on them,
+# each lesson predicted by a fit without it (tests/cuda_emu/model_fit.cc, no emulation, seconds), as
+# docs/results/emu/model_cv.csv and the README's table; model-cv-check fails when that CSV is stale.
+MODEL_RECORDS ?= docs/results/emu/records
+MODEL_REPORTS ?= docs/results/nvidia-h200 docs/results/nvidia-h100-80gb-hbm3
+MODEL_FIT_ARGS = --records $(MODEL_RECORDS) --reports "$(MODEL_REPORTS)" --retired docs/results/retired.csv \
+                 --peers docs/results/emu/peers_sgemm.csv --csv docs/results/emu/model_cv.csv
+.PHONY: model-record model-cv model-cv-check
+model-record: check-deps
+	$(MAKE) EMU=1 EMU_COUNT=1 emu-build build/emu-count/predict_extrapolate build/emu-count/predict_peers
+	$(MAKE) sass-kernels GPU=H100
+	$(MAKE) build/peers/sgemm_sm_86.sass
+	tests/cuda_emu/model_record.sh build/emu-count H100 build/sass/kernels_sm_90.sass $(MODEL_RECORDS) "$(MODEL_REPORTS)"
+	test -s $(MODEL_RECORDS)/sgemm_11_4096.rec || EMU_ONE_PASS=1 EMU_BARRIER_BY_ID=1 EMU_SASS=build/peers/sgemm_sm_86.sass \
+	  build/emu-count/predict_peers --sizes 4096 --gpu A6000 --validate 0 --kernels "0 1 2 3 4 5 6 7 8 9 10 11" \
+	  --record $(MODEL_RECORDS)
+# the fit needs the formula only (emu_gpu.cc) and the record's fields: no emulator, no EMU=1
+build/tools/model_fit: $(EMU_DIR)/model_fit.cc $(EMU_DIR)/emu_gpu.cc $(EMU_DIR)/emu_model_record.cc $(EMU_DIR)/emu_model.h
+	@mkdir -p $(dir $@)
+	g++ -std=c++17 -O2 -Wall -Wextra -Wshadow -Werror -DHAVE_CUDA -DCUDA_EMU -I$(EMU_DIR)/include \
+	  -isystem $(or $(EMU_CUDA_INC),/usr/local/cuda/include) -o $@ $(filter %.cc,$^)
+model-cv: build/tools/model_fit
+	build/tools/model_fit $(MODEL_FIT_ARGS)
+	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --only tests/cuda_emu/README.md:model-cv
+model-cv-check: build/tools/model_fit
+	build/tools/model_fit $(MODEL_FIT_ARGS) --check > /dev/null
 
 # The model against the GPU report's measurements (docs/results/<gpu>/results.csv, then its subfolders'): every
 # (lesson, version, size) in both, predicted / measured, as docs/results/emu/predicted_vs_<gpu>.csv. make predict

@@ -79,12 +79,13 @@ static const gpu_spec GPUS[] = {
 };
 static const int NGPUS = sizeof GPUS / sizeof GPUS[0];
 
-/* The fitted constants (tests/cuda_emu/README.md: how, on which figures). */
+/* The fitted constants (tests/cuda_emu/README.md: how, on which figures). Not const: a fit (model_fit.cc)
+ * sets them through model_set_constant; nothing else does. */
 struct constant {
     const char *name;
     double value;
 };
-static const constant K[] = {
+static constant K[] = {
     {"issue_efficiency", 0.70},     /* fraction of 4 warp instructions per SM per clock reached */
     {"l1_hit_latency_clk", 30.0},   /* a global load that hits L1; DRAM = 2 x the L2 figure */
     {"l2_hit_latency_clk", 250.0},
@@ -103,6 +104,13 @@ double model_constant(const char *name)
         if (!strcmp(k.name, name)) return k.value;
     fprintf(stderr, "cuda-emu: the time model has no constant %s\n", name);
     abort();
+}
+
+int model_set_constant(const char *name, double value)
+{
+    for (constant &k : K)
+        if (!strcmp(k.name, name)) return k.value = value, 1;
+    return 0;
 }
 
 int gpu_index(const char *name)

@@ -62,6 +62,8 @@ static std::map<std::string, line_use> &use = *new std::map<std::string, line_us
 static std::vector<std::vector<uint64_t>> &wave_streams = *new std::vector<std::vector<uint64_t>>;
 static std::unordered_map<size_t, double> &weight_of = *new std::unordered_map<size_t, double>;
 static emu_model_counts cur, last;
+/* cur's and last's warp paths on the latency grid (emu_model.h) */
+static double cur_path_grid[PATH_GRID], last_path_grid[PATH_GRID];
 static int have_last;
 static double resident, wave_blocks, l1_cap, l2_cap, block_barriers;
 static const launch_cfg *running;
@@ -88,6 +90,11 @@ static void read_env(void)
 }
 
 int model_on(void) { return read_env(), model_gpu >= 0; }
+
+void model_last_path_grid(double *grid)
+{
+    for (int g = 0; g < PATH_GRID; g++) grid[g] = have_last ? last_path_grid[g] : 0.0;
+}
 
 static size_t block_linear(void) { return blockIdx.x + (size_t)gridDim.x * (blockIdx.y + (size_t)gridDim.y * blockIdx.z); }
 
@@ -136,6 +143,7 @@ void model_new_launch(const launch_cfg &cfg)
     running = &cfg;
     block_runs.clear(), runs_b = (size_t)-1;
     memset(&cur, 0, sizeof cur);
+    for (double &g : cur_path_grid) g = 0.0;
     snprintf(cur.kernel, sizeof cur.kernel, "%s", cfg.name);
     use.clear(), wave_streams.clear(), live.clear(), live_b = (size_t)-1;
     double threads = (double)cfg.block.x * cfg.block.y * cfg.block.z;
@@ -620,7 +628,8 @@ void model_grid_end(void)
     if (k) {
         std::map<std::string, double> runs = line_runs(running->block.x * running->block.y * running->block.z);
         if (!runs.empty()) win.w.counted = 1;
-        cur.fit_residual = sass_map(*k, use, cur.warps, cur.inst, &cur.global_waits, &runs, &cur.warp_path_clk);
+        cur.fit_residual =
+            sass_map(*k, use, cur.warps, cur.inst, &cur.global_waits, &runs, &cur.warp_path_clk, cur_path_grid);
         /* shared wavefronts per SASS instruction: where nvcc merged several requests into one wider
          * instruction (4 LDS.32 -> 1 LDS.128), the wider one needs at least its distinct bytes / 128 */
         double merged = 0.0;
@@ -644,6 +653,7 @@ void model_grid_end(void)
     }
     cur.shared_wavefronts = smw;
     last = cur, have_last = 1;
+    for (int g = 0; g < PATH_GRID; g++) last_path_grid[g] = cur_path_grid[g];
     if (win.on) {
         emu_model_prediction p;
         if (emu_model_predict(&cur, emu_model_gpu_name(model_gpu), 64.0 * cur.inst[EMU_PIPE_FP32], &p)) {
@@ -651,7 +661,7 @@ void model_grid_end(void)
             window_add(p, 0);
             win.seen[config_key(*running)] = p;
             recorded_at[config_key(*running)] = recorded.size();
-            recorded.push_back(record_launch(cur));
+            recorded.push_back(record_launch(cur, cur_path_grid));
         }
     } else if (!sampling && getenv("EMU_GPU_MODEL")) { /* a whole program under the model: sum its launches */
         static int registered;

@@ -13,6 +13,15 @@
 
 namespace emu {
 
+/* A warp's issue path depends on two of the fitted constants (a shared-memory result's latency,
+ * l1_hit_latency_clk; a MUFU/conversion/S2R result's, variable_latency_clk): each SASS block's path is also
+ * replayed at every point of this grid, and a launch's record carries the summed paths there, so that a fit
+ * of those constants (model_fit.cc) needs no emulation. Point (i, j): PATH_L1[i], PATH_VAR[j], at index
+ * i * PATH_NVAR + j. */
+enum { PATH_NL1 = 7, PATH_NVAR = 3, PATH_GRID = PATH_NL1 * PATH_NVAR };
+static const double PATH_L1[PATH_NL1] = {20, 25, 30, 35, 40, 50, 60};
+static const double PATH_VAR[PATH_NVAR] = {10, 20, 40};
+
 /* What one source line did in a launch, per kind of access (global/shared x load/store), summed over the warps:
  * lane_bytes = sum over warp requests of (bytes / active lanes), i.e. what one lane moved per warp execution. */
 enum mem_kind { MK_GLD, MK_GST, MK_SLD, MK_SST, MK_KINDS };
@@ -35,6 +44,7 @@ struct sass_block {
     double path_clk;                       /* one warp's cycles through it: the compiler's stall counts and the
                                             * scoreboard waits on shared-memory and special-function results
                                             * (a one-block loop at its steady state); global-load waits apart */
+    double path_grid[PATH_GRID];           /* path_clk at each point of the latency grid above */
 };
 struct sass_kernel {
     std::vector<sass_block> blocks;
@@ -54,9 +64,12 @@ sass_kernel sass_resolve_generic(const sass_kernel &k, const std::map<std::strin
  * on each line (emu_sass.cc). Returns the relative residual of that fit. */
 double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use, double warps, double *inst,
                 double *global_waits, const std::map<std::string, double> *line_runs = nullptr,
-                double *path_clk = nullptr);
+                double *path_clk = nullptr, double *path_grid = nullptr);
 /* a constant of the time model by name (emu_gpu.cc's table); aborts on an unknown name */
 double model_constant(const char *name);
+/* sets one (a fit's trial values: model_fit.cc); 0 if there is no such constant. The warps' issue paths,
+ * replayed when a listing is read, keep the latencies they were replayed at: a fit reads them off the grid. */
+int model_set_constant(const char *name, double value);
 
 /* the bytes one lane moves per SASS memory instruction of this line and kind (0 if none) */
 double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int kind);
@@ -66,6 +79,8 @@ std::string line_key_of(const std::string &file_line);
 void resolve_lines(const std::vector<void *> &pcs); /* emu_symbols.cc: one addr2line for all */
 /* the collection's hooks (emu_access.cc, emu_hazard.cc, emu_launch.cc) */
 int model_on(void);
+/* the last launch's warp paths on the latency grid (the launch of emu_model_last) */
+void model_last_path_grid(double *grid);
 std::vector<size_t> model_blocks(const launch_cfg &cfg);
 void model_new_launch(const launch_cfg &cfg);
 void model_access(const access &a, int shared);
@@ -80,9 +95,10 @@ int model_window_one_pass(void); /* a sampled window runs every launch once */
 int model_window_on(void);
 /* cuBLAS (cublas_shim.cc): m, n, k, batch, bytes per element of A and B, tensor cores */
 void model_gemm(double m, double n, double k, double batch, int elem_bytes, int tensor);
-/* A window's record (EMU_MODEL_RECORD; emu_model_record.cc): one text line per event. A launch carries its counts,
- * "again" the index of the launch it repeats, "gemm" a cuBLAS call's shape. */
-std::string record_launch(const emu_model_counts &c);
+/* A window's record (EMU_MODEL_RECORD; emu_model_record.cc): one text line per event. A launch carries its
+ * counts and its warp paths on the latency grid (PATH_GRID values; NULL: the path at every point), "again" the
+ * index of the launch it repeats, "gemm" a cuBLAS call's shape. */
+std::string record_launch(const emu_model_counts &c, const double *path_grid);
 std::string record_again(size_t launch_event);
 std::string record_gemm(double m, double n, double k, double batch, int elem_bytes, int tensor);
 int record_write(const char *path, int gpu, const std::vector<std::string> &events); /* 0 if it cannot */

@@ -4,7 +4,9 @@
  * forum's (tests/cuda_emu/README.md "Sizes too long to run"). The format:
  *
  *   gpu H100
- *   launch <kernel> <found_sass> <count> <count> ...    the counts of record_fields, in that order
+ *   launch <kernel> <found_sass> <count> <count> ...    the counts of record_fields, in that order, then the
+ *                                                       warps' paths at each point of the latency grid
+ *                                                       (PATH_GRID values, emu_model.h)
  *   again <event>                                       a launch the window had seen: event's counts again
  *   gemm <m> <n> <k> <batch> <bytes per element> <tensor>
  */
@@ -40,7 +42,7 @@ int record_fields(emu_model_counts *c, const char **name, double **field, int ma
     return n;
 }
 
-std::string record_launch(const emu_model_counts &c)
+std::string record_launch(const emu_model_counts &c, const double *path_grid)
 {
     emu_model_counts copy = c;
     const char *name[64];
@@ -52,6 +54,8 @@ std::string record_launch(const emu_model_counts &c)
     std::string line = "launch " + kernel + " " + std::to_string(c.found_sass);
     char v[40];
     for (int i = 0; i < n; i++) snprintf(v, sizeof v, " %.17g", *field[i]), line += v;
+    for (int g = 0; g < PATH_GRID; g++)
+        snprintf(v, sizeof v, " %.17g", path_grid ? path_grid[g] : c.warp_path_clk), line += v;
     return line;
 }
 

@@ -100,19 +100,19 @@ static void decode_control(uint64_t hi, raw_inst *r)
  * schedule by stall counts: shared memory and the other MIO paths at the L1/shared latency the model uses for a
  * global load that hits L1; global memory at 0 here (its waits are the model's global_waits term, at the latency
  * of where the data is); the rest (MUFU, conversions, S2R) at the stated variable latency. */
-static double result_latency(const std::string &op)
+static double result_latency(const std::string &op, double l1, double var)
 {
     static const char *global[] = {"LDG", "LDGSTS", "ATOMG", "ATOM", "RED", "LDL", "STG", "STL", "ST", NULL};
     static const char *mio[] = {"LDS", "LDSM", "LD", "ATOMS", "SHFL", "LDC", "ULDC", "STS", NULL};
     for (const char **g = global; *g; g++) if (op == *g) return 0.0;
-    for (const char **m = mio; *m; m++) if (op == *m) return model_constant("l1_hit_latency_clk");
-    return model_constant("variable_latency_clk");
+    for (const char **m = mio; *m; m++) if (op == *m) return l1;
+    return var;
 }
 
 /* One warp's cycles through these instructions in order: each issues once the previous one's stall count has
  * passed and the scoreboards it waits on are released. reps > 1 runs them again with the scoreboards carried
  * (a loop's body): the last repetition's cycles are returned, the loop's steady state. */
-static double warp_path(const std::vector<const raw_inst *> &code, int reps)
+static double warp_path(const std::vector<const raw_inst *> &code, int reps, double l1, double var)
 {
     double t = 0.0, ready[6] = {0, 0, 0, 0, 0, 0}, last = 0.0;
     for (int rep = 0; rep < reps; rep++) {
@@ -121,7 +121,8 @@ static double warp_path(const std::vector<const raw_inst *> &code, int reps)
             double issue = t;
             for (int b = 0; b < 6; b++)
                 if (r->wait_mask >> b & 1) issue = std::max(issue, ready[b]);
-            if (r->write_sb < 6) ready[r->write_sb] = std::max(ready[r->write_sb], issue + result_latency(r->op));
+            if (r->write_sb < 6)
+                ready[r->write_sb] = std::max(ready[r->write_sb], issue + result_latency(r->op, l1, var));
             t = issue + std::max(1, r->stall);
         }
         last = t - start;
@@ -208,7 +209,13 @@ static void finish(const std::string &name, std::vector<std::pair<std::string, r
     for (size_t j = 0; j < k.blocks.size(); j++) {
         sass_block &sb = k.blocks[j];
         int self_loop = sb.loop_lo == (int)j && sb.loop_hi == (int)j;
-        sb.path_clk = all_ctrl ? warp_path(block_code[j], self_loop ? 2 : 1) : (double)block_code[j].size();
+        int reps = self_loop ? 2 : 1;
+        double l1 = model_constant("l1_hit_latency_clk"), var = model_constant("variable_latency_clk");
+        sb.path_clk = all_ctrl ? warp_path(block_code[j], reps, l1, var) : (double)block_code[j].size();
+        for (int g = 0; g < PATH_GRID; g++)
+            sb.path_grid[g] = all_ctrl ? warp_path(block_code[j], reps, PATH_L1[g / PATH_NVAR],
+                                                   PATH_VAR[g % PATH_NVAR])
+                                       : (double)block_code[j].size();
     }
 }
 
@@ -343,7 +350,8 @@ double sass_bytes_per_inst(const sass_kernel &k, const std::string &line, int ki
 }
 
 double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use, double warps, double *inst,
-                double *global_waits, const std::map<std::string, double> *line_runs, double *path_clk)
+                double *global_waits, const std::map<std::string, double> *line_runs, double *path_clk,
+                double *path_grid)
 {
     size_t nb = k.blocks.size();
     /* the equations: one per (line, kind) that either side saw */
@@ -487,10 +495,14 @@ double sass_map(const sass_kernel &k, const std::map<std::string, line_use> &use
     for (int p = 0; p < EMU_PIPES; p++) inst[p] = 0.0;
     *global_waits = 0.0;
     if (path_clk) *path_clk = 0.0;
+    if (path_grid)
+        for (int g = 0; g < PATH_GRID; g++) path_grid[g] = 0.0;
     for (size_t b = 0; b < nb; b++) {
         for (int p = 0; p < EMU_PIPES; p++) inst[p] += xf[b] * k.blocks[b].inst[p];
         if (k.blocks[b].global_loads) *global_waits += xf[b];
         if (path_clk) *path_clk += xf[b] * k.blocks[b].path_clk;
+        if (path_grid)
+            for (int g = 0; g < PATH_GRID; g++) path_grid[g] += xf[b] * k.blocks[b].path_grid[g];
         if (debug >= 3) {
             double count = 0.0;
             for (int p = 0; p < EMU_PIPES; p++) count += k.blocks[b].inst[p];

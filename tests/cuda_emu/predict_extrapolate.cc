@@ -10,7 +10,9 @@
  *   predict_extrapolate --impl cuda-v3 --at J=2000 J=64:a.rec J=128:b.rec
  *   predict_extrapolate --impl cuda-v2 --at J=2000,N=1990 J=64,N=64:a J=128,N=64:b J=64,N=128:c J=128,N=128:d
  *
- * prints the lesson's EMU_PREDICT line for impl, with the extrapolated predicted time. */
+ * prints the lesson's EMU_PREDICT line for impl, with the extrapolated predicted time; --record-out FILE also
+ * writes the extrapolated counts as a record of the target size (the format of emu_model_record.cc), which
+ * model_fit.cc reads as it reads a direct run's. */
 #include "emu_model.h"
 
 #include <algorithm>
@@ -78,7 +80,8 @@ record read_record(const std::string &arg)
     emu_model_counts c;
     const char *names[64];
     double *field[64];
-    int nf = record_fields(&c, names, field, 64);
+    int nf = record_fields(&c, names, field, 64), wp = 0;
+    while (wp < nf && strcmp(names[wp], "warp_path_clk")) wp++;
     while (fgets(line, sizeof line, f)) {
         char word[16], name[200];
         int used = 0;
@@ -96,6 +99,12 @@ record read_record(const std::string &arg)
                 char *end;
                 e.v.push_back(strtod(rest, &end));
                 if (end == rest) die("%s: a launch line with too few counts", path.c_str());
+                rest = end;
+            }
+            for (int g = 0; g < PATH_GRID; g++) { /* the paths on the latency grid: the path where absent */
+                char *end;
+                double x = strtod(rest, &end);
+                e.v.push_back(end == rest ? e.v[(size_t)wp] : x);
                 rest = end;
             }
         } else if (!strcmp(word, "again")) {
@@ -121,13 +130,14 @@ record read_record(const std::string &arg)
 
 int main(int argc, char **argv)
 {
-    std::string impl = "?", at_arg;
+    std::string impl = "?", at_arg, record_out;
     std::vector<record> recs;
     int verbose = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--impl") && i + 1 < argc) impl = argv[++i];
         else if (!strcmp(argv[i], "--at") && i + 1 < argc) at_arg = argv[++i];
         else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+        else if (!strcmp(argv[i], "--record-out") && i + 1 < argc) record_out = argv[++i];
         else if (argv[i][0] == '-') die("unknown option %s (--impl NAME --at DIMS [--verbose] DIMS:FILE ...)", argv[i]);
         else recs.push_back(read_record(argv[i]));
     }
@@ -172,6 +182,7 @@ int main(int argc, char **argv)
     int nf = record_fields(&c, names, field, 64);
     const char *invariant[] = {"threads_per_block", "regs", "static_smem", "dynamic_smem"};
     std::vector<emu_model_prediction> pred(recs[0].events.size());
+    std::vector<std::string> out_events; /* --record-out */
     double seconds = 0, ideal = 0;
     std::map<std::string, double> by_limiter;
     unsigned long long launches = 0, again = 0, gemms = 0;
@@ -186,6 +197,7 @@ int main(int argc, char **argv)
         emu_model_prediction p;
         if (e0.kind == event::AGAIN) {
             p = pred[e0.again], again++, launches++;
+            out_events.push_back(record_again((size_t)e0.again));
         } else {
             std::vector<double> v(e0.v.size(), 0.0);
             for (size_t r = 0; r < recs.size(); r++)
@@ -196,6 +208,7 @@ int main(int argc, char **argv)
                 if (!emu_model_predict_gemm(recs[0].gpu.c_str(), v[0], v[1], v[2], v[3], e0.elem, e0.tensor, &p))
                     die("unknown GPU %s", recs[0].gpu.c_str());
                 gemms++;
+                out_events.push_back(record_gemm(v[0], v[1], v[2], v[3], e0.elem, e0.tensor));
             } else {
                 memset(&c, 0, sizeof c);
                 snprintf(c.kernel, sizeof c.kernel, "%s", e0.name.c_str());
@@ -212,6 +225,7 @@ int main(int argc, char **argv)
                 if (!emu_model_predict(&c, recs[0].gpu.c_str(), 64.0 * c.inst[EMU_PIPE_FP32], &p))
                     die("unknown GPU %s", recs[0].gpu.c_str());
                 launches++;
+                out_events.push_back(record_launch(c, &v[(size_t)nf]));
             }
             pred[e] = p;
             if (verbose)
@@ -220,6 +234,12 @@ int main(int argc, char **argv)
                         e0.kind == event::GEMM ? 0.0 : c.blocks);
         }
         seconds += p.seconds, ideal += p.roofline_fraction * p.seconds, by_limiter[p.limiter] += p.seconds;
+    }
+    if (!record_out.empty()) {
+        int g = -1;
+        for (int i = 0; emu_model_gpu_name(i); i++)
+            if (recs[0].gpu == emu_model_gpu_name(i)) g = i;
+        if (!record_write(record_out.c_str(), g, out_events)) die("cannot write %s", record_out.c_str());
     }
     std::string lim;
     double most = -1;

@@ -24,23 +24,7 @@ rec=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp" "$rec"' EXIT
 . "$(dirname "$0")/predict_reduce.sh"
 
-# the reduced dimensions of (lesson, size, version): DIM=LOW:HIGH[,DIM=LOW:HIGH], whole tiles of the version (J:
-# 64 for v2 and v3, 128 for v4; V: 128, 256 for lesson 5's v4; H: 64 for v3, 256 for v4), so its counts are affine
-# between the two values and beyond
-# (tests/cuda_emu/predict_extrapolation.sh checks each against a direct run: make predict-check)
-reduce_of() {
-  case "$1:$2:$3" in
-    3:medium:cuda-v1|3:forum:cuda-v1) echo "J=4:8,N=4:8" ;; # one thread per (i, m) loops J x N x K
-    3:forum:cuda-v2) echo "J=64:128,N=64:128" ;;            # FP32 tiles: N too, or a run takes 8 minutes
-    3:forum:cuda-v4|3:forum:cuda-v5) echo "J=128:256" ;; # whole j tiles of a[i]'s resident rows (64, 128)
-    3:forum:*) echo "J=64:128" ;;
-    5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
-    5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays
-    5:medium:cuda-v4) echo "V=512:1024" ;;                 # v4's H tiles are 256 wide: medium's H = 256 is one
-    5:forum:cuda-v4) echo "V=512:1024,H=256:512" ;;
-    5:medium:*|5:forum:*) echo "V=512:1024,H=128:256" ;;
-  esac
-}
+# reduce_of LESSON SIZE VERSION: the reduced dimensions (predict_reduce.sh)
 
 # predict LESSON SIZE VERSION: the version's EMU_PREDICT line in $tmp, extrapolated where reduce_of says; sets note
 predict() {

@@ -1,6 +1,26 @@
 # predict_reduce.sh - sourced by predict_lessons.sh and predict_extrapolation.sh: a prediction from runs at
 # reduced sizes (tests/cuda_emu/README.md "Sizes too long to run"). Needs bin, gpu, sass, timeout_s, rec (a
-# scratch directory) set by the caller; its own variables are cmb, nxt, name, vals, v, o, d, c, f, args, keep, want, n.
+# scratch directory) set by the caller, record_out optionally (a file: the extrapolated counts written there as a
+# record, predict_extrapolate --record-out); its own variables are cmb, nxt, name, vals, v, o, d, c, f, args, keep,
+# want, n.
+
+# the reduced dimensions of (lesson, size, version): DIM=LOW:HIGH[,DIM=LOW:HIGH], whole tiles of the version (J:
+# 64 for v2 and v3, 128 for v4; V: 128, 256 for lesson 5's v4; H: 64 for v3, 256 for v4), so its counts are affine
+# between the two values and beyond
+# (tests/cuda_emu/predict_extrapolation.sh checks each against a direct run: make predict-check)
+reduce_of() {
+  case "$1:$2:$3" in
+    3:medium:cuda-v1|3:forum:cuda-v1) echo "J=4:8,N=4:8" ;; # one thread per (i, m) loops J x N x K
+    3:forum:cuda-v2) echo "J=64:128,N=64:128" ;;            # FP32 tiles: N too, or a run takes 8 minutes
+    3:forum:cuda-v4|3:forum:cuda-v5) echo "J=128:256" ;; # whole j tiles of a[i]'s resident rows (64, 128)
+    3:forum:*) echo "J=64:128" ;;
+    5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
+    5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays
+    5:medium:cuda-v4) echo "V=512:1024" ;;                 # v4's H tiles are 256 wide: medium's H = 256 is one
+    5:forum:cuda-v4) echo "V=512:1024,H=256:512" ;;
+    5:medium:*|5:forum:*) echo "V=512:1024,H=128:256" ;;
+  esac
+}
 
 # every combination of a spec's values as --dims arguments: "J=1:2,N=1:2" -> "J=1,N=1 J=2,N=1 J=1,N=2 J=2,N=2"
 combos() {
@@ -32,7 +52,7 @@ extrapolate() {
     args="$args $c:$f"
   done
   # shellcheck disable=SC2086
-  "$bin/predict_extrapolate" --impl "$3" --at "$5" $args
+  "$bin/predict_extrapolate" --impl "$3" --at "$5" ${record_out:+--record-out "$record_out"} $args
 }
 
 # the value of each of SPEC's dimensions in a preset's dims: "J=64:128" "I=300,J=2000,..." -> "J=2000"

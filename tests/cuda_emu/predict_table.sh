@@ -62,6 +62,19 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
     printf "a MODEL (tests/cuda_emu/README.md), not a measurement; its error on the calibration set: worst x%.2f (kernel %s)\n", worst, wk
     printf "over the %d published RTX A6000 figures of SGEMM_CUDA at 4096 (make predict-peers)\n", k
   }'
+# the model's cross-validated error on this lesson (make model-cv): its measured rows at the forum's and
+# medium size predicted by constants fitted on the other lessons and SGEMM_CUDA's figures, never this lesson's
+cv=$d/emu/model_cv.csv
+[ -f "$cv" ] && awk -F, -v l="$l" 'NR > 1 && $1 == l && $7 == 1 && $4 != "small" {
+    r = $6 / $5; n++; e[n] = r > 1 ? r : 1 / r; w += e[n] <= 1.5 }
+  END { if (!n) exit
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+          if (e[j] < e[i]) { t = e[i]; e[i] = e[j]; e[j] = t }
+        m = n % 2 ? e[(n + 1) / 2] : (e[n / 2] + e[n / 2 + 1]) / 2
+        printf "its cross-validated error on this lesson: median x%.2f, %d of %d measured rows (forum,", m, w, n
+        printf " medium;\nH100, H200) within 1.5x, predicted by constants fitted without this lesson"
+        printf " (docs/results/emu/\nmodel_cv.csv, make model-cv); the model ms above use the constants of"
+        printf " today (emu_gpu.cc)\n" }' "$cv"
 # lesson 5: its versions against the same four products through cuBLAS, by the model (the target of its CCE-shaped
 # versions: within 1.3x of that); needs the emulation build's predict_gemm
 pg=${EMU_BIN:-build/emu}/predict_gemm

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime.h>
 #include <emu_api.h>
+#include "../emu_model.h" /* the latency grid of the warp paths, the record (--record) */
 
 #include <math.h>
 #include <stdio.h>
@@ -97,7 +98,7 @@ static int validate(int n)
 }
 
 /* the counts of one launch of kernel k at M = N = S and the given K (all blocks or a sample) */
-static emu_model_counts observe(int k, int S, int K)
+static emu_model_counts observe(int k, int S, int K, double *grid)
 {
     operands o = make_operands(S, S, K, NULL, NULL, NULL);
     sgemm_peer_launch(k, S, S, K, 0.5f, o.A, o.B, 3.0f, o.C);
@@ -105,6 +106,7 @@ static emu_model_counts observe(int k, int S, int K)
     if (e != cudaSuccess) fprintf(stderr, "kernel %d at %d x %d x %d: %s\n", k, S, S, K, emu_last_error_message());
     emu_model_counts c;
     if (!emu_model_last(&c)) memset(&c, 0, sizeof c);
+    emu::model_last_path_grid(grid);
     if (getenv("EMU_MODEL_DEBUG"))
         fprintf(stderr, "model: kernel %d S %d K %d: inst fp32 %.4g imad %.4g alu %.4g lsu %.4g ctrl %.4g; waits %.4g; "
                 "shared wf %.4g, L1 wf %.4g; L1 hit %.4g, L2 rd %.4g wr %.4g hit %.4g, DRAM %.4g; barriers %.4g\n",
@@ -142,12 +144,16 @@ static emu_model_counts extrapolate(const emu_model_counts &c1, const emu_model_
  * at least 128 bytes long, so that a warp's accesses touch as many sectors and lines as at full K */
 static int k_low(int) { return 32; }
 
-static emu_model_counts counts_at(int k, int S, const char *gpu, int sample)
+/* grid: the warp paths on the latency grid (emu_model.h), extrapolated as warp_path_clk is */
+static emu_model_counts counts_at(int k, int S, const char *gpu, int sample, double *grid)
 {
     emu_model_enable(gpu, sample);
     int K1 = k_low(k), K2 = 2 * K1;
-    if (!sample || S <= K2) return observe(k, S, S);
-    emu_model_counts c1 = observe(k, S, K1), c2 = observe(k, S, K2);
+    if (!sample || S <= K2) return observe(k, S, S, grid);
+    double g1[emu::PATH_GRID];
+    emu_model_counts c1 = observe(k, S, K1, g1), c2 = observe(k, S, K2, grid);
+    for (int g = 0; g < emu::PATH_GRID; g++)
+        grid[g] = fmax(0.0, g1[g] + (grid[g] - g1[g]) * ((double)S - K1) / (K2 - K1));
     return extrapolate(c1, c2, K1, K2, S);
 }
 
@@ -178,7 +184,7 @@ static void print_shares(const emu_model_prediction &p)
 int main(int argc, char **argv)
 {
     std::string sizes = "4096", gpu = "A6000";
-    const char *csv = NULL, *readme = NULL;
+    const char *csv = NULL, *readme = NULL, *record = NULL;
     double max_error = 0.0;
     int check_sampling = 0, validate_n = 256, only = 0;
     std::vector<int> chosen(KERNELS + 1, 1); /* 0: cuBLAS */
@@ -189,6 +195,7 @@ int main(int argc, char **argv)
         else if (a == "--gpu" && v) gpu = v, i++;
         else if (a == "--csv" && v) csv = v, i++;
         else if (a == "--readme" && v) readme = v, i++;
+        else if (a == "--record" && v) record = v, i++;
         else if (a == "--max-error" && v) max_error = atof(v), i++;
         else if (a == "--check-sampling" && v) check_sampling = atoi(v), i++;
         else if (a == "--validate" && v) validate_n = atoi(v), i++;
@@ -201,7 +208,7 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: %s [--sizes \"512 4096\"] [--gpu A6000|A100|H100|H200] [--csv path] [--readme path] "
-                    "[--max-error F] [--check-sampling S] [--validate N (0: skip)] [--kernel N] [--kernels \"0 1 ...\"]\n", argv[0]);
+                    "[--record DIR] [--max-error F] [--check-sampling S] [--validate N (0: skip)] [--kernel N] [--kernels \"0 1 ...\"]\n", argv[0]);
             return 2;
         }
     }
@@ -219,8 +226,9 @@ int main(int argc, char **argv)
             if (only && k != only) continue;
             double f = 2.0 * pow(check_sampling, 3);
             emu_model_prediction ps, pf;
-            emu_model_counts cs = counts_at(k, check_sampling, gpu.c_str(), 1);
-            emu_model_counts cf = counts_at(k, check_sampling, gpu.c_str(), 0);
+            double grid[emu::PATH_GRID];
+            emu_model_counts cs = counts_at(k, check_sampling, gpu.c_str(), 1, grid);
+            emu_model_counts cf = counts_at(k, check_sampling, gpu.c_str(), 0, grid);
             emu_model_predict(&cs, gpu.c_str(), f, &ps);
             emu_model_predict(&cf, gpu.c_str(), f, &pf);
             double d = ps.seconds / pf.seconds - 1.0;
@@ -254,10 +262,21 @@ int main(int argc, char **argv)
             memset(&c, 0, sizeof c);
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
+            double grid[emu::PATH_GRID];
             if (k == 0) emu_model_predict_gemm(gpu.c_str(), S, S, S, 1, 4, 0, &p);
             else {
-                c = counts_at(k, S, gpu.c_str(), 1);
+                c = counts_at(k, S, gpu.c_str(), 1, grid);
                 emu_model_predict(&c, gpu.c_str(), flops, &p);
+            }
+            if (record) { /* the counts as a record (emu_model_record.cc), DIR/sgemm_<k>_<S>.rec: model_fit.cc */
+                std::string f = std::string(record) + "/sgemm_" + (k ? std::to_string(k) : "cublas") + "_" +
+                                std::to_string(S) + ".rec";
+                std::vector<std::string> ev{k ? emu::record_launch(c, grid)
+                                              : emu::record_gemm(S, S, S, 1, 4, 0)};
+                int g = 0;
+                while (emu_model_gpu_name(g) && gpu != emu_model_gpu_name(g)) g++;
+                if (!emu::record_write(f.c_str(), g, ev))
+                    fprintf(stderr, "predict_peers: cannot write %s\n", f.c_str());
             }
             double g = flops / p.seconds / 1e9;
             double ref = S == 4096 && gpu == "A6000" ? pub[(size_t)k] : -1.0;
