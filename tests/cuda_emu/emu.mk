@@ -125,15 +125,17 @@ build/peers/sgemm_%.sass: $(EMU_DIR)/peers/sgemm_launch.cu $(EMU_DIR)/peers/sgem
 #   make sass-kernels GPU=H100 && EMU_GPU_MODEL=H100 EMU_SASS=build/sass/kernels_sm_90.sass build/emu/lesson3 ...
 # prints, at exit, each kernel's launches and predicted time on that GPU (a model, labelled so). The headers are
 # prerequisites too: a kernel whose code lives in a header (lesson 3's pipeline) changes with it, and a SASS listing
-# older than the emulated code gives the model another kernel's blocks.
+# older than the emulated code gives the model another kernel's blocks. A file that includes <hopper_ptx.h> is
+# built for sm_90a in the sm_90 listing: its wgmma and TMA exist only there (elsewhere its wrappers trap).
 SASS_CU := $(wildcard kernels/*.cu optimized/*.cu)
 .PHONY: sass-kernels
 sass-kernels: build/sass/kernels_$(call gpu_arch,$(GPU)).sass
 build/sass/kernels_%.sass: $(SASS_CU) $(wildcard kernels/*.h kernels/runtime/*.h optimized/*.h) | $(NVDISASM)
 	@test -n "$(NVCC)" || { echo "the time model needs nvcc (SASS of the kernels)"; exit 1; }
 	@mkdir -p build/sass && rm -f $@.tmp
-	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; echo "nvcc -cubin -arch=$* $$f"; \
-	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) -lineinfo -cubin -arch=$* -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
+	@for f in $(SASS_CU); do o=build/sass/$$(basename $$f .cu)_$*; a=$*; \
+	  if [ $* = sm_90 ] && grep -q '<hopper_ptx.h>' $$f; then a=sm_90a; fi; echo "nvcc -cubin -arch=$$a $$f"; \
+	  $(NVCC) -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) -lineinfo -cubin -arch=$$a -Xptxas -v -o $$o.cubin $$f 2> $$o.ptxas || exit 1; \
 	  $(NVDISASM) -hex -gi -c $$o.cubin >> $@.tmp && cat $$o.ptxas >> $@.tmp || exit 1; done
 	@mv $@.tmp $@
 
@@ -288,8 +290,8 @@ build/ptxas.txt: $(PTXAS_CU)
 
 # The product's inline PTX (kernels/runtime/ptx/mma_ptx.h) through nvcc and ptxas for sm_80 and sm_90: the kernel
 # that test_emu runs against the emulator's <mma_ptx.h> (planted_mma.cu), compiled against the product's. Then
-# hopper_ptx.h's the same way (planted_hopper.cu): for sm_90a, where ptxas assembles every wrapper, and for sm_80
-# and sm_90, where the guarded wrappers compile to traps.
+# hopper_ptx.h's the same way (planted_hopper.cu, and the time model's planted_hopper_model.cu): for sm_90a,
+# where ptxas assembles every wrapper, and for sm_80 and sm_90, where the guarded wrappers compile to traps.
 PTX_CHECK_FLAGS := -std=c++17 -O2 -DHAVE_CUDA -Ikernels/runtime/ptx -Xcompiler -Wall,-Wextra,-Wshadow,-Werror \
                    -Werror all-warnings
 .PHONY: ptx-check
@@ -299,9 +301,10 @@ ptx-check:
 	@for a in sm_80 sm_90; do echo "nvcc -arch=$$a -c $(EMU_DIR)/planted_mma.cu"; \
 	  $(NVCC) $(PTX_CHECK_FLAGS) -arch=$$a -c -o build/ptx-check/planted_mma_$$a.o $(EMU_DIR)/planted_mma.cu \
 	  || exit 1; done
-	@for a in 90a 80 90; do echo "nvcc -gencode arch=compute_$$a,code=sm_$$a -c $(EMU_DIR)/planted_hopper.cu"; \
+	@for f in planted_hopper planted_hopper_model; do for a in 90a 80 90; do \
+	  echo "nvcc -gencode arch=compute_$$a,code=sm_$$a -c $(EMU_DIR)/$$f.cu"; \
 	  $(NVCC) $(PTX_CHECK_FLAGS) -gencode arch=compute_$$a,code=sm_$$a -c \
-	  -o build/ptx-check/planted_hopper_sm_$$a.o $(EMU_DIR)/planted_hopper.cu || exit 1; done
+	  -o build/ptx-check/$${f}_sm_$$a.o $(EMU_DIR)/$$f.cu || exit 1; done; done
 
 # The memory-efficiency profile of every lesson's CUDA implementations at EMU_PROFILE_SIZE (lesson 5 at
 # EMU_PROFILE_ARGS5: its kernels take minutes here, so the arguments can be cut down), one pass (EMU_ONE_PASS=1), as

@@ -177,6 +177,20 @@ extern "C" const char *emu_model_constant(int i, double *v)
     return K[i].name;
 }
 
+/* ---- wgmma (sm_90a): the tensor pipe's cycles of the launch's wgmma.mma_async (README "wgmma and TMA") ----
+ * The emulator counts each warpgroup's operations exactly (emu_hopper.cc): 2 x 64 x N x K FLOP each. The SM's
+ * tensor rate is the datasheet's dense peak over the SMs at the model's boost clock: H100 SXM and H200 (the
+ * same GH100 compute), 989.4 TFLOP/s bf16/f16 and 494.7 tf32 (the table above rounds them to 989 and 495) /
+ * (132 SMs x 1.98 GHz) = 3784 and 1894 FLOP per clock per SM. (989.4 TFLOP/s is also 4096 FLOP per clock per
+ * SM at 1.83 GHz: a prediction uses only the time per FLOP, the datasheet's either way.) The operation is
+ * asynchronous: this is a throughput term of the SM beside its issue path, the larger of which the formula
+ * takes (a max, not a sum). */
+static double wgmma_tensor_clk(const emu_model_counts *c, const gpu_spec &s)
+{
+    double clk = s.sms * s.ghz * 1e9, clk16 = s.mma16_tflops * 1e12 / clk, clk32 = s.tf32_tflops * 1e12 / clk;
+    return c->wgmma_flop16 / clk16 + c->wgmma_flop_tf32 / clk32;
+}
+
 /* compute_s: the launch's arithmetic at the peaks (FP32 lanes, tensor cores), for the roofline fraction */
 static void finish(emu_model_prediction *out, double *b, double launch_s, double compute_s, double dram_bytes,
                    const gpu_spec &s)
@@ -217,6 +231,7 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     double clk_flops16 = s.mma16_tflops * 1e12 / (s.sms * s.ghz * 1e9), clk_flops32 = s.tf32_tflops * 1e12 / (s.sms * s.ghz * 1e9);
     b[B_TENSOR] = per_block * (I[EMU_PIPE_MMA16] * 4096.0 / clk_flops16 +
                                (I[EMU_PIPE_MMA_TF32] * 1024.0 + I[EMU_PIPE_MMA_TF32_K8] * 2048.0) / clk_flops32);
+    b[B_TENSOR] += per_block * wgmma_tensor_clk(c, s); /* sm_90a's wgmma (above) */
     /* MIO: shared-memory bank wavefronts, and per global request its L1 wavefronts (128-byte lines), at least
      * the fitted cycles per global request */
     b[B_MIO] = per_block * std::max(I[EMU_PIPE_LSU], c->shared_wavefronts + c->l1_wavefronts +
@@ -248,6 +263,7 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
     double compute_s = flops / (2.0 * s.fp32_lanes * s.sms * s.ghz * 1e9) +
                        I[EMU_PIPE_MMA16] * 4096.0 / (s.mma16_tflops * 1e12) +
                        (I[EMU_PIPE_MMA_TF32] * 1024.0 + I[EMU_PIPE_MMA_TF32_K8] * 2048.0) / (s.tf32_tflops * 1e12);
+    compute_s += c->wgmma_flop16 / (s.mma16_tflops * 1e12) + c->wgmma_flop_tf32 / (s.tf32_tflops * 1e12);
     finish(out, b, K[K_LAUNCH].value * 1e-6, compute_s, c->dram_sectors * 32.0, s);
     /* the waits decide only in part when a block's pipe work outweighs them: name both, the pipe first */
     static char both[NB][48];

@@ -34,11 +34,15 @@
  *     warpgroup completed before its own wait_group (the stage released while in flight).
  * Numerics as mma.sync's (include/mma_ptx.h): exact products, fp32 sums in k order, tf32 truncated to 19 bits.
  * Blind spots: the generic-write checks need the eyes (not under ASan); MN-major operands (the trans bits),
- * base offsets, multicast, clusters and TMA stores are not emulated; the time model does not see TMA or wgmma. */
+ * base offsets, multicast, clusters and TMA stores are not emulated. The time model is handed each
+ * warpgroup's wgmma (its FLOP, its operands' shared-memory bytes) and each TMA box (its global rows, its
+ * bytes) exactly, as emu_model.cc's model_wgmma and model_tma say. */
 #include "emu_eyes.h"
+#include "emu_model.h"
 #include "emu_sched.h"
 #include "include/emu_hopper.h"
 
+#include <algorithm>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <deque>
@@ -385,6 +389,31 @@ void fence_proxy_async(const char *file, int line)
         if (kv.second.init_tid == tid) kv.second.fenced = 1;
 }
 
+/* ---- the time model's counts (emu_model.cc's model_tma, model_wgmma; README "wgmma and TMA") ---- */
+/* a box's global rows inside the tensor (what the TMA reads; the zero fill reads nothing), its bytes in
+ * shared memory (all of them: complete_tx counts the whole box) */
+static void model_box(const tmap &m, int c0, int c1, unsigned tid, size_t bytes)
+{
+    static std::vector<uintptr_t> &lo = *new std::vector<uintptr_t>, &hi = *new std::vector<uintptr_t>;
+    lo.clear(), hi.clear();
+    int64_t x0 = c0 < 0 ? 0 : c0, x1 = std::min((int64_t)c0 + m.box[0], (int64_t)m.dim[0]);
+    for (uint32_t r = 0; r < m.box[1] && x1 > x0; r++) {
+        int64_t y = (int64_t)c1 + r;
+        if (y < 0 || (uint64_t)y >= m.dim[1]) continue;
+        uintptr_t row = (uintptr_t)m.base + (uintptr_t)y * m.stride;
+        lo.push_back(row + (uintptr_t)x0 * m.elem), hi.push_back(row + (uintptr_t)x1 * m.elem);
+    }
+    model_tma(tid, (double)bytes, lo.data(), hi.data(), lo.size());
+}
+
+/* a warpgroup's operation, once (its first thread's issue): 2 x 64 x N x K FLOP; A's 64 rows and B's N rows
+ * of 32 bytes of K read from shared memory */
+static void model_op(int type, int n)
+{
+    int k = type == WG_TF32 ? 8 : 16;
+    model_wgmma(type == WG_TF32, 2.0 * 64.0 * n * k, (64.0 + n) * 32.0);
+}
+
 /* ---- TMA ---- */
 void tma_load_2d(void *dst, const void *mapp, int c0, int c1, uint64_t *bar, const char *file, int line)
 {
@@ -441,6 +470,7 @@ void tma_load_2d(void *dst, const void *mapp, int c0, int c1, uint64_t *bar, con
             memcpy(out, src_row + x * m.elem, m.elem);
         }
     }
+    if (W.model) model_box(m, c0, c1, tid, bytes); /* the time model's count (below) */
     memset(dst, 0xff, bytes); /* poison until it lands */
     for (size_t i = 0; i < boxes.size();)
         if (boxes[i].lo < d + bytes && boxes[i].hi > d) boxes.erase(boxes.begin() + (long)i);
@@ -651,6 +681,7 @@ void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, const
         uncomputed++;
         op &o = ops.back();
         o.wg = wg, o.type = type, o.n = n, o.a = a, o.b = b, o.name = name, o.file = file, o.line = line;
+        if (W.model) model_op(type, n);
         for (int i = 0; i < 128; i++) o.chain[i] = -1, o.d[i] = NULL, o.scale[i] = 0;
         o.c.assign((size_t)64 * n, 0.0f);
         int elem = type == WG_TF32 ? 4 : 2, K = 32 / elem;

@@ -43,16 +43,26 @@ static int model_gpu = -1, sampling; /* sampling: 0 every block, 1 the first wav
                                         * at most WAVE_SAMPLE blocks of the first wave */
 static const int WAVE_SAMPLE = 32;
 static std::vector<rec> &recs = *new std::vector<rec>;          /* the ending block's, in model_block_end */
+static double hopper_shared_wf; /* the launch's shared wavefronts of TMA writes and wgmma operand reads */
 static std::vector<uint32_t> &ordinal = *new std::vector<uint32_t>;
 /* Each running block's accesses and barriers until it ends: blocks run one after another, except a cooperative
  * launch's, which are all resident and interleave at grid.sync() (thread ids repeat between blocks). A block the
  * sample leaves out (a cooperative launch runs every block) is not recorded. */
+/* a TMA box (model_tma): where it falls in the issuing thread's program order, the 32-byte sectors it reads
+ * from global memory, the bytes it writes to shared memory */
+struct tma_box {
+    uint32_t ord;
+    std::vector<uint64_t> sectors;
+    double bytes;
+};
 struct block_state {
     std::vector<rec> recs;
     std::vector<uint32_t> ordinal;
     double barriers = 0.0;
     std::vector<uint64_t> stream; /* its L2 sectors of the segments before the last grid.sync (model_block_park) */
+    std::vector<tma_box> tma;     /* its TMA boxes since it began or since its last grid.sync */
 };
+static std::vector<tma_box> &tma_boxes = *new std::vector<tma_box>; /* the ending block's TMA boxes */
 static std::unordered_map<size_t, block_state> &live = *new std::unordered_map<size_t, block_state>;
 static size_t live_b = (size_t)-1;
 static block_state *live_bs;
@@ -143,6 +153,7 @@ void model_new_launch(const launch_cfg &cfg)
     running = &cfg;
     block_runs.clear(), runs_b = (size_t)-1;
     memset(&cur, 0, sizeof cur);
+    hopper_shared_wf = 0.0;
     for (double &g : cur_path_grid) g = 0.0;
     snprintf(cur.kernel, sizeof cur.kernel, "%s", cfg.name);
     use.clear(), wave_streams.clear(), live.clear(), live_b = (size_t)-1;
@@ -314,6 +325,54 @@ static void widen_shared(std::vector<rec> &rs)
     rs.swap(out);
 }
 
+/* ---- sm_90a's asynchronous layer (emu_hopper.cc calls these; README "wgmma and TMA") ---- The emulator
+ * executes wgmma and the TMA in its own uninstrumented code, so the eyes see neither: what they do is handed
+ * over here, exactly, per operation. A wgmma.mma_async is tensor-pipe work of the SM (its FLOP, priced in
+ * emu_gpu.cc at the datasheet's tensor rate) and reads its operands A (64 rows) and B (N rows) of 32 bytes of
+ * K each from shared memory: bank wavefronts of 128 bytes, no register traffic. A TMA box is one request of
+ * one thread: the sectors of its rows inside the tensor go to the L2 (the TMA does not allocate in L1) in the
+ * block's L2 stream, so the L2 and DRAM model sees them as it sees every other global load; the whole box,
+ * zero fill included (the bytes complete_tx counts), is written to shared memory. */
+static double block_weight(size_t b, int *skip)
+{
+    auto it = weight_of.find(b);
+    *skip = it == weight_of.end() && sampling;
+    return it == weight_of.end() ? 1.0 : it->second;
+}
+
+void model_wgmma(int tf32, double flop, double smem_bytes)
+{
+    int skip;
+    double w = block_weight(block_linear(), &skip);
+    if (skip) return;
+    (tf32 ? cur.wgmma_flop_tf32 : cur.wgmma_flop16) += w * flop;
+    hopper_shared_wf += w * smem_bytes / 128.0;
+}
+
+void model_tma(unsigned tid, double box_bytes, const uintptr_t *lo, const uintptr_t *hi, size_t rows)
+{
+    size_t b = block_linear();
+    if (b != live_b) {
+        if (sampling && !weight_of.count(b)) return;
+        live_b = b, live_bs = &live[b];
+    }
+    std::vector<uint32_t> &ord = live_bs->ordinal;
+    if (tid >= ord.size()) ord.resize(tid + 1, 0);
+    tma_box box{ord[tid]++, {}, box_bytes};
+    for (size_t r = 0; r < rows; r++)
+        for (uintptr_t s = lo[r] >> 5; hi[r] > lo[r] && s <= (hi[r] - 1) >> 5; s++) box.sectors.push_back(s);
+    live_bs->tma.push_back(std::move(box));
+}
+
+/* one box of the ending block (weight w) into its L2 stream */
+static void tma_to_l2(const tma_box &box, double w, std::vector<uint64_t> &stream)
+{
+    for (uint64_t s : box.sectors) stream.push_back(s << 1);
+    cur.l2_read_sectors += w * (double)box.sectors.size();
+    cur.tma_bytes += w * box.bytes;
+    hopper_shared_wf += w * box.bytes / 128.0;
+}
+
 /* recs and ordinal, the block's accesses since it began or since its last grid.sync, as warp requests: each
  * request's wavefronts into use, its global sectors through an L1 that starts cold, the misses appended to stream
  * (the block's L2 stream); recs and ordinal emptied. w: the block's weight in the sample. */
@@ -416,7 +475,12 @@ static void block_requests(double w, std::vector<uint64_t> &stream)
     });
     sector_cache l1(l1_cap);
     double hits = 0, l2r = 0, l2w = 0;
+    size_t next_box = 0; /* the block's TMA boxes join its L2 stream in program order (tma_to_l2) */
+    std::stable_sort(tma_boxes.begin(), tma_boxes.end(),
+                     [](const tma_box &x, const tma_box &y) { return x.ord < y.ord; });
     for (const request &q : global) {
+        for (; next_box < tma_boxes.size() && tma_boxes[next_box].ord <= q.ord; next_box++)
+            tma_to_l2(tma_boxes[next_box], w, stream);
         tmp.clear();
         for (size_t x = q.first; x < q.first + q.n; x++)
             for (uintptr_t s = recs[x].addr >> 5; s <= (recs[x].addr + recs[x].size - 1) >> 5; s++) tmp.push_back(s);
@@ -429,8 +493,9 @@ static void block_requests(double w, std::vector<uint64_t> &stream)
             } else l2w++, stream.push_back(s << 1 | 1);
         }
     }
+    for (; next_box < tma_boxes.size(); next_box++) tma_to_l2(tma_boxes[next_box], w, stream);
     cur.l1_hit_sectors += w * hits, cur.l2_read_sectors += w * l2r, cur.l2_write_sectors += w * l2w;
-    recs.clear(), ordinal.clear();
+    recs.clear(), ordinal.clear(), tma_boxes.clear();
 }
 
 void model_block_end(void)
@@ -442,6 +507,7 @@ void model_block_end(void)
     {
         block_state &bs = live[b];
         recs.swap(bs.recs), ordinal.swap(bs.ordinal), stream.swap(bs.stream), block_barriers = bs.barriers;
+        tma_boxes.swap(bs.tma);
         live.erase(b);
     }
     double w = weight_of.count(b) ? weight_of[b] : 1.0;
@@ -462,7 +528,7 @@ void model_block_park(void)
     live_b = (size_t)-1;
     if (sampling && !weight_of.count(b)) return;
     block_state &bs = live[b];
-    recs.swap(bs.recs), ordinal.swap(bs.ordinal);
+    recs.swap(bs.recs), ordinal.swap(bs.ordinal), tma_boxes.swap(bs.tma);
     block_requests(weight_of.count(b) ? weight_of[b] : 1.0, bs.stream);
 }
 
@@ -606,8 +672,12 @@ static void debug_launch(const emu_model_counts &c, const emu_model_prediction &
     fprintf(stderr, "; issue path %.0f cycles, waits %.1f, shared wavefronts %.0f, L1 wavefronts %.0f, barriers per "
             "block %.0f\nmodel:   bounds us:", c.warp_path_clk / w, c.global_waits / w, c.shared_wavefronts / w,
             c.l1_wavefronts / w, c.barriers / std::max(1.0, c.blocks));
+
     for (int i = 0; i < p.nbounds; i++) fprintf(stderr, " %s %.3f", emu_model_bound_name(i), p.bound_s[i] * 1e6);
     fprintf(stderr, "\n");
+    if (c.wgmma_flop16 > 0 || c.wgmma_flop_tf32 > 0 || c.tma_bytes > 0)
+        fprintf(stderr, "model:   sm_90a: wgmma GFLOP %.4g (16-bit) %.4g (tf32), TMA boxes %.4g MB\n",
+                c.wgmma_flop16 / 1e9, c.wgmma_flop_tf32 / 1e9, c.tma_bytes / 1e6);
 }
 
 void model_grid_end(void)
@@ -651,7 +721,7 @@ void model_grid_end(void)
         for (auto &u : use)
             for (int kd = 0; kd < MK_KINDS; kd++) cur.inst[EMU_PIPE_LSU] += u.second.requests[kd];
     }
-    cur.shared_wavefronts = smw;
+    cur.shared_wavefronts = smw + hopper_shared_wf; /* the Hopper layer's (model_wgmma, tma_to_l2) */
     last = cur, have_last = 1;
     for (int g = 0; g < PATH_GRID; g++) last_path_grid[g] = cur_path_grid[g];
     if (win.on) {

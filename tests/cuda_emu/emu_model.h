@@ -93,6 +93,12 @@ void model_grid_end(void);
 int model_window_reuse(const launch_cfg &cfg);
 int model_window_one_pass(void); /* a sampled window runs every launch once */
 int model_window_on(void);
+/* sm_90a's layer (emu_hopper.cc), counted for the running launch's block: one wgmma.mma_async of a warpgroup
+ * (tf32 or 16-bit operands, its FLOP, the operand bytes it reads from shared memory), and one TMA box issued
+ * by thread tid: its bytes in shared memory, and the global byte ranges [lo[i], hi[i]) it reads (its rows
+ * inside the tensor). README "wgmma and TMA". */
+void model_wgmma(int tf32, double flop, double smem_bytes);
+void model_tma(unsigned tid, double box_bytes, const uintptr_t *lo, const uintptr_t *hi, size_t rows);
 /* cuBLAS (cublas_shim.cc): m, n, k, batch, bytes per element of A and B, tensor cores */
 void model_gemm(double m, double n, double k, double batch, int elem_bytes, int tensor);
 /* A window's record (EMU_MODEL_RECORD; emu_model_record.cc): one text line per event. A launch carries its
@@ -104,6 +110,12 @@ std::string record_gemm(double m, double n, double k, double batch, int elem_byt
 int record_write(const char *path, int gpu, const std::vector<std::string> &events); /* 0 if it cannot */
 /* the count fields of a launch line, in their order: name[i] and a pointer into c; returns how many */
 int record_fields(emu_model_counts *c, const char **name, double **field, int max);
+/* sm_90a's counts (wgmma FLOP, TMA bytes): written after a launch line's latency grid as "hopper v1 v2 ...",
+ * only where one is not 0, so that older readers (and older records) see the line they know.
+ * record_hopper_fields: their names and pointers into c, in order; record_hopper_read: the values after the
+ * grid in rest into out (zeros if absent), the number of fields */
+int record_hopper_fields(emu_model_counts *c, const char **name, double **field, int max);
+int record_hopper_read(const char *rest, double *out, int max);
 /* the mangled name of a kernel function (nm), "" if unknown (emu_symbols.cc) */
 std::string function_symbol(const void *fn);
 

@@ -6,13 +6,17 @@
  *   gpu H100
  *   launch <kernel> <found_sass> <count> <count> ...    the counts of record_fields, in that order, then the
  *                                                       warps' paths at each point of the latency grid
- *                                                       (PATH_GRID values, emu_model.h)
+ *                                                       (PATH_GRID values, emu_model.h), then, for a launch
+ *                                                       with wgmma or TMA work, "hopper" and the counts of
+ *                                                       record_hopper_fields
  *   again <event>                                       a launch the window had seen: event's counts again
  *   gemm <m> <n> <k> <batch> <bytes per element> <tensor>
  */
 #include "emu_model.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 namespace emu {
 
@@ -56,7 +60,45 @@ std::string record_launch(const emu_model_counts &c, const double *path_grid)
     for (int i = 0; i < n; i++) snprintf(v, sizeof v, " %.17g", *field[i]), line += v;
     for (int g = 0; g < PATH_GRID; g++)
         snprintf(v, sizeof v, " %.17g", path_grid ? path_grid[g] : c.warp_path_clk), line += v;
+    int nh = record_hopper_fields(&copy, name, field, 64), any = 0;
+    for (int i = 0; i < nh; i++) any |= *field[i] != 0.0;
+    if (any) {
+        line += " hopper";
+        for (int i = 0; i < nh; i++) snprintf(v, sizeof v, " %.17g", *field[i]), line += v;
+    }
     return line;
+}
+
+/* ---- sm_90a's counts: the tail after the grid ---- */
+int record_hopper_fields(emu_model_counts *c, const char **name, double **field, int max)
+{
+    struct {
+        const char *n;
+        double *f;
+    } all[] = {{"wgmma_flop16", &c->wgmma_flop16}, {"wgmma_flop_tf32", &c->wgmma_flop_tf32},
+               {"tma_bytes", &c->tma_bytes}};
+    int n = (int)(sizeof all / sizeof all[0]);
+    for (int i = 0; i < n && i < max; i++) name[i] = all[i].n, field[i] = all[i].f;
+    return n;
+}
+
+int record_hopper_read(const char *rest, double *out, int max)
+{
+    emu_model_counts c;
+    const char *name[8];
+    double *field[8];
+    int n = record_hopper_fields(&c, name, field, 8);
+    for (int i = 0; i < n && i < max; i++) out[i] = 0.0;
+    while (*rest == ' ') rest++;
+    if (strncmp(rest, "hopper", 6)) return n;
+    rest += 6;
+    for (int i = 0; i < n && i < max; i++) {
+        char *end;
+        out[i] = strtod(rest, &end);
+        if (end == rest) out[i] = 0.0;
+        rest = end;
+    }
+    return n;
 }
 
 std::string record_again(size_t launch_event) { return "again " + std::to_string(launch_event); }

@@ -26,8 +26,22 @@ std::string line_key_of(const std::string &file_line)
     return slash == std::string::npos ? file_line : file_line.substr(slash + 1);
 }
 
+/* sm_90a's asynchronous layer in SASS, or -1. HGMMA (wgmma.mma_async) takes an issue slot here: its
+ * tensor-pipe work is the emulator's exact count of the operations (emu_hopper.cc, priced in emu_gpu.cc), not
+ * this instruction's. WARPGROUP.ARRIVE / .DEPBAR (wgmma.fence, wait_group) and FENCE.VIEW.ASYNC
+ * (fence.proxy.async): issue slots. SYNCS.* (mbarrier init, arrive, try_wait): shared-memory operations
+ * through the MIO. UTMALDG (the TMA) and USETMAXREG are on the uniform datapath (below). */
+static int hopper_pipe(const std::string &op)
+{
+    if (op == "HGMMA" || op == "WARPGROUP" || op == "FENCE") return EMU_PIPE_CTRL;
+    if (op == "SYNCS") return EMU_PIPE_LSU;
+    return -1;
+}
+
 static int pipe_of(const std::string &op, const std::string &full)
 {
+    int hopper = hopper_pipe(op);
+    if (hopper >= 0) return hopper;
     static const char *fp32[] = {"FFMA", "FMUL", "FADD", "FFMA32I", "FMUL32I", "FADD32I", "HFMA2", "HMUL2", "HADD2", NULL};
     static const char *fp64[] = {"DFMA", "DMUL", "DADD", "DSETP", NULL};
     static const char *sfu[] = {"MUFU", "F2F", "F2I", "I2F", "FRND", "I2I", "F2FP", NULL};
@@ -41,7 +55,7 @@ static int pipe_of(const std::string &op, const std::string &full)
     for (const char **p = sfu; *p; p++) if (op == *p) return EMU_PIPE_SFU;
     for (const char **p = lsu; *p; p++) if (op == *p) return EMU_PIPE_LSU;
     for (const char **p = ctrl; *p; p++) if (op == *p) return EMU_PIPE_CTRL;
-    if (op == "HMMA" || op == "HGMMA") {
+    if (op == "HMMA") {
         /* The tensor bound counts an f16/bf16 HMMA as 4096 FLOP (m16n8k16) and a tf32 one as 1024 (m16n8k4) or
          * 2048 (m16n8k8): the shapes nvcc emits for this project's WMMA and mma.sync on sm_80 and sm_90
          * (HMMA.16816.F32.BF16, HMMA.1684.F32.TF32, HMMA.1688.F32.TF32). Any other shape would be counted wrong:

@@ -179,6 +179,13 @@ enum planted_hopper_gemm_bug {
 };
 int planted_hopper_gemm(int bn, int bug, const float *A, const float *B, float *C, int M, int N, int K);
 
+/* planted_hopper_model.cu, for the time model's tests: blocks of one warpgroup running reps groups of 4 wgmma
+ * m64n256k16 bf16 (tf32: m64n256k8) on operands in shared memory, out[blocks * 128]; and blocks of one warp
+ * streaming a [rows, cols] bf16 tensor (rows a multiple of 128 x blocks, cols a multiple of 8) by TMA boxes
+ * of 128 x 64 through a 4-stage ring, out[blocks * 32] */
+int planted_hopper_wgmma_loop(int blocks, int reps, int tf32, float *out);
+int planted_hopper_tma_stream(int rows, int cols, int blocks, float *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -107,6 +107,9 @@ record read_record(const std::string &arg)
                 e.v.push_back(end == rest ? e.v[(size_t)wp] : x);
                 rest = end;
             }
+            double hopper[8]; /* sm_90a's counts after the grid (zeros where the line has none) */
+            int nh = record_hopper_read(rest, hopper, 8);
+            for (int i = 0; i < nh; i++) e.v.push_back(hopper[i]);
         } else if (!strcmp(word, "again")) {
             e.kind = event::AGAIN;
             if (sscanf(rest, "%d", &e.again) != 1 || e.again < 0 || e.again >= (int)r.events.size() ||
@@ -222,6 +225,10 @@ int main(int argc, char **argv)
                                     "extrapolable", e0.name.c_str(), inv);
                     if (!strcmp(names[i], "blocks")) c.blocks = std::max(1.0, round(v[i]));
                 }
+                const char *hnames[8];
+                double *hfield[8];
+                int nh = record_hopper_fields(&c, hnames, hfield, 8);
+                for (int i = 0; i < nh; i++) *hfield[i] = v[(size_t)(nf + PATH_GRID + i)];
                 if (!emu_model_predict(&c, recs[0].gpu.c_str(), 64.0 * c.inst[EMU_PIPE_FP32], &p))
                     die("unknown GPU %s", recs[0].gpu.c_str());
                 launches++;

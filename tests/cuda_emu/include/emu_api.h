@@ -72,6 +72,11 @@ typedef struct {
     double async_bytes;        /* bytes copied global -> shared by cp.async (also counted as L2 reads) */
     double fit_residual;       /* relative residual of the SASS-to-lines byte fit */
     double blocks_run;         /* how many blocks the emulator ran for it */
+    /* sm_90a's asynchronous layer, counted by the emulator itself (emu_hopper.cc; README "wgmma and TMA"),
+     * whole grid: wgmma.mma_async's FLOP on f16/bf16 and on tf32 (2 x 64 x N x K per operation of a
+     * warpgroup), and the bytes of the TMA's boxes (what lands in shared memory and counts toward
+     * complete_tx; the part inside the tensor is also in l2_read_sectors) */
+    double wgmma_flop16, wgmma_flop_tf32, tma_bytes;
 } emu_model_counts;
 /* The time model's reading of a SASS listing (nvdisasm [-hex] -gi -c, as EMU_SASS takes): for the kernel with this
  * mangled name, each basic block's cycles for one warp (path) and instructions (inst), up to max blocks. Returns the
