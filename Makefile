@@ -292,6 +292,7 @@ check-docs: gdb-deps plot-deps all gdb-build test-build
 	$(PYTHON) docs/tools/check_code_shape.py
 	$(PYTHON) docs/tools/cuda_order.py --check $(BIN)
 	$(MAKE) --no-print-directory model-cv-check
+	$(PYTHON) docs/tools/out_of_sample.py --check
 	$(PYTHON) docs/tools/check_doc_commands.py
 	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then /usr/bin/python3 docs/tools/check_doc_snippets.py; \
 	else echo "check-docs: no /usr/bin/python3 with torch: the docs' PyTorch snippets (docs/tools/check_doc_snippets.py) not run"; fi
