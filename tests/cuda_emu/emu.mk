@@ -202,6 +202,11 @@ model-cv: build/tools/model_fit
 	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --only tests/cuda_emu/README.md:model-cv
 model-cv-check: build/tools/model_fit
 	build/tools/model_fit $(MODEL_FIT_ARGS) --check > /dev/null
+# model-breakdown: where each lesson row's held-out prediction goes (cuBLAS, launches, each kernel's limiter,
+# the marginal of its barriers, global-load waits and issue paths) and the rows that pull barrier_clk up
+.PHONY: model-breakdown
+model-breakdown: build/tools/model_fit
+	build/tools/model_fit $(subst --csv docs/results/emu/model_cv.csv,,$(MODEL_FIT_ARGS)) --breakdown
 
 # The model against the GPU report's measurements (docs/results/<gpu>/results.csv, then its subfolders'): every
 # (lesson, version, size) in both, predicted / measured, as docs/results/emu/predicted_vs_<gpu>.csv. make predict
