@@ -109,6 +109,7 @@ const param P[] = {
     {"l2_hit_latency_clk", 150.0, 600.0}, {"barrier_clk", 10.0, 1000.0},
     {"cublas_efficiency", 0.2, 1.0},      {"global_request_clk", 1.0, 8.0},
     {"launch_overhead_us", 1.0, 20.0},    {"variable_latency_clk", PATH_VAR[0], PATH_VAR[PATH_NVAR - 1]},
+    {"cublas_min_tile", 16.0, 128.0},
 };
 const int NP = (int)(sizeof P / sizeof P[0]);
 typedef std::vector<double> consts; /* values in P's order */
@@ -591,7 +592,8 @@ int main(int argc, char **argv)
 
     /* the table: per lesson at forum and medium sizes (the bar), then every size */
     printf("Cross-validated (each lesson predicted by constants fitted on the others and SGEMM_CUDA's "
-           "figures; a MODEL, not a measurement):\n\n");
+           "figures%s; a MODEL, not a measurement):\n\n",
+           fit_small ? "" : ", the fits on the forum and medium rows: the small ones predicted, not fitted");
     printf("| lesson | rows (forum, medium) | median error | within 1.5x | Spearman (GPU size: rho) | rows "
            "(all sizes) "
            "| median error | within 1.5x | constants of today: median, within 1.5x (forum, medium) "
