@@ -35,7 +35,11 @@
 13. Current: a block pasted from one of the tools that read only committed files and `--help` (FRESH: which
     version `cuda` runs, the versions' measured times, which ran where, the sweeps' growth) shows what the tool
     prints today; run docs/tools/paste_output.py --table docs/generated.txt --only DOC:MARKER otherwise.
-Rules 10 to 12 skip the lessons of NOT_YET (being rewritten on other branches; the integrator empties it).
+14. The model's word: a hand-written sentence (outside code and generated blocks) of a lesson's docs that says a
+    target is met on the model's word ("met by the model", "by the model ... is met", "within ... by the model",
+    "on the model's word") needs that lesson's cross-validated error within 1.3x: the median factor of its
+    held-out forum and medium rows in docs/results/emu/model_cv.csv (make model-cv).
+Rules 10 to 12 and 14 skip the lessons of NOT_YET (being rewritten on other branches; the integrator empties it).
 """
 import glob
 import os
@@ -356,11 +360,45 @@ def check_fresh(doc, text):
     return errors
 
 
+MODEL_CV = "docs/results/emu/model_cv.csv"
+MODEL_WORD_MAX = 1.3
+MODEL_SAYS_MET = re.compile(r"\bmet by the model\b|\bby the model\b[^.]{0,80}?\b(?:is|are)\s+met\b|"
+                            r"\bwithin\b[^.]{0,40}?\bby the model\b|\bon the model's word\b", re.I)
+
+
+def model_cv_error(lesson):
+    """The median of max(p/m, m/p) over the lesson's held-out forum and medium rows of MODEL_CV; None if none."""
+    import csv
+    if not os.path.exists(MODEL_CV):
+        return None
+    with open(MODEL_CV) as f:
+        f_ = [max(p / m, m / p) for r in csv.DictReader(f)
+              if r["held_out"] == "1" and r["lesson"] == str(lesson) and r["size"] != "small"
+              for p, m in [(float(r["predicted_ms"]), float(r["measured_ms"]))] if p > 0 and m > 0]
+    f_.sort()
+    n = len(f_)
+    return None if not n else (f_[n // 2] if n % 2 else (f_[n // 2 - 1] + f_[n // 2]) / 2)
+
+
+def check_model_word(doc, text):
+    """Rule 14: a target met on the model's word only where the lesson's cross-validated error is within 1.3x."""
+    prose = FENCE.sub("", GENERATED.sub("", text)).replace("\n", " ")
+    claims = [m.group(0) for m in MODEL_SAYS_MET.finditer(prose)]
+    if not claims:
+        return []
+    err = model_cv_error(lesson_of(doc))
+    if err is not None and err <= MODEL_WORD_MAX:
+        return []
+    said = "no held-out rows" if err is None else f"median x{err:.2f}"
+    return [f"claims a target met on the model's word, but lesson {lesson_of(doc)}'s cross-validated error "
+            f"({MODEL_CV}: {said}) is not within {MODEL_WORD_MAX}x: ...{c}..." for c in claims]
+
+
 def check_lesson_rules(doc, text):
-    """Rules 10-12, for the lessons not in NOT_YET."""
+    """Rules 10-12 and 14, for the lessons not in NOT_YET."""
     if lesson_of(doc) in NOT_YET:
         return []
-    errors = check_alias(doc, text) + check_fresh(doc, text)
+    errors = check_alias(doc, text) + check_fresh(doc, text) + check_model_word(doc, text)
     if LESSON_DOC.search(doc):
         errors += check_size(doc, text) + check_seed(doc, text)
     return errors

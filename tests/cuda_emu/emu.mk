@@ -178,13 +178,15 @@ predict-check: check-deps model-cv-check
 # The constants fitted on the GPUs (README "Fitted on the GPUs"). model-record: the model's counts of every
 # (lesson, version, size) a GPU report measured (tests/cuda_emu/model_record.sh; retired.csv's rows left out) and of
 # SGEMM_CUDA's kernels at 4096 on the A6000 (predict_peers --record), each written once into MODEL_RECORDS (delete
-# a record to make it again: the emulator runs only for the missing ones). model-cv: the constants fitted on them,
+# a record to make it again: the emulator runs only for the missing ones). model-cv: the constants fitted on them
+# (--no-small: on the forum and medium rows; a small pass of a few launches is mostly a fixed cost per pass the model
+# has no term for, and fitted it drives the launch overhead past what lesson 4's medium passes allow),
 # each lesson predicted by a fit without it (tests/cuda_emu/model_fit.cc, no emulation, seconds), as
 # docs/results/emu/model_cv.csv and the README's table; model-cv-check fails when that CSV is stale.
 MODEL_RECORDS ?= docs/results/emu/records
 MODEL_REPORTS ?= docs/results/nvidia-h200 docs/results/nvidia-h100-80gb-hbm3
 MODEL_FIT_ARGS = --records $(MODEL_RECORDS) --reports "$(MODEL_REPORTS)" --retired docs/results/retired.csv \
-                 --peers docs/results/emu/peers_sgemm.csv --csv docs/results/emu/model_cv.csv
+                 --peers docs/results/emu/peers_sgemm.csv --csv docs/results/emu/model_cv.csv --no-small
 .PHONY: model-record model-cv model-cv-check
 model-record: check-deps
 	$(MAKE) EMU=1 EMU_COUNT=1 emu-build build/emu-count/predict_extrapolate build/emu-count/predict_peers
@@ -204,6 +206,11 @@ model-cv: build/tools/model_fit
 	$(PYTHON) docs/tools/paste_output.py --table docs/generated.txt --only tests/cuda_emu/README.md:model-cv
 model-cv-check: build/tools/model_fit
 	build/tools/model_fit $(MODEL_FIT_ARGS) --check > /dev/null
+# model-breakdown: where each lesson row's held-out prediction goes (cuBLAS, launches, each kernel's limiter,
+# the marginal of its barriers, global-load waits and issue paths) and the rows that pull barrier_clk up
+.PHONY: model-breakdown
+model-breakdown: build/tools/model_fit
+	build/tools/model_fit $(subst --csv docs/results/emu/model_cv.csv,,$(MODEL_FIT_ARGS)) --breakdown
 
 # The model against the GPU report's measurements (docs/results/<gpu>/results.csv, then its subfolders'): every
 # (lesson, version, size) in both, predicted / measured, as docs/results/emu/predicted_vs_<gpu>.csv. make predict

@@ -95,8 +95,10 @@ static constant K[] = {
     {"launch_overhead_us", 3.0},    /* not fitted: the calibration at side 4096 cannot see it */
     {"variable_latency_clk", 20.0}, /* not fitted: a MUFU, conversion or S2R result a warp waits for (a stated
                                      * figure of the order microbenchmarks of Volta to Hopper report) */
+    {"cublas_min_tile", 128.0},     /* the smallest output tile edge cuBLAS goes down to when its 128 x 128 tiles
+                                     * leave SMs idle (128: never; model_fit.cc fits it) */
 };
-enum { K_ISSUE, K_L1, K_L2, K_BAR, K_BLAS, K_GREQ, K_LAUNCH, K_VARLAT };
+enum { K_ISSUE, K_L1, K_L2, K_BAR, K_BLAS, K_GREQ, K_LAUNCH, K_VARLAT, K_BLAS_TILE };
 
 double model_constant(const char *name)
 {
@@ -276,7 +278,9 @@ extern "C" int emu_model_predict(const emu_model_counts *c, const char *gpu, dou
 
 /* cuBLAS: its kernels are not run here (OpenBLAS computes the result), so its time is a stated model: the FP32
  * (or tensor-core) peak times the fitted cuBLAS efficiency, on tiles of 128 x 128 spread in waves over the SMs
- * (one tile per SM at a time: the last wave's idle SMs are lost), or DRAM (A, B read once, C written) if slower. */
+ * (one tile per SM at a time: the last wave's idle SMs are lost), or DRAM (A, B read once, C written) if slower.
+ * A product too small to give every SM a 128 x 128 tile gets smaller tiles (the edge halved while SMs stay idle,
+ * down to cublas_min_tile), as cuBLAS picks smaller-tile kernels for it rather than leave SMs idle. */
 extern "C" int emu_model_predict_gemm(const char *gpu, double m, double n, double k, double batch, int elem_bytes,
                                       int tensor, emu_model_prediction *out)
 {
@@ -285,10 +289,13 @@ extern "C" int emu_model_predict_gemm(const char *gpu, double m, double n, doubl
     const gpu_spec &s = GPUS[g];
     memset(out, 0, sizeof *out);
     double flops = 2.0 * m * n * k * batch;
-    double tiles = ceil(m / 128.0) * ceil(n / 128.0) * batch;
+    /* the tile edge: 128, halved while the tiles leave SMs idle, down to cublas_min_tile */
+    double edge = 128.0;
+    while (edge / 2.0 >= K[K_BLAS_TILE].value && ceil(m / edge) * ceil(n / edge) * batch < s.sms) edge /= 2.0;
+    double tiles = ceil(m / edge) * ceil(n / edge) * batch;
     double waves = ceil(tiles / s.sms);
     double peak = tensor ? (elem_bytes == 2 ? s.mma16_tflops : s.tf32_tflops) * 1e12 : 2.0 * s.fp32_lanes * s.sms * s.ghz * 1e9;
-    double tile_flops = 2.0 * std::min(m, 128.0) * std::min(n, 128.0) * k;
+    double tile_flops = 2.0 * std::min(m, edge) * std::min(n, edge) * k;
     double b[NB] = {0};
     b[B_FP32] = waves * tile_flops / (peak / s.sms * K[K_BLAS].value);
     double bytes = (m * k + k * n) * elem_bytes * batch + m * n * 4.0 * batch;

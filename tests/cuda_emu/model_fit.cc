@@ -10,8 +10,9 @@
  * the README's table.
  *
  *   model_fit --records DIR --reports "docs/results/nvidia-h200 ..." --retired FILE --peers FILE [--csv OUT]
- *             [--no-small] [--check]   (--no-small: fit without the small sizes; --check: exit 1 if
- *             --csv differs from what this run writes) */
+ *             [--no-small] [--check] [--breakdown]   (--no-small: fit without the small sizes; --check: exit 1
+ *             if --csv differs from what this run writes; --breakdown: each lesson row's held-out time by
+ *             part, its kernels' counts, and the rows that pull barrier_clk up) */
 #include "emu_model.h"
 
 #include <algorithm>
@@ -108,6 +109,7 @@ const param P[] = {
     {"l2_hit_latency_clk", 150.0, 600.0}, {"barrier_clk", 10.0, 1000.0},
     {"cublas_efficiency", 0.2, 1.0},      {"global_request_clk", 1.0, 8.0},
     {"launch_overhead_us", 1.0, 20.0},    {"variable_latency_clk", PATH_VAR[0], PATH_VAR[PATH_NVAR - 1]},
+    {"cublas_min_tile", 16.0, 128.0},
 };
 const int NP = (int)(sizeof P / sizeof P[0]);
 typedef std::vector<double> consts; /* values in P's order */
@@ -155,6 +157,59 @@ double predict_ms(const row &r, const consts &k)
         total += s[e];
     }
     return total * 1e3;
+}
+
+/* --breakdown: where a row's predicted time goes with the constants k, summed over its events (ms): the cuBLAS
+ * calls (with their launches), the kernels' launch overhead, each kernel's limiting term by name, and what the
+ * kernels would lose without their barriers, their global-load waits or their issue paths (a marginal, not a
+ * share) */
+void breakdown(const row &r, const consts &k, double cv_ms)
+{
+    for (int i = 0; i < NP; i++) model_set_constant(P[i].name, k[(size_t)i]);
+    std::map<std::string, double> by;
+    double gemm = 0, launch = 0, no_bar = 0, no_wait = 0, no_path = 0, kern = 0;
+    int ngemm = 0, nlaunch = 0;
+    std::map<std::string, double> kernels;
+    for (size_t e = 0; e < r.rec->size(); e++) {
+        const event &x = (*r.rec)[e];
+        emu_model_prediction p, q;
+        if (x.kind == 2) {
+            emu_model_predict_gemm(r.gpu.c_str(), x.g[0], x.g[1], x.g[2], x.g[3], x.elem, x.tensor, &p);
+            gemm += p.seconds * 1e3, ngemm++;
+            continue;
+        }
+        const event &l = x.kind == 1 ? (*r.rec)[(size_t)x.again] : x;
+        emu_model_counts c = l.c;
+        c.warp_path_clk = path_at(l.grid, k[1], k[7]);
+        emu_model_predict(&c, r.gpu.c_str(), 0.0, &p);
+        nlaunch++, launch += p.bound_s[p.nbounds - 1] * 1e3, kern += p.seconds * 1e3;
+        by[p.limiter] += (p.seconds - p.bound_s[p.nbounds - 1]) * 1e3;
+        if (!kernels.count(c.kernel)) {
+            double tot = 0;
+            for (int i = 0; i < EMU_PIPES; i++) tot += c.inst[i];
+            double w = std::max(1.0, c.warps);
+            printf("    [%s] blocks %g, %g threads, R %g, warp inst %.0f, path %.0f clk, global waits %.1f, "
+                   "barriers/block %.1f, shared wf/warp %.1f, l1 hit %.2f\n",
+                   c.kernel, c.blocks, c.threads_per_block, p.resident_blocks, tot / w, c.warp_path_clk / w,
+                   c.global_waits / w, c.barriers / std::max(1.0, c.blocks), c.shared_wavefronts / w,
+                   c.l1_hit_sectors / std::max(1.0, c.l1_hit_sectors + c.l2_read_sectors));
+        }
+        kernels[c.kernel] += p.seconds * 1e3;
+        emu_model_counts d = c;
+        d.barriers = 0, emu_model_predict(&d, r.gpu.c_str(), 0.0, &q), no_bar += (p.seconds - q.seconds) * 1e3;
+        d = c, d.global_waits = 0, emu_model_predict(&d, r.gpu.c_str(), 0.0, &q);
+        no_wait += (p.seconds - q.seconds) * 1e3;
+        d = c, d.warp_path_clk = 0, emu_model_predict(&d, r.gpu.c_str(), 0.0, &q);
+        no_path += (p.seconds - q.seconds) * 1e3;
+    }
+    printf("%s %s %s %s: measured %.4g ms, held out %.4g (x%.2f) | cuBLAS %d calls %.4g | kernels %d launches "
+           "%.4g, of it launch %.4g;",
+           r.lesson.c_str(), r.impl.c_str(), r.gpu.c_str(), r.size.c_str(), r.measured_ms, cv_ms,
+           cv_ms / r.measured_ms, ngemm, gemm, nlaunch, kern, launch);
+    for (auto &b : by) printf(" %s %.4g", b.first.c_str(), b.second);
+    printf(" | without barriers -%.4g, without global waits -%.4g, without issue paths -%.4g\n", no_bar, no_wait,
+           no_path);
+    for (auto &kk : kernels) printf("    %s %.4g\n", kk.first.c_str(), kk.second);
 }
 
 double loss(const std::vector<const row *> &rows, const consts &k)
@@ -350,7 +405,7 @@ std::string fmt(double v)
 int main(int argc, char **argv)
 {
     std::string records, reports, retired, peers, csv;
-    int check = 0, fit_small = 1; /* --no-small: the fits leave the small sizes' rows out (predicted all the same) */
+    int check = 0, fit_small = 1, show = 0; /* --no-small: the fits leave the small sizes' rows out (predicted all the same) */
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -368,9 +423,11 @@ int main(int argc, char **argv)
             fit_small = 0;
         else if (a == "--check")
             check = 1;
+        else if (a == "--breakdown")
+            show = 1;
         else
             die("usage: model_fit --records DIR --reports \"DIR ...\" --retired FILE --peers FILE [--csv "
-                "OUT] [--no-small] [--check]");
+                "OUT] [--no-small] [--check] [--breakdown]");
     }
     if (records.empty() || reports.empty()) die("--records and --reports are needed");
     consts today((size_t)NP);
@@ -496,11 +553,27 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < rows.size(); i++)
             if (rows[i].lesson == l) cv[i] = predict_ms(rows[i], k);
     }
+    if (show)
+        for (size_t f = 0; f < lessons.size(); f++)
+            for (size_t i = 0; i < lesson_rows; i++)
+                if (rows[i].lesson == lessons[f]) breakdown(rows[i], folds[f], cv[i]);
     std::vector<const row *> every;
     for (const row &r : rows)
         if (fit_small || r.size != "small") every.push_back(&r);
     consts kall = fit(every, today);
     for (size_t i = 0; i < rows.size(); i++) all[i] = predict_ms(rows[i], kall);
+    if (show) { /* the rows that pull barrier_clk up: each row's squared log error at the fitted barrier cost
+                 * and at a __syncthreads' own cost (40 clk, today's), the others as fitted */
+        consts k40 = kall;
+        k40[3] = 40.0;
+        printf("\nbarrier_clk %.4g (all rows' fit) against 40: the rows whose error it changes\n", kall[3]);
+        for (const row *r : every) {
+            double a = log(predict_ms(*r, kall) / r->measured_ms), b = log(predict_ms(*r, k40) / r->measured_ms);
+            if (fabs(a * a - b * b) > 0.01)
+                printf("  %s %s %s %s: x%.2f at %.4g, x%.2f at 40 (squared log error %+.3f)\n", r->lesson.c_str(),
+                       r->impl.c_str(), r->gpu.c_str(), r->size.c_str(), exp(a), kall[3], exp(b), a * a - b * b);
+        }
+    }
 
     std::string out = "lesson,impl,gpu,size,measured_ms,predicted_ms,held_out\n";
     char b[256];
@@ -519,7 +592,8 @@ int main(int argc, char **argv)
 
     /* the table: per lesson at forum and medium sizes (the issue's bar), then every size */
     printf("Cross-validated (each lesson predicted by constants fitted on the others and SGEMM_CUDA's "
-           "figures; a MODEL, not a measurement):\n\n");
+           "figures%s; a MODEL, not a measurement):\n\n",
+           fit_small ? "" : ", the fits on the forum and medium rows: the small ones predicted, not fitted");
     printf("| lesson | rows (forum, medium) | median error | within 1.5x | Spearman (GPU size: rho) | rows "
            "(all sizes) "
            "| median error | within 1.5x | constants of today: median, within 1.5x (forum, medium) "
