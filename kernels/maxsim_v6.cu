@@ -177,9 +177,10 @@ __device__ static void add_rows(const float *rowmax, int rows, float &sum)
 /* One block per (i, m), i inner (b[m] stays in L2), walking a[i]'s j tiles. One __syncthreads per j tile:
  * every wgmma of the previous tile has retired, so a's tile may be refilled, and its rowmax is complete;
  * thread 287 adds it to the sum while the next tile runs (rowmax is double-buffered). */
-__global__ void __launch_bounds__(V6_THREADS, 1)
-    ms_forward_v6(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int I,
-                  int J, int M, int N, int K, int fp16, float *out, int *arg)
+#define V6_BOUNDS __launch_bounds__(V6_THREADS, 1) /* 288 threads: up to 224 registers each */
+__global__ void V6_BOUNDS ms_forward_v6(const __grid_constant__ CUtensorMap map_a,
+                                        const __grid_constant__ CUtensorMap map_b, int I, int J, int M, int N,
+                                        int K, int fp16, float *out, int *arg)
 {
     DYNAMIC_SHARED(char, raw);
     __shared__ v6_bars bar;
