@@ -76,10 +76,12 @@ endif
 ifeq ($(CUDA)$(EMU),10) # [emu hook] nvcc only outside the emulation build
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
-# sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it.
+# sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it; sm_90a
+# too, where hopper_ptx.h's wrappers are instructions (elsewhere they trap: the versions using them run on 9.0 only).
 # -Ikernels/runtime/ptx: <mma_ptx.h> (the emulation build finds its own first, tests/cuda_emu/include)
 NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) \
              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90a,code=sm_90a \
              -gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Wshadow$(if $(filter 1,$(WERROR)),$(comma)-Werror,) \
              $(if $(filter 1,$(WERROR)),-Werror all-warnings,) -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
@@ -141,7 +143,7 @@ endef
 
 $(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c optimized/bmm_cuda_memory.c lessons/bmm_reference.c,kernels/bmm_v1.cu,))
 $(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c optimized/logchain_cuda_memory.c lessons/logchain_reference.c,kernels/logchain_v1.cu kernels/logchain_v2.cu kernels/logchain_v3.cu kernels/logchain_v4.cu kernels/logchain_v5.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
-$(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_v1.cu kernels/maxsim_v2.cu kernels/maxsim_v3.cu kernels/maxsim_v4.cu kernels/maxsim_v5.cu,))
+$(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_v1.cu kernels/maxsim_v2.cu kernels/maxsim_v3.cu kernels/maxsim_v4.cu kernels/maxsim_v5.cu kernels/maxsim_v6.cu,))
 $(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c optimized/gru_cuda_memory.c lessons/gru_reference.c,kernels/gru_v1.cu kernels/gru_v2.cu kernels/gru_v3.cu kernels/gru_v4.cu kernels/gru_v5.cu,))
 $(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cuda_memory.c lessons/linear_ce_reference.c,kernels/linear_ce_v1.cu kernels/linear_ce_v2.cu kernels/linear_ce_v3.cu kernels/linear_ce_v4.cu,))
 ifeq ($(TOY_LESSON),1) # a sixth lesson for the done-when check (make test-toy-lesson): one line, no list edited
@@ -185,7 +187,7 @@ lessons: $(LESSONS)
 
 cuda-status:
 ifeq ($(CUDA),1)
-	@echo "CUDA build: nvcc at $(NVCC) (sm_80, sm_90); the CUDA implementations are linked in"
+	@echo "CUDA build: nvcc at $(NVCC) (sm_80, sm_90, sm_90a); the CUDA implementations are linked in"
 else
 	@echo "CPU-only build: $(if $(NVCC),CUDA=0 given,nvcc not found on PATH or in /usr/local/cuda); the 'cuda' implementations are left out"
 endif

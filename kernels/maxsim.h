@@ -19,7 +19,8 @@
  *
  * In this order: the problem; the max rule and the arithmetic the CPU and the kernels share (HD); the tile
  * sizes; naive (naive/maxsim_einsum.c); cpu (optimized/maxsim_fused.c); the CUDA versions
- * (kernels/maxsim_vN.cu), with their device memory formula and fit checks as plain C, for --predict.
+ * (kernels/maxsim_vN.cu), with their device memory formula and fit checks as plain C, for --predict; the
+ * lesson's tensors, options and problem (lessons/lesson3.c and its tests).
  */
 #ifndef KERNELS_MAXSIM_H
 #define KERNELS_MAXSIM_H
@@ -195,7 +196,7 @@ double cpu_ms_work(const ms_dims *d, int recompute);
  * (db by atomics, or by buckets when deterministic) and frees the argmax. */
 typedef struct {
     int32_t *arg; /* [I, J, M] on the device, or NULL when recompute */
-    int recompute, deterministic, f16; /* f16: cuda-v5's operands fp16, not bf16 */
+    int recompute, deterministic, f16; /* f16: cuda-v5's and v6's operands fp16, not bf16 */
 } cuda_ms_saved;
 
 float *ms1_forward(const ms_dims *d, const float *a, const float *b, int recompute, int deterministic,
@@ -222,17 +223,24 @@ float *ms5_forward(const ms_dims *d, const float *a, const float *b, int recompu
                    int f16, cuda_ms_saved *s);
 void ms5_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *s, const float *dout,
                   float **da, float **db);
-/* cuda-v4, v5 (CUDA builds only): K <= 256 and the launch within the device's limits (cuda_fit.h) */
+/* cuda-v6: v5 on wgmma and the TMA (sm_90a), the same arguments */
+float *ms6_forward(const ms_dims *d, const float *a, const float *b, int recompute, int deterministic,
+                   int f16, cuda_ms_saved *s);
+void ms6_backward(const ms_dims *d, const float *a, const float *b, cuda_ms_saved *s, const float *dout,
+                  float **da, float **db);
+/* cuda-v4, v5, v6 (CUDA builds only): K <= 256 and the launch within the device's limits (cuda_fit.h); v6
+ * also compute capability 9.0 */
 const char *ms4_unfit(const ms_dims *d);
 const char *ms5_unfit(const ms_dims *d);
+const char *ms6_unfit(const ms_dims *d);
 
-/* Device bytes of every version (no cuBLAS: the kernels are our own); staged16: cuda-v5's 16-bit copies of a
- * and b. Plain C here, not in a .cu file: a CPU-only build prints and tests it (--predict). */
+/* Device bytes of every version (no cuBLAS: the kernels are our own); staged16: cuda-v5's and v6's 16-bit
+ * copies of a and b. Plain C here, not in a .cu file: a CPU-only build prints and tests it (--predict). */
 static inline mem_formula cuda_ms_memory(const ms_dims *d, int recompute, int deterministic, int staged16)
 {
     size_t a4 = size_mul(ms_a_count(d), 4), b4 = size_mul(ms_b_count(d), 4); /* bytes of float32 tensors */
     size_t out4 = size_mul(ms_out_count(d), 4), arg4 = size_mul(ms_arg_count(d), 4);
-    /* cuda-v5: a and b as 16-bit rows of K rounded up to 8 columns, held while each forward kernel runs */
+    /* cuda-v5, v6: a and b as 16-bit rows of K rounded up to 8 columns, held while a forward kernel runs */
     size_t K8 = (d->K + 7) / 8 * 8,
            s16 = staged16 ? size_mul(size_add(ms_rows(d), ms_cols(d)), size_mul(K8, 2)) : 0;
     size_t live = size_add(size_add(a4, b4), size_add(out4, recompute ? 0 : arg4));
@@ -285,6 +293,23 @@ static inline const char *cuda_ms4_unfit(const ms_dims *d)
 
 #ifdef __cplusplus
 }
+#endif
+
+/* ---- the lesson (lessons/lesson3.c) and its tests: tensors, options, the problem a run sees; C only ----
+ * The naming rule of every lesson: the problem is <name>_problem (the dimensions d, then the options), read
+ * by lessonN.c through prob_of() and dims_of(). */
+#ifndef __cplusplus
+/* lesson3_def.tensors and .opts, in this order */
+enum { MS_A, MS_B, MS_DOUT, MS_OUT, MS_DA, MS_DB };
+enum { MS_OPT_RECOMPUTE, MS_OPT_DETERMINISTIC, MS_OPT_PRECISION };
+/* --precision's names: cuda-v5's and v6's 16-bit operand type */
+enum { MS_BF16, MS_FP16 };
+typedef struct {
+    ms_dims d;
+    int recompute, deterministic, precision;
+} ms_problem;
+struct lesson; /* lessons/runner/lesson.h */
+extern const struct lesson lesson3_def;
 #endif
 
 #endif

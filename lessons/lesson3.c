@@ -5,7 +5,8 @@
  * the reading path at the top of docs/lesson-3.md.
  *   build/lesson3 --size medium     build/lesson3 --size medium --recompute
  */
-#include "lesson3.h"
+#include "../kernels/maxsim.h"
+#include "lesson.h"
 
 #include "lesson_defs.h"
 #include "maxsim_reference.h"
@@ -24,7 +25,8 @@ static const ms_dims *dims_of(const void *p) { return &prob_of(p)->d; }
 static const char *make_problem(const long long *dims, const long long *opts, void *prob)
 {
     ms_problem p = {{(size_t)dims[0], (size_t)dims[1], (size_t)dims[2], (size_t)dims[3], (size_t)dims[4]},
-                    (int)opts[OPT_RECOMPUTE], (int)opts[OPT_DETERMINISTIC], (int)opts[OPT_PRECISION]};
+                    (int)opts[MS_OPT_RECOMPUTE], (int)opts[MS_OPT_DETERMINISTIC],
+                    (int)opts[MS_OPT_PRECISION]};
     if (ms_scores_count(&p.d) == SIZE_MAX || size_mul(ms_scores_count(&p.d), 8) == SIZE_MAX)
         return "I*J*M*N*8 overflows 64 bits";
     if (p.d.N > INT32_MAX) return "N must stay below 2^31: the argmax is stored as int32";
@@ -44,12 +46,12 @@ static int shape_out(const void *p, size_t *s) { return lesson_shape2(s, dims_of
 
 static void fill(const void *prob, uint64_t seed, void *const *t)
 {
-    ms_fill_inputs(dims_of(prob), seed, t[A], t[B], t[DOUT]);
+    ms_fill_inputs(dims_of(prob), seed, t[MS_A], t[MS_B], t[MS_DOUT]);
 }
 
 static void reference(const void *prob, void *const *t, double *const *ref)
 {
-    ms_reference(dims_of(prob), t[A], t[B], t[DOUT], ref[OUT], ref[DA], ref[DB]);
+    ms_reference(dims_of(prob), t[MS_A], t[MS_B], t[MS_DOUT], ref[MS_OUT], ref[MS_DA], ref[MS_DB]);
 }
 
 /* The reference costs I*J*M*N*K double multiply-adds in cblas_dgemm (no 4-D tensor): past 2e11, minutes. */
@@ -70,22 +72,23 @@ static_assert(sizeof(cuda_ms_saved) <= sizeof(((lesson_run *)0)->saved), "cuda's
 
 static void naive_forward(lesson_run *r)
 {
-    r->t[OUT] = naive_ms_forward(dims_of(r->prob), r->t[A], r->t[B], (naive_ms_saved *)r->saved.bytes);
+    r->t[MS_OUT] =
+        naive_ms_forward(dims_of(r->prob), r->t[MS_A], r->t[MS_B], (naive_ms_saved *)r->saved.bytes);
 }
 static void naive_backward(lesson_run *r)
 {
-    naive_ms_backward(dims_of(r->prob), r->t[A], r->t[B], (naive_ms_saved *)r->saved.bytes, r->t[DOUT],
-                      (float **)&r->t[DA], (float **)&r->t[DB]);
+    naive_ms_backward(dims_of(r->prob), r->t[MS_A], r->t[MS_B], (naive_ms_saved *)r->saved.bytes,
+                      r->t[MS_DOUT], (float **)&r->t[MS_DA], (float **)&r->t[MS_DB]);
 }
 static void cpu_forward(lesson_run *r)
 {
-    r->t[OUT] = cpu_ms_forward(dims_of(r->prob), r->t[A], r->t[B], prob_of(r->prob)->recompute,
+    r->t[MS_OUT] = cpu_ms_forward(dims_of(r->prob), r->t[MS_A], r->t[MS_B], prob_of(r->prob)->recompute,
                                (cpu_ms_saved *)r->saved.bytes);
 }
 static void cpu_backward(lesson_run *r)
 {
-    cpu_ms_backward(dims_of(r->prob), r->t[A], r->t[B], (cpu_ms_saved *)r->saved.bytes, r->t[DOUT],
-                    (float **)&r->t[DA], (float **)&r->t[DB]);
+    cpu_ms_backward(dims_of(r->prob), r->t[MS_A], r->t[MS_B], (cpu_ms_saved *)r->saved.bytes, r->t[MS_DOUT],
+                    (float **)&r->t[MS_DA], (float **)&r->t[MS_DB]);
 }
 #ifdef HAVE_CUDA
 /* The one CUDA dispatch: the row's version picks the implementation (kernels/maxsim.h). A version without a
@@ -94,22 +97,23 @@ static void cuda_forward(lesson_run *r)
 {
     const ms_problem *p = prob_of(r->prob);
     const ms_dims *d = &p->d;
-    const float *a = r->t[A], *b = r->t[B];
+    const float *a = r->t[MS_A], *b = r->t[MS_B];
     int rc = p->recompute, det = p->deterministic;
     cuda_ms_saved *s = (cuda_ms_saved *)r->saved.bytes;
     switch (r->version) {
-    case 1: r->t[OUT] = ms1_forward(d, a, b, rc, det, s); break;
-    case 2: r->t[OUT] = ms2_forward(d, a, b, rc, det, s); break;
-    case 3: r->t[OUT] = ms3_forward(d, a, b, rc, det, s); break;
-    case 4: r->t[OUT] = ms4_forward(d, a, b, rc, det, s); break;
-    case 5: r->t[OUT] = ms5_forward(d, a, b, rc, det, p->precision == MS_FP16, s); break;
+    case 1: r->t[MS_OUT] = ms1_forward(d, a, b, rc, det, s); break;
+    case 2: r->t[MS_OUT] = ms2_forward(d, a, b, rc, det, s); break;
+    case 3: r->t[MS_OUT] = ms3_forward(d, a, b, rc, det, s); break;
+    case 4: r->t[MS_OUT] = ms4_forward(d, a, b, rc, det, s); break;
+    case 5: r->t[MS_OUT] = ms5_forward(d, a, b, rc, det, p->precision == MS_FP16, s); break;
+    case 6: r->t[MS_OUT] = ms6_forward(d, a, b, rc, det, p->precision == MS_FP16, s); break;
     }
 }
 static void cuda_backward(lesson_run *r)
 {
     const ms_dims *d = dims_of(r->prob);
-    const float *a = r->t[A], *b = r->t[B], *dout = r->t[DOUT];
-    float **da = (float **)&r->t[DA], **db = (float **)&r->t[DB];
+    const float *a = r->t[MS_A], *b = r->t[MS_B], *dout = r->t[MS_DOUT];
+    float **da = (float **)&r->t[MS_DA], **db = (float **)&r->t[MS_DB];
     cuda_ms_saved *s = (cuda_ms_saved *)r->saved.bytes;
     switch (r->version) {
     case 1: ms1_backward(d, a, b, s, dout, da, db); break;
@@ -117,6 +121,7 @@ static void cuda_backward(lesson_run *r)
     case 3: ms3_backward(d, a, b, s, dout, da, db); break;
     case 4: ms4_backward(d, a, b, s, dout, da, db); break;
     case 5: ms5_backward(d, a, b, s, dout, da, db); break;
+    case 6: ms6_backward(d, a, b, s, dout, da, db); break;
     }
 }
 #else
@@ -130,7 +135,7 @@ static mem_formula cuda_memory(const void *p)
 {
     return cuda_ms_memory(dims_of(p), prob_of(p)->recompute, prob_of(p)->deterministic, 0);
 }
-/* cuda-v5 also holds 16-bit copies of a and b while its forward runs */
+/* cuda-v5 and v6 also hold 16-bit copies of a and b while their forward runs */
 static mem_formula cuda5_memory(const void *p)
 {
     return cuda_ms_memory(dims_of(p), prob_of(p)->recompute, prob_of(p)->deterministic, 1);
@@ -148,9 +153,16 @@ static const char *cuda5_unfit(const void *p)
     const char *why = cuda_ms_unfit(dims_of(p));
     return why ? why : ms5_unfit(dims_of(p));
 }
+/* v6 also needs compute capability 9.0 (ms6_unfit) */
+static const char *cuda6_unfit(const void *p)
+{
+    const char *why = cuda_ms_unfit(dims_of(p));
+    return why ? why : ms6_unfit(dims_of(p));
+}
 #else
 static const char *cuda4_unfit(const void *p) { return cuda_ms4_unfit(dims_of(p)); }
 #define cuda5_unfit cuda4_unfit
+#define cuda6_unfit cuda4_unfit
 #endif
 
 /* cpu is fused, so memory never stops it; time does: the session skips it, with an estimate, beyond
@@ -303,32 +315,39 @@ const lesson lesson3_def = {
               {.name = "medium", .dims = {32, 256, 32, 256, 128}},
               {.name = "forum", .dims = {300, 2000, 315, 1990, 256}}},
     .default_size = "medium",
-    .opts = {[OPT_RECOMPUTE] = {.flag = "--recompute",
-                                .help = "cpu, cuda: keep nothing for backward; recompute the argmax there "
-                                        "(checkpointing)",
-                                .max = 1},
-             [OPT_DETERMINISTIC] =
+    .opts = {[MS_OPT_RECOMPUTE] = {.flag = "--recompute",
+                                   .help = "cpu, cuda: keep nothing for backward; recompute the argmax there "
+                                           "(checkpointing)",
+                                   .max = 1},
+             [MS_OPT_DETERMINISTIC] =
                  {.flag = "--deterministic",
                   .help = "cuda: db by buckets of rows sorted by argmax instead of atomics (bitwise "
                           "reproducible)",
                   .max = 1},
-             [OPT_PRECISION] = {.flag = "--precision",
-                                .takes_value = 1,
-                                .max = 1,
-                                .names = precision_names,
-                                .help = "cuda-v5: its operands' 16-bit type, bf16 or fp16"}},
+             [MS_OPT_PRECISION] = {.flag = "--precision",
+                                   .takes_value = 1,
+                                   .max = 1,
+                                   .names = precision_names,
+                                   .help = "cuda-v5, v6: their operands' 16-bit type, bf16 or fp16"}},
     .make_problem = make_problem,
-    .tensors =
-        {[A] = {.name = "a", .role = LT_INPUT, .type = DT_F32, .label = "a [I,J,K] input", .shape = shape_a},
-         [B] = {.name = "b", .role = LT_INPUT, .type = DT_F32, .label = "b [M,N,K] input", .shape = shape_b},
-         [DOUT] = {.name = "dout",
-                   .role = LT_UPSTREAM,
-                   .type = DT_F32,
-                   .label = "dout [I,M] upstream gradient",
-                   .shape = shape_out},
-         [OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
-         [DA] = {.name = "da", .role = LT_GRAD, .type = DT_F32, .shape = shape_a, .grad_of = A},
-         [DB] = {.name = "db", .role = LT_GRAD, .type = DT_F32, .shape = shape_b, .grad_of = B}},
+    .tensors = {[MS_A] = {.name = "a",
+                          .role = LT_INPUT,
+                          .type = DT_F32,
+                          .label = "a [I,J,K] input",
+                          .shape = shape_a},
+                [MS_B] = {.name = "b",
+                          .role = LT_INPUT,
+                          .type = DT_F32,
+                          .label = "b [M,N,K] input",
+                          .shape = shape_b},
+                [MS_DOUT] = {.name = "dout",
+                             .role = LT_UPSTREAM,
+                             .type = DT_F32,
+                             .label = "dout [I,M] upstream gradient",
+                             .shape = shape_out},
+                [MS_OUT] = {.name = "out", .role = LT_OUTPUT, .type = DT_F32, .shape = shape_out},
+                [MS_DA] = {.name = "da", .role = LT_GRAD, .type = DT_F32, .shape = shape_a, .grad_of = MS_A},
+                [MS_DB] = {.name = "db", .role = LT_GRAD, .type = DT_F32, .shape = shape_b, .grad_of = MS_B}},
     .fill = fill,
     .reference = reference,
     .reference_unfit = reference_unfit,
@@ -378,8 +397,13 @@ const lesson lesson3_def = {
               "v4 on 16-bit operands (--precision bf16 or fp16): a and b converted once, m16n8k16, a[i]'s "
               "128 rows resident; scores move by the operands' rounding (lesson-3-appendix.md); K <= 256; "
               "same backward as v1",
-          .memory = cuda5_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward}},
-    .cuda_order = {5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 3 */
+          .memory = cuda5_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(6),
+          .about = "v5 on Hopper (compute capability 9.0 only): b by TMA into a 4-stage mbarrier ring, "
+                   "wgmma on a[i]'s 256 resident rows, the max on the accumulators; K <= 256; same backward "
+                   "as v1",
+          .memory = cuda5_memory, .unfit = cuda6_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .cuda_order = {5, 3, 4, 2, 1, 6}, /* fastest first: docs/tools/cuda_order.py 3 (v6 unpredicted: last) */
     .preamble = preamble,
     .epilogue = epilogue,
     .answer = answer,

@@ -1,4 +1,4 @@
-/* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1 .. cuda-v4 against the float64
+/* cuda_lesson3.c - lesson 3 on the GPU (or the CPU emulation build): cuda-v1 .. cuda-v6 against the float64
  * reference, their device memory formulas against the tracker, in every
  * mode (saved argmax, --recompute, --deterministic); out bitwise equal to cpu's (exact grid scores -- exact in
  * TF32 too -- summed over j in the same order); the deterministic db bitwise equal across two runs. Tiny, small
@@ -15,10 +15,11 @@
 #include <string.h>
 
 #include "../kernels/maxsim.h"
+#include "../kernels/runtime/cuda_fit.h"
 #include "../kernels/runtime/cuda_track.h"
 #include "rng.h"
 #include "track.h"
-#include "../lessons/lesson3.h"
+#include "lesson.h"
 #include "cuda_suites.h"
 
 
@@ -73,12 +74,12 @@ static void gpu_case(const char *impl, const ms_dims *d, int recompute, int dete
     lesson_result g, c;
     run_checked(impl, &p, t, ref, &g);
     run_checked("cpu", &p, t, ref, &c);
-    ck_assert_int_eq(memcmp(g.result[OUT], c.result[OUT], ms_out_count(d) * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(g.result[MS_OUT], c.result[MS_OUT], ms_out_count(d) * sizeof(float)), 0);
     if (deterministic) {
         lesson_result g2;
         run_checked(impl, &p, t, ref, &g2);
-        ck_assert_int_eq(memcmp(g.result[DB], g2.result[DB], ms_b_count(d) * sizeof(float)), 0);
-        ck_assert_int_eq(memcmp(g.result[DA], g2.result[DA], ms_a_count(d) * sizeof(float)), 0);
+        ck_assert_int_eq(memcmp(g.result[MS_DB], g2.result[MS_DB], ms_b_count(d) * sizeof(float)), 0);
+        ck_assert_int_eq(memcmp(g.result[MS_DA], g2.result[MS_DA], ms_a_count(d) * sizeof(float)), 0);
         lesson_result_free(L, &g2);
     }
     lesson_result_free(L, &g);
@@ -238,7 +239,7 @@ START_TEST(cuda_v5_fp16)
 }
 END_TEST
 
-/* cuda-v5 on data that is not on the grid: normal a and b, against the float64 scores. Each operand is rounded
+/* cuda-v5 (and v6) on data that is not on the grid: normal a and b, against the float64 scores. Each operand is rounded
  * to u = 2^-8 (bf16, 8 significant bits) or 2^-11 (fp16, 11; below 2^-14 its subnormals' absolute error is at
  * most 2^-25 = eta), the products of the rounded operands are exact in fp32, and fp32 sums K + 1 of them with
  * an error below (K + 1) 2^-23 of their magnitudes (twice the textbook gamma_K: the tensor core's order and
@@ -248,7 +249,8 @@ END_TEST
  * over j, J 2^-23 sum_j (|max| + max e). An argmax can differ from float64's only where another column's exact
  * score lies within e_best + e_n of the best one: each flip must be such a row, and its exact score must lose
  * no more than that. The test prints the flips and the rows that could flip. */
-static void v5_precision(int f16, uint64_t seed)
+typedef float *(*ms16_forward)(const ms_dims *, const float *, const float *, int, int, int, cuda_ms_saved *);
+static void v16_precision(ms16_forward forward, int version, int f16, uint64_t seed)
 {
     const ms_dims d = {2, 512, 2, 200, 32}; /* 2,048 rows (i, j, m); flips do not depend on K: score and error grow alike */
     size_t na = ms_a_count(&d), nb = ms_b_count(&d), no = ms_out_count(&d), ng = ms_arg_count(&d);
@@ -262,7 +264,7 @@ static void v5_precision(int f16, uint64_t seed)
     dev_upload(da, a, na * 4);
     dev_upload(db, b, nb * 4);
     cuda_ms_saved saved;
-    float *dout = ms5_forward(&d, da, db, 0, 0, f16, &saved);
+    float *dout = forward(&d, da, db, 0, 0, f16, &saved);
     dev_download(out, dout, no * 4);
     dev_download(arg, saved.arg, ng * 4);
     dev_free(saved.arg);
@@ -313,16 +315,103 @@ static void v5_precision(int f16, uint64_t seed)
                           out[i * d.M + m], sum, off, tol);
             if (off / tol > worst_out) worst_out = off / tol;
         }
-    printf("cuda-v5 --precision %s, normal inputs, I=%zu J=%zu M=%zu N=%zu K=%zu: %zu of %zu argmaxes differ "
+    printf("cuda-v%d --precision %s, normal inputs, I=%zu J=%zu M=%zu N=%zu K=%zu: %zu of %zu argmaxes differ "
            "from float64's (%zu rows within the error bound could), the chosen score at most %.3g below the best; out "
-           "within %.3f of its bound\n", f16 ? "fp16" : "bf16", d.I, d.J, d.M, d.N, d.K, flips, ng, could, worst_loss,
+           "within %.3f of its bound\n", version, f16 ? "fp16" : "bf16", d.I, d.J, d.M, d.N, d.K, flips, ng, could, worst_loss,
            worst_out);
     ck_assert_uint_le(flips, could);
     free(e), free(s), free(arg), free(out), free(b), free(a);
 }
-START_TEST(cuda_v5_precision_bf16) { v5_precision(0, 410); }
+START_TEST(cuda_v5_precision_bf16) { v16_precision(ms5_forward, 5, 0, 410); }
 END_TEST
-START_TEST(cuda_v5_precision_fp16) { v5_precision(1, 411); }
+START_TEST(cuda_v5_precision_fp16) { v16_precision(ms5_forward, 5, 1, 411); }
+END_TEST
+
+/* v6: J around its 256-row j tiles (257: two of them, the ring running on across the tile boundary), N around
+ * its 128-row n tiles (129: the last one's columns past N are the next document's rows), K around its 64-column
+ * stages and its 8-column rows, at its largest, 256, and more stages than the ring holds in one j tile (N = 300,
+ * K = 200: 3 n tiles x 4 stages, three j tiles). The operands are v5's, so out is bitwise cpu's on the grid and
+ * v5's bound holds on normal inputs (v16_precision): wgmma's products are exact and summed in fp32 like
+ * mma.sync's. Where the device is not 9.0 the version refuses the problem (cuda_v6_only_on_9_0). */
+static const ms_dims EDGE6_LO = {1, 255, 2, 127, 63}, EDGE6_AT = {1, 256, 1, 128, 64},
+                     EDGE6_HI = {2, 257, 1, 129, 65}, WRAP6 = {1, 520, 1, 300, 200};
+/* 0, with a line saying so, on a GPU that is not 9.0 (the emulated one is, unless EMU_GPU says otherwise) */
+static int v6_here(void)
+{
+    const char *why = ms6_unfit(&TINY);
+    if (why) printf("cuda-v6's cases skipped: %s\n", why);
+    return why == NULL;
+}
+static void v6_tile_edges(uint64_t seed)
+{
+    if (!v6_here()) return;
+    gpu_case("cuda-v6", &EDGE6_LO, 0, 0, seed);
+    gpu_case("cuda-v6", &EDGE6_AT, 0, 1, seed + 1);
+    gpu_case("cuda-v6", &EDGE6_HI, 1, 0, seed + 2);
+    gpu_case("cuda-v6", &K4_MAX, 0, 0, seed + 3);
+    gpu_case("cuda-v6", &WRAP6, 0, 0, seed + 4);
+}
+START_TEST(cuda_v6_tiny)
+{
+    if (v6_here()) gpu_case("cuda-v6", &TINY, 0, 0, 420);
+}
+END_TEST
+START_TEST(cuda_v6_odd)
+{
+    if (v6_here()) gpu_case("cuda-v6", &ODD, 1, 1, 421);
+}
+END_TEST
+START_TEST(cuda_v6_tile_edges) { v6_tile_edges(422); }
+END_TEST
+START_TEST(cuda_v6_nan_inf)
+{
+    if (v6_here()) pipelined_nan_inf("cuda-v6", 430);
+}
+END_TEST
+START_TEST(cuda_v6_fp16)
+{
+    if (!v6_here()) return;
+    ms_test_precision = MS_FP16;
+    gpu_case("cuda-v6", &ODD, 0, 1, 435);
+    gpu_case("cuda-v6", &EDGE6_HI, 0, 0, 436);
+    pipelined_nan_inf("cuda-v6", 437);
+    ms_test_precision = MS_BF16;
+}
+END_TEST
+START_TEST(cuda_v6_precision_bf16)
+{
+    if (v6_here()) v16_precision(ms6_forward, 6, 0, 441);
+}
+END_TEST
+START_TEST(cuda_v6_precision_fp16)
+{
+    if (v6_here()) v16_precision(ms6_forward, 6, 1, 442);
+}
+END_TEST
+/* v6 runs on compute capability 9.0 only: elsewhere its fit check refuses with the reason, and the row is
+ * skipped with that line. The emulated device is an sm_90 unless EMU_GPU names another. */
+START_TEST(cuda_v6_only_on_9_0)
+{
+    const lesson *L = &lesson3_def;
+    lesson_problem p;
+    prob_for(&TINY, 0, 0, &p);
+    const lesson_impl *v6 = &L->impls[lesson_find_impl(L, "cuda-v6")];
+    const cuda_device_info *dev = cuda_device_info_get();
+    const char *why = v6->unfit(&p);
+    if (dev->cc == 90) ck_assert_msg(why == NULL, "cuda-v6 refuses on a 9.0 device: %s", why);
+    else ck_assert_msg(why && strstr(why, "compute capability 9.0"), "cuda-v6 on %d: %s", dev->cc, why);
+#ifdef CUDA_EMU
+    setenv("EMU_GPU", "RTX4090", 1);
+    why = v6->unfit(&p);
+    ck_assert_msg(why && strstr(why, "needs compute capability 9.0") && strstr(why, "8.9"), "%s", why);
+    setenv("EMU_GPU", "A100", 1);
+    why = v6->unfit(&p);
+    ck_assert_msg(why && strstr(why, "8.0"), "%s", why);
+    setenv("EMU_GPU", "H200", 1);
+    ck_assert_ptr_null(v6->unfit(&p));
+    unsetenv("EMU_GPU");
+#endif
+}
 END_TEST
 START_TEST(cuda_v3_nan_inf)
 {
@@ -366,6 +455,18 @@ Suite *cuda_lesson3_suite(void)
     tcase_add_test(t, cuda_alias_picks_the_fastest_that_fits);
     tcase_set_timeout(t, 300);
     suite_add_tcase(s, t);
+    /* cuda-v6 (wgmma, TMA): its own case, so CK_RUN_CASE=maxsim-hopper runs it alone */
+    TCase *h = tcase_create("maxsim-hopper");
+    tcase_add_test(h, cuda_v6_tiny);
+    tcase_add_test(h, cuda_v6_odd);
+    tcase_add_test(h, cuda_v6_tile_edges);
+    tcase_add_test(h, cuda_v6_nan_inf);
+    tcase_add_test(h, cuda_v6_fp16);
+    tcase_add_test(h, cuda_v6_precision_bf16);
+    tcase_add_test(h, cuda_v6_precision_fp16);
+    tcase_add_test(h, cuda_v6_only_on_9_0);
+    tcase_set_timeout(h, 300);
+    suite_add_tcase(s, h);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under
      * ASan and with FMA contraction leave them out (CK_EXCLUDE_TAGS=slow); the plain emulation run keeps them */
     TCase *large = tcase_create("maxsim-large");

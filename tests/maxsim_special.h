@@ -1,5 +1,5 @@
 /* maxsim_special.h - lesson 3 with NaN and Inf in its inputs, for test_lesson3.c (CPU) and cuda_lesson3.c (CUDA).
- * Include after the test's `enum { A, B, DOUT, OUT, DA, DB }` (lesson3.c's tensor order).
+ * Include after kernels/maxsim.h (MS_A, MS_B, MS_OUT, ...: lesson3.c's tensor order).
  *
  * The lesson's max is PyTorch's (kernels/maxsim.h): a NaN score wins, with the lowest n among NaNs, so NaN
  * reaches out[i, m] and db[m, n] at the NaN's own index, and the argmax is always a real column (before that
@@ -77,23 +77,23 @@ static inline void ms_special_case(const char *impl, const ms_dims *d, int which
     void *t[LESSON_MAX_TENSORS];
     double *ref[LESSON_MAX_TENSORS];
     lesson_make_inputs(L, &p, seed, t);
-    ms_plant_special(d, which, t[A], t[B]);
+    ms_plant_special(d, which, t[MS_A], t[MS_B]);
     ck_assert_ptr_null(lesson_make_reference(L, &p, t, ref));
     lesson_result res;
     lesson_run_impl(L, &p, lesson_find_impl(L, impl), t, &res);
     ck_assert_uint_eq(res.row.peak_bytes, L->impls[lesson_find_impl(L, impl)].memory(&p).peak);
-    static const int outs[] = {OUT, DA, DB};
+    static const int outs[] = {MS_OUT, MS_DA, MS_DB};
     size_t specials_out = 0;
     for (int k = 0; k < 3; k++) {
         size_t specials;
         double rel;
-        int dense = outs[k] != OUT && strcmp(impl, "naive") == 0;
+        int dense = outs[k] != MS_OUT && strcmp(impl, "naive") == 0;
         size_t bad = ms_special_mismatch(res.result[outs[k]], ref[outs[k]], lesson_tensor_count(L, outs[k], &p),
                                          dense, &specials, &rel);
         ck_assert_msg(bad == 0, "%s, case %d: %zu elements of %s are not NaN/Inf where the reference is (or are)",
                       impl, which, bad, L->tensors[outs[k]].name);
         ck_assert_msg(rel <= L->tolerance, "%s, case %d: %s max rel err %g", impl, which, L->tensors[outs[k]].name, rel);
-        if (outs[k] == OUT) specials_out = specials;
+        if (outs[k] == MS_OUT) specials_out = specials;
     }
     ck_assert_msg(specials_out > 0, "case %d reaches out: NaN or Inf in out", which); /* the case tests something */
     lesson_result_free(L, &res);

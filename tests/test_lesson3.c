@@ -25,7 +25,7 @@
 #include "gradcheck.h"
 #include "rng.h"
 #include "track.h"
-#include "../lessons/lesson3.h"
+#include "lesson.h"
 #include "../lessons/maxsim_reference.h"
 #include "../kernels/maxsim.h"
 #include "cli_harness.h"

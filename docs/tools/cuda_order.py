@@ -88,11 +88,18 @@ def measured(lesson, size, dims):
     return {g: m for g, m in out.items() if m}
 
 
+def lesson_versions(lesson):
+    """the CUDA versions lessons/lessonN.c defines (its LESSON_CUDA_VERSION rows)"""
+    path = f"lessons/lesson{lesson}.c"
+    text = open(path, encoding="utf-8").read() if os.path.isfile(path) else ""
+    return [int(v) for v in re.findall(r"LESSON_CUDA_VERSION\((\d+)\)", text)]
+
+
 def order(lesson):
     """(size, [versions fastest first], {version: model ms or None}, {gpu: {version: ms}}, [notes])."""
     rows = read_csv(MODEL)
     size = forum_size(rows, lesson)
-    model, dims = {}, set()
+    model, dims = {v: None for v in lesson_versions(lesson)}, set()  # a version not predicted yet: last
     for r in rows:
         v = version(r["impl"])
         if r["lesson"] == str(lesson) and r["size"] == size and v is not None:
