@@ -86,6 +86,7 @@ struct mbar {
     int fenced;                   /* the initialising thread ran fence.proxy.async after the init */
     std::vector<int> inflight;    /* wgmma operations unretired by a thread that arrived in this phase */
     std::vector<int> released;    /* the same, of the last completed phase */
+    std::map<int, int> retired_below, released_below; /* per warpgroup: the arrivers had retired its ops under */
 };
 
 struct tma_copy {
@@ -118,6 +119,7 @@ struct op {
 struct hthread {
     int fenced; /* wgmma.fence since the last wait_group */
     uint64_t issued;
+    int last_op = -1; /* the last wgmma operation it issued */
     std::vector<int> open;
     std::deque<std::vector<int>> committed;
     std::map<const uint64_t *, int64_t> seen;                 /* the last phase it observed per barrier */
@@ -285,6 +287,8 @@ static void complete_phase(mbar &b)
     b.phase++, b.pending = b.expected, b.tx = b.tx_added = b.tx_landed = 0;
     b.released.swap(b.inflight);
     b.inflight.clear();
+    b.released_below.swap(b.retired_below);
+    b.retired_below.clear();
 }
 
 /* lands every copy in flight on bar, then completes the phase if it can; 0 if that broke a precondition (from
@@ -318,11 +322,21 @@ static int progress(uint64_t *bar, mbar &b, int in_thread = 1)
     return 1;
 }
 
+/* the thread's operations not yet retired, in issue order: the committed groups, oldest first, then the open one */
 static void unretired(const hthread &t, std::vector<int> &out)
 {
-    for (int id : t.open) out.push_back(id);
     for (const std::vector<int> &g : t.committed)
         for (int id : g) out.push_back(id);
+    for (int id : t.open) out.push_back(id);
+}
+
+/* wait_group retires a thread's operations in issue order, so those it has retired are every operation of its
+ * warpgroup below its oldest unretired one (or, with none, up to the last it issued) */
+static int retired_below(const hthread &t)
+{
+    if (!t.committed.empty() && !t.committed.front().empty()) return t.committed.front().front();
+    if (!t.open.empty()) return t.open.front();
+    return t.last_op + 1;
 }
 
 void mbar_arrive(uint64_t *bar, uint32_t tx_bytes, int expect_tx, const char *file, int line)
@@ -340,6 +354,9 @@ void mbar_arrive(uint64_t *bar, uint32_t tx_bytes, int expect_tx, const char *fi
         b.tx += tx_bytes, b.tx_added += tx_bytes;
     }
     unretired(t, b.inflight);
+    int wg = (int)(my_tid() / 128), below = retired_below(t);
+    auto seen_wg = b.retired_below.find(wg);
+    if (seen_wg == b.retired_below.end() || below < seen_wg->second) b.retired_below[wg] = below;
     b.pending--;
     if (b.pending == 0 && b.tx < 0)
         fail_here(cudaErrorIllegalInstruction, "mbarrier.arrive at %s:%d: the last arrival of phase %lld of %s finds "
@@ -366,8 +383,21 @@ int mbar_try_wait(uint64_t *bar, uint32_t parity, const char *file, int line)
                           "each time the ring wraps)", file, line, my_tid(), parity, where((uintptr_t)bar),
                           (long long)resolved);
             t.seen[bar] = resolved;
-            if (resolved == b.phase - 1 && resolved >= 0) t.inherited[bar] = b.released;
-            else t.inherited.erase(bar);
+            if (resolved == b.phase - 1 && resolved >= 0) {
+                t.inherited[bar] = b.released;
+                /* an operation another barrier's arrival left in flight is done for this thread once it observes
+                 * a phase whose arrivers (of that operation's warpgroup) had all retired it before arriving */
+                for (auto &kv : t.inherited) {
+                    if (kv.first == bar) continue;
+                    std::vector<int> &list = kv.second;
+                    for (size_t i = list.size(); i-- > 0;) {
+                        auto w = b.released_below.find(ops[(size_t)list[i]].wg);
+                        if (w != b.released_below.end() && list[i] < w->second) list.erase(list.begin() + (long)i);
+                    }
+                }
+            } else {
+                t.inherited.erase(bar);
+            }
             return 1;
         }
         progress(bar, b);
@@ -730,6 +760,7 @@ void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, const
     for (int j = 0; j < n / 2; j++) memcpy(&d[j], &POISON, 4);
     o.issued++;
     t.open.push_back(id);
+    t.last_op = id;
 }
 
 static void ensure_computed(int id, const char *file, int line)
