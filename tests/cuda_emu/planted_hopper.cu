@@ -4,6 +4,7 @@
  *   wgmma_tile: one warpgroup, D (64 x N) = C0 + A (64 x K) . B (K x N), K one instruction's (16, or 8 tf32),
  *               the operands stored by the threads themselves (generic proxy) in the 128-byte-swizzled or the
  *               unswizzled core-matrix layout, fenced for the async proxy, C0 in and D out through the fragment.
+ *   wgmma_tile_mn: the same with A, B or both stored MN-major (imm-trans-a/b), 128-byte swizzle, bf16 or f16.
  *   tma_gemm:   C (M x N) = A (M x K) . B^T, A and B (N x K) bf16 row-major: one 128 x BN tile per block, a
  *               producer thread loading 128 x 64 and BN x 64 boxes by TMA (128-byte swizzle) into a 2-stage ring
  *               with full/empty mbarriers, one consumer warpgroup running wgmma m64nBNk16 on them. */
@@ -89,6 +90,71 @@ __global__ void wgmma_tile(const char *A, const char *B, const float *C0, float 
     mma_op<N>(d, da, db, op, 1);
     wgmma_commit();
     if (bug == HOPPER_TILE_ACC_IN_FLIGHT) d[1] = 0.0f; /* PLANTED: an accumulator written in flight */
+    wgmma_wait<0>();
+    for (int j = 0; j < N / 2; j++) {
+        int r, c;
+        fragment_at(lt, j, &r, &c);
+        D[r * N + c] = d[j];
+    }
+}
+
+template <int N, int TA, int TB> __device__ void mma_op_t(float (&d)[N / 2], uint64_t a, uint64_t b, int op)
+{
+    if constexpr (N == 64) {
+        if (op == HOPPER_BF16) wgmma_bf16_m64n64k16_t<TA, TB>(d, a, b, 1);
+        else wgmma_f16_m64n64k16_t<TA, TB>(d, a, b, 1);
+    } else if constexpr (N == 128) {
+        if (op == HOPPER_BF16) wgmma_bf16_m64n128k16_t<TA, TB>(d, a, b, 1);
+        else wgmma_f16_m64n128k16_t<TA, TB>(d, a, b, 1);
+    } else {
+        if (op == HOPPER_BF16) wgmma_bf16_m64n256k16_t<TA, TB>(d, a, b, 1);
+        else wgmma_f16_m64n256k16_t<TA, TB>(d, a, b, 1);
+    }
+}
+
+/* the byte offset of element (mn, k) of an MN-major 128-byte-swizzled tile, K = 16: k rows of 64 elements of
+ * M or N a 128-byte row, 8 k rows an atom; the two atoms of K side by side (SBO 1024), then the next 64 of M
+ * or N (LBO 2048) */
+__device__ size_t mn_offset(int mn, int k)
+{
+    size_t o = (size_t)(mn / 64) * 2 * ATOM + (size_t)(k / 8) * ATOM + (size_t)(k % 8) * ROW + (size_t)(mn % 64) * 2;
+    return o ^ ((o >> 7 & 7) << 4);
+}
+
+/* wgmma_tile with A (trans bit 0) and B (bit 1) stored MN-major, bf16 or f16, the 128-byte swizzle, K = 16 */
+template <int N>
+__global__ void wgmma_tile_mn(const char *A, const char *B, const float *C0, float *D, int op, int trans, int bug)
+{
+    DYNAMIC_SHARED(char, raw);
+    char *As = align_up(raw, ATOM), *Bs = As + 64 * ROW; /* room for K-major operands too */
+    int lt = threadIdx.x;
+    for (int i = lt; i < (64 + N) * 16; i += 128) {
+        int r = i / 16, k = i % 16, mn = trans & (r < 64 ? 1 : 2);
+        char *to = r < 64 ? As + (mn ? mn_offset(r, k) : tile_offset(r, k, 2, 1))
+                          : Bs + (mn ? mn_offset(r - 64, k) : tile_offset(r - 64, k, 2, 1));
+        *(uint16_t *)to = *(const uint16_t *)(r < 64 ? A + (size_t)i * 2 : B + (size_t)(i - 64 * 16) * 2);
+    }
+    fence_proxy_async();
+    __syncthreads();
+    uint32_t lbo = 2 * ATOM, sbo = ATOM;
+    if (bug == HOPPER_MN_SWAPPED) lbo = ATOM, sbo = 2 * ATOM; /* PLANTED: K-major habits, fields swapped */
+    if (bug == HOPPER_MN_LBO_ZERO) lbo = 0;                    /* PLANTED: LBO "unused", as K-major */
+    if (bug == HOPPER_MN_OVERLAP) lbo = ATOM;                  /* PLANTED: the next 64 of N on the next k */
+    uint64_t da = trans & 1 ? wgmma_desc(As, lbo, sbo, WGMMA_SWIZZLE_128B) : wgmma_desc(As, 16, ATOM, 1);
+    uint64_t db = trans & 2 ? wgmma_desc(Bs, lbo, sbo, WGMMA_SWIZZLE_128B) : wgmma_desc(Bs, 16, ATOM, 1);
+    float d[N / 2];
+    for (int j = 0; j < N / 2; j++) {
+        int r, c;
+        fragment_at(lt, j, &r, &c);
+        d[j] = C0[r * N + c];
+    }
+    wgmma_fence();
+    int t = bug == HOPPER_MN_NO_TRANS ? 0 : trans; /* PLANTED (NO_TRANS): MN-major data, K-major flags */
+    if (t == 0) mma_op_t<N, 0, 0>(d, da, db, op);
+    if (t == 1) mma_op_t<N, 1, 0>(d, da, db, op);
+    if (t == 2) mma_op_t<N, 0, 1>(d, da, db, op);
+    if (t == 3) mma_op_t<N, 1, 1>(d, da, db, op);
+    wgmma_commit();
     wgmma_wait<0>();
     for (int j = 0; j < N / 2; j++) {
         int r, c;
@@ -208,6 +274,29 @@ int planted_hopper_tile(int op, int n, int swizzled, int bug, const float *A, co
     if (n == 64) launch_tile<64>(dA, dB, dC0, dD, op, swizzled, bug);
     else if (n == 128) launch_tile<128>(dA, dB, dC0, dD, op, swizzled, bug);
     else launch_tile<256>(dA, dB, dC0, dD, op, swizzled, bug);
+    int err = (int)cudaGetLastError();
+    CUDA_CHECK(cudaMemcpy(D, dD, (size_t)64 * n * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(dA)), CUDA_CHECK(cudaFree(dB)), CUDA_CHECK(cudaFree(dC0)), CUDA_CHECK(cudaFree(dD));
+    return err;
+}
+
+template <int N> static void launch_tile_mn(const void *A, const void *B, const float *C0, float *D, int op,
+                                            int trans, int bug)
+{
+    void (*kernel)(const char *, const char *, const float *, float *, int, int, int) = wgmma_tile_mn<N>;
+    LAUNCH(kernel, 1, 128, ATOM + (64 + N) * ROW)((const char *)A, (const char *)B, C0, D, op, trans, bug);
+}
+
+int planted_hopper_tile_mn(int op, int n, int trans, int bug, const float *A, const float *B, const float *C0,
+                           float *D)
+{
+    void *dA = upload(A, (size_t)64 * 16, op), *dB = upload(B, (size_t)n * 16, op);
+    float *dC0, *dD = poisoned_output((size_t)64 * n);
+    CUDA_CHECK(cudaMalloc((void **)&dC0, (size_t)64 * n * sizeof(float)));
+    CUDA_CHECK(cudaMemcpy(dC0, C0, (size_t)64 * n * sizeof(float), cudaMemcpyHostToDevice));
+    if (n == 64) launch_tile_mn<64>(dA, dB, dC0, dD, op, trans, bug);
+    else if (n == 128) launch_tile_mn<128>(dA, dB, dC0, dD, op, trans, bug);
+    else launch_tile_mn<256>(dA, dB, dC0, dD, op, trans, bug);
     int err = (int)cudaGetLastError();
     CUDA_CHECK(cudaMemcpy(D, dD, (size_t)64 * n * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaFree(dA)), CUDA_CHECK(cudaFree(dB)), CUDA_CHECK(cudaFree(dC0)), CUDA_CHECK(cudaFree(dD));
