@@ -189,6 +189,8 @@ enum planted_hopper_gemm_bug {
     HOPPER_GEMM_MISALIGNED         /* the ring's tiles 128 bytes off the 1024-byte swizzle atom */
 };
 int planted_hopper_gemm(int bn, int bug, const float *A, const float *B, float *C, int M, int N, int K);
+/* the same, correct, with B given K x N (Bkn, row-major), loaded by TMA in 64 x 64 boxes and read N-major */
+int planted_hopper_gemm_nmajor(int bn, const float *A, const float *Bkn, float *C, int M, int N, int K);
 
 #ifdef __cplusplus
 }

@@ -187,6 +187,24 @@ START_TEST(hopper_gemm_out_of_bounds)
 }
 END_TEST
 
+/* B given K x N and read N-major through TMA boxes: dx = G . W's shape, W [V, H] read in place (K = V) */
+START_TEST(hopper_gemm_n_major)
+{
+    static float GBT[GK * GN_MAX];
+    static const int bns[] = {64, 128, 256};
+    for (int i = 0; i < 3; i++) {
+        int bn = bns[i], n = 2 * bn, m = i == 1 ? 120 : GM, k = i == 1 ? 200 : GK;
+        inputs();
+        for (int q = 0; q < k; q++)
+            for (int j = 0; j < n; j++) GBT[q * n + j] = GB[j * k + q];
+        ck_assert_int_eq(planted_hopper_gemm_nmajor(bn, GA, GBT, GC, m, n, k), cudaSuccess);
+        int bad = wrong(GA, GB, NULL, GC, m, n, k);
+        ck_assert_msg(bad == 0, "bn %d: %d of %d elements wrong (seed %llu)", bn, bad, m * n,
+                      (unsigned long long)seed);
+    }
+}
+END_TEST
+
 static int gemm_bug(int bug)
 {
     inputs();
@@ -266,6 +284,7 @@ Suite *emu_hopper_suite(void)
     tcase_add_test(t, hopper_tile_mn_overlap);
     tcase_add_test(t, hopper_gemm_correct);
     tcase_add_test(t, hopper_gemm_out_of_bounds);
+    tcase_add_test(t, hopper_gemm_n_major);
     tcase_add_test(t, hopper_gemm_wrong_swizzle);
     tcase_add_test(t, hopper_gemm_no_init_fence);
     tcase_add_test(t, hopper_gemm_expect_tx_small);
