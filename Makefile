@@ -76,10 +76,12 @@ endif
 ifeq ($(CUDA)$(EMU),10) # [emu hook] nvcc only outside the emulation build
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
-# sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it.
+# sm_80 (A100), sm_90 and sm_90a (H100/H200; "a": wgmma and setmaxnreg, kernels/runtime/ptx/hopper_ptx.h) as
+# machine code, plus compute_90 PTX so newer GPUs can JIT it.
 # -Ikernels/runtime/ptx: <mma_ptx.h> (the emulation build finds its own first, tests/cuda_emu/include)
 NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) \
              -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90a,code=sm_90a \
              -gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Wshadow$(if $(filter 1,$(WERROR)),$(comma)-Werror,) \
              $(if $(filter 1,$(WERROR)),-Werror all-warnings,) -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
