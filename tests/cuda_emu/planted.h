@@ -189,8 +189,10 @@ enum planted_hopper_gemm_bug {
     HOPPER_GEMM_MISALIGNED         /* the ring's tiles 128 bytes off the 1024-byte swizzle atom */
 };
 int planted_hopper_gemm(int bn, int bug, const float *A, const float *B, float *C, int M, int N, int K);
-/* the same, correct, with B given K x N (Bkn, row-major), loaded by TMA in 64 x 64 boxes and read N-major */
-int planted_hopper_gemm_nmajor(int bn, const float *A, const float *Bkn, float *C, int M, int N, int K);
+/* the same, correct, with B given K x N (Bkn, row-major), loaded by TMA in 64 x 64 boxes and read N-major; with
+ * a_kmajor 0 also A given K x M (row-major), read M-major (bn 128 then) */
+int planted_hopper_gemm_nmajor(int bn, int a_kmajor, const float *A, const float *Bkn, float *C, int M, int N,
+                               int K);
 
 #ifdef __cplusplus
 }

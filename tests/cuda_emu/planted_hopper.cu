@@ -5,7 +5,7 @@
  *               the operands stored by the threads themselves (generic proxy) in the 128-byte-swizzled or the
  *               unswizzled core-matrix layout, fenced for the async proxy, C0 in and D out through the fragment.
  *   wgmma_tile_mn: the same with A, B or both stored MN-major (imm-trans-a/b), 128-byte swizzle, bf16 or f16.
- *   (tma_gemm with BT: B given K x N, loaded as 64 x 64 boxes and read N-major.)
+ *   (tma_gemm with BT: B given K x N, loaded as 64 x 64 boxes and read N-major; AT: A so too, M-major.)
  *   tma_gemm:   C (M x N) = A (M x K) . B^T, A and B (N x K) bf16 row-major: one 128 x BN tile per block, a
  *               producer thread loading 128 x 64 and BN x 64 boxes by TMA (128-byte swizzle) into a 2-stage ring
  *               with full/empty mbarriers, one consumer warpgroup running wgmma m64nBNk16 on them. */
@@ -168,7 +168,7 @@ __global__ void wgmma_tile_mn(const char *A, const char *B, const float *C0, flo
 /* Threads 0-127 consume (warpgroup 0), thread 128 produces (warpgroup 1 lends its registers to the consumers).
  * Stage s: A's 128 x 64 box, then B's BN x 64, both 1024-aligned; full[s] counts the producer's arrival and the
  * boxes' bytes, empty[s] the consumer's release. k-tile kt uses stage kt % 2 for the (kt / 2)-th time. */
-template <int BN, int BT>
+template <int BN, int BT, int AT = 0>
 __global__ void tma_gemm(const __grid_constant__ CUtensorMap mapA, const __grid_constant__ CUtensorMap mapB,
                          float *C, int M, int N, int K, int bug)
 {
@@ -192,7 +192,9 @@ __global__ void tma_gemm(const __grid_constant__ CUtensorMap mapA, const __grid_
             mbarrier_wait_parity(&empty[s], (use & 1) ^ 1); /* a fresh barrier's "previous" phase: passes */
             char *as = tiles + s * STAGE;
             mbarrier_arrive_expect_tx(&full[s], bytes);
-            tma_load_2d(as, &mapA, kt * BK, m0, &full[s]);
+            if (!AT) tma_load_2d(as, &mapA, kt * BK, m0, &full[s]);
+            for (int j = 0; AT && j < BM / 64; j++) /* A given K x M: boxes of 64 M x 64 K */
+                tma_load_2d(as + j * 64 * ROW, &mapA, m0 + 64 * j, kt * BK, &full[s]);
             if (!BT) tma_load_2d(as + A_BYTES, &mapB, kt * BK, n0, &full[s]);
             for (int j = 0; BT && j < BN / 64; j++) /* B given K x N: boxes of 64 N x 64 K, side by side */
                 tma_load_2d(as + A_BYTES + j * 64 * ROW, &mapB, n0 + 64 * j, kt * BK, &full[s]);
@@ -213,8 +215,10 @@ __global__ void tma_gemm(const __grid_constant__ CUtensorMap mapA, const __grid_
             uint64_t db = BT ? wgmma_desc(bs + 2 * ATOM * k, 64 * ROW, ATOM, swizzle)
                              : wgmma_desc(bs + 32 * k, 16, ATOM, swizzle);
             for (int h = 0; h < 2; h++) {
-                uint64_t da = wgmma_desc(as + h * 64 * ROW + 32 * k, 16, ATOM, swizzle);
-                if (BT) mma_op_t<BN, 0, 1>(d[h], da, db, HOPPER_BF16, kt > 0 || k > 0);
+                uint64_t da = AT ? wgmma_desc(as + h * 64 * ROW + 2 * ATOM * k, 0, ATOM, swizzle) /* 64 wide */
+                                 : wgmma_desc(as + h * 64 * ROW + 32 * k, 16, ATOM, swizzle);
+                if (AT) mma_op_t<BN, 1, 1>(d[h], da, db, HOPPER_BF16, kt > 0 || k > 0);
+                else if (BT) mma_op_t<BN, 0, 1>(d[h], da, db, HOPPER_BF16, kt > 0 || k > 0);
                 else mma_op<BN>(d[h], da, db, HOPPER_BF16, kt > 0 || k > 0);
             }
         }
@@ -311,10 +315,10 @@ int planted_hopper_tile_mn(int op, int n, int trans, int bug, const float *A, co
     return err;
 }
 
-template <int BN, int BT = 0> static void launch_gemm(const CUtensorMap &ma, const CUtensorMap &mb, float *C, int M,
-                                                      int N, int K, int bug)
+template <int BN, int BT = 0, int AT = 0>
+static void launch_gemm(const CUtensorMap &ma, const CUtensorMap &mb, float *C, int M, int N, int K, int bug)
 {
-    void (*kernel)(const CUtensorMap, const CUtensorMap, float *, int, int, int, int) = tma_gemm<BN, BT>;
+    void (*kernel)(const CUtensorMap, const CUtensorMap, float *, int, int, int, int) = tma_gemm<BN, BT, AT>;
     size_t smem = ATOM + 128 + STAGES * (BM + BN) * ROW + 2 * STAGES * sizeof(uint64_t);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);
@@ -338,16 +342,21 @@ int planted_hopper_gemm(int bn, int bug, const float *A, const float *B, float *
     return err;
 }
 
-/* the same GEMM with B given K x N row-major (as dx's W[v, h] with K = v), read N-major (imm-trans-b) */
-int planted_hopper_gemm_nmajor(int bn, const float *A, const float *Bkn, float *C, int M, int N, int K)
+/* the same GEMM with B given K x N row-major (as dx's W[v, h] with K = v), read N-major (imm-trans-b); with
+ * a_kmajor 0, A too given K x M (as dW's G^T from G[n, v], K = n), read M-major */
+int planted_hopper_gemm_nmajor(int bn, int a_kmajor, const float *A, const float *Bkn, float *C, int M, int N,
+                               int K)
 {
     void *dA = upload(A, (size_t)M * K, HOPPER_BF16), *dB = upload(Bkn, (size_t)K * N, HOPPER_BF16);
     float *dC = poisoned_output((size_t)M * N);
-    CUtensorMap ma = tma_map_2d(dA, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, M, K, K, BM, BK,
-                                CU_TENSOR_MAP_SWIZZLE_128B);
+    CUtensorMap ma = a_kmajor ? tma_map_2d(dA, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, M, K, K, BM, BK,
+                                           CU_TENSOR_MAP_SWIZZLE_128B)
+                              : tma_map_2d(dA, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, K, M, M, BK, 64,
+                                           CU_TENSOR_MAP_SWIZZLE_128B);
     CUtensorMap mb = tma_map_2d(dB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, K, N, N, BK, 64,
                                 CU_TENSOR_MAP_SWIZZLE_128B);
-    if (bn == 64) launch_gemm<64, 1>(ma, mb, dC, M, N, K, HOPPER_GEMM_CORRECT);
+    if (!a_kmajor) launch_gemm<128, 1, 1>(ma, mb, dC, M, N, K, HOPPER_GEMM_CORRECT);
+    else if (bn == 64) launch_gemm<64, 1>(ma, mb, dC, M, N, K, HOPPER_GEMM_CORRECT);
     else if (bn == 128) launch_gemm<128, 1>(ma, mb, dC, M, N, K, HOPPER_GEMM_CORRECT);
     else launch_gemm<256, 1>(ma, mb, dC, M, N, K, HOPPER_GEMM_CORRECT);
     int err = (int)cudaGetLastError();

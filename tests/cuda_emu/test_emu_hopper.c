@@ -197,11 +197,28 @@ START_TEST(hopper_gemm_n_major)
         inputs();
         for (int q = 0; q < k; q++)
             for (int j = 0; j < n; j++) GBT[q * n + j] = GB[j * k + q];
-        ck_assert_int_eq(planted_hopper_gemm_nmajor(bn, GA, GBT, GC, m, n, k), cudaSuccess);
+        ck_assert_int_eq(planted_hopper_gemm_nmajor(bn, 1, GA, GBT, GC, m, n, k), cudaSuccess);
         int bad = wrong(GA, GB, NULL, GC, m, n, k);
         ck_assert_msg(bad == 0, "bn %d: %d of %d elements wrong (seed %llu)", bn, bad, m * n,
                       (unsigned long long)seed);
     }
+}
+END_TEST
+
+/* A given K x M and B K x N, both read MN-major through TMA boxes: dW = G^T . x's shape, G [n, v] and x [n, h]
+ * read in place (K = n) */
+START_TEST(hopper_gemm_mn_major_both)
+{
+    static float GAT[GK * GM], GBT[GK * GN_MAX];
+    int m = GM, n = 256, k = 192;
+    inputs();
+    for (int q = 0; q < k; q++) {
+        for (int i = 0; i < m; i++) GAT[q * m + i] = GA[i * k + q];
+        for (int j = 0; j < n; j++) GBT[q * n + j] = GB[j * k + q];
+    }
+    ck_assert_int_eq(planted_hopper_gemm_nmajor(128, 0, GAT, GBT, GC, m, n, k), cudaSuccess);
+    int bad = wrong(GA, GB, NULL, GC, m, n, k);
+    ck_assert_msg(bad == 0, "%d of %d elements wrong (seed %llu)", bad, m * n, (unsigned long long)seed);
 }
 END_TEST
 
@@ -285,6 +302,7 @@ Suite *emu_hopper_suite(void)
     tcase_add_test(t, hopper_gemm_correct);
     tcase_add_test(t, hopper_gemm_out_of_bounds);
     tcase_add_test(t, hopper_gemm_n_major);
+    tcase_add_test(t, hopper_gemm_mn_major_both);
     tcase_add_test(t, hopper_gemm_wrong_swizzle);
     tcase_add_test(t, hopper_gemm_no_init_fence);
     tcase_add_test(t, hopper_gemm_expect_tx_small);
