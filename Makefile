@@ -76,13 +76,17 @@ endif
 ifeq ($(CUDA)$(EMU),10) # [emu hook] nvcc only outside the emulation build
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
 CFLAGS    += -DHAVE_CUDA -I$(CUDA_HOME)/include
-# sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it; sm_90a
-# too, where hopper_ptx.h's wrappers are instructions (elsewhere they trap: the versions using them run on 9.0 only).
+# sm_80 (A100) and sm_90 (H100/H200) as machine code, plus compute_90 PTX so newer GPUs can JIT it. A file that
+# includes hopper_ptx.h gets sm_90a in place of sm_90: its wrappers are instructions there and trap elsewhere, and
+# with no plain sm_90 code beside it a 9.0 GPU can only load the sm_90a code (the launchers run it on 9.0 only).
 # -Ikernels/runtime/ptx: <mma_ptx.h> (the emulation build finds its own first, tests/cuda_emu/include)
+NVCC_ARCH        := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+                    -gencode arch=compute_90,code=compute_90
+NVCC_ARCH_HOPPER := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a \
+                    -gencode arch=compute_90,code=compute_90
+HOPPER_CU        := $(shell grep -l '<hopper_ptx.h>' kernels/*.cu 2>/dev/null)
 NVCCFLAGS := -std=c++17 $(if $(filter 1,$(DEBUG)),-O0 -g -G,-O2 -g -lineinfo) -DHAVE_CUDA -Ikernels/runtime/ptx $(HOST_INC) \
-             -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
-             -gencode arch=compute_90a,code=sm_90a \
-             -gencode arch=compute_90,code=compute_90 -Xcompiler -Wall,-Wextra,-Wshadow$(if $(filter 1,$(WERROR)),$(comma)-Werror,) \
+             -Xcompiler -Wall,-Wextra,-Wshadow$(if $(filter 1,$(WERROR)),$(comma)-Werror,) \
              $(if $(filter 1,$(WERROR)),-Werror all-warnings,) -MMD -MP
 LDLIBS    += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
@@ -340,7 +344,7 @@ $(OBJ)/%.o: %.c | blas-deps
 ifneq ($(EMU),1) # [emu hook] under EMU=1, emu.mk compiles .cu with g++
 $(OBJ)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(if $(filter $<,$(HOPPER_CU)),$(NVCC_ARCH_HOPPER),$(NVCC_ARCH)) -c -o $@ $<
 endif
 
 -include $(shell find $(sort $(OBJ) $(CU_OBJ)) -name '*.d' 2>/dev/null)

@@ -33,10 +33,14 @@
  *     waited, or by a thread that learned the stage was free from an mbarrier phase that a thread of the
  *     warpgroup completed before its own wait_group (the stage released while in flight).
  * Numerics as mma.sync's (include/mma_ptx.h): exact products, fp32 sums in k order, tf32 truncated to 19 bits.
- * Blind spots: the generic-write checks need the eyes (not under ASan); MN-major operands (the trans bits),
- * base offsets, multicast, clusters and TMA stores are not emulated. The time model is handed each
- * warpgroup's wgmma (its FLOP, its operands' shared-memory bytes) and each TMA box (its global rows, its
- * bytes) exactly, as emu_model.cc's model_wgmma and model_tma say. */
+ * MN-major operands (imm-trans-a/b, bf16 and f16): the descriptor's fields read by CUTLASS's canonical MN-major
+ * layouts (SBO between groups of 8 k rows, LBO between atoms along M or N when swizzled); checked: the tile at
+ * the start of its atom, SBO (and LBO where the operand is wider than one row of the swizzle) a multiple of the
+ * atom, and no two elements of the operand at one address.
+ * Blind spots: the generic-write checks need the eyes (not under ASan); base offsets, multicast, clusters and
+ * TMA stores are not emulated. The time model is handed each warpgroup's wgmma (its FLOP, its operands'
+ * shared-memory bytes) and each TMA box (its global rows, its bytes) exactly, as emu_model.cc's model_wgmma and
+ * model_tma say. */
 #include "emu_eyes.h"
 #include "emu_model.h"
 #include "emu_sched.h"
@@ -105,7 +109,7 @@ struct box {
 };
 
 struct op {
-    int wg, type, n, computed, retired;
+    int wg, type, n, trans, computed, retired; /* trans: bit 0 A M-major, bit 1 B N-major */
     uint64_t a, b;
     uintptr_t a0, b0; /* decoded start addresses */
     const char *name, *file;
@@ -538,12 +542,15 @@ void wgmma_commit(const char *file, int line)
 struct operand {
     uintptr_t start;
     unsigned lbo, sbo, w;
-    int swizzle;
+    int swizzle, mn; /* mn: stored MN-major (k rows of M or N contiguous elements; imm-trans 1) */
 };
 
-static operand decode(uint64_t desc, const char *which, const char *name, const char *file, int line)
+/* mn: the operand is MN-major, wide bytes along M or N (64 or n elements) */
+static operand decode(uint64_t desc, const char *which, const char *name, const char *file, int line, int mn,
+                      unsigned wide)
 {
     operand o;
+    o.mn = mn;
     uint32_t off = (uint32_t)(desc & 0x3fff) << 4;
     o.lbo = (unsigned)(desc >> 16 & 0x3fff) << 4, o.sbo = (unsigned)(desc >> 32 & 0x3fff) << 4;
     o.swizzle = (int)(desc >> 62), o.w = span_of(o.swizzle);
@@ -564,7 +571,20 @@ static operand decode(uint64_t desc, const char *which, const char *name, const 
     if (!o.start)
         fail_here(cudaErrorIllegalAddress, "%s at %s:%d: thread %u: %s's descriptor address 0x%05x is not in the "
                   "block's shared memory", name, file, line, tid, which, off);
-    if (o.w) {
+    if (o.w && mn) { /* 8 k rows of o.w bytes an atom; SBO: the next 8 k, LBO: the next o.w bytes of M or N */
+        if (o.start % (8 * o.w))
+            fail_here(cudaErrorMisalignedAddress, "%s at %s:%d: %s's MN-major tile at %s is not aligned to the %u-byte "
+                      "atom of %s (8 k rows of %u bytes of M or N; base offset 0)", name, file, line, which,
+                      where(o.start), 8 * o.w, swizzle_name(o.swizzle), o.w);
+        if (o.sbo == 0 || o.sbo % (8 * o.w))
+            fail_here(cudaErrorIllegalInstruction, "%s at %s:%d: %s is MN-major (imm-trans 1) and its SBO %u bytes is "
+                      "not a multiple of the %u-byte atom: MN-major, SBO is the offset between groups of 8 k rows",
+                      name, file, line, which, o.sbo, 8 * o.w);
+        if (wide > o.w && (o.lbo == 0 || o.lbo % (8 * o.w)))
+            fail_here(cudaErrorIllegalInstruction, "%s at %s:%d: %s is MN-major (imm-trans 1), %u bytes wide, and its "
+                      "LBO %u bytes is not a multiple of the %u-byte atom: MN-major, LBO is the offset between groups "
+                      "of %u bytes of M or N", name, file, line, which, wide, o.lbo, 8 * o.w, o.w);
+    } else if (o.w) {
         if (o.start % o.w + 32 > o.w)
             fail_here(cudaErrorIllegalInstruction, "%s at %s:%d: %s's start %s is %u bytes into a %u-byte swizzle row: "
                       "the instruction's 32 bytes of K must lie in one row", name, file, line, which, where(o.start),
@@ -583,9 +603,19 @@ static operand decode(uint64_t desc, const char *which, const char *name, const 
     return o;
 }
 
-/* the byte address of element k (elem bytes) of row r of a K-major operand */
+/* the byte address of element k (elem bytes) of row r (M or N) of an operand, K-major or MN-major (CUTLASS's
+ * canonical layouts: swizzled, k row k % 8 of the atom at (k / 8) SBO + (bytes of r / span) LBO; without a
+ * swizzle, a core matrix of 8 k rows of 16 bytes at (k / 8) LBO + (r / 8) SBO) */
 static uintptr_t element(const operand &o, int r, int k, int elem)
 {
+    if (o.mn) {
+        unsigned rb = (unsigned)(r * elem);
+        if (!o.w)
+            return o.start + (uintptr_t)(rb / 16) * o.sbo + (uintptr_t)(k / 8) * o.lbo + (uintptr_t)(k % 8) * 16 +
+                   rb % 16;
+        return swizzled(o.start + (uintptr_t)(rb / o.w) * o.lbo + (uintptr_t)(k / 8) * o.sbo +
+                        (uintptr_t)(k % 8) * o.w + rb % o.w, o.swizzle);
+    }
     unsigned kb = (unsigned)(k * elem);
     if (!o.w) return o.start + (uintptr_t)(r / 8) * o.sbo + (kb / 16) * o.lbo + (uintptr_t)(r % 8) * 16 + kb % 16;
     return swizzled(o.start + (uintptr_t)(r / 8) * o.sbo + (uintptr_t)(r % 8) * o.w + kb, o.swizzle);
@@ -621,7 +651,8 @@ static void fragment_place(int lt, int j, int *r, int *c) /* register j of warpg
 static void compute(op &o)
 {
     int K = o.type == WG_TF32 ? 8 : 16, elem = o.type == WG_TF32 ? 4 : 2;
-    operand A = decode(o.a, "A", o.name, o.file, o.line), B = decode(o.b, "B", o.name, o.file, o.line);
+    operand A = decode(o.a, "A", o.name, o.file, o.line, o.trans & 1, 64u * elem),
+            B = decode(o.b, "B", o.name, o.file, o.line, o.trans >> 1 & 1, (unsigned)o.n * elem);
     for (uintptr_t c : o.chunks) {
         for (const tma_copy &t : copies)
             if (c >= (uintptr_t)t.dst && c < (uintptr_t)t.dst + t.data.size())
@@ -687,8 +718,8 @@ static int poisoned(const float *d, int n, int *bad)
     return 1;
 }
 
-void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, const char *name, const char *file,
-           int line)
+void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, int trans, const char *name,
+           const char *file, int line)
 {
     hthread &t = me();
     unsigned tid = my_tid();
@@ -710,16 +741,36 @@ void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, const
         ops.push_back(op());
         uncomputed++;
         op &o = ops.back();
-        o.wg = wg, o.type = type, o.n = n, o.a = a, o.b = b, o.name = name, o.file = file, o.line = line;
+        o.wg = wg, o.type = type, o.n = n, o.trans = trans, o.a = a, o.b = b, o.name = name, o.file = file;
+        o.line = line;
         if (W.model) model_op(type, n);
         for (int i = 0; i < 128; i++) o.chain[i] = -1, o.d[i] = NULL, o.scale[i] = 0;
         o.c.assign((size_t)64 * n, 0.0f);
         int elem = type == WG_TF32 ? 4 : 2, K = 32 / elem;
-        operand A = decode(a, "A", name, file, line), B = decode(b, "B", name, file, line);
-        for (int r = 0; r < 64; r++)
-            for (int k = 0; k < K; k += 16 / elem) o.chunks.push_back(element(A, r, k, elem) & ~(uintptr_t)15);
-        for (int r = 0; r < n; r++)
-            for (int k = 0; k < K; k += 16 / elem) o.chunks.push_back(element(B, r, k, elem) & ~(uintptr_t)15);
+        if (trans && type == WG_TF32)
+            fail_here(cudaErrorIllegalInstruction, "%s at %s:%d: imm-trans 1 with tf32: only .f16 and .bf16 take "
+                      "MN-major operands", name, file, line);
+        operand A = decode(a, "A", name, file, line, trans & 1, 64u * elem),
+                B = decode(b, "B", name, file, line, trans >> 1 & 1, (unsigned)n * elem);
+        /* every element of an MN-major operand at its own address: LBO and SBO that fold two places onto one
+         * fail (K-major operands keep their own checks, in compute: a TMA box's swizzle names the error better) */
+        static std::vector<uintptr_t> &at = *new std::vector<uintptr_t>; /* static: fail_here does not unwind */
+        for (int which = 0; which < 2; which++) {
+            const operand &p = which ? B : A;
+            at.clear();
+            for (int r = 0; r < (which ? n : 64); r++)
+                for (int k = 0; k < K; k++) at.push_back(element(p, r, k, elem));
+            std::sort(at.begin(), at.end());
+            for (size_t i = 1; i < at.size() && p.mn; i++)
+                if (at[i] < at[i - 1] + (uintptr_t)elem)
+                    fail_here(cudaErrorIllegalInstruction, "%s at %s:%d: %s's descriptor (%s-major, LBO %u, SBO %u, "
+                              "%s) places two of its elements at %s: the strides overlap the layout's atoms", name,
+                              file, line, which ? "B" : "A", p.mn ? "MN" : "K", p.lbo, p.sbo,
+                              swizzle_name(p.swizzle), where(at[i]));
+            for (uintptr_t c : at)
+                if (o.chunks.empty() || o.chunks.back() != (c & ~(uintptr_t)15))
+                    o.chunks.push_back(c & ~(uintptr_t)15);
+        }
         for (uintptr_t c : o.chunks)
             if (!eyes_shared_span(c, 16))
                 fail_here(cudaErrorIllegalAddress, "%s at %s:%d: an operand row at %p lies outside the block's "
@@ -727,7 +778,7 @@ void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, const
     } else {
         id = found->second;
         const op &o = ops[(size_t)id];
-        if (o.type != type || o.n != n || o.a != a || o.b != b)
+        if (o.type != type || o.n != n || o.trans != trans || o.a != a || o.b != b)
             fail_here(cudaErrorIllegalInstruction, "%s at %s:%d: thread %u issues it with descriptors 0x%llx, 0x%llx as "
                       "the warpgroup's operation %llu, which thread %u issued at %s:%d as %s with 0x%llx, 0x%llx: "
                       ".aligned needs the same instruction and operands in every thread of the warpgroup", name, file,

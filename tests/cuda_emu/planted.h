@@ -167,6 +167,17 @@ enum planted_hopper_tile_bug {
 };
 int planted_hopper_tile(int op, int n, int swizzled, int bug, const float *A, const float *B, const float *C0,
                         float *D);
+/* planted_hopper_tile_mn: the same with the operands of trans (bit 0 A, bit 1 B) stored MN-major (k rows of M
+ * or N contiguous elements) and read so (imm-trans 1), bf16 or f16, the 128-byte swizzle */
+enum planted_hopper_mn_bug {
+    HOPPER_MN_CORRECT,
+    HOPPER_MN_SWAPPED,  /* LBO and SBO as K-major habit has them: wrong elements, the result wrong */
+    HOPPER_MN_NO_TRANS, /* the data MN-major, the instruction's imm-trans 0: the result wrong */
+    HOPPER_MN_LBO_ZERO, /* LBO 0 for a 128-wide B: the emulator refuses the descriptor */
+    HOPPER_MN_OVERLAP   /* LBO = SBO: two elements at one address, refused */
+};
+int planted_hopper_tile_mn(int op, int n, int trans, int bug, const float *A, const float *B, const float *C0,
+                           float *D);
 enum planted_hopper_gemm_bug {
     HOPPER_GEMM_CORRECT,
     HOPPER_GEMM_WRONG_SWIZZLE,     /* the descriptors say no swizzle; the TMA wrote the tiles 128-byte swizzled */
@@ -178,6 +189,10 @@ enum planted_hopper_gemm_bug {
     HOPPER_GEMM_MISALIGNED         /* the ring's tiles 128 bytes off the 1024-byte swizzle atom */
 };
 int planted_hopper_gemm(int bn, int bug, const float *A, const float *B, float *C, int M, int N, int K);
+/* the same, correct, with B given K x N (Bkn, row-major), loaded by TMA in 64 x 64 boxes and read N-major; with
+ * a_kmajor 0 also A given K x M (row-major), read M-major (bn 128 then) */
+int planted_hopper_gemm_nmajor(int bn, int a_kmajor, const float *A, const float *Bkn, float *C, int M, int N,
+                               int K);
 
 /* planted_hopper_model.cu, for the time model's tests: blocks of one warpgroup running reps groups of 4 wgmma
  * m64n256k16 bf16 (tf32: m64n256k8) on operands in shared memory, out[blocks * 128]; and blocks of one warp

@@ -1,11 +1,12 @@
 /* test_emu_hopper.c - TEST-ONLY: sm_90a's layer through kernels/runtime/ptx/hopper_ptx.h and
  * kernels/runtime/tma_map.h (planted_hopper.cu): wgmma of every operand type and N = 64, 128, 256 from both
- * shared-memory layouts, a bf16 GEMM through TMA and wgmma in a 2-stage mbarrier ring (also with M, N and K off
- * the tile, the boxes' outside read as zeros), each against a double reference; and the planted bugs -- a wrong
- * swizzle, a missing fence (generic stores before wgmma; mbarrier.init before the TMA), a wgmma with no
- * wgmma.fence, an expect_tx short or over, a stale phase parity, an accumulator written in flight, a stage
- * released before wgmma.wait_group, a misaligned swizzled tile -- each failing for its own reason. Run by
- * test_emu.c.
+ * shared-memory layouts, and with MN-major (imm-trans) operands; a bf16 GEMM through TMA and wgmma in a 2-stage
+ * mbarrier ring (also with M, N and K off the tile, the boxes' outside read as zeros), each against a double
+ * reference; and the planted bugs -- a wrong swizzle, a missing fence (generic stores before wgmma;
+ * mbarrier.init before the TMA), a wgmma with no wgmma.fence, an expect_tx short or over, a stale phase parity,
+ * an accumulator written in flight, a stage released before wgmma.wait_group, a misaligned swizzled tile, an
+ * MN-major operand's LBO and SBO swapped, LBO zero or overlapping SBO, an imm-trans left off -- each failing for
+ * its own reason. Run by test_emu.c.
  *
  * Inputs: fresh random multiples of 1/8 in [-1, 1), never 0, exact in bf16, f16 and tf32, so every product is a
  * multiple of 1/64 and every partial sum (|sum| <= 1 + K, K <= 256) needs at most 15 significant bits: fp32 sums
@@ -112,6 +113,55 @@ START_TEST(hopper_tile_accumulator_in_flight)
 }
 END_TEST
 
+/* MN-major operands (imm-trans): A, B or both stored k rows of M or N, 128-byte swizzle; the same exact result */
+START_TEST(hopper_tile_mn_major)
+{
+    static const int cases[][3] = {{HOPPER_BF16, 64, 1}, {HOPPER_BF16, 128, 2}, {HOPPER_BF16, 256, 3},
+                                   {HOPPER_F16, 128, 3}, {HOPPER_F16, 256, 2},  {HOPPER_BF16, 128, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int op = cases[c][0], n = cases[c][1], trans = cases[c][2];
+        inputs();
+        ck_assert_int_eq(planted_hopper_tile_mn(op, n, trans, HOPPER_MN_CORRECT, TA, TB, TC0, TD), cudaSuccess);
+        int bad = wrong(TA, TB, TC0, TD, 64, n, 16);
+        ck_assert_msg(bad == 0, "op %d, n %d, trans %d: %d of %d elements wrong (seed %llu)", op, n, trans, bad,
+                      64 * n, (unsigned long long)seed);
+    }
+}
+END_TEST
+
+/* LBO and SBO swapped, or the imm-trans flag left off: descriptors the hardware takes, elements read from the
+ * wrong places; the result must be wrong (the inputs are never 0, so a moved product moves the sum) */
+START_TEST(hopper_tile_mn_wrong_fields)
+{
+    static const int bugs[] = {HOPPER_MN_SWAPPED, HOPPER_MN_NO_TRANS};
+    for (int i = 0; i < 2; i++) {
+        inputs();
+        ck_assert_int_eq(planted_hopper_tile_mn(HOPPER_BF16, 128, 3, bugs[i], TA, TB, TC0, TD), cudaSuccess);
+        int bad = wrong(TA, TB, TC0, TD, 64, 128, 16);
+        ck_assert_msg(bad > 0, "bug %d: the result is right (seed %llu)", bugs[i], (unsigned long long)seed);
+    }
+}
+END_TEST
+
+START_TEST(hopper_tile_mn_lbo_zero)
+{
+    inputs();
+    ck_assert_int_eq(planted_hopper_tile_mn(HOPPER_BF16, 128, 2, HOPPER_MN_LBO_ZERO, TA, TB, TC0, TD),
+                     cudaErrorIllegalInstruction);
+    assert_message("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 at tests/cuda_emu/planted_hopper.cu:");
+    assert_message("B is MN-major (imm-trans 1), 256 bytes wide, and its LBO 0 bytes is not a multiple");
+}
+END_TEST
+
+START_TEST(hopper_tile_mn_overlap)
+{
+    inputs();
+    ck_assert_int_eq(planted_hopper_tile_mn(HOPPER_F16, 256, 3, HOPPER_MN_OVERLAP, TA, TB, TC0, TD),
+                     cudaErrorIllegalInstruction);
+    assert_message("B's descriptor (MN-major, LBO 1024, SBO 1024, the 128-byte swizzle) places two of its");
+}
+END_TEST
+
 START_TEST(hopper_gemm_correct)
 {
     static const int bns[] = {64, 128, 256};
@@ -132,6 +182,41 @@ START_TEST(hopper_gemm_out_of_bounds)
     int m = 120, n = 200, k = 200;
     inputs();
     ck_assert_int_eq(planted_hopper_gemm(128, HOPPER_GEMM_CORRECT, GA, GB, GC, m, n, k), cudaSuccess);
+    int bad = wrong(GA, GB, NULL, GC, m, n, k);
+    ck_assert_msg(bad == 0, "%d of %d elements wrong (seed %llu)", bad, m * n, (unsigned long long)seed);
+}
+END_TEST
+
+/* B given K x N and read N-major through TMA boxes: dx = G . W's shape, W [V, H] read in place (K = V) */
+START_TEST(hopper_gemm_n_major)
+{
+    static float GBT[GK * GN_MAX];
+    static const int bns[] = {64, 128, 256};
+    for (int i = 0; i < 3; i++) {
+        int bn = bns[i], n = 2 * bn, m = i == 1 ? 120 : GM, k = i == 1 ? 200 : GK;
+        inputs();
+        for (int q = 0; q < k; q++)
+            for (int j = 0; j < n; j++) GBT[q * n + j] = GB[j * k + q];
+        ck_assert_int_eq(planted_hopper_gemm_nmajor(bn, 1, GA, GBT, GC, m, n, k), cudaSuccess);
+        int bad = wrong(GA, GB, NULL, GC, m, n, k);
+        ck_assert_msg(bad == 0, "bn %d: %d of %d elements wrong (seed %llu)", bn, bad, m * n,
+                      (unsigned long long)seed);
+    }
+}
+END_TEST
+
+/* A given K x M and B K x N, both read MN-major through TMA boxes: dW = G^T . x's shape, G [n, v] and x [n, h]
+ * read in place (K = n) */
+START_TEST(hopper_gemm_mn_major_both)
+{
+    static float GAT[GK * GM], GBT[GK * GN_MAX];
+    int m = GM, n = 256, k = 192;
+    inputs();
+    for (int q = 0; q < k; q++) {
+        for (int i = 0; i < m; i++) GAT[q * m + i] = GA[i * k + q];
+        for (int j = 0; j < n; j++) GBT[q * n + j] = GB[j * k + q];
+    }
+    ck_assert_int_eq(planted_hopper_gemm_nmajor(128, 0, GAT, GBT, GC, m, n, k), cudaSuccess);
     int bad = wrong(GA, GB, NULL, GC, m, n, k);
     ck_assert_msg(bad == 0, "%d of %d elements wrong (seed %llu)", bad, m * n, (unsigned long long)seed);
 }
@@ -210,8 +295,14 @@ Suite *emu_hopper_suite(void)
     tcase_add_test(t, hopper_tile_no_fence);
     tcase_add_test(t, hopper_tile_no_wgmma_fence);
     tcase_add_test(t, hopper_tile_accumulator_in_flight);
+    tcase_add_test(t, hopper_tile_mn_major);
+    tcase_add_test(t, hopper_tile_mn_wrong_fields);
+    tcase_add_test(t, hopper_tile_mn_lbo_zero);
+    tcase_add_test(t, hopper_tile_mn_overlap);
     tcase_add_test(t, hopper_gemm_correct);
     tcase_add_test(t, hopper_gemm_out_of_bounds);
+    tcase_add_test(t, hopper_gemm_n_major);
+    tcase_add_test(t, hopper_gemm_mn_major_both);
     tcase_add_test(t, hopper_gemm_wrong_swizzle);
     tcase_add_test(t, hopper_gemm_no_init_fence);
     tcase_add_test(t, hopper_gemm_expect_tx_small);

@@ -2,7 +2,8 @@
  * (init, arrive, arrive.expect_tx, try_wait.parity), fence.proxy.async, the TMA's 2-D tiled load
  * (cp.async.bulk.tensor from a CUtensorMap, completing on an mbarrier), wgmma (fence, commit_group,
  * wait_group, mma_async m64nNk16 bf16/f16 and m64nNk8 tf32, N = 64, 128, 256, f32 accumulators, both operands
- * from shared-memory matrix descriptors), the descriptor's encoder, and setmaxnreg. The host side of the TMA
+ * from shared-memory matrix descriptors, K-major or, 16-bit only, MN-major), the descriptor's encoder, and
+ * setmaxnreg. The host side of the TMA
  * (the CUtensorMap) is kernels/runtime/tma_map.h.
  *
  * `#include <hopper_ptx.h>` finds this file through -Ikernels/runtime/ptx (Makefile), as <mma_ptx.h>; the CPU
@@ -39,9 +40,9 @@
  *   the accumulator registers were touched since; mma_async joins the thread's open wgmma-group; commit_group
  *   closes it; wait_group N returns once at most N groups are pending. Until then the accumulators and the
  *   shared-memory operands must be neither read nor written (nor a stage refilled: release it after the
- *   wait). D = A . B (+ D when scale_d is non-zero), A 64 x K, B K x N, both K-major here ("row.col": each
- *   row of A and each column of B holds K contiguous elements), K = 16 (bf16, f16) or 8 (tf32): 32 bytes of
- *   each row.
+ *   wait). D = A . B (+ D when scale_d is non-zero), A 64 x K, B K x N, K-major unless the _t wrappers say
+ *   otherwise ("row.col": each row of A and each column of B holds K contiguous elements), K = 16 (bf16,
+ *   f16) or 8 (tf32): 32 bytes of each row.
  * - D's fragment (m64nNk*, f32): warp w of the warpgroup owns rows 16 w to 16 w + 15; with lane = 4 g + t,
  *       d[4i + 0], d[4i + 1] = D[16 w + g    ][8 i + 2 t], D[16 w + g    ][8 i + 2 t + 1]
  *       d[4i + 2], d[4i + 3] = D[16 w + g + 8][8 i + 2 t], D[16 w + g + 8][8 i + 2 t + 1]   (i < N / 8)
@@ -54,6 +55,17 @@
  *   1024; the k-th 16-element slice of it (k < 4) by the same descriptor with 32 k bytes added to the
  *   address. Without a swizzle, each core matrix (8 rows of 16 bytes) is 128 contiguous bytes, row r at 16 r,
  *   the next core matrix along K LBO bytes on, the next 8 rows SBO bytes on.
+ * - MN-major operands (wgmma's imm-trans-a / imm-trans-b = 1, bf16 and f16 only; "Asynchronous Warpgroup
+ *   Level Matrix Shared Memory Layout": "Matrix Descriptor Format" and "Strides", the canonical layouts as
+ *   CUTLASS's make_gmma_desc<Major::MN> states them): A stored K rows of M contiguous elements, B K rows of N
+ *   (W [V, H] read as dx's B = W[v0.., h0..] with K = v; x [N, H] as dW's B with K = n). With the 128-byte
+ *   swizzle a 128-byte row holds 64 consecutive M (or N) elements at one k, 8 consecutive k rows form one
+ *   1024-byte atom, and the fields swap roles: SBO is the byte offset between consecutive groups of 8 k, LBO
+ *   the offset between consecutive 64-element groups along M or N (unused where the operand is 64 wide,
+ *   as A always is). A TMA box of 64 elements x R rows (K = the rows) with CU_TENSOR_MAP_SWIZZLE_128B is such
+ *   a tile with SBO = 1024; the k-th 16-row slice of it is the descriptor of the address + 2048 k. Without a
+ *   swizzle the core matrix is 8 k rows of 16 bytes (8 M or N elements), LBO the offset of the next core
+ *   matrix along K and SBO along M or N, as in the K-major case.
  * - setmaxnreg.inc/dec.sync.aligned.u32 N (N a multiple of 8 in [24, 256]): the warpgroup's per-thread
  *   register budget, raised (consumers) or lowered (a producer) under warp specialisation. */
 #ifndef KERNELS_RUNTIME_HOPPER_PTX_H
@@ -507,6 +519,207 @@ __device__ __forceinline__ void wgmma_tf32_m64n256k8(float (&d)[128], uint64_t a
                    "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
                    "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "l"(a), "l"(b), "r"(scale_d)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+    hopper_ptx_detail::unsupported();
+#endif
+}
+
+/* ---- wgmma.mma_async with the operands' majors as immediates (bf16, f16 only: imm-trans-a, imm-trans-b).
+ * TRANS_A 1 reads A (64 x K) M-major, TRANS_B 1 reads B (K x N) N-major, each by the MN-major descriptor
+ * layout at the top of the file; 0 is K-major, as the wrappers above. D, its fragment, scale_d as above. */
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void wgmma_bf16_m64n64k16_t(float (&d)[32], uint64_t a, uint64_t b, int scale_d)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+#if HOPPER_PTX_SM90A
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18,"
+                 "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                   "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+                   "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+    hopper_ptx_detail::unsupported();
+#endif
+}
+
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void wgmma_bf16_m64n128k16_t(float (&d)[64], uint64_t a, uint64_t b, int scale_d)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+#if HOPPER_PTX_SM90A
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18,"
+                 "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35,"
+                 "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52,"
+                 "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                   "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+                   "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
+                   "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+                   "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+                   "+f"(d[62]), "+f"(d[63])
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+    hopper_ptx_detail::unsupported();
+#endif
+}
+
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void wgmma_bf16_m64n256k16_t(float (&d)[128], uint64_t a, uint64_t b, int scale_d)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+#if HOPPER_PTX_SM90A
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18,"
+                 "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35,"
+                 "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52,"
+                 "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69,"
+                 "%70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86,"
+                 "%87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102,"
+                 "%103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116,"
+                 "%117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+                 "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                   "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+                   "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
+                   "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+                   "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+                   "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),
+                   "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]),
+                   "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
+                   "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
+                   "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+                   "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+                   "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+                   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+                   "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+    hopper_ptx_detail::unsupported();
+#endif
+}
+
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void wgmma_f16_m64n64k16_t(float (&d)[32], uint64_t a, uint64_t b, int scale_d)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+#if HOPPER_PTX_SM90A
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18,"
+                 "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                   "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+                   "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+    hopper_ptx_detail::unsupported();
+#endif
+}
+
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void wgmma_f16_m64n128k16_t(float (&d)[64], uint64_t a, uint64_t b, int scale_d)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+#if HOPPER_PTX_SM90A
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18,"
+                 "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35,"
+                 "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52,"
+                 "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                   "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+                   "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
+                   "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+                   "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+                   "+f"(d[62]), "+f"(d[63])
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B)
+                 : "memory");
+#else
+    (void)d, (void)a, (void)b, (void)scale_d;
+    hopper_ptx_detail::unsupported();
+#endif
+}
+
+template <int TRANS_A, int TRANS_B>
+__device__ __forceinline__ void wgmma_f16_m64n256k16_t(float (&d)[128], uint64_t a, uint64_t b, int scale_d)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+#if HOPPER_PTX_SM90A
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18,"
+                 "%19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35,"
+                 "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52,"
+                 "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69,"
+                 "%70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86,"
+                 "%87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102,"
+                 "%103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116,"
+                 "%117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+                 "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                   "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+                   "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
+                   "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+                   "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+                   "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),
+                   "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]),
+                   "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]),
+                   "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
+                   "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+                   "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+                   "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+                   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+                   "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(a), "l"(b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B)
                  : "memory");
 #else
     (void)d, (void)a, (void)b, (void)scale_d;

@@ -27,8 +27,9 @@ void desc_tile(const void *tile); /* wgmma_desc's tile: the descriptors' window 
 void wgmma_fence(const char *file, int line);
 void wgmma_commit(const char *file, int line);
 void wgmma_wait(int n, const char *file, int line);
-void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, const char *name, const char *file,
-           int line);
+/* trans: bit 0 A M-major (imm-trans-a), bit 1 B N-major (imm-trans-b); 0 both K-major */
+void wgmma(int type, int n, float *d, uint64_t a, uint64_t b, int scale_d, int trans, const char *name,
+           const char *file, int line);
 void setmaxnreg(int inc, int n, const char *file, int line);
 /* the emulated shared-memory window address of a pointer into the block's shared memory (its low 18 bits:
  * a descriptor keeps bits 4-17, so the alignment a descriptor sees is the pointer's own) */

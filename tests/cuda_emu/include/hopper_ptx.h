@@ -85,47 +85,95 @@ template <int N> inline void setmaxnreg_dec(EMU_PTX_SITE)
 
 inline void wgmma_bf16_m64n64k16(float (&d)[32], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_BF16, 64, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_BF16, 64, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", file, line);
 }
 
 inline void wgmma_bf16_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_BF16, 128, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_BF16, 128, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", file, line);
 }
 
 inline void wgmma_bf16_m64n256k16(float (&d)[128], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_BF16, 256, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_BF16, 256, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", file, line);
 }
 
 inline void wgmma_f16_m64n64k16(float (&d)[32], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_F16, 64, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_F16, 64, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", file, line);
 }
 
 inline void wgmma_f16_m64n128k16(float (&d)[64], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_F16, 128, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_F16, 128, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", file, line);
 }
 
 inline void wgmma_f16_m64n256k16(float (&d)[128], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_F16, 256, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_F16, 256, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", file, line);
 }
 
 inline void wgmma_tf32_m64n64k8(float (&d)[32], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_TF32, 64, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_TF32, 64, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", file, line);
 }
 
 inline void wgmma_tf32_m64n128k8(float (&d)[64], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_TF32, 128, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_TF32, 128, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", file, line);
 }
 
 inline void wgmma_tf32_m64n256k8(float (&d)[128], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
 {
-    emu::hopper::wgmma(emu::hopper::WG_TF32, 256, d, a, b, scale_d, "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32", file, line);
+    emu::hopper::wgmma(emu::hopper::WG_TF32, 256, d, a, b, scale_d, 0, "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32", file, line);
+}
+/* imm-trans-a (bit 0) and imm-trans-b (bit 1): the MN-major operands */
+template <int TRANS_A, int TRANS_B>
+inline void wgmma_bf16_m64n64k16_t(float (&d)[32], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+    emu::hopper::wgmma(emu::hopper::WG_BF16, 64, d, a, b, scale_d, TRANS_A | TRANS_B << 1,
+                       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", file, line);
+}
+
+template <int TRANS_A, int TRANS_B>
+inline void wgmma_bf16_m64n128k16_t(float (&d)[64], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+    emu::hopper::wgmma(emu::hopper::WG_BF16, 128, d, a, b, scale_d, TRANS_A | TRANS_B << 1,
+                       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", file, line);
+}
+
+template <int TRANS_A, int TRANS_B>
+inline void wgmma_bf16_m64n256k16_t(float (&d)[128], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+    emu::hopper::wgmma(emu::hopper::WG_BF16, 256, d, a, b, scale_d, TRANS_A | TRANS_B << 1,
+                       "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", file, line);
+}
+
+template <int TRANS_A, int TRANS_B>
+inline void wgmma_f16_m64n64k16_t(float (&d)[32], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+    emu::hopper::wgmma(emu::hopper::WG_F16, 64, d, a, b, scale_d, TRANS_A | TRANS_B << 1,
+                       "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", file, line);
+}
+
+template <int TRANS_A, int TRANS_B>
+inline void wgmma_f16_m64n128k16_t(float (&d)[64], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+    emu::hopper::wgmma(emu::hopper::WG_F16, 128, d, a, b, scale_d, TRANS_A | TRANS_B << 1,
+                       "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", file, line);
+}
+
+template <int TRANS_A, int TRANS_B>
+inline void wgmma_f16_m64n256k16_t(float (&d)[128], uint64_t a, uint64_t b, int scale_d, EMU_PTX_SITE)
+{
+    static_assert((TRANS_A == 0 || TRANS_A == 1) && (TRANS_B == 0 || TRANS_B == 1), "imm-trans is 0 or 1");
+    emu::hopper::wgmma(emu::hopper::WG_F16, 256, d, a, b, scale_d, TRANS_A | TRANS_B << 1,
+                       "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16", file, line);
 }
 #undef EMU_PTX_SITE
 
