@@ -186,7 +186,9 @@ enum planted_hopper_gemm_bug {
     HOPPER_GEMM_EXPECT_TX_LARGE,   /* expect_tx 2048 bytes over: the phase never completes */
     HOPPER_GEMM_STALE_PHASE,       /* the consumer always waits with parity 0 */
     HOPPER_GEMM_RELEASE_IN_FLIGHT, /* the stage released (empty arrive) before wgmma.wait_group */
-    HOPPER_GEMM_MISALIGNED         /* the ring's tiles 128 bytes off the 1024-byte swizzle atom */
+    HOPPER_GEMM_MISALIGNED,        /* the ring's tiles 128 bytes off the 1024-byte swizzle atom */
+    HOPPER_GEMM_WAIT_ONE           /* correct: one group left in flight (wait_group 1), the previous stage
+                                    * released after it, so a k-tile's wgmma chains onto the one in flight */
 };
 int planted_hopper_gemm(int bn, int bug, const float *A, const float *B, float *C, int M, int N, int K);
 /* the same, correct, with B given K x N (Bkn, row-major), loaded by TMA in 64 x 64 boxes and read N-major; with

@@ -223,10 +223,16 @@ __global__ void tma_gemm(const __grid_constant__ CUtensorMap mapA, const __grid_
             }
         }
         wgmma_commit();
+        if (bug == HOPPER_GEMM_WAIT_ONE) {
+            wgmma_wait<1>(); /* k-tile kt - 1's group is done: its stage is free, kt's still reads its own */
+            if (tid == 0 && kt > 0) mbarrier_arrive(&empty[(kt - 1) % STAGES]);
+            continue;
+        }
         if (bug == HOPPER_GEMM_RELEASE_IN_FLIGHT && tid == 0) mbarrier_arrive(&empty[s]); /* PLANTED */
         wgmma_wait<0>();
         if (bug != HOPPER_GEMM_RELEASE_IN_FLIGHT && tid == 0) mbarrier_arrive(&empty[s]); /* the stage is free */
     }
+    if (bug == HOPPER_GEMM_WAIT_ONE) wgmma_wait<0>();
     for (int h = 0; h < 2; h++)
         for (int j = 0; j < BN / 2; j++) {
             int r, c;

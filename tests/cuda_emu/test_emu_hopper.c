@@ -176,6 +176,22 @@ START_TEST(hopper_gemm_correct)
 }
 END_TEST
 
+/* one group left in flight across k-tiles (wait_group 1): each k-tile's first wgmma chains onto the previous
+ * k-tile's, still in flight, and the producer refills a stage released after the wait that retired its reads */
+START_TEST(hopper_gemm_wait_one)
+{
+    static const int bns[] = {64, 256};
+    for (int i = 0; i < 2; i++) {
+        int bn = bns[i], n = 2 * bn;
+        inputs();
+        ck_assert_int_eq(planted_hopper_gemm(bn, HOPPER_GEMM_WAIT_ONE, GA, GB, GC, GM, n, GK), cudaSuccess);
+        int bad = wrong(GA, GB, NULL, GC, GM, n, GK);
+        ck_assert_msg(bad == 0, "bn %d: %d of %d elements wrong (seed %llu)", bn, bad, GM * n,
+                      (unsigned long long)seed);
+    }
+}
+END_TEST
+
 /* M, N and K off the tile: the boxes reach past the tensor, whose outside the TMA fills with zeros */
 START_TEST(hopper_gemm_out_of_bounds)
 {
@@ -301,6 +317,7 @@ Suite *emu_hopper_suite(void)
     tcase_add_test(t, hopper_tile_mn_overlap);
     tcase_add_test(t, hopper_gemm_correct);
     tcase_add_test(t, hopper_gemm_out_of_bounds);
+    tcase_add_test(t, hopper_gemm_wait_one);
     tcase_add_test(t, hopper_gemm_n_major);
     tcase_add_test(t, hopper_gemm_mn_major_both);
     tcase_add_test(t, hopper_gemm_wrong_swizzle);
