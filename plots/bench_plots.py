@@ -506,9 +506,7 @@ def fmt_ms(r):
 
 
 def readme_table(lessons, data):
-    lines = ["| lesson | point (largest where both ran) | naive peak | cpu peak | saved | naive ms | cpu ms | "
-             "PyTorch naive / best peak | forum size: naive / cpu peak (predicted) |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines, machines = [], set()
     for lesson, spec in lessons.items():
         rows = data.get(lesson)
         if not rows:
@@ -525,7 +523,11 @@ def readme_table(lessons, data):
         lines.append(f"| {lesson} | {dims} | {n['peak_bytes']:,} | {c['peak_bytes']:,} | "
                      f"{n['peak_bytes'] / c['peak_bytes']:,.1f}x | {fmt_ms(n)} | {fmt_ms(c)} | {torch_col} | "
                      f"{forum_col} |")
-    return "\n".join(lines)
+        machines |= {r["device"] for r in (n, c) if r.get("total") is not None}
+    on = f" on {' / '.join(sorted(machines))}" if machines else ""  # times from another machine do not compare
+    return "\n".join([f"| lesson | point (largest where both ran) | naive peak | cpu peak | saved | naive ms{on} | "
+                      f"cpu ms{on} | PyTorch naive / best peak | forum size: naive / cpu peak (predicted) |",
+                      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"] + lines)
 
 
 def sweep_table(sweep, pts):
@@ -535,7 +537,8 @@ def sweep_table(sweep, pts):
     for impl, sp in series_of(pts).items():
         for x, r in sp:
             allocs = r["allocs"] if r["allocs"] is not None else "-"
-            lines.append(f"| {impl} | {r['device']} | {x} | {r['peak_bytes']:,} | {r['forward_live_bytes']:,} | "
+            live = f"{r['forward_live_bytes']:,}" if r["forward_live_bytes"] is not None else "-"  # not measured
+            lines.append(f"| {impl} | {r['device']} | {x} | {r['peak_bytes']:,} | {live} | "
                          f"{allocs} | {fmt_ms(r)} |")
     return "\n".join(lines)
 

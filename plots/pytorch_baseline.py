@@ -188,7 +188,23 @@ def lesson4_forms(torch, d):
             hidden = seg[-1]
         return torch.cat(outs)
 
-    return [h0, W_enc, W_ih, W_zh], dout, {"pytorch-naive": seed_loop, "pytorch-best": hoisted_checkpointed}
+    def checkpointed():  # lesson-4.md §6's fix: the seed's loop in segments of sqrt(T) steps, x W_ih inside them
+        k, hidden, outs = max(1, round(T ** 0.5)), h0, []
+        for xs, es in zip(x.split(k), eps.split(k)):
+            seg = checkpoint(lambda hd, xa, ea: gru_seed_loop(torch, xa, ea, hd, W_enc, W_ih, W_zh), hidden, xs, es,
+                             use_reentrant=False)
+            outs.append(seg)
+            hidden = seg[-1]
+        return torch.cat(outs)
+
+    def offloaded():  # the thread's answer: every saved tensor moved to host memory (pinned), back for backward
+        with torch.autograd.graph.save_on_cpu(pin_memory=True):
+            return seed_loop()
+
+    forms = {"pytorch-naive": seed_loop, "pytorch-best": hoisted_checkpointed}
+    if torch.cuda.is_available():  # the next GPU report's rows; on the CPU offloading moves nothing anywhere
+        forms.update({"pytorch-ckpt": checkpointed, "pytorch-offload": offloaded})
+    return [h0, W_enc, W_ih, W_zh], dout, forms
 
 
 class Manual:
@@ -247,7 +263,7 @@ def lesson5_fp32_forms(torch, d):
 def measure(torch, meter, inputs, dout, fn, repeat):
     """Forward + backward repeat + 1 times (the first a warm-up); every run's peak (PeakMeter: all tensors live
     from the forward's start to the backward's end, inputs and the upstream gradient included) must be the same."""
-    fwd, bwd, peaks = [], [], []
+    fwd, bwd, peaks, lives = [], [], [], []
     for r in range(repeat + 1):
         for p in inputs:
             p.grad = None  # the gradients are this run's allocations, as in the C lessons
@@ -256,6 +272,7 @@ def measure(torch, meter, inputs, dout, fn, repeat):
         out = fn.fwd() if isinstance(fn, Manual) else fn()
         meter.sync()  # a GPU runs the launches after the call returns: the clock stops when they are done
         t1 = time.perf_counter()
+        lives.append(meter.live())  # forward_live_bytes: every tensor live now, the inputs and dout included
         if isinstance(fn, Manual):  # forward computed the gradients: backward scales them by dout
             grads = [o * dout for o in out[1:]]
         else:
@@ -268,7 +285,7 @@ def measure(torch, meter, inputs, dout, fn, repeat):
             continue
         fwd.append((t1 - t0) * 1e3)
         bwd.append((t2 - t1) * 1e3)
-    return fwd, bwd, max(peaks)
+    return fwd, bwd, max(peaks), max(lives)
 
 
 def print_matmul_rates(torch, d):
@@ -356,9 +373,9 @@ def append_csv(path, header, rows):
 
 
 def run_point(torch, lesson, d, impls, repeat):
-    """[(impl, forward ms list, backward ms list, peak bytes)] for one point. The meter starts before the inputs
-    are drawn, so the peak counts them, the upstream gradient, every temporary, the outputs and the gradients:
-    what the C tracker counts."""
+    """[(impl, forward ms list, backward ms list, peak bytes, bytes live after forward)] for one point. The meter
+    starts before the inputs are drawn, so the peak counts them, the upstream gradient, every temporary, the
+    outputs and the gradients: what the C tracker counts."""
     rows = []
     for build in form_builders(lesson):
         if not set(build(torch, SIZES[lesson]["tiny"])[2]) & set(impls):
@@ -569,10 +586,10 @@ def main():
         rows = run_point(torch, a.lesson, d, impls, a.repeat) if impls else []
         if a.anchors:
             rows += run_anchors(torch, a.lesson, d, a.repeat)
-        for impl, f, b, mem in rows:
+        for impl, f, b, mem, live in rows:
             fm, bm = statistics.median(f), statistics.median(b)
             all_rows.append((impl, fm, bm, mem))
-            csv_rows.append([a.lesson, impl, size_col, dims, mem, mem, "", f"{fm:.4f}", f"{bm:.4f}", "", device])
+            csv_rows.append([a.lesson, impl, size_col, dims, mem, live, "", f"{fm:.4f}", f"{bm:.4f}", "", device])
             run_rows += [[a.lesson, impl, size_col, dims, r + 1, f"{x:.4f}", f"{y:.4f}", device]
                          for r, (x, y) in enumerate(zip(f, b))]
             print(f"  lesson {a.lesson} {sweep} {dims:28} {impl:14} peak "

@@ -28,6 +28,16 @@ bt 4
 #=> print naive_bmm_backward
 continue
 #=> stop cpu_bmm_forward
-next
-print d->G * d->K
+# The fix: one strided-batched GEMM over views of x, read in place: a row of x is G·K floats (lda), and group g
+# starts K floats further on (strideA); out's rows are G·N floats (ldc).
+break sgemm_cpu_strided_batched
+continue
+#=> stop sgemm_cpu_strided_batched
+print lda
 #=> print = 512
+print strideA
+#=> print = 64
+print ldc
+#=> print = 384
+print batch
+#=> print = 8

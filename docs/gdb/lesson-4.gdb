@@ -12,7 +12,18 @@ up
 #=> stop naive_gru_forward
 print t
 #=> print = 0
-# Each step's tensors stay alive until backward: the run's live bytes climb with t.
+# Each step's tensors stay alive until backward: one step later the live bytes have grown by 10H per row.
+set $before = 'track.c'::counters[0].live_bytes
+continue
+#=> stop forward_step
+up
+#=> stop naive_gru_forward
+print t
+#=> print = 1
+print 'track.c'::counters[0].live_bytes - $before
+#=> print = 320
+print 10 * d->B * d->H * 4
+#=> print = 320
 delete
 break naive/gru_eager.c:step_backward
 continue

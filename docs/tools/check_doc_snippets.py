@@ -143,7 +143,7 @@ def gru_inputs(T, B, X, H, dtype, x_grad):
 def lesson4_forms(ns):
     """The doc's block 1 without its setup and its measuring loop: cell, steps and the forms, over ns's inputs."""
     code = block(4, 1)
-    exec(code[code.index("def cell"):code.index("for form in")], ns)
+    exec(code[code.index("def cell"):code.index("forms = (")], ns)
     return ns
 
 
@@ -164,7 +164,8 @@ def lesson4_values():
 
 
 def lesson4_own_gradient():
-    """Lesson 4's "check your own gradient": its commands as the doc gives them, its block 3 after block 1's forms."""
+    """Lesson 4's "check your own gradient": its commands as the doc gives them, its block 3 importing block 1's
+    forms as the module lesson4_forms (as the doc has the reader save it), without its measuring loop."""
     import subprocess
     doc = open(os.path.join(ROOT, "docs", "lesson-4.md")).read()
     dump = "./build/lesson4 --size small --impl cpu --dump /tmp/l4"
@@ -176,8 +177,12 @@ def lesson4_own_gradient():
     if subprocess.run(dump.split(), cwd=ROOT, stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit(f"lesson 4: `{dump}` failed")
     from torch.utils.checkpoint import checkpoint
-    ns = lesson4_forms({"torch": torch, "checkpoint": checkpoint})
-    exec(block(4, 3), ns)
+    import types
+    module = types.ModuleType("lesson4_forms")
+    module.__dict__.update(torch=torch, checkpoint=checkpoint)
+    lesson4_forms(module.__dict__)
+    sys.modules["lesson4_forms"] = module
+    exec(block(4, 3), {"__name__": "lesson4_doc"})
     run = subprocess.run([sys.executable] + compare.split()[1:], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     print(f"lesson 4 check your own gradient: {run.stdout.strip()}")
     if run.returncode != 0:
@@ -221,7 +226,7 @@ def lesson4_memory():
     """The doc's block 1 as pasted (its own PeakMeter, medium size), then its hook block in the same namespace."""
     import contextlib
     import io
-    ns, out = {"__name__": "lesson4_doc"}, io.StringIO()
+    ns, out = {"__name__": "__main__"}, io.StringIO()  # run as the doc's script is: the measuring loop too
     with contextlib.redirect_stdout(out):
         exec(block(4, 1), ns)
         exec(block(4, 2), ns)

@@ -26,7 +26,7 @@
 8. Figures shown: every docs/img/*.png is shown (![...](...)) by some doc: README.md or docs/*.md.
 9. Performance pages (docs/lesson-N-performance.md: the measurement and model notebook a lesson links to): checked
    as an appendix is (rule 4).
-10. Length: a lesson doc is at most 26 KB (26,624 bytes): the teaching; measurements go to its performance page.
+10. Length: a lesson doc is at most 26 KiB (26,624 bytes, not 26,000): the teaching; measurements go to its performance page.
 11. Seed: a lesson doc names its seed thread's file, `../shared/seeds/NNN_<hash>.txt`, and where
     ../shared/seeds/README.md is present, the file its table maps to that lesson.
 12. Which version `cuda` runs: a hand-written sentence (outside code and generated blocks) of a lesson's docs that

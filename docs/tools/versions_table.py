@@ -8,9 +8,10 @@ Everything printed comes from a file or a program, so a doc that pastes it (docs
 - peak bytes and forward + backward ms: the first row found for the version at the lesson's forum size (lesson 4:
   medium) in each GPU report, docs/results/<gpu>/results.csv, then its subfolders' results.csv (the rule of
   docs/tools/cuda_order.py and tests/cuda_emu/predict_table.sh);
-- the anchor: PyTorch's best form on the same GPU, docs/results/<gpu>/pytorch/pytorch.csv.
-"vs previous" is the version above's time over this one's (above 1: faster), "vs anchor" the anchor's time over
-this one's, both on the last GPU that measured the version, named beside each ratio.
+- the anchor: the fastest PyTorch form measured on the same GPU (the forum's own or pytorch-best, named on the
+  anchor line), docs/results/<gpu>/pytorch/pytorch.csv.
+"vs earlier" is the fastest of the versions above's time over this one's (above 1: faster), "vs anchor" the
+anchor's time over this one's, both on the last GPU that measured the version, named beside each ratio.
 """
 import csv
 import os
@@ -56,7 +57,7 @@ def measured(lesson, size):
 
 
 def anchors(lesson, size):
-    """{gpu: (ms, peak, path)} of pytorch-best on each GPU that ran it."""
+    """{gpu: (ms, peak, path, form)}: the fastest PyTorch form (pytorch-*) each GPU measured."""
     out = {}
     for d in sorted(os.listdir(RESULTS)):
         p = os.path.join(RESULTS, d, "pytorch", "pytorch.csv")
@@ -65,8 +66,11 @@ def anchors(lesson, size):
         gpu = next((g for g, paths in gpu_reports().items() if paths and paths[0].startswith(os.path.join(RESULTS, d)
                                                                                               + os.sep)), d)
         for r in read_csv(p):
-            if r["lesson"] == str(lesson) and r["size"] == size and r["impl"] == "pytorch-best" and r["forward_ms"]:
-                out[gpu] = (float(r["forward_ms"]) + float(r["backward_ms"]), int(r["peak_bytes"]), p)
+            if r["lesson"] == str(lesson) and r["size"] == size and r["impl"].startswith("pytorch-") \
+                    and r["forward_ms"]:
+                ms = float(r["forward_ms"]) + float(r["backward_ms"])
+                if gpu not in out or ms < out[gpu][0]:
+                    out[gpu] = (ms, int(r["peak_bytes"]), p, r["impl"])
     return out
 
 
@@ -80,25 +84,33 @@ def main():
     gpus = sorted(meas)
     print(f"lesson {lesson} at the {size} size: forward + backward ms and peak bytes as each GPU measured them")
     print(f"{'version':<8} {'peak bytes':>13}" + "".join(f" {g + ' ms':>9}" for g in gpus)
-          + f" {'vs prev':>11} {'vs anchor':>11}  the idea (build/lesson{lesson} --help)")
-    prev = None
+          + f" {'vs earlier':>11} {'vs anchor':>11}  the idea (build/lesson{lesson} --help)")
+    earlier = []
     for v in sorted(idea):
         last = next((meas[g][v] for g in reversed(gpus) if v in meas[g]), None)
         gpu = next((g for g in reversed(gpus) if v in meas[g]), None)
         cells = f"{'cuda-v%d' % v:<8} {'{:,}'.format(last[1]) if last else 'not run':>13}"
         cells += "".join(f" {('%.3f' % meas[g][v][0]) if v in meas[g] else '-':>9}" for g in gpus)
-        vs_prev = (f"{meas[gpu][prev][0] / last[0]:.2f}x {gpu}" if last and prev is not None
-                   and prev in meas[gpu] else "-")
+        best = min((meas[gpu][e][0] for e in earlier if e in meas[gpu]), default=None) if last else None
+        vs_prev = f"{best / last[0]:.2f}x {gpu}" if best else "-"
         vs_anchor = f"{anchor[gpu][0] / last[0]:.2f}x {gpu}" if last and gpu in anchor else "-"
         print(f"{cells} {vs_prev:>11} {vs_anchor:>11}  {idea[v]}")
-        prev = v
+        earlier.append(v)
     if anchor:
-        peaks = sorted({a[1] for a in anchor.values()})
-        print("anchor: PyTorch's best form, " + ", ".join(f"{g} {anchor[g][0]:.3f} ms" for g in gpus if g in anchor)
-              + f", peak {' / '.join(f'{p:,}' for p in peaks)} bytes (docs/results/<gpu>/pytorch/pytorch.csv)")
+        forms = {}  # form -> the GPUs it is the fastest on, in the table's order
+        for g in (g for g in gpus if g in anchor):
+            forms.setdefault(anchor[g][3], []).append(g)
+        said = []
+        for f, gs in forms.items():
+            peaks = " / ".join(sorted({f"{anchor[g][1]:,}" for g in gs}))
+            said.append(f + (" (the forum's code)" if f == "pytorch-naive" else "") + ", "
+                        + ", ".join(f"{g} {anchor[g][0]:.3f} ms" for g in gs) + f", peak {peaks} bytes")
+        print("anchor: the fastest PyTorch form each GPU measured (docs/results/<gpu>/pytorch/pytorch.csv): "
+              + "; ".join(said))
     for g in gpus:
-        files = sorted({os.path.relpath(m[2], RESULTS) for m in meas[g].values()})
-        print(f"ran on the {g}: {' '.join('v%d' % v for v in sorted(meas[g]))} (docs/results/: {', '.join(files)})")
+        dirs = sorted({os.path.relpath(m[2], RESULTS).split(os.sep)[0] for m in meas[g].values()})
+        ran = " ".join("v%d" % v for v in sorted(meas[g]))
+        print(f"ran on the {g}: {ran} (docs/results/{', '.join(dirs)}/)")
     unrun = [v for v in sorted(idea) if not any(v in m for m in meas.values())]
     if unrun:
         print(f"no GPU has run {' '.join('v%d' % v for v in unrun)}")
