@@ -6,7 +6,7 @@
 # PREDICT_TIMEOUT seconds is
 # written with an empty prediction and its note, never left out. PREDICT_SIZES: the presets (default all three);
 # PREDICT_LESSONS: the lessons (default 1-5); PREDICT_IMPLS: the versions (default all, e.g. "cuda-v4 cuda-v5");
-# the rows of the other lessons and versions in an existing OUT_CSV are kept.
+# the rows of the other lessons, versions and sizes in an existing OUT_CSV are kept.
 # A size whose blocks' own loops are too long to emulate (lesson 3's J x N per (i, m), lesson 5's V x H) runs
 # with those dimensions at two reduced values each, every count recorded (EMU_MODEL_RECORD) and extrapolated to
 # the size's (build/emu/predict_extrapolate; tests/cuda_emu/README.md "Sizes too long to run"); the CSV's note
@@ -45,8 +45,9 @@ predict() {
 }
 echo "lesson,impl,size,dims,gpu,predicted_ms,limiter,limiter_share,roofline_fraction,launches,cublas_calls,note" > "$out.tmp"
 lessons=${PREDICT_LESSONS:-1 2 3 4 5} impls=${PREDICT_IMPLS:-}
-[ -f "$out" ] && awk -F, -v keep=" $lessons " -v only=" $impls " \
-  'NR > 1 && (index(keep, " " $1 " ") == 0 || (only != "  " && index(only, " " $2 " ") == 0))' "$out" >> "$out.tmp"
+[ -f "$out" ] && awk -F, -v keep=" $lessons " -v only=" $impls " -v sizes=" ${PREDICT_SIZES:-} " \
+  'NR > 1 && (index(keep, " " $1 " ") == 0 || (only != "  " && index(only, " " $2 " ") == 0) ||
+              (sizes != "  " && index(sizes, " " $3 " ") == 0))' "$out" >> "$out.tmp"
 status=0
 for l in $lessons; do
   impl=$("$bin/lesson$l" --help | sed -n 's/^ *\(cuda-v[0-9]*\) .*/\1/p' | paste -sd, -)
@@ -75,6 +76,10 @@ for l in $lessons; do
     done
   done
 done
-mv "$out.tmp" "$out"
+# one order whatever was kept: lesson, version, then small, medium, forum (the tables list the rows so)
+{ head -n 1 "$out.tmp"
+  tail -n +2 "$out.tmp" | awk -F, '{ v = $2; sub(/^cuda-v/, "", v); z = $3 == "small" ? 0 : $3 == "medium" ? 1 : 2
+                                     printf "%d %d %d %d\t%s\n", $1, v, z, NR, $0 }' | sort -n -k1,1 -k2,2 -k3,3 -k4,4 |
+    cut -f 2-; } > "$out.sorted" && mv "$out.sorted" "$out" && rm -f "$out.tmp"
 echo "predict: wrote $out (a MODEL of $gpu, not a measurement)"
 exit $status

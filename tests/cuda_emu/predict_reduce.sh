@@ -13,6 +13,7 @@ reduce_of() {
     3:medium:cuda-v1|3:forum:cuda-v1) echo "J=4:8,N=4:8" ;; # one thread per (i, m) loops J x N x K
     3:forum:cuda-v2) echo "J=64:128,N=64:128" ;;            # FP32 tiles: N too, or a run takes 8 minutes
     3:forum:cuda-v4|3:forum:cuda-v5) echo "J=128:256" ;; # whole j tiles of a[i]'s resident rows (64, 128)
+    3:forum:cuda-v6) echo "J=256:512" ;;                 # whole j tiles of a[i]'s 256 resident rows
     3:forum:*) echo "J=64:128" ;;
     5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
     5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays
