@@ -16,6 +16,8 @@ The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
    versions measured later: the first row found, as tests/cuda_emu/predict_table.sh shows them; not the rows
    docs/results/retired.csv names: code since rebuilt under the same name, or removed). Where the GPUs
    disagree, or one pass on each settles nothing, the model's order stands.
+3. A version built for one architecture alone (its file includes hopper_ptx.h: sm_90a, compute capability 9.0)
+   goes last until a GPU has timed it: where it can run, no GPU has run it yet, and `cuda` should not start there.
 The lesson then runs the first version in that order that fits the problem and the device (lessons/runner/lesson.h,
 lesson_cuda_pick): lesson 3's v4 and v5 take K <= 256.
 """
@@ -95,6 +97,19 @@ def lesson_versions(lesson):
     return [int(v) for v in re.findall(r"LESSON_CUDA_VERSION\((\d+)\)", text)]
 
 
+OPS = {1: "bmm", 2: "logchain", 3: "maxsim", 4: "gru", 5: "linear_ce"}
+
+
+def one_arch_versions(lesson):
+    """the versions whose file includes hopper_ptx.h: sm_90a code, run on compute capability 9.0 alone"""
+    out = set()
+    for v in lesson_versions(lesson):
+        path = f"kernels/{OPS[lesson]}_v{v}.cu"
+        if os.path.isfile(path) and "<hopper_ptx.h>" in open(path, encoding="utf-8").read():
+            out.add(v)
+    return out
+
+
 def order(lesson):
     """(size, [versions fastest first], {version: model ms or None}, {gpu: {version: ms}}, [notes])."""
     rows = read_csv(MODEL)
@@ -106,18 +121,21 @@ def order(lesson):
             model[v] = float(r["predicted_ms"]) if r["predicted_ms"] else None
             dims.add(r["dims"])
     meas = measured(lesson, size, dims)
-    return (size,) + rank(model, meas)
+    return (size,) + rank(model, meas, one_arch_versions(lesson))
 
 
-def rank(model, meas):
-    """The rule on {version: predicted ms or None} and {gpu: {version: measured ms}}: (order, model, meas, notes)."""
+def rank(model, meas, one_arch=()):
+    """The rule on {version: predicted ms or None} and {gpu: {version: measured ms}}: (order, model, meas, notes).
+    one_arch: the versions built for one GPU architecture alone (sm_90a); until a GPU has timed one, it goes after
+    every other version, so `cuda` never picks on the model's word code that no GPU has run where it can."""
     model = dict(model)
     for m in meas.values():
         for v in m:
             model.setdefault(v, None)
+    untried = {v for v in one_arch if not any(v in m for m in meas.values())}
 
     def model_key(v):
-        return (model[v] is None, model[v] or 0.0, v)
+        return (v in untried, model[v] is None, model[v] or 0.0, v)
 
     by_model = sorted(model, key=model_key)
 
@@ -162,10 +180,12 @@ def self_test():
         ({1: 1.0, 2: 2.0}, {"A": {1: 5.0, 2: 3.0}, "B": {2: 1.0}}, [2, 1]),  # B did not measure both: A decides
         ({1: 1.0, 2: 2.0, 3: 3.0}, {"A": {1: 9.0, 3: 1.0}}, [3, 2, 1]),  # the unmeasured v2 keeps its place
         ({1: 1.0, 2: 2.0}, {"A": {1: 4.0, 2: 4.0}}, [1, 2]),          # a measured tie settles nothing
+        ({1: 3.0, 2: 2.0, 3: 1.0}, {}, [2, 1, 3], {3}),               # one architecture's, untimed: last
+        ({1: 3.0, 2: 2.0, 3: 1.0}, {"A": {2: 5.0, 3: 1.0}}, [3, 2, 1], {3}),  # timed: the rule as for any
     ]
     bad = 0
-    for model, meas, want in cases:
-        got = rank(model, meas)[0]
+    for model, meas, want, *one_arch in cases:
+        got = rank(model, meas, *one_arch)[0]
         if got != want:
             print(f"cuda_order.py --self-test: model {model}, measured {meas}: {got}, expected {want}", file=sys.stderr)
             bad = 1
