@@ -313,7 +313,8 @@ static void repeat_runs(driver *dv, int k)
 }
 
 /* A host implementation whose multiply-adds, at this machine's measured GEMM rate, exceed --time-limit is
- * skipped with the estimate (lesson 3's cpu at the forum's size would run for hours). */
+ * skipped with the estimate (lesson 3's cpu at the forum's size would run for hours). It is a floor: what
+ * else the implementation does (lesson 5's naive: three passes over [V,H] a chunk) is not counted. */
 static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
 {
     if (im->device || !im->work) return 0;
@@ -324,8 +325,8 @@ static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
     char est[32];
     format_duration(s, est, sizeof est);
     snprintf(row->note, sizeof row->note,
-             "estimated %s (%.3g multiply-adds at this machine's measured GEMM rate),"
-             " over --time-limit %.0f s",
+             "estimated %s or more (%.3g multiply-adds at this machine's measured GEMM rate, nothing"
+             " else counted), over --time-limit %.0f s",
              est, fmas, dv->o.time_limit);
     return 1;
 }
