@@ -130,10 +130,9 @@ def main():
               + f", peak {' / '.join(f'{p:,}' for p in peaks)} bytes (docs/results/<gpu>/pytorch/pytorch.csv)")
     for g in gpus:
         files = sorted({os.path.relpath(m[2], RESULTS) for m in meas[g].values()})
-        line = f"measured on the {g}: {' '.join('v%d' % v for v in sorted(meas[g]))} (docs/results/: {', '.join(files)})"
+        line = f"ran on the {g}: {' '.join('v%d' % v for v in sorted(meas[g]))} (docs/results/: {', '.join(files)})"
         if late.get(g):
-            line += (f"; {' '.join('v%d' % v for v in sorted(late[g]))} ran but timed out before a timed pass"
-                     " (summary.txt)")
+            line += f"; {' '.join('v%d' % v for v in sorted(late[g]))} also ran, killed at its time limit (summary.txt)"
         print(line)
     unrun = [v for v in sorted(idea) if not any(v in m for m in meas.values())
              and not any(v in t for t in late.values())]
@@ -141,10 +140,10 @@ def main():
         print(f"no GPU has run {' '.join('v%d' % v for v in unrun)}")
     if order:
         untimed = [v for v in order if not any(v in m for m in meas.values())]
-        print(f"`cuda` runs cuda-v{order[0]}: it tries {' '.join('v%d' % v for v in order)} (predicted fastest first:"
-              " the time model's order, the timed versions as the GPUs ranked them"
-              + (f"; no GPU has timed {' '.join('v%d' % v for v in untimed)}" if untimed else "")
-              + ", docs/tools/cuda_order.py) and runs the first that fits the problem and the device")
+        how = f"predicted fastest first, no GPU has timed {' '.join('v%d' % v for v in untimed)};" if untimed \
+            else "fastest first,"
+        print(f"`cuda` runs cuda-v{order[0]}: it tries {' '.join('v%d' % v for v in order)} ({how} "
+              "docs/tools/cuda_order.py) and runs the first that fits the problem and the device")
     return 0
 
 
