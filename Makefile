@@ -140,7 +140,9 @@ $$(OBJ)/lessons/runner/lesson_program_$(1).o: lessons/runner/lesson_program.c
 $(BIN)/test_lesson$(1): $$(OBJ)/tests/test_lesson$(1).o $$(call objs,$(4)) $$(TEST_LIB_OBJ) $$(L$(1)_OBJ) $$(SESSION_OBJ) $$(RUNTIME_OBJ) $(BIN)/.mode-$$(MODE)
 	$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $$(CHECK_LIBS) $$(LDLIBS)
 TEST_EXTRA_OBJ += $$(call objs,$(4))
-lesson-$(1): all
+lesson-$(1): # the build quiet (make -s), so that the run's first screen is the lesson's
+	@echo "make lesson-$(1): building (make -s all), then ./$(BIN)/lesson$(1)"
+	@$$(MAKE) -s --no-print-directory all
 	./$(BIN)/lesson$(1)
 .PHONY: lesson-$(1)
 endef

@@ -303,6 +303,20 @@ static void print_peak_difference(const lce_dims *d, size_t naive_peak, size_t c
             more, block, d->chunk, block, sum, six, (double)(diff + extra) / (double)six_bytes);
     else
         fprintf(f, "difference / (V*H*6) = %s / %s = %.3f\n", dif, six, (double)diff / (double)six_bytes);
+    /* the rest, to the byte: cpu's workspace beyond its logits (the f32 panels), its f32 logits of a
+     * chunk's rows where naive's are bf16, against naive's GEMM scratch and loss_1d (the formulas' terms) */
+    long long rest = (long long)six_bytes - (long long)(diff + extra);
+    long long panels = (long long)cpu_lce_workspace_bytes(d) - (long long)(4 * block * d->V);
+    long long wide = (long long)(2 * d->chunk * d->V), scratch = (long long)naive_lce_scratch_bytes(d);
+    long long loss = (long long)(4 * d->N);
+    if (rest <= 0 || panels < 0 || rest != panels + wide - scratch - loss) return;
+    long long part[5] = {rest, panels, wide, scratch, loss};
+    char txt[5][32];
+    for (int k = 0; k < 5; k++) format_bytes_exact((size_t)part[k], txt[k], sizeof txt[k]);
+    fprintf(f,
+            "the rest, %s bytes = cpu's f32 panels %s + a chunk's logits in f32, not bf16, %s - naive's GEMM "
+            "scratch %s - its loss_1d %s\n",
+            txt[0], txt[1], txt[2], txt[3], txt[4]);
 }
 
 static void epilogue(const lesson_report *rep, FILE *f)

@@ -489,6 +489,11 @@ START_TEST(temporaries_in_the_formula)
     size_t six = 6 * lce_w_count(&d), extra = (cpu_lce_block_rows(&d) - d.chunk) * d.V * 4;
     ck_assert_uint_eq(cpu_lce_block_rows(&d), 128);
     ck_assert_uint_ge(n.peak - c.peak + extra, (size_t)(0.9 * (double)six));
+    /* and to the byte, as the run's "the rest" line says: cpu's panels, a chunk's logits in f32 rather than bf16,
+     * less naive's GEMM scratch and loss_1d */
+    size_t panels = cpu_lce_workspace_bytes(&d) - 4 * cpu_lce_block_rows(&d) * d.V;
+    ck_assert_uint_eq(n.peak - c.peak + extra + panels + 2 * d.chunk * d.V,
+                      six + naive_lce_scratch_bytes(&d) + 4 * d.N);
     ck_assert_uint_eq(n.forward_live, c.forward_live); /* both keep grad_weight and grad_input, nothing else */
     lce_dims f = dims(8192, 4096, 128256, 0);           /* the seed's V = 128k, H = 4096 */
     ck_assert_uint_eq(f.chunk, 256);

@@ -422,6 +422,22 @@ START_TEST(help_exits_zero_for_every_lesson)
 }
 END_TEST
 
+/* A run where only CUDA versions were asked for, on a machine without a device: the reason said once where
+ * stdout and stderr are one stream (the table's row; review 35), and a named option printed by its name
+ * (lesson 3's header: "--precision bf16", not the value's index). */
+START_TEST(device_skip_said_once_and_options_by_name)
+{
+    static char out[1 << 16];
+    int rc = run_lesson("./" LESSON_BIN_DIR "/lesson3", "--size tiny --impl cuda-v1", out, sizeof out);
+    ck_assert_output(strstr(out, "  --precision bf16 ") && !strstr(out, "--precision 0"), out,
+                     "the header does not name --precision's value");
+    if (!strstr(out, "skipped: no CUDA device")) return; /* a GPU: it ran */
+    int n = 0;
+    for (const char *c = out; (c = strstr(c, "no CUDA device")) != NULL; c++) n++;
+    ck_assert_output(rc == 4 && n == 1, out, "rc %d, \"no CUDA device\" said %d times (once is enough)", rc, n);
+}
+END_TEST
+
 START_TEST(mem_limit_skips_with_prediction_and_nothing_ran_exits_four)
 {
     static char out[1 << 16];
@@ -688,6 +704,7 @@ static Suite *lessons_suite(void)
     tcase_add_loop_test(cli, help_exits_zero_for_every_lesson, 0, nlessons);
     tcase_add_loop_test(cli, cuda_versions_in_reading_order_with_an_alias, 0, nlessons);
     tcase_add_test(cli, mem_limit_skips_with_prediction_and_nothing_ran_exits_four);
+    tcase_add_test(cli, device_skip_said_once_and_options_by_name);
     tcase_add_loop_test(cli, repeat_times_and_predict, 0, nlessons);
     tcase_set_timeout(cli, 300);
     suite_add_tcase(s, cli);

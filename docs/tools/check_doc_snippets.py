@@ -211,8 +211,10 @@ def lesson3_memory():
     b = torch.randn(M, N, K, requires_grad=True)
     dout = torch.randn(I, M)
     slab = F32 * ci * J * cm * N
-    bound = (2 * F32 * (I * J * K + M * N * K) + 2 * F32 * I * M + F32 * I * J * M + 2 * slab
-             + 8 * ci * J * cm + F32 * ci * J * cm + F32 * ci * J * K + F32 * cm * N * K)
+    ab = F32 * (I * J * K + M * N * K)  # a and b; da and db in backward
+    forward = 2 * slab + (8 + F32) * ci * J * cm  # einsum's slab and max's copy; values, int64 indices
+    backward = ab + 2 * F32 * ci * J * cm * K + F32 * ci * J * K + 2 * 8 * ci * J * cm  # da, db; gathers
+    bound = ab + 2 * F32 * I * M + F32 * I * J * M + max(forward, backward)
 
     def run(form):
         a.grad = b.grad = None

@@ -39,7 +39,11 @@
     target is met on the model's word ("met by the model", "by the model ... is met", "within ... by the model",
     "on the model's word") needs that lesson's cross-validated error within 1.3x: the median factor of its
     held-out forum and medium rows in docs/results/emu/model_cv.csv (make model-cv).
-Rules 10 to 12 and 14 skip the lessons of NOT_YET (being rewritten on other branches; the integrator empties it).
+15. Which versions ran: a hand-written range of versions said to have been measured ("v1 to v3 are measured",
+    "cuda-v1 to cuda-v3 were measured") must hold only versions a GPU report timed at the lesson's forum size, and
+    one said to have run ("v1 to v3 ran", "ran cuda-v1 to cuda-v3") only versions timed or killed at their time
+    limit there (docs/tools/versions_table.py's reading of docs/results/).
+Rules 10 to 12, 14 and 15 skip the lessons of NOT_YET (being rewritten on other branches; the integrator empties it).
 """
 import glob
 import os
@@ -394,11 +398,39 @@ def check_model_word(doc, text):
             f"({MODEL_CV}: {said}) is not within {MODEL_WORD_MAX}x: ...{c}..." for c in claims]
 
 
+RAN_RANGE = [re.compile(r"\b(?:cuda-)?v(\d+) to (?:cuda-)?v(\d+),? (?P<how>are measured|were measured|measured|ran"
+                        r"|have run)\b"),
+             re.compile(r"\b(?P<how>ran|measured) (?:cuda-)?v(\d+) to (?:cuda-)?v(\d+)\b")]
+
+
+def check_ran(doc, text):
+    """Rule 15: a range of versions said to be measured, or to have run, against docs/results/."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import versions_table
+    lesson = lesson_of(doc)
+    size = versions_table.FORUM.get(lesson)
+    if size is None or not os.path.isdir(versions_table.RESULTS):
+        return []
+    timed = {v for m in versions_table.measured(lesson, size).values() for v in m}
+    ran = timed | {v for m in versions_table.timeouts(lesson, size).values() for v in m}
+    prose, errors = FENCE.sub("", GENERATED.sub("", text)).replace("\n", " "), []
+    for pattern in RAN_RANGE:
+        for m in pattern.finditer(prose):
+            lo, hi = (int(g) for g in m.groups() if g and g.isdigit())
+            have = timed if m.group("how").endswith("measured") else ran
+            missing = [v for v in range(lo, hi + 1) if v not in have]
+            if missing:
+                errors.append(f"says v{lo} to v{hi} {m.group('how')}, but docs/results/ has no "
+                              f"{'time' if have is timed else 'run'} at the {size} size for "
+                              f"{' '.join('v%d' % v for v in missing)}: ...{m.group(0)}...")
+    return errors
+
+
 def check_lesson_rules(doc, text):
-    """Rules 10-12 and 14, for the lessons not in NOT_YET."""
+    """Rules 10-12, 14 and 15, for the lessons not in NOT_YET."""
     if lesson_of(doc) in NOT_YET:
         return []
-    errors = check_alias(doc, text) + check_fresh(doc, text) + check_model_word(doc, text)
+    errors = check_alias(doc, text) + check_fresh(doc, text) + check_model_word(doc, text) + check_ran(doc, text)
     if LESSON_DOC.search(doc):
         errors += check_size(doc, text) + check_seed(doc, text)
     return errors

@@ -9,7 +9,9 @@ Everything printed comes from a file or a program, so a doc that pastes it (docs
   medium) in each GPU report, docs/results/<gpu>/results.csv, then its subfolders' results.csv (the rule of
   docs/tools/cuda_order.py and tests/cuda_emu/predict_table.sh);
 - the anchor: the fastest PyTorch form measured on the same GPU (the forum's own or pytorch-best, named on the
-  anchor line), docs/results/<gpu>/pytorch/pytorch.csv.
+  anchor line), docs/results/<gpu>/pytorch/pytorch.csv;
+- a version that ran at that size but was killed before its first timed pass: the report's summary.txt TIMEOUT
+  line ("exit 124"), shown as "> N s" (the longest budget it was given on that GPU), never as "not run".
 "vs earlier" is the fastest of the versions above's time over this one's (above 1: faster), "vs anchor" the
 anchor's time over this one's, both on the last GPU that measured the version, named beside each ratio.
 """
@@ -56,6 +58,28 @@ def measured(lesson, size):
     return {g: m for g, m in out.items() if m}
 
 
+def timeouts(lesson, size):
+    """{gpu: {version: seconds}}: versions a report started at size and killed at its time limit (summary.txt's
+    "TIMEOUT ... lessonL cuda-vN --size SIZE (exit 124, S s of ..." or "(exit 124 at S s)"), the longest budget
+    given on that GPU, less the retired rows. A version "not started" there did not run."""
+    out, gone = {}, retired()
+    line = re.compile(r"^TIMEOUT +\w+ +lesson(\d+) (cuda-v\d+) --size (\w+) \(exit 124(?:,| at) (\d+) s")
+    for gpu, paths in gpu_reports().items():
+        for p in paths:
+            report = os.path.relpath(p, RESULTS).split(os.sep)[0]
+            summary = os.path.join(os.path.dirname(p), "summary.txt")
+            if not os.path.isfile(summary):
+                continue
+            with open(summary) as f:
+                for m in filter(None, (line.match(t) for t in f)):
+                    if m.group(1) != str(lesson) or m.group(3) != size or (m.group(1), m.group(2), report) in gone:
+                        continue
+                    v, secs = version(m.group(2)), int(m.group(4))
+                    seen = out.setdefault(gpu, {})
+                    seen[v] = max(seen.get(v, 0), secs)
+    return out
+
+
 def anchors(lesson, size):
     """{gpu: (ms, peak, path, form)}: the fastest PyTorch form (pytorch-*) each GPU measured."""
     out = {}
@@ -74,14 +98,21 @@ def anchors(lesson, size):
     return out
 
 
+def ms_cell(meas, late, v):
+    """One GPU's time for version v: its ms, "> N s" where it timed out, "-" where it did not run there."""
+    return "%.3f" % meas[v][0] if v in meas else "> %d s" % late[v] if v in late else "-"
+
+
 def main():
     if len(sys.argv) not in (2, 3) or not sys.argv[1].isdigit() or int(sys.argv[1]) not in FORUM:
         sys.exit(__doc__)
     lesson, bin_dir = int(sys.argv[1]), sys.argv[2] if len(sys.argv) == 3 else "build"
     size = FORUM[lesson]
     idea, order = ideas(help_text(bin_dir, lesson))
-    meas, anchor = measured(lesson, size), anchors(lesson, size)
-    gpus = sorted(meas)
+    meas, anchor, late = measured(lesson, size), anchors(lesson, size), timeouts(lesson, size)
+    late = {g: {v: s for v, s in t.items() if v not in meas.get(g, {})} for g, t in late.items()}
+    gpus = sorted(set(meas) | {g for g, t in late.items() if t})
+    meas = {g: meas.get(g, {}) for g in gpus}
     print(f"lesson {lesson} at the {size} size: forward + backward ms and peak bytes as each GPU measured them")
     print(f"{'version':<8} {'peak bytes':>13}" + "".join(f" {g + ' ms':>9}" for g in gpus)
           + f" {'vs earlier':>11} {'vs anchor':>11}  the idea (build/lesson{lesson} --help)")
@@ -89,8 +120,9 @@ def main():
     for v in sorted(idea):
         last = next((meas[g][v] for g in reversed(gpus) if v in meas[g]), None)
         gpu = next((g for g in reversed(gpus) if v in meas[g]), None)
-        cells = f"{'cuda-v%d' % v:<8} {'{:,}'.format(last[1]) if last else 'not run':>13}"
-        cells += "".join(f" {('%.3f' % meas[g][v][0]) if v in meas[g] else '-':>9}" for g in gpus)
+        killed = any(v in late.get(g, {}) for g in gpus)
+        cells = f"{'cuda-v%d' % v:<8} {'{:,}'.format(last[1]) if last else 'timed out' if killed else 'not run':>13}"
+        cells += "".join(f" {ms_cell(meas[g], late.get(g, {}), v):>9}" for g in gpus)
         best = min((meas[gpu][e][0] for e in earlier if e in meas[gpu]), default=None) if last else None
         vs_prev = f"{best / last[0]:.2f}x {gpu}" if best else "-"
         vs_anchor = f"{anchor[gpu][0] / last[0]:.2f}x {gpu}" if last and gpu in anchor else "-"
@@ -109,13 +141,19 @@ def main():
               + "; ".join(said))
     for g in gpus:
         dirs = sorted({os.path.relpath(m[2], RESULTS).split(os.sep)[0] for m in meas[g].values()})
-        ran = " ".join("v%d" % v for v in sorted(meas[g]))
-        print(f"ran on the {g}: {ran} (docs/results/{', '.join(dirs)}/)")
-    unrun = [v for v in sorted(idea) if not any(v in m for m in meas.values())]
+        line = f"ran on the {g}: {' '.join('v%d' % v for v in sorted(meas[g]))} (docs/results/{', '.join(dirs)}/)"
+        if late.get(g):
+            line += f"; {' '.join('v%d' % v for v in sorted(late[g]))} also ran, killed at its time limit (summary.txt)"
+        print(line)
+    unrun = [v for v in sorted(idea) if not any(v in m for m in meas.values())
+             and not any(v in t for t in late.values())]
     if unrun:
         print(f"no GPU has run {' '.join('v%d' % v for v in unrun)}")
     if order:
-        print(f"`cuda` runs cuda-v{order[0]}: it tries {' '.join('v%d' % v for v in order)} (fastest first, "
+        untimed = [v for v in order if not any(v in m for m in meas.values())]
+        how = f"predicted fastest first, no GPU has timed {' '.join('v%d' % v for v in untimed)};" if untimed \
+            else "fastest first,"
+        print(f"`cuda` runs cuda-v{order[0]}: it tries {' '.join('v%d' % v for v in order)} ({how} "
               "docs/tools/cuda_order.py) and runs the first that fits the problem and the device")
     return 0
 

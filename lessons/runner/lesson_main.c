@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,7 +132,9 @@ static void print_header(const driver *dv)
     if (dv->o.repeat > 1) printf("times: the median of %d runs after one warm-up run\n", dv->o.repeat);
     printf("size %s: %s", dv->o.size_name, dv->dims);
     for (int k = 0; k < lesson_nopts(L); k++)
-        if (dv->o.opts[k] != L->opts[k].def || L->opts[k].takes_value)
+        if (L->opts[k].names) /* a named value prints its name, not its index */
+            printf("  %s %s", L->opts[k].flag, L->opts[k].names[dv->o.opts[k]]);
+        else if (dv->o.opts[k] != L->opts[k].def || L->opts[k].takes_value)
             printf("  %s%s%lld", L->opts[k].flag, L->opts[k].takes_value ? " " : "=", dv->o.opts[k]);
     printf("   seed %llu   mem-limit %s (%s)\n", (unsigned long long)dv->o.seed, lim, limh);
     print_gpu(dv);
@@ -310,7 +313,8 @@ static void repeat_runs(driver *dv, int k)
 }
 
 /* A host implementation whose multiply-adds, at this machine's measured GEMM rate, exceed --time-limit is
- * skipped with the estimate (lesson 3's cpu at the forum's size would run for hours). */
+ * skipped with the estimate (lesson 3's cpu at the forum's size would run for hours). It is a floor: what
+ * else the implementation does (lesson 5's naive: three passes over [V,H] a chunk) is not counted. */
 static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
 {
     if (im->device || !im->work) return 0;
@@ -321,8 +325,8 @@ static int too_slow(const driver *dv, const lesson_impl *im, impl_row *row)
     char est[32];
     format_duration(s, est, sizeof est);
     snprintf(row->note, sizeof row->note,
-             "estimated %s (%.3g multiply-adds at this machine's measured GEMM rate),"
-             " over --time-limit %.0f s",
+             "estimated %s or more (%.3g multiply-adds at this machine's measured GEMM rate, nothing"
+             " else counted), over --time-limit %.0f s",
              est, fmas, dv->o.time_limit);
     return 1;
 }
@@ -369,8 +373,15 @@ static double gemm_share(const driver *dv, const lesson_impl *im, const impl_row
     return peak_s > 0.0 ? peak_s / s : im->work(dv->prob) / s / gemm_cpu_fmas_per_second();
 }
 
+/* Whether stdout and stderr are one file (a terminal, or 2>&1): its reader already has stdout's line. */
+static int same_stream(void)
+{
+    struct stat o, e;
+    return fstat(1, &o) == 0 && fstat(2, &e) == 0 && o.st_dev == e.st_dev && o.st_ino == e.st_ino;
+}
+
 /* The CUDA versions a CPU-only machine skips, where nothing else ran: one line on stderr for all of them, the
- * reason for the exit status (where the rest ran, the table's one skip row says it). */
+ * reason for the exit status, for a reader of stderr alone (the table's one skip row says it on stdout). */
 static void say_device_skips(const driver *dv)
 {
     char names[256] = "";
@@ -384,7 +395,7 @@ static void say_device_skips(const driver *dv)
     }
     int ran = 0;
     for (int k = 0; k < dv->o.nimpl; k++) ran |= dv->res[k].row.ran;
-    if (!why || ran) return;
+    if (!why || ran || same_stream()) return;
     flush_stdout();
     fprintf(stderr, "%s: skipped %s: %s\n", dv->L->program, names, why);
 }
