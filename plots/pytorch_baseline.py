@@ -501,7 +501,7 @@ def check_naive(torch, lessons):
     for lesson in lessons:
         for size in NAIVE_CHECK_SIZES[lesson]:
             c = c_naive_peak(lesson, size)
-            (_, _, _, t), = run_point(torch, lesson, SIZES[lesson][size], ["pytorch-naive"], 0)
+            (_, _, _, t, _), = run_point(torch, lesson, SIZES[lesson][size], ["pytorch-naive"], 0)
             rel = (t - c) / c
             terms = EXPLAIN[lesson](size, SIZES[lesson][size]) if lesson in EXPLAIN else []
             explained = bool(terms) and sum(b for b, _ in terms) == t - c
