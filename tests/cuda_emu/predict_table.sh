@@ -47,7 +47,7 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
   $1 == "E" { x = $2; $1 = ""; $2 = ""; sub(/^ *extrapolated: */, ""); ex[x] = $0 }
   END {
     if (!n) { print "no prediction at this size yet (make predict)"; exit 0 }
-    printf "%-8s %14s %13s  %-40s %9s %14s %14s %14s\n", "version", "H100 model ms", "vs previous", "limiter (share of the time)", "roofline", "H100 measured", "H200 model ms", "H200 measured"
+    printf "%-8s %14s %13s  %-40s %9s %14s %14s %14s\n", "version", "H100 model ms", "vs previous", "limiter (share of the time)", "H100 roof", "H100 measured", "H200 model ms", "H200 measured"
     for (i = 1; i <= n; i++) { x = v[i]; p = i > 1 ? v[i - 1] : ""
       eff = (p == "" || a[x] == "-" || a[p] == "-" || a[x] + 0 <= 0) ? "-" : (a[p] / a[x] > 0.995 && a[p] / a[x] < 1.005) ? "same" : a[p] / a[x] >= 1 ? sprintf("%.2fx faster", a[p] / a[x]) : sprintf("%.2fx slower", a[x] / a[p])
       printf "%-8s %14s %13s  %-40s %9s %14s %14s %14s\n", x, a[x] ((x in ex) ? "*" : ""), eff, (x in late) ? "not predicted (newer than make predict)" : a[x] == "-" ? ((x in oom) ? "not predicted (out of memory)" : "not predicted (over the time limit)") : lim[x] " (" sprintf("%.0f%%", 100 * sh[x]) ")",
@@ -66,13 +66,15 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
 # medium size predicted by constants fitted on the other lessons and SGEMM_CUDA's figures, never this lesson's
 cv=$d/emu/model_cv.csv
 [ -f "$cv" ] && awk -F, -v l="$l" 'NR > 1 && $1 == l && $7 == 1 && $4 != "small" {
-    r = $6 / $5; n++; e[n] = r > 1 ? r : 1 / r; w += e[n] <= 1.5 }
+    r = $6 / $5; n++; e[n] = r > 1 ? r : 1 / r; w += e[n] <= 1.5; sz[$4] = 1; g[$3] = 1 }
   END { if (!n) exit
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
           if (e[j] < e[i]) { t = e[i]; e[i] = e[j]; e[j] = t }
         m = n % 2 ? e[(n + 1) / 2] : (e[n / 2] + e[n / 2 + 1]) / 2
-        printf "its cross-validated error on this lesson: median x%.2f, %d of %d measured rows (forum,", m, w, n
-        printf " medium;\nH100, H200) within 1.5x, predicted by constants fitted without this lesson"
+        sizes = ("forum" in sz) ? "forum" : ""; if ("medium" in sz) sizes = sizes (sizes != "" ? ", " : "") "medium"
+        gpus = ("H100" in g) ? "H100" : ""; if ("H200" in g) gpus = gpus (gpus != "" ? ", " : "") "H200"
+        printf "its cross-validated error on this lesson: median x%.2f, %d of %d measured rows (%s;", m, w, n, sizes
+        printf "\n%s) within 1.5x, predicted by constants fitted without this lesson", gpus
         printf " (docs/results/emu/\nmodel_cv.csv, make model-cv); the model ms above use the constants of"
         printf " today (emu_gpu.cc)\n" }' "$cv"
 # lesson 5: its versions against the same four products through cuBLAS, by the model (the target of its CCE-shaped
