@@ -407,8 +407,9 @@ const lesson lesson2_def = {
           .backward = cuda_backward},
          {LESSON_CUDA_VERSION(5),
           .about =
-              "v4's walk with each warp's next 7 rows of P on their way (cp.async into its own ring in "
-              "shared memory, across steps), no clamps, one thread per state between walks (v4's memory)",
+              "v4 with P's rows copied ahead: each warp's next 7 rows of P on their way (cp.async into its "
+              "own ring in shared memory, across steps), no clamps, one thread per state between walks (v4's "
+              "memory)",
           .uses_cublas = 1, .memory = cuda_v4_memory, .unfit = cuda_v5_unfit, .forward = cuda_forward,
           .backward = cuda_backward}},
     .cuda_order = {5, 3, 4, 2, 1}, /* fastest first: docs/tools/cuda_order.py 2 */

@@ -372,25 +372,25 @@ const lesson lesson3_def = {
           .backward = cpu_backward,
           .work = cpu_work},
          {LESSON_CUDA_VERSION(1),
-          .about = "simple kernel: one thread per (i,m) looping j, n, k; db by atomics (--deterministic: a "
+          .about = "one thread per (i,m) looping j, n, k: db by atomics (--deterministic: a "
                    "parallel stable counting sort of the rows by argmax)",
           .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
          {LESSON_CUDA_VERSION(2),
-          .about = "tiled kernel: one block per (i,m), 64x64 shared-memory tiles, FP32 4x4 register tiles, "
-                   "max/argmax epilogue, sum over j in the block; same backward as v1",
+          .about = "FP32 tiles as a GEMM makes them, the max in the epilogue: one block per (i,m), 64x64 "
+                   "shared-memory tiles, FP32 4x4 register tiles, sum over j in the block; same backward as "
+                   "v1",
           .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
          {LESSON_CUDA_VERSION(3),
           .about =
-              "tensor-core kernel: TF32 WMMA 64x64 tiles, max/argmax on the tile in padded shared memory, "
-              "float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1 (any K: cuda runs it "
-              "where "
-              "v4, which takes K <= 256, does not fit)",
+              "TF32 WMMA tensor cores, the max from shared memory: 64x64 tiles, max/argmax on the tile in "
+              "padded shared memory, float4 loads, blocks m-outer so b[m] stays in L2; same backward as v1 "
+              "(any K: cuda runs it where v4, which takes K <= 256, does not fit)",
           .memory = cuda_memory, .unfit = cuda_unfit, .forward = cuda_forward, .backward = cuda_backward},
          {LESSON_CUDA_VERSION(4),
           .about =
-              "mma.sync TF32: a[i]'s 64 rows resident in shared memory, b streamed by a 4-stage cp.async "
-              "ring into XOR-swizzled tiles read by ldmatrix, TF32 rounding once per element, the max on "
-              "the accumulators; K <= 256; same backward as v1",
+              "mma.sync TF32, the max on the accumulators: a[i]'s 64 rows resident in shared memory, b "
+              "streamed by a 4-stage cp.async ring into XOR-swizzled tiles read by ldmatrix, TF32 rounding "
+              "once per element; K <= 256; same backward as v1",
           .memory = cuda_memory, .unfit = cuda4_unfit, .forward = cuda_forward, .backward = cuda_backward},
          {LESSON_CUDA_VERSION(5),
           .about =
@@ -399,9 +399,9 @@ const lesson lesson3_def = {
               "same backward as v1",
           .memory = cuda5_memory, .unfit = cuda5_unfit, .forward = cuda_forward, .backward = cuda_backward},
          {LESSON_CUDA_VERSION(6),
-          .about = "v5 on Hopper (compute capability 9.0 only): b by TMA into a 4-stage mbarrier ring, "
-                   "wgmma on a[i]'s 256 resident rows, the max on the accumulators; K <= 256; same backward "
-                   "as v1",
+          .about = "v5 on Hopper's wgmma and TMA (compute capability 9.0 only): b by TMA into a 4-stage "
+                   "mbarrier ring, wgmma on a[i]'s 256 resident rows, the max on the accumulators; K <= 256; "
+                   "same backward as v1",
           .memory = cuda5_memory, .unfit = cuda6_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_order = {5, 4, 3, 2, 1, 6}, /* fastest first: docs/tools/cuda_order.py 3 (v6 untimed: last) */
     .preamble = preamble,

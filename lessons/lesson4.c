@@ -535,9 +535,9 @@ const lesson lesson4_def = {
           .backward = cuda_backward},
          {LESSON_CUDA_VERSION(5),
           .about =
-              "v4's forward; backward's step loop as one persistent cooperative kernel too (2 grid.syncs "
-              "per step, dW_zh summed in shared memory), then v1's weight GEMMs, long sums split (partials "
-              "in dx)",
+              "v4's forward, a persistent backward: the step loop as one cooperative kernel too (2 "
+              "grid.syncs per step, dW_zh summed in shared memory), then v1's weight GEMMs, long sums split "
+              "(partials in dx)",
           .uses_cublas = 1, .memory = cuda_persistent_memory, .unfit = cuda_v5_unfit, .forward = cuda_forward,
           .backward = cuda_backward}},
     .cuda_order = {4, 5, 2, 1, 3}, /* fastest first: docs/tools/cuda_order.py 4 */

@@ -377,7 +377,8 @@ static void answer(const lesson_report *rep, FILE *f)
 const lesson lesson5_def = {
     .number = 5,
     .program = "lesson5",
-    .title = "Lesson 5: fused linear cross-entropy, loss = mean CE(x W^T, target), x [N,H] and W [V,H] bf16",
+    .title = "Lesson 5: linear cross-entropy, dW through bf16 and fp32 temporaries (V*H*6 bytes a chunk); "
+             "x [N,H], W [V,H] bf16",
     .summary = "fused linear cross-entropy: the weight gradient accumulated in place, in fp32",
     .dim_names = {"N", "H", "V"},
     .sizes = {{.name = "tiny", .dims = {4, 3, 7}},
@@ -473,7 +474,7 @@ const lesson lesson5_def = {
               "backward recomputes the logits for dx and dW (no cuBLAS)",
           .memory = v2_memory, .unfit = v2_unfit, .forward = cuda_forward, .backward = cuda_backward},
          {LESSON_CUDA_VERSION(3),
-          .about = "cuda-v2 on tensor cores: bf16 WMMA logit tiles [32,64] from 16-byte shared-memory loads, "
+          .about = "cuda-v2 on WMMA tensor cores: bf16 logit tiles [32,64] from 16-byte shared-memory loads, "
                    "online logsumexp per row; backward recomputes the tiles, G . W and G^T . x by WMMA",
           .memory = v3_memory, .unfit = v3_unfit, .forward = cuda_forward, .backward = cuda_backward},
          {LESSON_CUDA_VERSION(4),

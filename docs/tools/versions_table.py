@@ -4,7 +4,8 @@
     python3 docs/tools/versions_table.py LESSON [BIN]     (BIN: the build directory, default build)
 
 Everything printed comes from a file or a program, so a doc that pastes it (docs/generated.txt) cannot go stale:
-- the idea in one line, and which version `cuda` runs: `BIN/lessonN --help` (its .cuda_order);
+- the idea in one line (the --help text's first clause), and which version `cuda` runs: `BIN/lessonN --help` (its
+  .cuda_order);
 - peak bytes and forward + backward ms: the first row found for the version at the lesson's forum size (lesson 4:
   medium) in each GPU report, docs/results/<gpu>/results.csv, then its subfolders' results.csv (the rule of
   docs/tools/cuda_order.py and tests/cuda_emu/predict_table.sh);
@@ -31,9 +32,15 @@ def help_text(bin_dir, lesson):
     return subprocess.run([prog, "--help"], stdout=subprocess.PIPE, text=True, check=True).stdout
 
 
+def first_clause(about):
+    """A version's idea in one line: its --help text up to the first ': ' or '; ' (the text's own headline; the
+    details after it stay in --help)."""
+    return re.split(r": |; ", about, maxsplit=1)[0].strip()
+
+
 def ideas(text):
-    """{version: the --help line's idea} and the alias's order, from `lessonN --help`."""
-    out = {int(m.group(1)): m.group(2).strip() for m in re.finditer(r"^ +cuda-v(\d+) +(.+)$", text, re.M)}
+    """{version: the --help line's idea, its first clause} and the alias's order, from `lessonN --help`."""
+    out = {int(m.group(1)): first_clause(m.group(2)) for m in re.finditer(r"^ +cuda-v(\d+) +(.+)$", text, re.M)}
     m = re.search(r"cuda +\= cuda-v(\d+), an alias: of the versions fastest first \(([v\d ]+)\)", text)
     order = [int(x[1:]) for x in m.group(2).split()] if m else []
     return out, order
@@ -115,7 +122,7 @@ def main():
     meas = {g: meas.get(g, {}) for g in gpus}
     print(f"lesson {lesson} at the {size} size: forward + backward ms and peak bytes as each GPU measured them")
     print(f"{'version':<8} {'peak bytes':>13}" + "".join(f" {g + ' ms':>9}" for g in gpus)
-          + f" {'vs earlier':>11} {'vs anchor':>11}  the idea (build/lesson{lesson} --help)")
+          + f" {'vs earlier':>11} {'vs anchor':>11}  the idea (build/lesson{lesson} --help has the rest)")
     earlier = []
     for v in sorted(idea):
         last = next((meas[g][v] for g in reversed(gpus) if v in meas[g]), None)
