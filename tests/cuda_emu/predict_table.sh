@@ -31,10 +31,10 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $12 ~ /exit (134|137)/ { print "O", $2 }'
   strip "$h200" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "B", $2, ($6 == "" ? "-" : $6), $9 }'
   for m in $(results "$d/nvidia-h200"); do
-    measured "$m" nvidia-h200 | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "C %s %.4f\n", $2, $8 + $9 }'
+    measured "$m" nvidia-h200 | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "C %s %.17g\n", $2, $8 + $9 }'
   done
   for m in $(results "$d/nvidia-h100-80gb-hbm3"); do
-    measured "$m" nvidia-h100-80gb-hbm3 | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "F %s %.4f\n", $2, $8 + $9 }'
+    measured "$m" nvidia-h100-80gb-hbm3 | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "F %s %.17g\n", $2, $8 + $9 }'
   done
   strip "$peers" | awk -F, 'NR > 1 && $5 != "" { r = $4 / $5; print "D", (r > 1 ? r : 1 / r), $1 }'
 } | awk '
