@@ -493,9 +493,8 @@ const lesson lesson5_def = {
               "accumulators; backward writes a bf16 G chunk [N,8192], then dx += G W and dW = G^T x",
           .memory = v4_memory, .unfit = v4_unfit, .forward = cuda_forward, .backward = cuda_backward},
          {LESSON_CUDA_VERSION(5),
-          .about = "v4 on Hopper (compute capability 9.0 only): x, W and G by TMA into a 4-stage mbarrier "
-                   "ring, wgmma m64n256k16 on two warpgroups, W, x and G^T read through MN-major "
-                   "descriptors; v4's partials, G, filter and memory; H % 8 == 0",
+          .about = "v4 on Hopper, compute capability 9.0 only: TMA into a 4-stage mbarrier ring, wgmma "
+                   "m64n256k16 on two warpgroups, W, x and G^T by MN-major descriptors; H % 8 == 0",
           .memory = v4_memory, .unfit = v5_unfit, .forward = cuda_forward, .backward = cuda_backward}},
     .cuda_order = {1, 4, 3, 2, 5}, /* fastest first: docs/tools/cuda_order.py 5 (v5 untimed: last) */
     .preamble = preamble,
