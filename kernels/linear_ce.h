@@ -533,8 +533,8 @@ size_t lce4_chunks(const lce_dims *d);
 mem_formula lce4_memory(const lce_dims *d);
 const char *lce4_unfit(const lce_dims *d); /* NULL when the sizes fit the kernels' int arguments and grids */
 /* v4's merge of the partials into lse and the row losses, and its kept tiles' lists (v5 calls them too) */
-void lce4_launch_merge(int N, int V, const int32_t *target, const float *part, const float *z_target, float *lse,
-                       float *row_loss);
+void lce4_launch_merge(int N, int V, const int32_t *target, const float *part, const float *z_target,
+                       float *lse, float *row_loss);
 void lce4_launch_lists(int tn, int tc, int ldt, const lce4_backward_workspace *w);
 
 /* ---- cuda-v5: v4 on wgmma and the TMA, compute capability 9.0 only (kernels/linear_ce_v5.cu) ------------

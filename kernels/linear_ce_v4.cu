@@ -447,8 +447,8 @@ static void lce4_opt_in(void)
 }
 
 /* the merge of forward's partials into lse and the row losses, and the kept tiles' lists (v5 calls both) */
-extern "C" void lce4_launch_merge(int N, int V, const int32_t *target, const float *part, const float *z_target,
-                                  float *lse, float *row_loss)
+extern "C" void lce4_launch_merge(int N, int V, const int32_t *target, const float *part,
+                                  const float *z_target, float *lse, float *row_loss)
 {
     unsigned blocks = (unsigned)(((long long)N + THREADS - 1) / THREADS);
     LAUNCH(lce4_merge_kernel, blocks, THREADS, 0)(N, V, target, part, z_target, lse, row_loss);
