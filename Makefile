@@ -151,7 +151,7 @@ $(eval $(call LESSON,1,naive/bmm_broadcast.c optimized/bmm_grouped.c optimized/b
 $(eval $(call LESSON,2,naive/logchain_tree.c optimized/logchain_forward.c optimized/logchain_cuda_memory.c lessons/logchain_reference.c,kernels/logchain_v1.cu kernels/logchain_v2.cu kernels/logchain_v3.cu kernels/logchain_v4.cu kernels/logchain_v5.cu,tests/logchain_bruteforce.c tests/logchain_memory_walk.c))
 $(eval $(call LESSON,3,naive/maxsim_einsum.c optimized/maxsim_fused.c lessons/maxsim_reference.c,kernels/maxsim_v1.cu kernels/maxsim_v2.cu kernels/maxsim_v3.cu kernels/maxsim_v4.cu kernels/maxsim_v5.cu kernels/maxsim_v6.cu,))
 $(eval $(call LESSON,4,naive/gru_eager.c optimized/gru_fused.c optimized/gru_cuda_memory.c lessons/gru_reference.c,kernels/gru_v1.cu kernels/gru_v2.cu kernels/gru_v3.cu kernels/gru_v4.cu kernels/gru_v5.cu,))
-$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cuda_memory.c lessons/linear_ce_reference.c,kernels/linear_ce_v1.cu kernels/linear_ce_v2.cu kernels/linear_ce_v3.cu kernels/linear_ce_v4.cu,))
+$(eval $(call LESSON,5,naive/linear_ce_chunked.c optimized/linear_ce_fused.c optimized/linear_ce_cuda_memory.c lessons/linear_ce_reference.c,kernels/linear_ce_v1.cu kernels/linear_ce_v2.cu kernels/linear_ce_v3.cu kernels/linear_ce_v4.cu kernels/linear_ce_v5.cu,))
 ifeq ($(TOY_LESSON),1) # a sixth lesson for the done-when check (make test-toy-lesson): one line, no list edited
 $(eval $(call LESSON,6,,,,tests/toy_lesson.c))
 endif

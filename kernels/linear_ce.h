@@ -1,6 +1,6 @@
 /* linear_ce.h - lesson 5, linear cross-entropy: the problem, the math every version shares (HD: the CPU code
  * and the kernels call the same functions), and each implementation's entry points, layouts and memory
- * formulas: naive (naive/linear_ce_chunked.c), cpu (optimized/linear_ce_fused.c), cuda-v1..v4
+ * formulas: naive (naive/linear_ce_chunked.c), cpu (optimized/linear_ce_fused.c), cuda-v1..v5
  * (kernels/linear_ce_vN.cu; their layouts and formulas in optimized/linear_ce_cuda_memory.c, plain C, so the
  * driver predicts them without nvcc). Compiles as C and under nvcc; the entry points are extern "C".
  */
@@ -120,6 +120,17 @@ HD lce_lse_acc lce_lse_merge(lce_lse_acc a, lce_lse_acc b)
     a.s = a.s * lce_rescale(a.m, mn) + b.s * lce_rescale(b.m, mn);
     a.m = mn;
     return a;
+}
+
+/* lce_lse_merge that keeps a NaN sum where both maxima are -inf (lce_lse_merge returns a alone): the tile
+ * merges of cuda-v4 and v5, where a NaN row's partial must reach its lse */
+HD lce_lse_acc lce_lse_merge_keep_nan(lce_lse_acc a, lce_lse_acc b)
+{
+    if (a.m == -INFINITY && b.m == -INFINITY) {
+        a.s += b.s;
+        return a;
+    }
+    return lce_lse_merge(a, b);
 }
 
 HD float lce_lse_finish(lce_lse_acc a) { return a.m + logf(a.s); }
@@ -521,6 +532,20 @@ void lce4_carve_backward(arena *a, const lce_dims *d, lce4_backward_workspace *w
 size_t lce4_chunks(const lce_dims *d);
 mem_formula lce4_memory(const lce_dims *d);
 const char *lce4_unfit(const lce_dims *d); /* NULL when the sizes fit the kernels' int arguments and grids */
+/* v4's merge of the partials into lse and the row losses, and its kept tiles' lists (v5 calls them too) */
+void lce4_launch_merge(int N, int V, const int32_t *target, const float *part, const float *z_target,
+                       float *lse, float *row_loss);
+void lce4_launch_lists(int tn, int tc, int ldt, const lce4_backward_workspace *w);
+
+/* ---- cuda-v5: v4 on wgmma and the TMA, compute capability 9.0 only (kernels/linear_ce_v5.cu) ------------
+ * v4's layouts, workspace and memory formula (lce4_memory), the same launches on other kernels */
+float *lce5_forward(const lce_dims *d, const bf16 *x, const bf16 *W, const int32_t *target,
+                    lce_cuda_saved *s);
+void lce5_backward(const lce_dims *d, int filter, lce_cuda_saved *s, const float *dloss, bf16 **dx,
+                   float **dW);
+lce_filter_count lce5_last_filter(void);
+const char *lce5_unfit(const lce_dims *d); /* v4's, and H % 8 == 0 (the TMA's 16-byte row stride) */
+const char *lce5_device_unfit(void); /* NULL on compute capability 9.0 when this GPU fits every launch */
 
 #ifdef __cplusplus
 }

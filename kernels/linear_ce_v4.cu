@@ -180,16 +180,6 @@ static __device__ void lce4_gemm(unsigned char *smem, lce4_matrix A, lce4_matrix
     __syncthreads();
 }
 
-/* a (max, sum) merge that keeps a NaN sum where both maxima are -inf (lce_lse_merge would return a alone) */
-static __device__ lce_lse_acc lce4_merge(lce_lse_acc a, lce_lse_acc b)
-{
-    if (a.m == -INFINITY && b.m == -INFINITY) {
-        a.s += b.s;
-        return a;
-    }
-    return lce_lse_merge(a, b);
-}
-
 __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H) */,
                                     const bf16 *W /* (V, H) */, const int32_t *target /* (N,) */,
                                     float *part /* (2, ceil(V / 128), N) */, float *z_target /* (N,) */)
@@ -232,7 +222,7 @@ __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
                 lce_lse_acc o;
                 o.m = __shfl_xor_sync(0xffffffffu, a.m, off);
                 o.s = __shfl_xor_sync(0xffffffffu, a.s, off);
-                a = lce4_merge(a, o);
+                a = lce_lse_merge_keep_nan(a, o);
             }
             if (t == 0) rows[warp % 4 * BM + r] = a;
         }
@@ -240,7 +230,7 @@ __global__ void lce4_forward_kernel(int N, int V, int H, const bf16 *x /* (N, H)
     int hf = threadIdx.x / BM, r = threadIdx.x % BM;
     long long n = n0 + r, tiles_v = lce4_tiles(V), pt = 2 * tv + hf;
     if (n < N && pt < tiles_v && target[n] != LCE_IGNORE) {
-        lce_lse_acc a = lce4_merge(rows[2 * hf * BM + r], rows[(2 * hf + 1) * BM + r]);
+        lce_lse_acc a = lce_lse_merge_keep_nan(rows[2 * hf * BM + r], rows[(2 * hf + 1) * BM + r]);
         part[pt * N + n] = a.m;
         part[(tiles_v + pt) * N + n] = a.s;
     }
@@ -258,7 +248,7 @@ __global__ void lce4_merge_kernel(int N, int V, const int32_t *target /* (N,) */
         lce_lse_acc a = {part[n], part[tiles_v * N + n]};
         for (long long j = 1; j < tiles_v; j++) {
             lce_lse_acc b = {part[j * N + n], part[(tiles_v + j) * N + n]};
-            a = lce4_merge(a, b);
+            a = lce_lse_merge_keep_nan(a, b);
         }
         l = lce_lse_finish(a);
         loss = lce_row_loss(l, z_target[n]);
@@ -456,6 +446,23 @@ static void lce4_opt_in(void)
     done = 1;
 }
 
+/* the merge of forward's partials into lse and the row losses, and the kept tiles' lists (v5 calls both) */
+extern "C" void lce4_launch_merge(int N, int V, const int32_t *target, const float *part,
+                                  const float *z_target, float *lse, float *row_loss)
+{
+    unsigned blocks = (unsigned)(((long long)N + THREADS - 1) / THREADS);
+    LAUNCH(lce4_merge_kernel, blocks, THREADS, 0)(N, V, target, part, z_target, lse, row_loss);
+    CUDA_CHECK_LAST();
+}
+
+extern "C" void lce4_launch_lists(int tn, int tc, int ldt, const lce4_backward_workspace *w)
+{
+    unsigned blocks = (unsigned)(((long long)tn + tc + THREADS - 1) / THREADS);
+    LAUNCH(lce4_lists_kernel, blocks, THREADS, 0)(tn, tc, ldt, w->skip, w->dx_tiles, w->dx_count, w->dw_tiles,
+                                                  w->dw_count);
+    CUDA_CHECK_LAST();
+}
+
 static unsigned lce4_grid(long long m, long long n) { return (unsigned)(lce4_tiles(m) * lce4_tiles_n(n)); }
 
 static lce_filter_count last_filter; /* what the last backward's filter skipped: the lesson prints it */
@@ -481,9 +488,7 @@ extern "C" float *lce4_forward(const lce_dims *d, const bf16 *x, const bf16 *W, 
     LAUNCH(lce4_forward_kernel, lce4_grid(N, V), THREADS, SMEM_BYTES)(N, V, H, x, W, target, w.part,
                                                                       w.z_target);
     CUDA_CHECK_LAST();
-    unsigned blocks = (unsigned)(((long long)N + THREADS - 1) / THREADS);
-    LAUNCH(lce4_merge_kernel, blocks, THREADS, 0)(N, V, target, w.part, w.z_target, saved->lse, w.row_loss);
-    CUDA_CHECK_LAST();
+    lce4_launch_merge(N, V, target, w.part, w.z_target, saved->lse, w.row_loss);
     float *loss = (float *)dev_alloc_array(1, DT_F32, "loss [1] f32");
     lce_launch_loss(N, w.row_loss, w.scale, loss);
     dev_free(a.base);
@@ -501,10 +506,7 @@ static void lce4_backward_chunk(const lce_dims *d, const lce_cuda_saved *s, cons
                                                                     s->target, s->lse, w->scale, dloss,
                                                                     filter, w->G, w->skip, w->skipped);
     CUDA_CHECK_LAST();
-    unsigned blocks = (unsigned)(((long long)tn + tc + THREADS - 1) / THREADS);
-    LAUNCH(lce4_lists_kernel, blocks, THREADS, 0)(tn, tc, ldt, w->skip, w->dx_tiles, w->dx_count, w->dw_tiles,
-                                                  w->dw_count);
-    CUDA_CHECK_LAST();
+    lce4_launch_lists(tn, tc, ldt, w);
     const bf16 *Wc = s->W + (long long)c0 * H;
     LAUNCH(lce4_dx_kernel, lce4_grid(N, H), THREADS, SMEM_BYTES)(N, H, vc, ldg, w->G, w->dx_tiles,
                                                                  w->dx_count, Wc, first, last, w->dx_acc, dx);

@@ -91,7 +91,7 @@ static_assert(sizeof(naive_lce_saved) <= sizeof(((lesson_run *)0)->saved),
               "naive's saved state fits the run");
 static_assert(sizeof(fused_lce_saved) <= sizeof(((lesson_run *)0)->saved), "cpu's saved state fits the run");
 static_assert(sizeof(lce1_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v1's saved state fits the run");
-static_assert(sizeof(lce_cuda_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2-v4's saved state fits");
+static_assert(sizeof(lce_cuda_saved) <= sizeof(((lesson_run *)0)->saved), "cuda-v2-v5's saved state fits");
 
 static void naive_forward(lesson_run *r)
 {
@@ -127,6 +127,7 @@ static void cuda_forward(lesson_run *r)
     case 2: r->t[LOSS] = lce2_forward(d, x, w, t, s); break;
     case 3: r->t[LOSS] = lce3_forward(d, x, w, t, s); break;
     case 4: r->t[LOSS] = lce4_forward(d, x, w, t, s); break;
+    case 5: r->t[LOSS] = lce5_forward(d, x, w, t, s); break;
     }
 }
 static void cuda_backward(lesson_run *r)
@@ -141,6 +142,7 @@ static void cuda_backward(lesson_run *r)
     case 2: lce2_backward(d, s, r->t[DLOSS], dx, dw); break;
     case 3: lce3_backward(d, filter, s, r->t[DLOSS], dx, dw); break;
     case 4: lce4_backward(d, filter, s, r->t[DLOSS], dx, dw); break;
+    case 5: lce5_backward(d, filter, s, r->t[DLOSS], dx, dw); break;
     }
 }
 #else
@@ -180,8 +182,15 @@ static const char *v4_unfit(const void *p)
     const char *why = lce4_unfit(dims_of(p));
     return why ? why : lce4_device_unfit();
 }
+/* v5 also needs compute capability 9.0 (lce5_device_unfit) */
+static const char *v5_unfit(const void *p)
+{
+    const char *why = lce5_unfit(dims_of(p));
+    return why ? why : lce5_device_unfit();
+}
 #else
 static const char *v4_unfit(const void *p) { return lce4_unfit(dims_of(p)); }
+static const char *v5_unfit(const void *p) { return lce5_unfit(dims_of(p)); }
 #endif
 
 /* --- what the lesson says before and after the table ---------------------------------------------------- */
@@ -233,10 +242,10 @@ static void print_filter_of(const lesson_report *rep, const char *impl, FILE *f)
     const lesson_result *v = lesson_report_find(rep, impl);
     if (!p->filter || !v || !v->row.ran || !rep->ref[LOSS]) return;
 #ifdef HAVE_CUDA
-    int v4 = !strcmp(impl, "cuda-v4");
+    int v4 = !strcmp(impl, "cuda-v4"), v5 = !strcmp(impl, "cuda-v5");
     lce3_filter_count st = lce3_last_filter();
-    if (v4) {
-        lce_filter_count c = lce4_last_filter();
+    if (v4 || v5) {
+        lce_filter_count c = v5 ? lce5_last_filter() : lce4_last_filter();
         st.filter = c.filter, st.tiles = c.tiles, st.skipped_dx = st.skipped_dw = c.skipped;
     }
     lce_problem off = *p;
@@ -247,7 +256,7 @@ static void print_filter_of(const lesson_report *rep, const char *impl, FILE *f)
             "%s --filter: a %s gradient tile is skipped when every |softmax - onehot| < 2^-12 (CCE's "
             "default,\nbf16's eps / 32); skipped %u of %llu tiles in dx, %u of %llu in dW. Error against "
             "float64:\n",
-            impl, v4 ? "[128,128]" : "[32,64]", st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
+            impl, v4 || v5 ? "[128,128]" : "[32,64]", st.skipped_dx, st.tiles, st.skipped_dw, st.tiles);
     fprintf(f, "  filtered    dx (bf16) %.2e   dW (f32) %.2e\n  unfiltered  dx (bf16) %.2e   dW (f32) %.2e\n",
             tensor_err(rep, v, DX, DT_BF16), tensor_err(rep, v, DW, DT_F32), tensor_err(rep, &r, DX, DT_BF16),
             tensor_err(rep, &r, DW, DT_F32));
@@ -260,6 +269,7 @@ static void print_filter(const lesson_report *rep, FILE *f)
 {
     print_filter_of(rep, "cuda-v3", f);
     print_filter_of(rep, "cuda-v4", f);
+    print_filter_of(rep, "cuda-v5", f);
 }
 
 /* The seed's figure: "For V = 128k and H = 4096, this would save 3GB of memory." */
@@ -398,7 +408,7 @@ const lesson lesson5_def = {
                   .def = 0,
                   .min = 0,
                   .max = 1,
-                  .help = "cuda-v3 and cuda-v4: skip every gradient tile (32x64, 128x128) whose |softmax - "
+                  .help = "cuda-v3 to cuda-v5: skip every gradient tile (32x64, 128x128) whose |softmax - "
                           "onehot| < 2^-12 (Cut Cross-Entropy's filter) and print its error beside the "
                           "unfiltered run's"},
              [OPT_PEAKED] =
@@ -482,8 +492,12 @@ const lesson lesson5_def = {
               "Cut Cross-Entropy on mma.sync: [128,256] bf16 tiles through a 3-stage cp.async pipeline, "
               "ldmatrix(.trans) reading x, W and G in place, lse partials, G and the filter's vote from the "
               "accumulators; backward writes a bf16 G chunk [N,8192], then dx += G W and dW = G^T x",
-          .memory = v4_memory, .unfit = v4_unfit, .forward = cuda_forward, .backward = cuda_backward}},
-    .cuda_order = {1, 4, 3, 2}, /* fastest first: docs/tools/cuda_order.py 5 */
+          .memory = v4_memory, .unfit = v4_unfit, .forward = cuda_forward, .backward = cuda_backward},
+         {LESSON_CUDA_VERSION(5),
+          .about = "v4 on Hopper, compute capability 9.0 only: TMA into a 4-stage mbarrier ring, wgmma "
+                   "m64n256k16 on two warpgroups, W, x and G^T by MN-major descriptors; H % 8 == 0",
+          .memory = v4_memory, .unfit = v5_unfit, .forward = cuda_forward, .backward = cuda_backward}},
+    .cuda_order = {1, 4, 3, 2, 5}, /* fastest first: docs/tools/cuda_order.py 5 (v5 untimed: last) */
     .preamble = preamble,
     .epilogue = epilogue,
     .answer = answer,

@@ -241,3 +241,14 @@ const char *lce4_unfit(const lce_dims *d)
         return "more than 2^31 - 1 tiles of [128, 256] in a grid (N/128 x V/256, N/128 x H/256, 64 x H/256)";
     return NULL;
 }
+
+/* ---- cuda-v5: v4's workspace and formula (lce4_memory); the TMA's maps need rows of whole 16 bytes -------
+ */
+const char *lce5_unfit(const lce_dims *d)
+{
+    const char *why = lce4_unfit(d);
+    if (why) return why;
+    if (d->H % 8)
+        return "H not a multiple of 8: cuda-v5's TMA copies need rows of whole 16 bytes (cuda-v4 runs any H)";
+    return NULL;
+}

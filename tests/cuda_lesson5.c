@@ -15,10 +15,12 @@
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/linear_ce.h"
+#include "../kernels/runtime/cuda_fit.h"
 #include "track.h"
 #include "../lessons/lesson5.h"
 #include "lesson.h"
@@ -606,6 +608,119 @@ START_TEST(cuda_lce_v4_filter_chunks)
 }
 END_TEST
 
+/* --- cuda-v5: v4 on wgmma and the TMA (compute capability 9.0 only) ---------------------------------------------
+ * Tolerances: v4's (cce_run_checked): wgmma adds bf16 products, exact in fp32, in fp32 as mma.sync does, so the
+ * same 2u bound of float64 holds (the precision bound), NaN/Inf exactly where float64 has them. Sizes around its
+ * edges: 128 rows, 256 columns, K stages of 64 (H = 72: a ragged second stage; H = 264: five stages, more than the
+ * ring's four, and a second [.., 256] tile of 8 columns), dx's K over the kept vocabulary tiles and dW's over the
+ * row tiles (N = 300: six stages), and two vocabulary chunks (dx_acc, W's map read from row c0 = 8192). H is a
+ * multiple of 8 throughout (the TMA's rows); other H are refused (cuda_lce_v5_refuses). Where the device is not
+ * 9.0 the cases print why and return (cuda_lce_v5_only_on_9_0 checks the refusal itself). */
+static int v5_here(void)
+{
+    const char *why = lce5_device_unfit();
+    if (why) printf("cuda-v5's cases skipped: %s\n", why);
+    return why == NULL;
+}
+static lce_filter_count v5_stats(void)
+{
+    return lce5_last_filter();
+}
+START_TEST(cuda_lce_v5_tiny)
+{
+    if (v5_here()) run_case_cce("cuda-v5", 4, 8, 7, 561, V3_PLAIN);
+}
+END_TEST
+START_TEST(cuda_lce_v5_odd)
+{
+    if (v5_here()) run_case_cce("cuda-v5", 37, 24, 301, 562, (v3_case){1, 0, 0});
+}
+END_TEST
+START_TEST(cuda_lce_v5_edges)
+{
+    if (!v5_here()) return;
+    run_case_cce("cuda-v5", 127, 64, 257, 563, V3_PLAIN);        /* one stage; a vocabulary tile of 1 column */
+    run_case_cce("cuda-v5", 129, 40, 256, 564, (v3_case){1, 0, 0}); /* a row tile of 1 row, ignored rows */
+    run_case_cce("cuda-v5", 128, 264, 255, 565, V3_PLAIN);       /* five stages; a second H tile of 8 columns */
+    run_case_cce("cuda-v5", 130, 72, 129, 566, V3_PLAIN);        /* a ragged stage of 8 columns of K */
+    run_case_cce("cuda-v5", 300, 16, 300, 567, V3_PLAIN);        /* dW: six stages of K = n, the ring wraps */
+}
+END_TEST
+START_TEST(cuda_lce_v5_nan_rows)
+{
+    if (!v5_here()) return;
+    run_case_cce("cuda-v5", 37, 24, 301, 568, (v3_case){0, 0, 1});
+    run_case_cce("cuda-v5", 37, 24, 301, 569, (v3_case){0, 1, 1});
+}
+END_TEST
+START_TEST(cuda_lce_v5_filter)
+{
+    if (!v5_here()) return;
+    unsigned clean, with_nan;
+    tile128_filter_case("cuda-v5", v5_stats, 1280, 0, 0, &clean);
+    tile128_filter_case("cuda-v5", v5_stats, 1280, 1, 0, &with_nan);
+    ck_assert_msg(with_nan < clean, "with a NaN row the filter skipped %u tiles, without it %u", with_nan, clean);
+    tile128_filter_case("cuda-v5", v5_stats, 1280, 0, 100, &clean);
+}
+END_TEST
+START_TEST(cuda_lce_v5_chunks)
+{
+    if (!v5_here()) return;
+    run_case_cce("cuda-v5", 20, 16, 8300, 570, V3_PLAIN);
+    run_case_cce("cuda-v5", 24, 16, 8300, 571, (v3_case){1, 0, 0});
+    unsigned skipped;
+    tile128_filter_case("cuda-v5", v5_stats, 8300, 0, 0, &skipped);
+}
+END_TEST
+/* H % 8 != 0 is refused with its reason (v4 runs it); v5's formula is v4's, to the byte */
+START_TEST(cuda_lce_v5_refuses)
+{
+    lce_dims odd = {130, 33, 129, 1, 0}, even = {130, 40, 129, 1, 0};
+    const char *why = lce5_unfit(&odd);
+    ck_assert_msg(why && strstr(why, "multiple of 8"), "%s", why ? why : "(null)");
+    ck_assert_ptr_null(lce4_unfit(&odd));
+    ck_assert_ptr_null(lce5_unfit(&even));
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {130, 40, 129}, opts[3] = {0, 0, 0};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    mem_formula f4 = L->impls[lesson_find_impl(L, "cuda-v4")].memory(&prob);
+    mem_formula f5 = L->impls[lesson_find_impl(L, "cuda-v5")].memory(&prob);
+    ck_assert_uint_eq(f5.peak, f4.peak);
+    ck_assert_uint_eq(f5.forward_live, f4.forward_live);
+}
+END_TEST
+/* v5 runs on compute capability 9.0 only: elsewhere (every 99 KB profile among them) its fit check refuses with
+ * the reason and the row is skipped with that line. The emulated device is an sm_90 unless EMU_GPU names
+ * another. */
+START_TEST(cuda_lce_v5_only_on_9_0)
+{
+    const lesson *L = &lesson5_def;
+    long long dims[3] = {4, 8, 7}, opts[3] = {0, 0, 0};
+    lesson_problem prob;
+    ck_assert_ptr_null(L->make_problem(dims, opts, &prob));
+    const lesson_impl *v5 = &L->impls[lesson_find_impl(L, "cuda-v5")];
+    const cuda_device_info *dev = cuda_device_info_get();
+    const char *why = v5->unfit(&prob);
+    if (dev->cc == 90) ck_assert_msg(why == NULL, "cuda-v5 refuses on a 9.0 device: %s", why);
+    else ck_assert_msg(why && strstr(why, "compute capability 9.0"), "cuda-v5 on %d: %s", dev->cc, why);
+#ifdef CUDA_EMU
+    const char *other[3] = {"RTX4090", "L4", "A100"}, *cc[3] = {"8.9", "8.9", "8.0"};
+    for (int k = 0; k < 3; k++) {
+        setenv("EMU_GPU", other[k], 1);
+        why = v5->unfit(&prob);
+        ck_assert_msg(why && strstr(why, "needs compute capability 9.0") && strstr(why, cc[k]), "%s: %s", other[k],
+                      why ? why : "(null)");
+    }
+    setenv("EMU_GPU", "H100", 1);
+    ck_assert_ptr_null(v5->unfit(&prob));
+    setenv("EMU_GPU", "H200", 1);
+    ck_assert_ptr_null(v5->unfit(&prob));
+    unsetenv("EMU_GPU");
+#endif
+}
+END_TEST
+
 /* "cuda" passes over a version whose predicted peak is over --mem-limit (lesson_cuda_pick): at the seed's size
  * cuda-v1, first by the model and the GPUs, keeps the [N, V] logits; under a limit one byte below its peak, the
  * next version in the order that fits runs; where nothing fits, cuda-v1 stays, and its row says why it is skipped. */
@@ -674,6 +789,17 @@ END_TEST
     tcase_add_test(t4, cuda_alias_under_a_memory_limit);
     tcase_set_timeout(t4, 120);
     suite_add_tcase(s, t4);
+    /* cuda-v5 (wgmma, TMA): its own case, so CK_RUN_CASE=cce-hopper runs it alone */
+    TCase *h = tcase_create("cce-hopper");
+    tcase_add_test(h, cuda_lce_v5_tiny);
+    tcase_add_test(h, cuda_lce_v5_odd);
+    tcase_add_test(h, cuda_lce_v5_edges);
+    tcase_add_test(h, cuda_lce_v5_nan_rows);
+    tcase_add_test(h, cuda_lce_v5_filter);
+    tcase_add_test(h, cuda_lce_v5_refuses);
+    tcase_add_test(h, cuda_lce_v5_only_on_9_0);
+    tcase_set_timeout(h, 300);
+    suite_add_tcase(s, h);
     /* the sizes that take the emulator most of this suite's time, tagged "slow": CI's re-runs of test_cuda under
      * ASan and with FMA contraction leave them out (CK_EXCLUDE_TAGS=slow); the plain emulation run keeps them */
     TCase *large = tcase_create("cce-large");
@@ -682,6 +808,7 @@ END_TEST
     tcase_add_test(large, cuda_lce_v3_small);
     tcase_add_test(large, cuda_lce_v4_chunks);
     tcase_add_test(large, cuda_lce_v4_filter_chunks);
+    tcase_add_test(large, cuda_lce_v5_chunks);
     tcase_set_timeout(large, 120);
     suite_add_tcase(s, large);
     return s;

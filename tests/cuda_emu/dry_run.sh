@@ -35,6 +35,7 @@ table=(
   "3|cuda-v3|forum|I J M N K|--deterministic"
   "4|ALL|medium|T Bt X H|"
   "5|ALL|forum|N H V|"
+  "5|cuda-v5|forum|N H V|--size small" # v5 takes H % 8 == 0 only: tiny's H = 3 is refused, small's 128 is not
 )
 maxima=${DRY_MAXIMA:-1} # 0: the forum sizes only (the maxima's bisection takes minutes)
 

@@ -17,8 +17,8 @@ reduce_of() {
     3:forum:*) echo "J=64:128" ;;
     5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
     5:medium:cuda-v2|5:forum:cuda-v2) echo "V=128:256" ;;     # dx's shared memory holds a row of H: H stays
-    5:medium:cuda-v4) echo "V=512:1024" ;;                 # v4's H tiles are 256 wide: medium's H = 256 is one
-    5:forum:cuda-v4) echo "V=512:1024,H=256:512" ;;
+    5:medium:cuda-v4|5:medium:cuda-v5) echo "V=512:1024" ;; # v4's (and v5's) H tiles are 256 wide: medium's H = 256 is one
+    5:forum:cuda-v4|5:forum:cuda-v5) echo "V=512:1024,H=256:512" ;;
     5:medium:*|5:forum:*) echo "V=512:1024,H=128:256" ;;
   esac
 }
