@@ -474,8 +474,8 @@ const lesson lesson5_def = {
          {LESSON_CUDA_VERSION(1),
           .about =
               "cublasGemmEx (bf16 A/B, fp32 C) for logits, dx and the in-place dW; one fused row kernel "
-              "(cuda names this one: v2-v4 keep no logits buffer; v2 and v3 measured slower on an H200, v4 "
-              "is unmeasured: docs/lesson-5.md)",
+              "(cuda names this one: v2-v5 keep no logits buffer; v2 and v3 measured slower on an H200, v4 "
+              "and v5 are unmeasured: docs/lesson-5.md)",
           .uses_cublas = 1, .memory = v1_memory, .unfit = v1_unfit, .forward = cuda_forward,
           .backward = cuda_backward},
          {LESSON_CUDA_VERSION(2),
