@@ -4,7 +4,7 @@
 
 Reads RESULTS/results.csv, then its subfolders' results.csv in name order (the lessons' --csv rows: forward_ms,
 backward_ms, the tracker's peak bytes; a version's first row found, as docs/tools/cuda_order.py reads them, less
-the rows docs/results/retired.csv names: code since rebuilt under the same name, or removed) and RESULTS/pytorch/pytorch.csv (plots/pytorch_baseline.py on the same machine: its own
+the rows docs/results/retired.csv names for that file's folder: code since rebuilt under the same name, or removed) and RESULTS/pytorch/pytorch.csv (plots/pytorch_baseline.py on the same machine: its own
 median times, torch.cuda.max_memory_allocated for the peak), and RESULTS/pytorch/pytorch.log for the forms that ran
 out of memory, and RESULTS/anchors.csv (the report's anchors step, plots/anchors.py: Liger-Kernel, Cut
 Cross-Entropy, flash-maxsim, nn.GRU, torch.compile), each with a line: the best anchor against our fastest version. Both sides count every tensor from the inputs to the gradients; both time forward + backward after a
@@ -31,12 +31,16 @@ def main():
     d = sys.argv[1]
     ours = {}
     subfolders = sorted(s for s in os.listdir(d) if os.path.isdir(os.path.join(d, s)))
-    report = os.path.basename(os.path.normpath(d))
-    gone = {(r["lesson"], r["impl"]) for r in rows(os.path.join(os.path.dirname(os.path.normpath(d)), "retired.csv"))
-            if r["report"] == report}
-    for r in rows(os.path.join(d, "results.csv")) + [r for s in subfolders for r in rows(os.path.join(d, s, "results.csv"))]:
-        if r["forward_ms"] and (r["lesson"], r["impl"]) not in gone:
-            ours.setdefault((r["lesson"], r["size"]), {}).setdefault(r["impl"], r)
+    top = os.path.basename(os.path.normpath(d))
+    # retired.csv's report: a results file's folder under docs/results/ (the GPU's own name for its top-level
+    # results.csv, GPU/subfolder for a subfolder's)
+    gone = {(r["lesson"], r["impl"], r["report"])
+            for r in rows(os.path.join(os.path.dirname(os.path.normpath(d)), "retired.csv"))}
+    for report, path in [(top, os.path.join(d, "results.csv"))] + \
+            [(top + "/" + s, os.path.join(d, s, "results.csv")) for s in subfolders]:
+        for r in rows(path):
+            if r["forward_ms"] and (r["lesson"], r["impl"], report) not in gone:
+                ours.setdefault((r["lesson"], r["size"]), {}).setdefault(r["impl"], r)
     torch = rows(os.path.join(d, "pytorch", "pytorch.csv"))
     anchors = rows(os.path.join(d, "anchors.csv"))  # the report's anchors step: plots/anchors.py's rows
     oom = {}

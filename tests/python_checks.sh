@@ -3,6 +3,9 @@
 #   tests/test_snapshot.py     every lesson's --snapshot replays to its --timeline, peak and the caching allocator's
 #                              rules (python3 only); PyTorch >= 2.1's _memory_viz reads them where one has it
 #   tests/test_gpu_tools.py    the tools that read a lent GPU's files for the docs print what the files hold
+#   tests/test_retired.py      docs/results/retired.csv's rule per results file in its readers; every measured row
+#                              not retired has today's peak formula (cuda_order.py --peaks; needs a build with the
+#                              CUDA versions: BIN, else build/emu; skipped without)
 #   tests/test_compare_npy.py  plots/compare_npy.py judges by the lessons' rule (needs numpy: python3, else
 #                              /usr/bin/python3; skipped without)
 #   tests/test_bench_plots.py  `make plots` with no CSVs changes nothing; another results folder draws into its own
@@ -20,6 +23,7 @@ if ! command -v python3 >/dev/null; then
 fi
 python3 tests/test_snapshot.py "$BIN"
 python3 tests/test_gpu_tools.py
+python3 tests/test_retired.py "$BIN"
 # $1 a module, $2 the check: run by the first of python3, /usr/bin/python3 that imports it, else skipped
 with_module() {
     for c in python3 /usr/bin/python3; do

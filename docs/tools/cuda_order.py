@@ -3,8 +3,20 @@
 
     python3 docs/tools/cuda_order.py LESSON          the order and the figures it rests on (docs/generated.txt)
     python3 docs/tools/cuda_order.py --check BIN     the rule on made-up figures, then every lesson's
-                                                     `BIN/lessonN --help` lists its order, or exit 1
+                                                     `BIN/lessonN --help` lists its order, then --peaks, or exit 1
+    python3 docs/tools/cuda_order.py --peaks BIN     every measured row not retired has the peak bytes of today's
+                                                     memory formula (BIN/lessonN --predict), and every row of
+                                                     retired.csv sets a row aside, or exit 1
     python3 docs/tools/cuda_order.py --retired L     the measured rows the rule sets aside (retired.csv)
+
+docs/results/retired.csv (lesson,impl,report,why) names the measured rows of code that has since left the tree, so a
+version name reused by newer code is never credited with the old code's times. Its `report` is one results file's
+folder under docs/results/: `nvidia-h200` for that GPU's top-level results.csv alone, `nvidia-h200/issue27-report`
+for the subfolder's; never a whole GPU, so a report in a new folder, measuring the code of its day, is read. Every
+tool that reads the GPU reports applies it so (this file, versions_table.py, out_of_sample.py,
+plots/gpu_vs_pytorch.py, tests/cuda_emu/model_record.sh, predict_compare.sh, predict_table.sh, model_fit.cc). A row
+whose peak bytes differ from today's formula for its version at its dims measured other code: --peaks fails until
+retired.csv names it (tests/test_retired.py, run by `make test`, runs --peaks and plants both faults).
 
 The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
 1. The model's order: each version's predicted forward + backward ms on the H100 at the forum size (lesson 4: its
@@ -14,7 +26,7 @@ The rule (the issue's: the model's fastest, unless a GPU measured otherwise):
    the GPUs agree: two versions go in their measured order when every GPU that measured both ranks them so (a GPU
    report's forward_ms + backward_ms, docs/results/<gpu>/results.csv, then its subfolders' results.csv for
    versions measured later: the first row found, as tests/cuda_emu/predict_table.sh shows them; not the rows
-   docs/results/retired.csv names: code since rebuilt under the same name, or removed). Where the GPUs
+   docs/results/retired.csv names for their file's folder: code since rebuilt under the same name, or removed). Where the GPUs
    disagree, or one pass on each settles nothing, the model's order stands.
 3. A version built for one architecture alone (its file includes hopper_ptx.h: sm_90a, compute capability 9.0)
    goes last until a GPU has timed it: where it can run, no GPU has run it yet, and `cuda` should not start there.
@@ -27,6 +39,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 RESULTS = "docs/results"
 MODEL = os.path.join(RESULTS, "emu", "predicted_h100.csv")
@@ -64,9 +77,18 @@ def gpu_reports():
     return out
 
 
+def report_of(path):
+    """The report a results file belongs to, as retired.csv's `report` column names it: the folder under
+    docs/results/ that holds the file (nvidia-h200 for that GPU's top-level results.csv, nvidia-h200/issue27-report
+    for a subfolder's)."""
+    return os.path.relpath(os.path.dirname(path), RESULTS).replace(os.sep, "/")
+
+
 def retired():
-    """{(lesson, impl, report folder)}: rows docs/results/retired.csv says a report measured of code no longer in
-    the tree (a version since rebuilt under the same name, or removed)."""
+    """{(lesson, impl, report)}: rows docs/results/retired.csv says a report measured of code no longer in the tree
+    (a version since rebuilt under the same name, or removed). `report` is one results file's folder (report_of),
+    never a whole GPU: a later report in a new folder measures the code of its day and is never set aside by an
+    older row of the same name."""
     path = os.path.join(RESULTS, "retired.csv")
     return {(r["lesson"], r["impl"], r["report"]) for r in read_csv(path)} if os.path.isfile(path) else set()
 
@@ -78,7 +100,7 @@ def measured(lesson, size, dims):
     for gpu, paths in gpu_reports().items():
         seen = out.setdefault(gpu, {})
         for p in paths:
-            report = os.path.relpath(p, RESULTS).split(os.sep)[0]
+            report = report_of(p)
             for r in read_csv(p):
                 v = version(r["impl"])
                 if r["lesson"] != str(lesson) or r["size"] != size or r["dims"] not in dims or v is None or v in seen:
@@ -217,13 +239,69 @@ def show_retired(lesson):
     print(f"{'version':<9} {'size':<7} {'forward':>10} {'backward':>10} {'pass':>10}  device, file")
     for gpu, paths in sorted(gpu_reports().items()):
         for path in paths:
-            report = os.path.relpath(path, RESULTS).split(os.sep)[0]
+            report = report_of(path)
             for r in read_csv(path):
                 if (r["lesson"], r["impl"], report) in gone and r["lesson"] == str(lesson) and \
                         r.get("forward_ms") and r.get("backward_ms"):
                     f, b = float(r["forward_ms"]), float(r["backward_ms"])
                     print(f"{r['impl']:<9} {r['size']:<7} {f:>10.3f} {b:>10.3f} {f + b:>10.3f}  "
                           f"{r['device']}, {os.path.relpath(path)}")
+
+
+def peak_problems(bin_dir):
+    """What --peaks finds wrong, one line each ([] when none); None where bin_dir's build has no CUDA versions (a
+    CPU-only build: the formulas of the cuda versions are not in it). A measured row not retired must have today's
+    peak for its version at its dims (`lessonL --size S --dims D --impl V --predict --csv`, the formula the
+    tracker is tested equal to); a version no longer in the code must be retired; a retired.csv row must name a
+    results file that holds a row of its lesson and version."""
+    gone, helps, problems, held = retired(), {}, [], set()
+    want = {}  # (lesson, size, dims) -> {(path, impl, measured peak)}
+    for paths in gpu_reports().values():
+        for p in paths:
+            for r in read_csv(p):
+                held.add((r["lesson"], r["impl"], report_of(p)))
+                if r.get("peak_bytes") and (r["lesson"], r["impl"], report_of(p)) not in gone:
+                    want.setdefault((r["lesson"], r["size"], r["dims"]), set()).add(
+                        (os.path.relpath(p), r["impl"], int(r["peak_bytes"])))
+    for lesson, impl, report in sorted(gone - held):
+        problems.append(f"retired.csv: lesson {lesson} {impl} {report}: {os.path.join(RESULTS, report)}/results.csv "
+                        "holds no such row")
+    for (lesson, size, dims), rows in sorted(want.items()):
+        prog = os.path.join(bin_dir, f"lesson{lesson}")
+        if lesson not in helps:
+            helps[lesson] = subprocess.run([prog, "--help"], stdout=subprocess.PIPE, text=True, check=True).stdout
+        have = set(re.findall(r"^ +(cuda-v\d+) ", helps[lesson], re.M))
+        if not have:
+            return None
+        impls = sorted({impl for _, impl, _ in rows if impl in have})
+        today = {}
+        if impls:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "predict.csv")
+                subprocess.run([prog, "--size", size, "--dims", dims, "--impl", ",".join(impls), "--predict", "--csv",
+                                out], stdout=subprocess.DEVNULL, check=True)
+                today = {r["impl"]: int(r["peak_bytes"]) for r in read_csv(out)}
+        for path, impl, peak in sorted(rows):
+            if impl not in have:
+                problems.append(f"{path}: lesson {lesson} {impl} {size}: not in the code today, not retired "
+                                f"(docs/results/retired.csv)")
+            elif today.get(impl) != peak:
+                problems.append(f"{path}: lesson {lesson} {impl} {size} ({dims}) measured a peak of {peak:,} bytes, "
+                                f"today's formula gives {today.get(impl, 0):,}: other code; retire the row "
+                                f"(docs/results/retired.csv, report {report_of(path)})")
+    return problems
+
+
+def check_peaks(bin_dir):
+    problems = peak_problems(bin_dir)
+    if problems is None:
+        print(f"cuda_order.py --peaks: {bin_dir} has no CUDA versions (a CPU-only build): the peaks not checked")
+        return 0
+    for p in problems:
+        print(f"cuda_order.py --peaks: {p}", file=sys.stderr)
+    if not problems:
+        print("cuda_order.py --peaks: every measured row not retired has its version's peak by today's formula")
+    return 1 if problems else 0
 
 
 def check(bin_dir):
@@ -240,12 +318,14 @@ def check(bin_dir):
             bad = 1
     if not bad:
         print("cuda_order.py: every lesson's cuda tries its versions in the order the model and the GPU reports give")
-    return bad
+    return check_peaks(bin_dir) or bad
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         sys.exit(self_test() or check(sys.argv[2]))
+    if len(sys.argv) == 3 and sys.argv[1] == "--peaks":
+        sys.exit(check_peaks(sys.argv[2]))
     if len(sys.argv) == 3 and sys.argv[1] == "--retired" and sys.argv[2].isdigit():
         show_retired(int(sys.argv[2]))
         sys.exit(0)

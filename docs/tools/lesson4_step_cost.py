@@ -5,7 +5,8 @@
 
 cuda-v3's forward is one cooperative kernel: per step, two grid.syncs and, on each thread with work, dot products
 of H + X + H terms (h W_enc, then x_t W_ih and z W_zh). The GPU reports (docs/results/<gpu>/results.csv and their
-subfolders', the first row found, as cuda_order.py reads them) give its forward time at two sizes whose dot products
+subfolders', the first row found, as cuda_order.py reads them, less the rows docs/results/retired.csv names for
+their file's folder: code since changed) give its forward time at two sizes whose dot products
 differ 4x in length. Per GPU, a line through the two (us per step = fixed + terms x cost per term) splits a step's
 time into a part that grows with the dot products and a fixed part, where the grid.syncs are: if they were what
 costs, the fixed part would hold it.
@@ -14,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_order import gpu_reports, read_csv  # noqa: E402
+from cuda_order import gpu_reports, read_csv, report_of, retired  # noqa: E402
 
 IMPL = "cuda-v3"
 
@@ -25,11 +26,13 @@ def dims_of(text):
 
 def rows_by_gpu():
     """{gpu: {size: (dims, forward ms)}}, the first row found per size."""
-    out = {}
+    out, gone = {}, retired()
     for gpu, paths in gpu_reports().items():
         seen = {}
         for p in paths:
             for r in read_csv(p):
+                if (r["lesson"], r["impl"], report_of(p)) in gone:
+                    continue
                 if r["lesson"] == "4" and r["impl"] == IMPL and r.get("forward_ms") and r["size"] not in seen:
                     seen[r["size"]] = (dims_of(r["dims"]), float(r["forward_ms"]))
         if seen:

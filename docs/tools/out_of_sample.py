@@ -9,8 +9,9 @@ The commit order is the proof. For each row of a GPU report (docs/results/<gpu>/
 the commit that first added the row is found in git's history of that file; the prediction is the row of the same
 lesson, version, size and dims in docs/results/emu/predicted_<h100|h200>.csv as it stood in that commit's parent.
 A measurement with no such prediction (the report came first, or the version was not predicted then) is not out of
-sample, and is left out. docs/results/retired.csv's rows are kept and marked: the code measured then was what was
-predicted then, even where the version's name now holds other code. The error is predicted / measured (forward +
+sample, and is left out. docs/results/retired.csv's rows (each names its results file's folder, as
+docs/tools/cuda_order.py reads them) are kept and marked: the code measured then was what was predicted then, even
+where the version's name now holds other code. The error is predicted / measured (forward +
 backward ms); "x" figures are that ratio or its inverse, whichever is >= 1.
 """
 import csv
@@ -79,10 +80,12 @@ def table_rows():
         model = os.path.join(RESULTS, "emu", f"predicted_{short}.csv")
         seen = set()
         for path in reports(gpu_dir):
+            report = os.path.relpath(os.path.dirname(path), RESULTS).replace(os.sep, "/")
             for k, (commit, row) in first_commits(path).items():
-                if k in seen:
+                gone_row = (row["lesson"], row["impl"], report) in gone
+                if (k, gone_row) in seen:  # a retired row does not hide a later measurement of today's code
                     continue
-                seen.add(k)
+                seen.add((k, gone_row))
                 before = {key(r): r for r in rows_at(commit + "^", model)}
                 pred = before.get(k)
                 if not pred or not pred.get("predicted_ms"):
@@ -95,7 +98,7 @@ def table_rows():
                             "prediction_commit": git("log", "-1", "--format=%h", commit + "^", "--",
                                                      model).strip(),
                             "measurement_commit": commit[:7],
-                            "retired": "1" if (row["lesson"], row["impl"], gpu_dir) in gone else "0"})
+                            "retired": "1" if gone_row else "0"})
     out.sort(key=lambda r: (r["lesson"], r["size"], r["gpu"], r["impl"]))
     return out
 

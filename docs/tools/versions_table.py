@@ -22,7 +22,7 @@ import re
 import subprocess
 import sys
 
-from cuda_order import RESULTS, gpu_reports, read_csv, retired, version  # beside this file
+from cuda_order import RESULTS, gpu_reports, read_csv, report_of, retired, version  # beside this file
 
 FORUM = {1: "forum", 2: "forum", 3: "forum", 4: "medium", 5: "forum"}
 
@@ -48,12 +48,13 @@ def ideas(text):
 
 def measured(lesson, size):
     """{gpu: {version: (ms, peak bytes, path)}}, the first row found in each report, less the rows
-    docs/results/retired.csv sets aside (code since rebuilt under the same name, or removed)."""
+    docs/results/retired.csv sets aside in that results file's folder (code since rebuilt under the same name, or
+    removed)."""
     out, gone = {}, retired()
     for gpu, paths in gpu_reports().items():
         seen = out.setdefault(gpu, {})
         for p in paths:
-            report = os.path.relpath(p, RESULTS).split(os.sep)[0]
+            report = report_of(p)
             for r in read_csv(p):
                 v = version(r["impl"])
                 if r["lesson"] != str(lesson) or r["size"] != size or v is None or v in seen:
@@ -68,12 +69,13 @@ def measured(lesson, size):
 def timeouts(lesson, size):
     """{gpu: {version: seconds}}: versions a report started at size and killed at its time limit (summary.txt's
     "TIMEOUT ... lessonL cuda-vN --size SIZE (exit 124, S s of ..." or "(exit 124 at S s)"), the longest budget
-    given on that GPU, less the retired rows. A version "not started" there did not run."""
+    given on that GPU, less the retired rows (the summary.txt beside a results.csv is that file's report). A version
+    "not started" there did not run."""
     out, gone = {}, retired()
     line = re.compile(r"^TIMEOUT +\w+ +lesson(\d+) (cuda-v\d+) --size (\w+) \(exit 124(?:,| at) (\d+) s")
     for gpu, paths in gpu_reports().items():
         for p in paths:
-            report = os.path.relpath(p, RESULTS).split(os.sep)[0]
+            report = report_of(p)
             summary = os.path.join(os.path.dirname(p), "summary.txt")
             if not os.path.isfile(summary):
                 continue

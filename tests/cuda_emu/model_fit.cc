@@ -2,7 +2,7 @@
  * leave-one-lesson-out cross-validation (tests/cuda_emu/README.md "Fitted on the GPUs"). Reads the model's
  * records of every measured (lesson, version, size) (make model-record: docs/results/emu/records/), the GPU
  * reports' forward + backward (docs/results/nvidia-*, results.csv then its subfolders' in name order, a row's
- * first figure; retired.csv's rows left out) and SGEMM_CUDA's published A6000 figures (peers_sgemm.csv,
+ * first figure; the rows retired.csv names for their file's folder left out) and SGEMM_CUDA's published A6000 figures (peers_sgemm.csv,
  * records sgemm_*.rec); no emulation. A fit minimises the mean squared log of predicted / measured over its
  * rows (Nelder-Mead on the constants' logarithms, within stated bounds); the warps' issue paths at trial
  * latencies come from the records' latency grid (emu_model.h). For each lesson: fit on the other lessons and
@@ -495,6 +495,9 @@ int main(int argc, char **argv)
         for (const std::string &f : files) {
             std::vector<std::vector<std::string>> t = read_csv(f);
             if (t.empty()) continue;
+            /* retired.csv's report: the file's folder under docs/results/ (nvidia-h200 for the top-level
+             * results.csv, nvidia-h200/issue27-report for a subfolder's) */
+            std::string report = name + f.substr(dir.size(), f.size() - dir.size() - strlen("/results.csv"));
             int cl = column(t[0], "lesson", f), ci = column(t[0], "impl", f), cs = column(t[0], "size", f);
             int cf = column(t[0], "forward_ms", f), cb = column(t[0], "backward_ms", f);
             for (size_t i = 1; i < t.size(); i++) {
@@ -504,7 +507,7 @@ int main(int argc, char **argv)
                 int is_gone = 0;
                 for (const std::vector<std::string> &g : gone)
                     is_gone |=
-                        g.size() >= 3 && g[0] == x[(size_t)cl] && g[1] == x[(size_t)ci] && g[2] == name;
+                        g.size() >= 3 && g[0] == x[(size_t)cl] && g[1] == x[(size_t)ci] && g[2] == report;
                 if (is_gone || seen[key]++) continue;
                 const record *rec =
                     rec_of("lesson" + x[(size_t)cl] + "_" + x[(size_t)ci] + "_" + x[(size_t)cs] + ".rec");

@@ -1,7 +1,7 @@
 #!/bin/sh
 # model_record.sh - `make model-record`: the time model's counts of every (lesson, version, size) a GPU report
-# measured (docs/results/nvidia-*/, its results.csv and its subfolders'; docs/results/retired.csv's rows left
-# out), recorded once (EMU_MODEL_RECORD) so that model_fit.cc fits the constants with no emulation. Direct runs
+# measured (docs/results/nvidia-*/, its results.csv and its subfolders'; the rows docs/results/retired.csv names
+# for their file's folder left out), recorded once (EMU_MODEL_RECORD) so that model_fit.cc fits the constants with no emulation. Direct runs
 # as make predict's (EMU_DRY=3); a size too long to run from reduced runs (predict_reduce.sh), its extrapolated
 # counts written as the record (predict_extrapolate --record-out). OUT_DIR/lesson<L>_<version>_<size>.rec, and
 # OUT_DIR/index.csv: how each was made and what the model predicted then. An existing record is kept (delete it
@@ -19,10 +19,12 @@ trap 'rm -rf "$rec" "$tmp"' EXIT
 mkdir -p "$out"
 [ -f "$out/index.csv" ] || echo "lesson,impl,size,dims,route,gpu,predicted_ms" > "$out/index.csv"
 retired=docs/results/retired.csv
+# a row is left out where retired.csv names its lesson, version and its file's folder under docs/results/
+# (nvidia-h200 for the top-level results.csv, nvidia-h200/issue27-report for a subfolder's)
 rows=$(for d in $reports; do
-  r=$(basename "$d")
   for f in "$d/results.csv" "$d"/*/results.csv; do
     [ -f "$f" ] || continue
+    r=$(basename "$d")${f#"$d"} r=${r%/results.csv}
     { awk -F, -v r="$r" 'NR > 1 && $3 == r { print "R," $1 "," $2 }' "$retired"
       sed 's/"[^"]*"/dims/' "$f" | awk 'NR > 1'; } |
       awk -F, '$1 == "R" { gone[$2 "," $3] = 1; next } !(($1 "," $2) in gone) && $8 != "" { print $1 ":" $2 ":" $3 }'

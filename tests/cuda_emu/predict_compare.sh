@@ -10,10 +10,11 @@ pred=$1 meas=$2 out=${3:-}
 strip() { sed 's/"[^"]*"/dims/' "$1"; }
 strip "$pred" | awk -F, 'NR > 1 && $6 != "" { print "P", $1, $2, $3, $6, $7 }' > /tmp/predict_compare.$$
 # a report's rows of code no longer in the tree (docs/results/retired.csv: a version since rebuilt under its name,
-# or removed) are left out: the report is the folder under docs/results/ that holds the file
+# or removed) are left out: the report is the file's folder under docs/results/ (nvidia-h200 for the top-level
+# results.csv, nvidia-h200/issue27-report for a subfolder's)
 retired=$(dirname "$pred")/../retired.csv
 for f in $meas; do
-  r=$(echo "$f" | sed -n 's|.*results/\([^/]*\)/.*|\1|p')
+  r=$(echo "$f" | sed -n 's|.*results/\(.*\)/results\.csv$|\1|p')
   { [ -f "$retired" ] && awk -F, -v r="$r" 'NR > 1 && $3 == r { print "R," $1 "," $2 }' "$retired"
     strip "$f" | awk 'NR > 1'; } | awk -F, '$1 == "R" { gone[$2 "," $3] = 1; next }
     !(($1 "," $2) in gone) && $8 != "" { printf "M %s %s %s %.4f %s\n", $1, $2, $3, $8 + $9, $11 }' \

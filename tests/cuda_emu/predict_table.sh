@@ -14,10 +14,12 @@ h100=$d/emu/predicted_h100.csv h200=$d/emu/predicted_h200.csv peers=$d/emu/peers
 # a GPU's results: the report's own, then its subfolders' (sorted)
 results() { echo "$1/results.csv"; ls "$1"/*/results.csv 2>/dev/null | sort; }
 # a results file's rows less those docs/results/retired.csv says its report measured of code no longer in the tree
-# (a version since rebuilt under the same name, or removed): $1 the file, $2 the report's folder name
+# (a version since rebuilt under the same name, or removed): $1 the file; its report is the file's folder under
+# $d (nvidia-h200 for the top-level results.csv, nvidia-h200/issue27-report for a subfolder's)
 measured() {
   [ -f "$1" ] || return 0
-  { [ -f "$d/retired.csv" ] && awk -F, -v r="$2" 'NR > 1 && $3 == r { print "R", $1, $2 }' "$d/retired.csv"
+  r=${1#"$d"/} r=${r%/results.csv}
+  { [ -f "$d/retired.csv" ] && awk -F, -v r="$r" 'NR > 1 && $3 == r { print "R", $1, $2 }' "$d/retired.csv"
     sed 's/"[^"]*"/dims/' "$1"; } | awk -F, '$0 ~ /^R / { split($0, w, " "); gone[w[2] "," w[3]] = 1; next }
                                            !(($1 "," $2) in gone)'
 }
@@ -31,10 +33,10 @@ strip() { [ -f "$1" ] && sed 's/"[^"]*"/dims/' "$1"; }
   strip "$h100" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $12 ~ /exit (134|137)/ { print "O", $2 }'
   strip "$h200" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s { print "B", $2, ($6 == "" ? "-" : $6), $9 }'
   for m in $(results "$d/nvidia-h200"); do
-    measured "$m" nvidia-h200 | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "C %s %.17g\n", $2, $8 + $9 }'
+    measured "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "C %s %.17g\n", $2, $8 + $9 }'
   done
   for m in $(results "$d/nvidia-h100-80gb-hbm3"); do
-    measured "$m" nvidia-h100-80gb-hbm3 | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "F %s %.17g\n", $2, $8 + $9 }'
+    measured "$m" | awk -F, -v l="$l" -v s="$size" 'NR > 1 && $1 == l && $3 == s && $8 != "" { printf "F %s %.17g\n", $2, $8 + $9 }'
   done
   strip "$peers" | awk -F, 'NR > 1 && $5 != "" { r = $4 / $5; print "D", (r > 1 ? r : 1 / r), $1 }'
 } | awk '
@@ -92,7 +94,7 @@ if [ "$l" = 5 ] && [ -x "$pg" ]; then
     strip "$h100" | awk -F, -v s="$size" -v g="$ms" 'NR > 1 && $1 == 5 && $3 == s && $6 != "" {
       printf "  %s %.2fx%s\n", $2, $6 / g, ($11 == 0 && $6 / g <= 1.3 ? " (within 1.3x)" : "") }'
     # measured, the nearest to those products on a GPU is cuda-v1 (cuBLAS's products and its row kernels)
-    for m in $(results "$d/nvidia-h200"); do measured "$m" nvidia-h200; done | awk -F, -v s="$size" '
+    for m in $(results "$d/nvidia-h200"); do measured "$m"; done | awk -F, -v s="$size" '
       $1 == 5 && $3 == s && $8 != "" && !(($2) in t) { t[$2] = $8 + $9 }
       END { if (!("cuda-v1" in t)) exit
             printf "measured on the H200, each version / cuda-v1 (cuBLAS products and row kernels, %.3f ms):\n", t["cuda-v1"]
