@@ -152,7 +152,8 @@ predict-peers: check-deps
 
 # Every CUDA version of every lesson predicted on PREDICT_GPU by the time model (EMU_PREDICT) at its small, medium
 # and forum presets: docs/results/emu/predicted_<gpu>.csv (tests/cuda_emu/predict_lessons.sh; a model, not a
-# measurement). PREDICT_TIMEOUT: seconds per lesson and size (a run over it is written with its note).
+# measurement). PREDICT_TIMEOUT: seconds per lesson and size (a run over it is written with its note; default 900).
+# PREDICT_JOBS: rows run side by side (default 2).
 PREDICT_GPU ?= H100
 .PHONY: predict
 predict: check-deps
