@@ -152,7 +152,8 @@ predict-peers: check-deps
 
 # Every CUDA version of every lesson predicted on PREDICT_GPU by the time model (EMU_PREDICT) at its small, medium
 # and forum presets: docs/results/emu/predicted_<gpu>.csv (tests/cuda_emu/predict_lessons.sh; a model, not a
-# measurement). PREDICT_TIMEOUT: seconds per lesson and size (a run over it is written with its note).
+# measurement). PREDICT_TIMEOUT: seconds per lesson and size (a run over it is written with its note; default 900).
+# PREDICT_JOBS: rows run side by side (default 2).
 PREDICT_GPU ?= H100
 .PHONY: predict
 predict: check-deps
@@ -165,7 +166,7 @@ predict: check-deps
 # The route make predict takes for sizes too long to emulate (reduced runs, extrapolated) against a direct run at
 # sizes where both run: fails when one differs by more than 5% (tests/cuda_emu/predict_extrapolation.sh).
 PREDICT_CHECKS ?= 3:small::cuda-v1:J=4:8,N=4:8 3:medium::cuda-v2:J=64:128,N=64:128 3:medium::cuda-v3:J=64:128 \
-                  3:medium:J=512:cuda-v4,cuda-v5:J=128:256 \
+                  3:medium:J=512:cuda-v4:J=64:128 3:medium:J=512:cuda-v5:J=128:256 \
                   5:small::cuda-v2:V=1024:2048 5:small:H=512:cuda-v3:V=512:1024,H=128:256 \
                   5:small:H=1024:cuda-v4:V=512:1024,H=256:512
 .PHONY: predict-check

@@ -5,14 +5,15 @@
 # want, n.
 
 # the reduced dimensions of (lesson, size, version): DIM=LOW:HIGH[,DIM=LOW:HIGH], whole tiles of the version (J:
-# 64 for v2 and v3, 128 for v4; V: 128, 256 for lesson 5's v4; H: 64 for v3, 256 for v4), so its counts are affine
-# between the two values and beyond
+# 64 for v2, v3 and v4, 128 for v5, 256 for v6; V: 128, 256 for lesson 5's v4; H: 64 for v3, 256 for v4), so its
+# counts are affine between the two values and beyond
 # (tests/cuda_emu/predict_extrapolation.sh checks each against a direct run: make predict-check)
 reduce_of() {
   case "$1:$2:$3" in
     3:medium:cuda-v1|3:forum:cuda-v1) echo "J=4:8,N=4:8" ;; # one thread per (i, m) loops J x N x K
     3:forum:cuda-v2) echo "J=64:128,N=64:128" ;;            # FP32 tiles: N too, or a run takes 8 minutes
-    3:forum:cuda-v4|3:forum:cuda-v5) echo "J=128:256" ;; # whole j tiles of a[i]'s resident rows (64, 128)
+    3:forum:cuda-v4) echo "J=64:128" ;;                  # whole j tiles of a[i]'s 64 resident rows
+    3:forum:cuda-v5) echo "J=128:256" ;;                 # whole j tiles of a[i]'s 128 resident rows
     3:forum:cuda-v6) echo "J=256:512" ;;                 # whole j tiles of a[i]'s 256 resident rows
     3:forum:*) echo "J=64:128" ;;
     5:medium:cuda-v1|5:forum:cuda-v1) ;;                    # cuBLAS and row kernels: runs in seconds
